@@ -1,0 +1,28 @@
+use std::io;
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// Why a book could not be opened, read or written.
+#[derive(Debug, Error)]
+pub enum BookError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{}: is a directory, not a book", path.display())]
+    IsDirectory { path: PathBuf },
+    #[error("{}: not a Polyglot book: its size, {size} bytes, is not a multiple of 16{hint}", path.display())]
+    BadSize {
+        path: PathBuf,
+        size: u64,
+        hint: String,
+    },
+    #[error(
+        "{}: not sorted by key: entry {index} (key {key:016x}) comes after a larger key; `polybook verify` lists every problem",
+        path.display()
+    )]
+    Unsorted { path: PathBuf, index: u64, key: u64 },
+}

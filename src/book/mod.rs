@@ -1,0 +1,30 @@
+//! The Polyglot book format and nothing more.
+//!
+//! A Polyglot book is a file of 16-byte big-endian records ([`Entry`]): the Zobrist [`Key`] of a
+//! position, a move in Polyglot's encoding ([`RawMove`]), a weight and a learn value, sorted by key.
+//!
+//! ```
+//! use polybook::book::{Key, RawMove};
+//! use shakmaty::Chess;
+//!
+//! let start = Chess::default();
+//! assert_eq!(Key::of(&start).to_string(), "463b96181691fc9c");
+//! // e2e4: to = e4 (28), from = e2 (12)
+//! assert_eq!(RawMove::from_uci_str("e2e4").unwrap().0, 28 | (12 << 6));
+//! ```
+
+mod choose;
+mod entry;
+mod error;
+mod key;
+mod mv;
+mod reader;
+mod writer;
+
+pub use choose::{ChooseOptions, Selection, choose};
+pub use entry::{ENTRY_SIZE, Entry};
+pub use error::BookError;
+pub use key::Key;
+pub use mv::RawMove;
+pub use reader::{Book, BookMove, Probe};
+pub use writer::{BookWriter, sort_entries, write_book};

@@ -1,0 +1,140 @@
+//! Writing a book atomically: to a temporary file in the target's folder, then a rename, so that
+//! the target path holds either the old file or the complete new book, never half a book.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use tempfile::NamedTempFile;
+
+use super::{BookError, Entry};
+
+/// Sorts entries the way Polyglot books are sorted: key ascending, then weight descending; entries
+/// equal in both keep their order (the sort is stable).
+pub fn sort_entries(entries: &mut [Entry]) {
+    entries.sort_by(|a, b| a.key.cmp(&b.key).then(b.weight.cmp(&a.weight)));
+}
+
+/// Sorts `entries` and writes them as a book at `path`, atomically.
+pub fn write_book(path: impl AsRef<Path>, entries: &mut [Entry]) -> Result<(), BookError> {
+    sort_entries(entries);
+    let mut writer = BookWriter::create(path)?;
+    for entry in entries.iter() {
+        writer.write(entry)?;
+    }
+    writer.finish()
+}
+
+/// Streams entries, already in book order, into a new book that appears at its path only when
+/// [`BookWriter::finish`] succeeds. Dropped without `finish`, it leaves the target untouched and
+/// removes its temporary file.
+pub struct BookWriter {
+    path: PathBuf,
+    out: BufWriter<NamedTempFile>,
+    count: u64,
+}
+
+impl BookWriter {
+    pub fn create(path: impl AsRef<Path>) -> Result<BookWriter, BookError> {
+        let path = path.as_ref().to_path_buf();
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if path.is_dir() {
+            return Err(BookError::IsDirectory { path });
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix(".polybook-")
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(|source| BookError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(BookWriter {
+            path,
+            out: BufWriter::with_capacity(1 << 16, tmp),
+            count: 0,
+        })
+    }
+
+    /// Appends one entry.
+    pub fn write(&mut self, entry: &Entry) -> Result<(), BookError> {
+        self.count += 1;
+        self.out
+            .write_all(&entry.to_bytes())
+            .map_err(|source| BookError::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
+    /// How many entries have been written.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Flushes, syncs and renames the temporary file onto the target path.
+    pub fn finish(self) -> Result<(), BookError> {
+        let path = self.path;
+        let io_err = |source| BookError::Io {
+            path: path.clone(),
+            source,
+        };
+        let tmp = self.out.into_inner().map_err(|e| io_err(e.into_error()))?;
+        tmp.as_file().sync_all().map_err(io_err)?;
+        set_default_permissions(tmp.as_file());
+        tmp.persist(&path).map_err(|e| io_err(e.error))?;
+        Ok(())
+    }
+}
+
+/// Temporary files are created 0600; a book is an ordinary file (0644 less the umask's bits,
+/// approximated as 0644 since the umask cannot be read without changing it).
+fn set_default_permissions(file: &File) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    #[cfg(not(unix))]
+    let _ = file;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::book::{Book, Key, RawMove};
+
+    #[test]
+    fn writes_sorted_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        let e = |key, weight| Entry {
+            key: Key(key),
+            mv: RawMove(weight),
+            weight,
+            learn: 0,
+        };
+        let mut entries = vec![e(5, 1), e(2, 3), e(5, 9), e(2, 3), e(1, 0)];
+        write_book(&path, &mut entries).unwrap();
+        let book = Book::open(&path).unwrap();
+        let got: Vec<(u64, u16)> = book.entries().map(|e| (e.key.0, e.weight)).collect();
+        assert_eq!(got, vec![(1, 0), (2, 3), (2, 3), (5, 9), (5, 1)]);
+        // Only the book is left in the folder: no temporary file.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn an_unfinished_writer_leaves_the_target_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        std::fs::write(&path, b"old").unwrap();
+        let mut w = BookWriter::create(&path).unwrap();
+        w.write(&Entry::default()).unwrap();
+        drop(w);
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

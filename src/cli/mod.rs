@@ -1,0 +1,67 @@
+//! The command line: one file per subcommand, each with its clap `Args` and a `run` function.
+//!
+//! Printing and exit codes live here; the library returns values and typed errors.
+
+use std::fmt::Display;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod key;
+mod position;
+
+/// A Polyglot opening-book toolkit: build books from PGN, inspect them, play from them.
+#[derive(Parser)]
+#[command(name = "polybook", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the Polyglot Zobrist key of a position.
+    Key(key::Args),
+}
+
+/// A failure that ends a command: one line for the user and an exit code.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: u8,
+    pub message: String,
+}
+
+impl CliError {
+    /// Bad data or a failure (exit code 1).
+    pub fn data(message: impl Display) -> Self {
+        CliError {
+            code: 1,
+            message: message.to_string(),
+        }
+    }
+
+    /// A usage error (exit code 2).
+    pub fn usage(message: impl Display) -> Self {
+        CliError {
+            code: 2,
+            message: message.to_string(),
+        }
+    }
+}
+
+pub type CliResult = Result<(), CliError>;
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Key(args)) => key::run(args),
+        None => Err(CliError::usage("no command given; see `polybook --help`")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("polybook: error: {}", err.message);
+            ExitCode::from(err.code)
+        }
+    }
+}

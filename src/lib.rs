@@ -1,0 +1,7 @@
+//! polybook: a Polyglot opening-book toolkit.
+//!
+//! - [`book`]: the Polyglot format: keys, the move codec, entries, reading, writing and choosing a move.
+//! - [`position`]: positions and moves from user input (FEN, SAN, UCI).
+
+pub mod book;
+pub mod position;
