@@ -14,7 +14,7 @@ use thiserror::Error;
 pub enum PositionError {
     #[error("invalid FEN '{fen}': {why}")]
     BadFen { fen: String, why: String },
-    #[error("illegal position '{fen}': {why}")]
+    #[error("impossible position '{fen}': {why}")]
     Illegal { fen: String, why: String },
     #[error("move {number} '{text}' is {why} in {fen}")]
     BadMove {

@@ -6,7 +6,7 @@ use thiserror::Error;
 /// Why a book could not be opened, read or written.
 #[derive(Debug, Error)]
 pub enum BookError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}: cannot read or write: {source}", path.display())]
     Io {
         path: PathBuf,
         #[source]

@@ -216,6 +216,7 @@ impl Book {
 
 /// A guess at what a file that is not a book is, for the error message.
 fn describe_non_book(data: &[u8]) -> String {
+    let stray = data.len() % ENTRY_SIZE;
     let head = &data[..data.len().min(512)];
     let text = String::from_utf8_lossy(head).to_ascii_lowercase();
     let text = text.trim_start_matches('\u{feff}').trim_start();
@@ -230,7 +231,11 @@ fn describe_non_book(data: &[u8]) -> String {
     } else if text.starts_with('[') && text.contains('"') {
         " (it looks like PGN: build a book from it with `polybook build`)".to_string()
     } else {
-        String::new()
+        format!(
+            " ({} whole entries and {stray} stray byte{}: a truncated or padded file)",
+            data.len() / ENTRY_SIZE,
+            if stray == 1 { "" } else { "s" }
+        )
     }
 }
 

@@ -7,8 +7,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod board;
 mod key;
 mod position;
+mod probe;
 
 /// A Polyglot opening-book toolkit: build books from PGN, inspect them, play from them.
 #[derive(Parser)]
@@ -22,6 +24,8 @@ struct Cli {
 enum Command {
     /// Print the Polyglot Zobrist key of a position.
     Key(key::Args),
+    /// Show the book moves of a position (or of every position in an EPD file).
+    Probe(probe::Args),
 }
 
 /// A failure that ends a command: one line for the user and an exit code.
@@ -51,10 +55,16 @@ impl CliError {
 
 pub type CliResult = Result<(), CliError>;
 
+/// Opens a book for reading, turning any problem into one line for the user.
+pub fn open_book(path: &std::path::Path) -> Result<polybook::book::Book, CliError> {
+    polybook::book::Book::open(path).map_err(CliError::data)
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Key(args)) => key::run(args),
+        Some(Command::Probe(args)) => probe::run(args),
         None => Err(CliError::usage("no command given; see `polybook --help`")),
     };
     match result {

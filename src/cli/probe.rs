@@ -1,0 +1,227 @@
+//! `polybook probe`: the book moves of one position, or of every position in an EPD file.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+
+use clap::ArgGroup;
+use polybook::book::{Book, Probe};
+use polybook::position::{fen_of, parse_fen};
+use serde::Serialize;
+use shakmaty::san::SanPlus;
+use shakmaty::{Chess, Position};
+
+use super::board::diagram;
+use super::position::parse_position;
+use super::{CliError, CliResult, open_book};
+
+#[derive(clap::Args)]
+#[command(group(ArgGroup::new("what").args(["epd"]).conflicts_with_all(["fen", "moves"])))]
+pub struct Args {
+    /// The Polyglot book (.bin).
+    book: PathBuf,
+    /// The position, in FEN (default: the start position).
+    #[arg(long)]
+    fen: Option<String>,
+    /// Moves to play first, in SAN or UCI, from the start or from --fen (e.g. "e4 e5 Nf3").
+    #[arg(long)]
+    moves: Option<String>,
+    /// Probe every position of a file: one FEN or EPD a line (EPD operations are ignored; blank
+    /// lines and lines starting with # are skipped).
+    #[arg(long, value_name = "FILE")]
+    epd: Option<PathBuf>,
+    /// Print JSON: one object for a position, one object a line (JSON Lines) with --epd.
+    #[arg(long)]
+    json: bool,
+    /// Leave out the board diagram.
+    #[arg(long)]
+    no_board: bool,
+}
+
+/// One position's book moves, as `--json` prints them.
+#[derive(Serialize)]
+struct ProbeJson {
+    fen: String,
+    key: String,
+    entries: Vec<EntryJson>,
+    illegal: Vec<IllegalJson>,
+}
+
+#[derive(Serialize)]
+struct EntryJson {
+    uci: String,
+    san: String,
+    raw: String,
+    weight: u16,
+    learn: u32,
+    share: f64,
+}
+
+#[derive(Serialize)]
+struct IllegalJson {
+    raw: String,
+    weight: u16,
+    learn: u32,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let book = open_book(&args.book)?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let result = match &args.epd {
+        Some(path) => probe_epd(&book, path, &args, &mut out),
+        None => {
+            let pos = parse_position(args.fen.as_deref(), args.moves.as_deref())?;
+            print_position(&book, &pos, &args, !args.no_board, &mut out).map_err(write_error)
+        }
+    };
+    out.flush().map_err(write_error)?;
+    result
+}
+
+fn write_error(e: io::Error) -> CliError {
+    CliError::data(format!("cannot write the output: {e}"))
+}
+
+/// Probes each position of an EPD file. A line that is not a position is reported on stderr with
+/// its number (and, with --json, as `{"line": N, "error": "..."}` so that output lines stay aligned
+/// with input positions); the rest are still probed, and the exit code says that something failed.
+fn probe_epd(book: &Book, path: &PathBuf, args: &Args, out: &mut impl Write) -> CliResult {
+    let file = File::open(path).map_err(|e| CliError::data(format!("{}: {e}", path.display())))?;
+    let mut bad = 0usize;
+    for (index, line) in BufReader::new(file).lines().enumerate() {
+        let number = index + 1;
+        let line = line.map_err(|e| CliError::data(format!("{}:{number}: {e}", path.display())))?;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // A FEN has six fields ending in two numbers; an EPD line has four, then operations.
+        let full_fen = fields.len() >= 6 && fields[4..6].iter().all(|f| f.parse::<u32>().is_ok());
+        let fen = fields[..fields.len().min(if full_fen { 6 } else { 4 })].join(" ");
+        match parse_fen(&fen) {
+            Ok(pos) => print_position(book, &pos, args, false, out).map_err(write_error)?,
+            Err(e) => {
+                bad += 1;
+                eprintln!("polybook: error: {}:{number}: {e}", path.display());
+                if args.json {
+                    let obj = serde_json::json!({ "line": number, "error": e.to_string() });
+                    writeln!(out, "{obj}").map_err(write_error)?;
+                }
+            }
+        }
+    }
+    if bad > 0 {
+        return Err(CliError::data(format!(
+            "{}: {bad} line(s) were not positions",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+fn to_json(pos: &Chess, probe: &Probe) -> ProbeJson {
+    let total = probe.total_weight();
+    ProbeJson {
+        fen: fen_of(pos),
+        key: probe.key.to_string(),
+        entries: probe
+            .legal
+            .iter()
+            .map(|m| EntryJson {
+                uci: m.mv.to_uci(shakmaty::CastlingMode::Standard).to_string(),
+                san: SanPlus::from_move(pos.clone(), m.mv).to_string(),
+                raw: m.entry.mv.to_string(),
+                weight: m.entry.weight,
+                learn: m.entry.learn,
+                share: if total == 0 {
+                    0.0
+                } else {
+                    f64::from(m.entry.weight) / total as f64
+                },
+            })
+            .collect(),
+        illegal: probe
+            .illegal
+            .iter()
+            .map(|e| IllegalJson {
+                raw: e.mv.to_string(),
+                weight: e.weight,
+                learn: e.learn,
+            })
+            .collect(),
+    }
+}
+
+fn print_position(
+    book: &Book,
+    pos: &Chess,
+    args: &Args,
+    board: bool,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let probe = book.probe(pos);
+    let json = to_json(pos, &probe);
+    if args.json {
+        let text = if args.epd.is_some() {
+            serde_json::to_string(&json)
+        } else {
+            serde_json::to_string_pretty(&json)
+        };
+        return writeln!(out, "{}", text.map_err(io::Error::other)?);
+    }
+    if board {
+        write!(out, "{}", diagram(pos, false))?;
+        writeln!(out)?;
+    }
+    writeln!(out, "FEN  {}", json.fen)?;
+    writeln!(out, "key  {}   {} to move", json.key, pos.turn())?;
+    if json.entries.is_empty() {
+        writeln!(out, "no book moves")?;
+    } else {
+        writeln!(
+            out,
+            "{:<9} {:<6} {:>6} {:>7} {:>10}",
+            "move", "uci", "weight", "share", "learn"
+        )?;
+        for e in &json.entries {
+            writeln!(
+                out,
+                "{:<9} {:<6} {:>6} {:>6.1}% {:>10}",
+                e.san,
+                e.uci,
+                e.weight,
+                e.share * 100.0,
+                e.learn
+            )?;
+        }
+        let moves = json.entries.len();
+        let total: u64 = json.entries.iter().map(|e| u64::from(e.weight)).sum();
+        writeln!(
+            out,
+            "{moves} move{}, total weight {total}",
+            if moves == 1 { "" } else { "s" }
+        )?;
+    }
+    if !json.illegal.is_empty() {
+        writeln!(
+            out,
+            "{} entr{} under this key {} not legal here (a key collision or a broken book):",
+            json.illegal.len(),
+            if json.illegal.len() == 1 { "y" } else { "ies" },
+            if json.illegal.len() == 1 { "is" } else { "are" }
+        )?;
+        for e in &json.illegal {
+            writeln!(
+                out,
+                "  raw {:<8} weight {:>6} learn {:>10}",
+                e.raw, e.weight, e.learn
+            )?;
+        }
+    }
+    if args.epd.is_some() {
+        writeln!(out)?;
+    }
+    Ok(())
+}
