@@ -164,9 +164,39 @@ impl Book {
         self.data().chunks_exact(ENTRY_SIZE).map(Entry::from_bytes)
     }
 
-    /// The index of the first entry whose key is not less than `key` (a binary search).
+    /// The index of the first entry whose key is not less than `key`.
+    ///
+    /// Zobrist keys are spread uniformly over 64 bits, so a few interpolation steps land next
+    /// to the key in a large book (O(log log n) on average); a binary search finishes the job, so
+    /// even a book with skewed keys costs no more than O(log n).
     pub fn lower_bound(&self, key: Key) -> usize {
+        // Invariant: every entry before `lo` has a smaller key; every entry from `hi` on does not.
         let (mut lo, mut hi) = (0, self.len());
+        for _ in 0..3 {
+            if hi - lo < 64 {
+                break;
+            }
+            let (first, last) = (self.key_at(lo), self.key_at(hi - 1));
+            if key.0 <= first {
+                return lo;
+            }
+            if key.0 > last {
+                return hi;
+            }
+            // Guess where the key would stand, then bracket it with a small window around the guess.
+            let span = (hi - 1 - lo) as u128;
+            let guess =
+                lo + ((u128::from(key.0 - first) * span) / u128::from(last - first)) as usize;
+            let window = ((hi - lo) as f64).sqrt() as usize + 1;
+            let below = guess.saturating_sub(window).max(lo);
+            let above = (guess + window).min(hi - 1);
+            if self.key_at(below) < key.0 {
+                lo = below + 1;
+            }
+            if self.key_at(above) >= key.0 {
+                hi = above;
+            }
+        }
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if self.key_at(mid) < key.0 {
@@ -273,6 +303,32 @@ mod tests {
         assert_eq!(b.lookup(Key(2)).count(), 0);
         assert_eq!(b.lookup(Key(8)).count(), 0);
         assert!(b.contains(Key(7)) && !b.contains(Key(0)));
+    }
+
+    #[test]
+    fn lower_bound_agrees_with_a_linear_scan() {
+        // Uniform keys, clustered keys and runs of equal keys, probed everywhere in between.
+        let mut keys: Vec<u64> = (0..5000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        keys.extend((0..3000u64).map(|i| i / 7));
+        keys.extend((0..2000u64).map(|i| u64::MAX - i * i));
+        keys.sort();
+        let b = book(
+            &keys
+                .iter()
+                .map(|&k| entry(k, "e2e4", 1))
+                .collect::<Vec<_>>(),
+        );
+        let mut probes: Vec<u64> = keys
+            .iter()
+            .flat_map(|&k| [k, k.wrapping_add(1), k.wrapping_sub(1)])
+            .collect();
+        probes.extend([0, 1, u64::MAX]);
+        for p in probes {
+            let expected = keys.iter().position(|&k| k >= p).unwrap_or(keys.len());
+            assert_eq!(b.lower_bound(Key(p)), expected, "key {p:x}");
+        }
     }
 
     #[test]

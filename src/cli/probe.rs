@@ -164,12 +164,12 @@ fn print_position(
     let probe = book.probe(pos);
     let json = to_json(pos, &probe);
     if args.json {
-        let text = if args.epd.is_some() {
-            serde_json::to_string(&json)
+        if args.epd.is_some() {
+            serde_json::to_writer(&mut *out, &json)?;
         } else {
-            serde_json::to_string_pretty(&json)
-        };
-        return writeln!(out, "{}", text.map_err(io::Error::other)?);
+            serde_json::to_writer_pretty(&mut *out, &json)?;
+        }
+        return writeln!(out);
     }
     if board {
         write!(out, "{}", diagram(pos, false))?;
