@@ -1,7 +1,9 @@
 //! polybook: a Polyglot opening-book toolkit.
 //!
 //! - [`book`]: the Polyglot format: keys, the move codec, entries, reading, writing and choosing a move.
+//! - [`build`]: PGN games to a book, as `polyglot make-book` does and more.
 //! - [`position`]: positions and moves from user input (FEN, SAN, UCI).
 
 pub mod book;
+pub mod build;
 pub mod position;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod board;
+mod build;
 mod key;
 mod position;
 mod probe;
@@ -26,6 +27,8 @@ enum Command {
     Key(key::Args),
     /// Show the book moves of a position (or of every position in an EPD file).
     Probe(probe::Args),
+    /// Build a Polyglot book from PGN games.
+    Build(build::Args),
 }
 
 /// A failure that ends a command: one line for the user and an exit code.
@@ -65,6 +68,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Key(args)) => key::run(args),
         Some(Command::Probe(args)) => probe::run(args),
+        Some(Command::Build(args)) => build::run(args),
         None => Err(CliError::usage("no command given; see `polybook --help`")),
     };
     match result {

@@ -1,0 +1,188 @@
+//! From the tally of one position to its book entries: which moves are kept, with what weight,
+//! in what order.
+
+use shakmaty::Color;
+
+use super::game::BLACK_MOVED;
+use super::tally::{COUNT_MAX, Counts, ExactCounts, Tallied};
+use crate::book::{Entry, Key, RawMove};
+
+/// What a book entry's weight measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum WeightScheme {
+    /// polyglot's: 2 × wins + draws, counted in 16 bits and halved at 16384 games.
+    #[default]
+    Polyglot,
+    /// How often the move was played (popularity).
+    Games,
+    /// How often the move won.
+    Wins,
+}
+
+/// The rules that turn counts into entries (polyglot make-book's options and a few more).
+#[derive(Clone, Debug)]
+pub struct EntryRules {
+    pub min_games: u64,
+    /// Percent, as polyglot's `-min-score`.
+    pub min_score: f64,
+    /// Keep only the moves of this side (`--only-white` / `--only-black`).
+    pub side: Option<Color>,
+    pub uniform: bool,
+    pub weights: WeightScheme,
+}
+
+impl Default for EntryRules {
+    fn default() -> Self {
+        EntryRules {
+            min_games: 3,
+            min_score: 0.0,
+            side: None,
+            uniform: false,
+            weights: WeightScheme::Polyglot,
+        }
+    }
+}
+
+/// A tally record widened to exact counts, whatever was counted.
+pub fn widen<C: Counts>(t: &Tallied<C>) -> Tallied<ExactCounts> {
+    Tallied {
+        key: t.key,
+        mv: t.mv,
+        first: t.first,
+        counts: ExactCounts {
+            n: t.counts.n(),
+            points: t.counts.points(),
+            wins: t.counts.wins(),
+        },
+    }
+}
+
+/// polyglot's halving applied after the fact to counts combined from several spilled runs: the
+/// position is halved until no move has [`COUNT_MAX`] games. (Exact while a position's games were
+/// all counted in memory; an approximation for a position with more than 16384 games of one move
+/// split over several runs, whose halving depended on the order of the games.)
+pub fn halve_combined(group: &mut [Tallied<ExactCounts>]) {
+    while group.iter().any(|t| t.counts.n >= u64::from(COUNT_MAX)) {
+        for t in group.iter_mut() {
+            t.counts.n = t.counts.n.div_ceil(2);
+            t.counts.points = t.counts.points.div_ceil(2);
+        }
+    }
+}
+
+/// Appends to `out` the entries of one position (all of `group` has one key), sorted as polyglot
+/// sorts them: weight descending, then in order of first appearance.
+pub fn position_entries(group: &[Tallied<ExactCounts>], rules: &EntryRules, out: &mut Vec<Entry>) {
+    let mut kept: Vec<(u64, u64, u16)> = Vec::with_capacity(group.len());
+    for t in group {
+        let c = &t.counts;
+        if c.n < rules.min_games || c.points == 0 {
+            continue;
+        }
+        // The same floating-point steps as polyglot's keep_entry(), so borderline cases agree.
+        let score = (c.points as f64 / c.n as f64) / 2.0;
+        if score < rules.min_score / 100.0 {
+            continue;
+        }
+        let mover = if t.mv & BLACK_MOVED != 0 {
+            Color::Black
+        } else {
+            Color::White
+        };
+        if rules.side.is_some_and(|side| side != mover) {
+            continue;
+        }
+        let weight = if rules.uniform {
+            1
+        } else {
+            match rules.weights {
+                WeightScheme::Polyglot => c.points,
+                WeightScheme::Games => c.n,
+                WeightScheme::Wins => c.wins,
+            }
+        };
+        if weight > 0 {
+            kept.push((weight, t.first, t.mv & !BLACK_MOVED));
+        }
+    }
+    // Exact counts can pass 16 bits: scale the position's weights into them, keeping proportions.
+    let max = kept.iter().map(|k| k.0).max().unwrap_or(0);
+    if max > u64::from(u16::MAX) {
+        for k in kept.iter_mut() {
+            let scaled =
+                (u128::from(k.0) * u128::from(u16::MAX) + u128::from(max) / 2) / u128::from(max);
+            k.0 = (scaled as u64).max(1);
+        }
+    }
+    kept.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let key = Key(group[0].key);
+    out.extend(kept.into_iter().map(|(weight, _, mv)| Entry {
+        key,
+        mv: RawMove(mv),
+        weight: weight as u16,
+        learn: 0,
+    }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(mv: u16, first: u64, n: u64, points: u64, wins: u64) -> Tallied<ExactCounts> {
+        Tallied {
+            key: 42,
+            mv,
+            first,
+            counts: ExactCounts { n, points, wins },
+        }
+    }
+
+    #[test]
+    fn polyglot_rules_filter_and_order() {
+        let group = [
+            rec(1, 0, 3, 3, 0),
+            rec(2, 1, 2, 4, 2),               // too few games
+            rec(3, 2, 3, 0, 0),               // scored nothing
+            rec(4, 3, 5, 3, 0),               // ties with move 1, seen later
+            rec(5 | BLACK_MOVED, 4, 9, 9, 0), // a Black move (another key in real life)
+        ];
+        let mut out = Vec::new();
+        position_entries(&group, &EntryRules::default(), &mut out);
+        let got: Vec<(u16, u16)> = out.iter().map(|e| (e.mv.0, e.weight)).collect();
+        assert_eq!(got, vec![(5, 9), (1, 3), (4, 3)]);
+        let mut out = Vec::new();
+        let rules = EntryRules {
+            side: Some(Color::White),
+            min_score: 50.0,
+            ..EntryRules::default()
+        };
+        position_entries(&group, &rules, &mut out);
+        let got: Vec<u16> = out.iter().map(|e| e.mv.0).collect();
+        assert_eq!(got, vec![1]); // move 4 scores 30 %
+    }
+
+    #[test]
+    fn exact_weights_are_scaled_into_16_bits() {
+        let group = [
+            rec(1, 0, 200_000, 1, 0),
+            rec(2, 1, 100_000, 1, 0),
+            rec(3, 2, 3, 1, 0),
+        ];
+        let rules = EntryRules {
+            weights: WeightScheme::Games,
+            ..EntryRules::default()
+        };
+        let mut out = Vec::new();
+        position_entries(&group, &rules, &mut out);
+        let got: Vec<u16> = out.iter().map(|e| e.weight).collect();
+        assert_eq!(got, vec![65535, 32768, 1]);
+    }
+
+    #[test]
+    fn halving_combined_counts() {
+        let mut group = [rec(1, 0, 20000, 30000, 0), rec(2, 1, 3, 5, 0)];
+        halve_combined(&mut group);
+        assert_eq!((group[0].counts.n, group[0].counts.points), (10000, 15000));
+        assert_eq!((group[1].counts.n, group[1].counts.points), (2, 3));
+    }
+}

@@ -1,0 +1,597 @@
+//! From PGN games to plies: the pgn-reader visitor that plays each game and records, for every
+//! ply it keeps, the position's key, the move and the game's result from the mover's view.
+//!
+//! Games that are not standard chess, that a filter rejects or whose start position is broken are
+//! skipped; an illegal or ambiguous move ends its game (the plies before it count).
+
+use std::ops::ControlFlow;
+
+use pgn_reader::{RawTag, SanPlus, Skip, Visitor};
+use shakmaty::fen::Fen;
+use shakmaty::san::SanError;
+use shakmaty::zobrist::Zobrist64;
+use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position};
+
+use crate::book::RawMove;
+
+/// One ply to count: the position before the move, the move, and the points the mover scored
+/// (2 win, 1 draw, 0 loss).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ply {
+    pub key: u64,
+    /// The Polyglot move in bits 0–14; bit 15 set when Black made it.
+    pub mv: u16,
+    pub points: u8,
+}
+
+/// Bit 15 of [`Ply::mv`]: the mover is Black.
+pub const BLACK_MOVED: u16 = 0x8000;
+
+/// Which game results count and how (the `Result` tag is the only source, as in polyglot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GameResult {
+    WhiteWins,
+    BlackWins,
+    Draw,
+    /// `*`, a missing tag or anything else: a draw unless `--skip-unknown-results`.
+    Unknown,
+}
+
+/// The lichess speed classes, by estimated duration: base + 40 × increment, in seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Speed {
+    Bullet,
+    Blitz,
+    Rapid,
+    Classical,
+}
+
+impl Speed {
+    /// The class of a `TimeControl` tag (`180+2`, `600`, `40/7200:3600`); `None` when unknown (`-`, `?`).
+    pub fn of_time_control(tc: &str) -> Option<Speed> {
+        let first = tc.split(':').next()?.trim();
+        // `moves/seconds` stages are classical-style controls: estimate from the seconds.
+        let first = first.rsplit('/').next()?;
+        let (base, inc) = match first.split_once('+') {
+            Some((b, i)) => (b.trim().parse::<f64>().ok()?, i.trim().parse::<f64>().ok()?),
+            None => (first.parse::<f64>().ok()?, 0.0),
+        };
+        let estimate = base + 40.0 * inc;
+        Some(if estimate < 179.0 {
+            Speed::Bullet
+        } else if estimate < 479.0 {
+            Speed::Blitz
+        } else if estimate < 1499.0 {
+            Speed::Rapid
+        } else {
+            Speed::Classical
+        })
+    }
+}
+
+/// A player whose moves alone make the book (`--player`), optionally with one colour.
+#[derive(Clone, Debug, Default)]
+pub struct PlayerFilter {
+    pub name: String,
+    pub color: Option<Color>,
+}
+
+/// What decides which games and plies are counted.
+#[derive(Clone, Debug)]
+pub struct GameFilter {
+    pub max_ply: usize,
+    pub chess960: bool,
+    pub skip_unknown_results: bool,
+    pub min_elo: Option<u32>,
+    pub max_elo: Option<u32>,
+    /// Inclusive bounds as `(year, month, day)`; unknown parts of a game's date count as the lowest.
+    pub since: Option<(u32, u32, u32)>,
+    pub until: Option<(u32, u32, u32)>,
+    pub speeds: Vec<Speed>,
+    pub player: Option<PlayerFilter>,
+}
+
+impl Default for GameFilter {
+    fn default() -> Self {
+        GameFilter {
+            max_ply: 1024,
+            chess960: false,
+            skip_unknown_results: false,
+            min_elo: None,
+            max_elo: None,
+            since: None,
+            until: None,
+            speeds: Vec::new(),
+            player: None,
+        }
+    }
+}
+
+/// Why a game was left out, or cut short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    /// Skipped: a variant other than standard chess.
+    Variant,
+    /// Skipped: a `[FEN]` that does not parse or is not a legal position.
+    BadFen,
+    /// Skipped: the result is `*` or missing (with `--skip-unknown-results`).
+    UnknownResult,
+    /// Skipped by `--min-elo` / `--max-elo`.
+    Elo,
+    /// Skipped by `--since` / `--until`.
+    Date,
+    /// Skipped by `--time-control`.
+    TimeControl,
+    /// Skipped by `--player` / `--color`.
+    Player,
+    /// Cut short: an illegal move (its earlier plies count).
+    IllegalMove,
+    /// Cut short: an ambiguous move.
+    AmbiguousMove,
+    /// Cut short: a null move (`--`, `Z0`) or a piece drop.
+    NullMove,
+}
+
+impl Reason {
+    /// The name used in the summary and its JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::Variant => "variant",
+            Reason::BadFen => "bad_fen",
+            Reason::UnknownResult => "unknown_result",
+            Reason::Elo => "elo_filter",
+            Reason::Date => "date_filter",
+            Reason::TimeControl => "time_control_filter",
+            Reason::Player => "player_filter",
+            Reason::IllegalMove => "illegal_move",
+            Reason::AmbiguousMove => "ambiguous_move",
+            Reason::NullMove => "null_move",
+        }
+    }
+
+    /// Whether the game was still used (cut short) rather than skipped whole.
+    pub fn truncates(self) -> bool {
+        matches!(
+            self,
+            Reason::IllegalMove | Reason::AmbiguousMove | Reason::NullMove
+        )
+    }
+
+    /// Whether this is a defect in the data (what `--strict` refuses), rather than a filter.
+    pub fn is_defect(self) -> bool {
+        matches!(
+            self,
+            Reason::BadFen | Reason::IllegalMove | Reason::AmbiguousMove | Reason::NullMove
+        )
+    }
+}
+
+/// A game that was skipped or cut short, for the report.
+#[derive(Clone, Debug)]
+pub struct Incident {
+    /// The game's number within its chunk (1-based); the caller makes it global.
+    pub game: u64,
+    pub reason: Reason,
+    pub detail: String,
+}
+
+/// What parsing one piece of PGN produced.
+#[derive(Debug, Default)]
+pub struct ChunkOutput {
+    pub plies: Vec<Ply>,
+    pub games: u64,
+    pub used: u64,
+    pub incidents: Vec<Incident>,
+}
+
+/// The tags a game needs, gathered before its moves.
+#[derive(Default)]
+pub struct Tags {
+    result: Option<GameResult>,
+    fen: Option<Vec<u8>>,
+    variant: Option<Vec<u8>>,
+    white_elo: Option<u32>,
+    black_elo: Option<u32>,
+    date: Option<(u32, u32, u32)>,
+    utc_date: Option<(u32, u32, u32)>,
+    time_control: Option<Vec<u8>>,
+    white: Option<Vec<u8>>,
+    black: Option<Vec<u8>>,
+}
+
+/// The state of a game while its moves are read.
+pub struct Movetext {
+    pos: Chess,
+    key: u64,
+    ply: usize,
+    /// Points for White (2, 1, 0); Black's are 2 minus this.
+    white_points: u8,
+    /// Which colours' moves are recorded (`--player`).
+    record_white: bool,
+    record_black: bool,
+    /// Set when the game ended early; the rest of the movetext is ignored.
+    stopped: bool,
+}
+
+/// The pgn-reader visitor: feed it a chunk of PGN with [`pgn_reader::Reader`].
+pub struct GameVisitor<'a> {
+    filter: &'a GameFilter,
+    pub out: ChunkOutput,
+}
+
+impl<'a> GameVisitor<'a> {
+    pub fn new(filter: &'a GameFilter) -> Self {
+        GameVisitor {
+            filter,
+            out: ChunkOutput::default(),
+        }
+    }
+
+    fn incident(&mut self, reason: Reason, detail: String) {
+        self.out.incidents.push(Incident {
+            game: self.out.games,
+            reason,
+            detail,
+        });
+    }
+
+    /// Applies the game-level filters; `Err` names why the game is skipped.
+    fn admit(&self, tags: &Tags) -> Result<(bool, bool), (Reason, String)> {
+        let f = self.filter;
+        let unknown = matches!(tags.result, None | Some(GameResult::Unknown));
+        if unknown && f.skip_unknown_results {
+            return Err((Reason::UnknownResult, "result is unknown".into()));
+        }
+        if f.min_elo.is_some() || f.max_elo.is_some() {
+            for elo in [tags.white_elo, tags.black_elo] {
+                let Some(elo) = elo else {
+                    return Err((Reason::Elo, "a player has no Elo".into()));
+                };
+                if f.min_elo.is_some_and(|m| elo < m) || f.max_elo.is_some_and(|m| elo > m) {
+                    return Err((Reason::Elo, format!("Elo {elo} out of range")));
+                }
+            }
+        }
+        if f.since.is_some() || f.until.is_some() {
+            let Some(date) = tags.utc_date.or(tags.date) else {
+                return Err((Reason::Date, "no known date".into()));
+            };
+            if f.since.is_some_and(|s| date < s) || f.until.is_some_and(|u| date > u) {
+                return Err((Reason::Date, "date out of range".into()));
+            }
+        }
+        if !f.speeds.is_empty() {
+            let speed = tags
+                .time_control
+                .as_deref()
+                .and_then(|tc| std::str::from_utf8(tc).ok())
+                .and_then(Speed::of_time_control);
+            if !speed.is_some_and(|s| f.speeds.contains(&s)) {
+                return Err((Reason::TimeControl, "time control not selected".into()));
+            }
+        }
+        let (mut white, mut black) = (true, true);
+        if let Some(p) = &f.player {
+            let is = |name: &Option<Vec<u8>>| {
+                name.as_deref().is_some_and(|n| {
+                    String::from_utf8_lossy(n)
+                        .trim()
+                        .eq_ignore_ascii_case(&p.name)
+                })
+            };
+            white = is(&tags.white) && p.color != Some(Color::Black);
+            black = is(&tags.black) && p.color != Some(Color::White);
+            if !white && !black {
+                return Err((Reason::Player, "player not in the game".into()));
+            }
+        }
+        Ok((white, black))
+    }
+
+    /// The start position, or why the game must be skipped.
+    fn start_position(&self, tags: &Tags) -> Result<Chess, (Reason, String)> {
+        let mode = match tags.variant.as_deref().map(classify_variant) {
+            None | Some(VariantKind::Standard) => CastlingMode::Standard,
+            Some(VariantKind::Chess960) if self.filter.chess960 => CastlingMode::Chess960,
+            Some(_) => {
+                let name = String::from_utf8_lossy(tags.variant.as_deref().unwrap_or_default());
+                return Err((Reason::Variant, format!("variant '{name}'")));
+            }
+        };
+        let Some(fen) = &tags.fen else {
+            if mode == CastlingMode::Chess960 {
+                return Err((Reason::BadFen, "a Chess960 game without a [FEN]".into()));
+            }
+            return Ok(Chess::default());
+        };
+        let bad = |why: String| {
+            (
+                Reason::BadFen,
+                format!("FEN '{}': {why}", String::from_utf8_lossy(fen)),
+            )
+        };
+        let parsed = Fen::from_ascii(fen.trim_ascii()).map_err(|e| bad(e.to_string()))?;
+        parsed.into_position(mode).map_err(|e| bad(e.to_string()))
+    }
+}
+
+enum VariantKind {
+    Standard,
+    Chess960,
+    Other,
+}
+
+fn classify_variant(name: &[u8]) -> VariantKind {
+    let name = String::from_utf8_lossy(name).trim().to_ascii_lowercase();
+    match name.as_str() {
+        "" | "standard" | "chess" | "normal" | "from position" | "fromposition"
+        | "from_position" => VariantKind::Standard,
+        "chess960" | "chess 960" | "fischerandom" | "fischer random" | "fischerrandom" | "frc"
+        | "960" => VariantKind::Chess960,
+        _ => VariantKind::Other,
+    }
+}
+
+/// A PGN date `YYYY.MM.DD` with `??` parts (unknown parts count as 0); `None` if the year is unknown.
+pub fn parse_date(text: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = text.trim().split(['.', '-', '/']);
+    let year = parts.next()?.parse().ok()?;
+    let month = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    let day = parts.next().and_then(|d| d.parse().ok()).unwrap_or(0);
+    Some((year, month, day))
+}
+
+fn parse_u32(value: RawTag<'_>) -> Option<u32> {
+    std::str::from_utf8(value.as_bytes())
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+impl Visitor for GameVisitor<'_> {
+    type Tags = Tags;
+    type Movetext = Movetext;
+    type Output = ();
+
+    fn begin_tags(&mut self) -> ControlFlow<(), Tags> {
+        self.out.games += 1;
+        ControlFlow::Continue(Tags::default())
+    }
+
+    fn tag(&mut self, tags: &mut Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
+        let f = self.filter;
+        match name {
+            b"Result" => {
+                tags.result = Some(match value.as_bytes().trim_ascii() {
+                    b"1-0" => GameResult::WhiteWins,
+                    b"0-1" => GameResult::BlackWins,
+                    b"1/2-1/2" => GameResult::Draw,
+                    _ => GameResult::Unknown,
+                })
+            }
+            b"FEN" => tags.fen = Some(value.decode().into_owned()),
+            b"Variant" => tags.variant = Some(value.decode().into_owned()),
+            b"WhiteElo" if f.min_elo.is_some() || f.max_elo.is_some() => {
+                tags.white_elo = parse_u32(value)
+            }
+            b"BlackElo" if f.min_elo.is_some() || f.max_elo.is_some() => {
+                tags.black_elo = parse_u32(value)
+            }
+            b"Date" | b"UTCDate" if f.since.is_some() || f.until.is_some() => {
+                let date = std::str::from_utf8(value.as_bytes())
+                    .ok()
+                    .and_then(parse_date);
+                if name == b"Date" {
+                    tags.date = date;
+                } else {
+                    tags.utc_date = date;
+                }
+            }
+            b"TimeControl" if !f.speeds.is_empty() => {
+                tags.time_control = Some(value.decode().into_owned())
+            }
+            b"White" if f.player.is_some() => tags.white = Some(value.decode().into_owned()),
+            b"Black" if f.player.is_some() => tags.black = Some(value.decode().into_owned()),
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<(), Movetext> {
+        let (record_white, record_black) = match self.admit(&tags) {
+            Ok(sides) => sides,
+            Err((reason, detail)) => {
+                self.incident(reason, detail);
+                return ControlFlow::Break(());
+            }
+        };
+        let pos = match self.start_position(&tags) {
+            Ok(p) => p,
+            Err((reason, detail)) => {
+                self.incident(reason, detail);
+                return ControlFlow::Break(());
+            }
+        };
+        if self.filter.max_ply == 0 {
+            self.out.used += 1;
+            return ControlFlow::Break(());
+        }
+        self.out.used += 1;
+        let white_points = match tags.result {
+            Some(GameResult::WhiteWins) => 2,
+            Some(GameResult::BlackWins) => 0,
+            _ => 1,
+        };
+        let key = pos.zobrist_hash::<Zobrist64>(EnPassantMode::PseudoLegal).0;
+        ControlFlow::Continue(Movetext {
+            pos,
+            key,
+            ply: 0,
+            white_points,
+            record_white,
+            record_black,
+            stopped: false,
+        })
+    }
+
+    fn san(&mut self, game: &mut Movetext, san_plus: SanPlus) -> ControlFlow<()> {
+        if game.stopped {
+            return ControlFlow::Continue(());
+        }
+        let mv = match san_plus.san.to_move(&game.pos) {
+            Ok(m) => m,
+            Err(err) => {
+                let reason = match (err, san_plus.san) {
+                    (_, shakmaty::san::San::Null | shakmaty::san::San::Put { .. }) => {
+                        Reason::NullMove
+                    }
+                    (SanError::AmbiguousSan, _) => Reason::AmbiguousMove,
+                    (SanError::IllegalSan, _) => Reason::IllegalMove,
+                };
+                let number = game.pos.fullmoves().get();
+                let dots = if game.pos.turn() == Color::White {
+                    "."
+                } else {
+                    "..."
+                };
+                self.incident(
+                    reason,
+                    format!("move {number}{dots} {san_plus} is {}", reason_word(reason)),
+                );
+                game.stopped = true;
+                return ControlFlow::Continue(());
+            }
+        };
+        let turn = game.pos.turn();
+        // Every legal move of standard chess has a Polyglot encoding.
+        let raw = RawMove::from_move(mv).map_or(0, |r| r.0);
+        let record = match turn {
+            Color::White => game.record_white,
+            Color::Black => game.record_black,
+        };
+        if record {
+            let (colour_bit, points) = match turn {
+                Color::White => (0, game.white_points),
+                Color::Black => (BLACK_MOVED, 2 - game.white_points),
+            };
+            self.out.plies.push(Ply {
+                key: game.key,
+                mv: raw | colour_bit,
+                points,
+            });
+        }
+        let next = game.pos.update_zobrist_hash::<Zobrist64>(
+            Zobrist64(game.key),
+            mv,
+            EnPassantMode::PseudoLegal,
+        );
+        game.pos.play_unchecked(mv);
+        game.key = match next {
+            Some(k) => k.0,
+            None => {
+                game.pos
+                    .zobrist_hash::<Zobrist64>(EnPassantMode::PseudoLegal)
+                    .0
+            }
+        };
+        game.ply += 1;
+        if game.ply >= self.filter.max_ply {
+            // Plies past --max-ply are neither played nor checked: skip the rest of the movetext.
+            game.stopped = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_variation(&mut self, _game: &mut Movetext) -> ControlFlow<(), Skip> {
+        ControlFlow::Continue(Skip(true))
+    }
+
+    fn end_game(&mut self, _game: Movetext) {}
+}
+
+fn reason_word(reason: Reason) -> &'static str {
+    match reason {
+        Reason::AmbiguousMove => "ambiguous",
+        Reason::NullMove => "a null move or a drop",
+        _ => "illegal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(pgn: &str, filter: &GameFilter) -> ChunkOutput {
+        let mut visitor = GameVisitor::new(filter);
+        let mut reader = pgn_reader::Reader::new(pgn.as_bytes());
+        while reader.read_game(&mut visitor).unwrap().is_some() {}
+        visitor.out
+    }
+
+    #[test]
+    fn points_follow_the_result_tag_from_the_movers_view() {
+        let out = run(
+            "[Result \"0-1\"]\n\n1. e4 e5 2. Nf3 1-0\n",
+            &GameFilter::default(),
+        );
+        let points: Vec<u8> = out.plies.iter().map(|p| p.points).collect();
+        assert_eq!(points, vec![0, 2, 0]);
+        assert_eq!(out.plies[0].key, 0x463b96181691fc9c);
+        assert_eq!(out.plies[1].mv & BLACK_MOVED, BLACK_MOVED);
+    }
+
+    #[test]
+    fn an_illegal_move_ends_the_game_and_keeps_what_came_before() {
+        let out = run(
+            "[Result \"1-0\"]\n\n1. e4 e5 2. Ke3 Nc6 1-0\n\n[Result \"1-0\"]\n\n1. d4 1-0\n",
+            &GameFilter::default(),
+        );
+        assert_eq!(out.plies.len(), 3);
+        assert_eq!(out.games, 2);
+        assert_eq!(out.used, 2);
+        assert_eq!(out.incidents.len(), 1);
+        assert_eq!(out.incidents[0].reason, Reason::IllegalMove);
+        assert!(
+            out.incidents[0].detail.contains("2. Ke3"),
+            "{:?}",
+            out.incidents
+        );
+    }
+
+    #[test]
+    fn variants_are_skipped_and_fen_games_start_from_their_fen() {
+        let pgn = "[Variant \"Atomic\"]\n\n1. e4 *\n\n\
+                   [Variant \"From Position\"]\n[SetUp \"1\"]\n[FEN \"4k3/8/8/8/8/8/8/4K2R w K - 0 1\"]\n\n1. O-O *\n";
+        let out = run(pgn, &GameFilter::default());
+        assert_eq!(out.incidents[0].reason, Reason::Variant);
+        assert_eq!(out.plies.len(), 1);
+        // Castling is stored as king takes rook: e1h1.
+        assert_eq!(out.plies[0].mv, RawMove::from_uci_str("e1h1").unwrap().0);
+    }
+
+    #[test]
+    fn max_ply_stops_before_checking() {
+        let filter = GameFilter {
+            max_ply: 2,
+            ..GameFilter::default()
+        };
+        let out = run("1. e4 e5 2. Ke8 *\n", &filter);
+        assert_eq!(out.plies.len(), 2);
+        assert!(out.incidents.is_empty());
+    }
+
+    #[test]
+    fn time_control_classes() {
+        assert_eq!(Speed::of_time_control("60+0"), Some(Speed::Bullet));
+        assert_eq!(Speed::of_time_control("180+2"), Some(Speed::Blitz));
+        assert_eq!(Speed::of_time_control("600+5"), Some(Speed::Rapid));
+        assert_eq!(Speed::of_time_control("1800+20"), Some(Speed::Classical));
+        assert_eq!(
+            Speed::of_time_control("40/7200:3600"),
+            Some(Speed::Classical)
+        );
+        assert_eq!(Speed::of_time_control("-"), None);
+    }
+}

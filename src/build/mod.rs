@@ -1,0 +1,572 @@
+//! PGN → book: read the inputs as chunks of whole games, parse and play the chunks in parallel,
+//! count every (position, move) in input order, then filter, weigh and write the entries.
+//!
+//! ```text
+//! reader ─► chunks ─► parse workers (pgn-reader + shakmaty) ─► plies ─► tally threads ─► entries ─► .bin
+//!                                       └─► game counts, incidents ─► report
+//! ```
+//!
+//! By default the result is byte for byte what `polyglot make-book` writes. polyglot's halving of
+//! a position at 16384 games depends on the order in which games arrive, so each tally thread
+//! applies the chunks in input order, whatever order the workers finish them in.
+
+mod entries;
+mod game;
+pub mod input;
+mod spill;
+mod tally;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, channel, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+
+pub use entries::{EntryRules, WeightScheme};
+pub use game::{GameFilter, PlayerFilter, Reason, Speed, parse_date};
+pub use input::Input;
+
+use crate::book::{BookError, BookWriter, Entry};
+use entries::{halve_combined, position_entries, widen};
+use game::{ChunkOutput, GameVisitor, Ply};
+use spill::{RunWriter, merge_runs};
+use tally::{Counts, ExactCounts, PARTITIONS, PolyglotCounts, Pressure, Tallied, Tally};
+
+/// Why a build failed.
+#[derive(Debug, Error)]
+pub enum BuildError {
+    #[error("{name}: cannot read: {why}")]
+    Input { name: String, why: String },
+    #[error("{0}")]
+    Book(#[from] BookError),
+    #[error("temporary files in {dir}: {why}")]
+    Temp { dir: String, why: String },
+    #[error("{name}: game {game}: {detail} (--strict refuses bad games)")]
+    Strict {
+        name: String,
+        game: u64,
+        detail: String,
+    },
+    #[error("{0}: is one of the inputs; refusing to write the book over it")]
+    OutputIsInput(String),
+    #[error("interrupted; no book written")]
+    Interrupted,
+}
+
+/// How to build.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    pub filter: GameFilter,
+    pub rules: EntryRules,
+    /// Parser threads.
+    pub threads: usize,
+    /// Memory for the tally, in bytes; past it, sorted runs are spilled to `temp_dir`.
+    pub memory: usize,
+    /// Where spilled runs go (default: the system's temporary folder).
+    pub temp_dir: Option<PathBuf>,
+    /// A bad game (broken FEN, illegal move) is an error instead of being skipped.
+    pub strict: bool,
+    /// Bytes of PGN per chunk handed to a parser.
+    pub chunk_size: usize,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            filter: GameFilter::default(),
+            rules: EntryRules::default(),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            memory: 1 << 30,
+            temp_dir: None,
+            strict: false,
+            chunk_size: 1 << 20,
+        }
+    }
+}
+
+/// What a build did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct BuildReport {
+    pub games: u64,
+    pub used: u64,
+    /// Games left out, by reason.
+    pub skipped: BTreeMap<&'static str, u64>,
+    /// Games cut short (their plies before the bad move count), by reason.
+    pub truncated: BTreeMap<&'static str, u64>,
+    pub plies: u64,
+    /// Distinct (position, move) pairs counted: the entries before filtering.
+    pub entries_before_filter: u64,
+    pub entries: u64,
+    pub positions: u64,
+    /// Sorted runs spilled to disk (0: all in memory).
+    pub spilled_runs: usize,
+    pub seconds: f64,
+    pub games_per_second: f64,
+    /// The first few games skipped or cut short, for the user to look at.
+    pub examples: Vec<String>,
+}
+
+/// Progress as the build goes: raw input bytes read so far, games parsed so far.
+pub trait Progress: Sync {
+    fn update(&self, bytes: u64, games: u64);
+}
+
+impl Progress for () {
+    fn update(&self, _bytes: u64, _games: u64) {}
+}
+
+/// A chunk of PGN on its way to a parser.
+struct Chunk {
+    index: u64,
+    source: usize,
+    data: Vec<u8>,
+}
+
+/// What a parser reports about one chunk (the plies go to the tally threads).
+struct ChunkStats {
+    index: u64,
+    source: usize,
+    games: u64,
+    used: u64,
+    plies: u64,
+    incidents: Vec<game::Incident>,
+}
+
+/// The plies of one chunk that belong to one tally thread.
+struct TallyWork {
+    index: u64,
+    plies: Vec<Ply>,
+    /// Tally threads that still have to apply this chunk; the last one frees its slot.
+    remaining: Arc<AtomicUsize>,
+}
+
+const MAX_EXAMPLES: usize = 20;
+
+/// Builds a book from `inputs` and writes it to `output` atomically.
+pub fn build(
+    inputs: &[Input],
+    output: &Path,
+    opts: &BuildOptions,
+    cancel: &AtomicBool,
+    progress: &dyn Progress,
+) -> Result<BuildReport, BuildError> {
+    for input in inputs {
+        if matches!(input, Input::File(p) if same_file(p, output)) {
+            return Err(BuildError::OutputIsInput(output.display().to_string()));
+        }
+    }
+    match opts.rules.weights {
+        WeightScheme::Polyglot => run::<PolyglotCounts>(inputs, output, opts, cancel, progress),
+        _ => run::<ExactCounts>(inputs, output, opts, cancel, progress),
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return ma.dev() == mb.dev() && ma.ino() == mb.ino();
+        }
+    }
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
+/// What one tally thread hands back.
+struct TallyResult<C> {
+    tally: Tally<C>,
+    runs: Vec<PathBuf>,
+}
+
+fn run<C: Counts>(
+    inputs: &[Input],
+    output: &Path,
+    opts: &BuildOptions,
+    cancel: &AtomicBool,
+    progress: &dyn Progress,
+) -> Result<BuildReport, BuildError> {
+    let start = Instant::now();
+    let workers = opts.threads.max(1);
+    let tallies = if workers >= 2 { 2 } else { 1 };
+    let in_flight = 2 * workers + 2;
+    let budget = opts.memory / tallies;
+    let abort = AtomicBool::new(false);
+    let bytes_read = Arc::new(AtomicU64::new(0));
+    let spill_dir: Mutex<Option<tempfile::TempDir>> = Mutex::new(None);
+
+    let (work_tx, work_rx) = sync_channel::<Chunk>(workers * 2);
+    let work_rx = Mutex::new(work_rx);
+    let (token_tx, token_rx) = sync_channel::<()>(in_flight);
+    for _ in 0..in_flight {
+        let _ = token_tx.send(());
+    }
+    let (stats_tx, stats_rx) = channel::<ChunkStats>();
+    let mut tally_txs = Vec::new();
+    let mut tally_rxs = Vec::new();
+    for _ in 0..tallies {
+        let (tx, rx) = sync_channel::<TallyWork>(in_flight);
+        tally_txs.push(tx);
+        tally_rxs.push(rx);
+    }
+
+    let mut report = BuildReport::default();
+    let mut failure: Option<BuildError> = None;
+
+    let results: Vec<Result<TallyResult<C>, BuildError>> = std::thread::scope(|s| {
+        // The reader: inputs → chunks, one input after the other.
+        let bytes_read = &bytes_read;
+        let abort_ref = &abort;
+        let reader = s.spawn(move || -> Result<(), BuildError> {
+            let abort = abort_ref;
+            let mut index = 0u64;
+            for (source, input) in inputs.iter().enumerate() {
+                let read_err = |e: std::io::Error| BuildError::Input {
+                    name: input.name(),
+                    why: e.to_string(),
+                };
+                let stream = input::open(input, bytes_read.clone()).map_err(read_err)?;
+                let mut chunker = input::Chunker::new(stream, opts.chunk_size);
+                while let Some(data) = chunker.next_chunk().map_err(read_err)? {
+                    if abort.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
+                        return Ok(());
+                    }
+                    if token_rx.recv().is_err() {
+                        return Ok(());
+                    }
+                    let chunk = Chunk {
+                        index,
+                        source,
+                        data,
+                    };
+                    if work_tx.send(chunk).is_err() {
+                        return Ok(());
+                    }
+                    index += 1;
+                }
+            }
+            Ok(())
+        });
+
+        // The parsers: chunk → plies (split by tally thread) and statistics.
+        for _ in 0..workers {
+            let stats_tx = stats_tx.clone();
+            let tally_txs = tally_txs.clone();
+            let work_rx = &work_rx;
+            let filter = &opts.filter;
+            s.spawn(move || {
+                loop {
+                    let chunk = match work_rx.lock() {
+                        Ok(rx) => match rx.recv() {
+                            Ok(c) => c,
+                            Err(_) => return,
+                        },
+                        Err(_) => return,
+                    };
+                    let out = parse_chunk(&chunk.data, filter);
+                    let remaining = Arc::new(AtomicUsize::new(tally_txs.len()));
+                    let plies = out.plies.len() as u64;
+                    for (t, plies) in split_plies(out.plies, tally_txs.len())
+                        .into_iter()
+                        .enumerate()
+                    {
+                        let work = TallyWork {
+                            index: chunk.index,
+                            plies,
+                            remaining: remaining.clone(),
+                        };
+                        if tally_txs[t].send(work).is_err() {
+                            return;
+                        }
+                    }
+                    let stats = ChunkStats {
+                        index: chunk.index,
+                        source: chunk.source,
+                        games: out.games,
+                        used: out.used,
+                        plies,
+                        incidents: out.incidents,
+                    };
+                    if stats_tx.send(stats).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(stats_tx);
+        drop(tally_txs);
+
+        // The tally threads: each applies its share of every chunk, in chunk order.
+        let handles: Vec<_> = tally_rxs
+            .into_iter()
+            .enumerate()
+            .map(|(t, rx)| {
+                let token_tx = token_tx.clone();
+                let spill_dir = &spill_dir;
+                let abort = &abort;
+                s.spawn(move || {
+                    let r = tally_thread::<C>(t, rx, token_tx, budget, opts, spill_dir);
+                    if r.is_err() {
+                        abort.store(true, Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+            .collect();
+        drop(token_tx);
+
+        // This thread: statistics in chunk order (for game numbers), --strict, progress.
+        let mut pending: BTreeMap<u64, ChunkStats> = BTreeMap::new();
+        let mut next = 0u64;
+        let mut games_in_source: HashMap<usize, u64> = HashMap::new();
+        loop {
+            match stats_rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(stats) => {
+                    pending.insert(stats.index, stats);
+                    while let Some(stats) = pending.remove(&next) {
+                        next += 1;
+                        let before = *games_in_source.get(&stats.source).unwrap_or(&0);
+                        games_in_source.insert(stats.source, before + stats.games);
+                        report.games += stats.games;
+                        report.used += stats.used;
+                        report.plies += stats.plies;
+                        for inc in stats.incidents {
+                            let map = if inc.reason.truncates() {
+                                &mut report.truncated
+                            } else {
+                                &mut report.skipped
+                            };
+                            *map.entry(inc.reason.name()).or_insert(0) += 1;
+                            let name = inputs[stats.source].name();
+                            let game = before + inc.game;
+                            if opts.strict && inc.reason.is_defect() && failure.is_none() {
+                                failure = Some(BuildError::Strict {
+                                    name: name.clone(),
+                                    game,
+                                    detail: inc.detail.clone(),
+                                });
+                                abort.store(true, Ordering::Relaxed);
+                            }
+                            if report.examples.len() < MAX_EXAMPLES {
+                                report
+                                    .examples
+                                    .push(format!("{name}: game {game}: {}", inc.detail));
+                            }
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            progress.update(bytes_read.load(Ordering::Relaxed), report.games);
+            if cancel.load(Ordering::Relaxed) {
+                abort.store(true, Ordering::Relaxed);
+            }
+        }
+        if let Ok(Err(e)) = reader.join() {
+            failure.get_or_insert(e);
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(BuildError::Temp {
+                        dir: String::new(),
+                        why: "a tally thread failed".into(),
+                    })
+                })
+            })
+            .collect()
+    });
+    progress.update(bytes_read.load(Ordering::Relaxed), report.games);
+
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if cancel.load(Ordering::Relaxed) {
+        return Err(BuildError::Interrupted);
+    }
+    let mut tallies_done = Vec::new();
+    for r in results {
+        tallies_done.push(r?);
+    }
+
+    let mut writer = BookWriter::create(output)?;
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut write_group = |group: &mut Vec<Tallied<ExactCounts>>,
+                           report: &mut BuildReport|
+     -> Result<(), BookError> {
+        report.entries_before_filter += group.len() as u64;
+        entries.clear();
+        position_entries(group, &opts.rules, &mut entries);
+        if !entries.is_empty() {
+            report.positions += 1;
+            report.entries += entries.len() as u64;
+        }
+        for e in &entries {
+            writer.write(e)?;
+        }
+        Ok(())
+    };
+
+    if tallies_done.iter().all(|t| t.runs.is_empty()) {
+        // Everything fit in memory: partitions in order are keys in order.
+        let mut group = Vec::new();
+        for p in 0..PARTITIONS {
+            let owner = p % tallies_done.len();
+            let part = tallies_done[owner].tally.drain_partition(p, 0);
+            let mut i = 0;
+            while i < part.len() {
+                let key = part[i].key;
+                group.clear();
+                while i < part.len() && part[i].key == key {
+                    group.push(widen(&part[i]));
+                    i += 1;
+                }
+                write_group(&mut group, &mut report)?;
+            }
+        }
+    } else {
+        // Spill what is left, then merge every run.
+        let mut runs = Vec::new();
+        for (t, done) in tallies_done.iter_mut().enumerate() {
+            let seq = done.runs.len() as u64;
+            if !done.tally.is_empty() {
+                done.runs
+                    .push(spill_tally(&mut done.tally, t, seq, &spill_dir, opts)?);
+            }
+            runs.extend(done.runs.iter().cloned());
+        }
+        report.spilled_runs = runs.len();
+        let halve = opts.rules.weights == WeightScheme::Polyglot;
+        let mut book_err = None;
+        merge_runs(&runs, |group| {
+            if halve {
+                halve_combined(group);
+            }
+            write_group(group, &mut report).map_err(|e| {
+                book_err = Some(e);
+                std::io::Error::other("book write failed")
+            })
+        })
+        .map_err(|e| match book_err.take() {
+            Some(b) => BuildError::Book(b),
+            None => BuildError::Temp {
+                dir: spill_dir_name(&spill_dir),
+                why: e.to_string(),
+            },
+        })?;
+    }
+    writer.finish()?;
+    drop(spill_dir);
+    report.seconds = start.elapsed().as_secs_f64();
+    report.games_per_second = report.games as f64 / report.seconds.max(1e-9);
+    Ok(report)
+}
+
+fn parse_chunk(data: &[u8], filter: &GameFilter) -> ChunkOutput {
+    let mut visitor = GameVisitor::new(filter);
+    visitor.out.plies.reserve(data.len() / 6);
+    let mut reader = pgn_reader::Reader::new(data);
+    // Reading from memory cannot fail with an I/O error; pgn-reader recovers from bad syntax.
+    while let Ok(Some(())) = reader.read_game(&mut visitor) {}
+    visitor.out
+}
+
+/// The tally thread that owns partition `p` among `n`.
+fn owner(key: u64, n: usize) -> usize {
+    ((key >> 56) as usize) % n
+}
+
+fn split_plies(plies: Vec<Ply>, n: usize) -> Vec<Vec<Ply>> {
+    if n == 1 {
+        return vec![plies];
+    }
+    let mut out: Vec<Vec<Ply>> = (0..n)
+        .map(|_| Vec::with_capacity(plies.len() / n + 16))
+        .collect();
+    for ply in plies {
+        out[owner(ply.key, n)].push(ply);
+    }
+    out
+}
+
+fn tally_thread<C: Counts>(
+    t: usize,
+    rx: Receiver<TallyWork>,
+    token_tx: SyncSender<()>,
+    budget: usize,
+    opts: &BuildOptions,
+    spill_dir: &Mutex<Option<tempfile::TempDir>>,
+) -> Result<TallyResult<C>, BuildError> {
+    let mut tally: Tally<C> = Tally::new(Some(budget));
+    let mut runs = Vec::new();
+    let mut pending: BTreeMap<u64, TallyWork> = BTreeMap::new();
+    let mut next = 0u64;
+    for work in rx {
+        pending.insert(work.index, work);
+        while let Some(work) = pending.remove(&next) {
+            next += 1;
+            for &ply in &work.plies {
+                if let Pressure::Spill = tally.add(ply) {
+                    let seq = runs.len() as u64;
+                    runs.push(spill_tally(&mut tally, t, seq, spill_dir, opts)?);
+                    let _ = tally.add(ply);
+                }
+            }
+            if work.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+                let _ = token_tx.send(());
+            }
+        }
+    }
+    Ok(TallyResult { tally, runs })
+}
+
+fn spill_dir_name(dir: &Mutex<Option<tempfile::TempDir>>) -> String {
+    dir.lock()
+        .ok()
+        .and_then(|d| d.as_ref().map(|d| d.path().display().to_string()))
+        .unwrap_or_default()
+}
+
+/// Writes every partition of `tally` as one sorted run and empties it.
+fn spill_tally<C: Counts>(
+    tally: &mut Tally<C>,
+    t: usize,
+    seq: u64,
+    spill_dir: &Mutex<Option<tempfile::TempDir>>,
+    opts: &BuildOptions,
+) -> Result<PathBuf, BuildError> {
+    let base = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let temp_err = |e: std::io::Error| BuildError::Temp {
+        dir: base.display().to_string(),
+        why: e.to_string(),
+    };
+    let dir = {
+        let mut guard = spill_dir.lock().map_err(|_| BuildError::Temp {
+            dir: base.display().to_string(),
+            why: "lock poisoned".into(),
+        })?;
+        if guard.is_none() {
+            *guard = Some(
+                tempfile::Builder::new()
+                    .prefix(".polybook-build-")
+                    .tempdir_in(&base)
+                    .map_err(temp_err)?,
+            );
+        }
+        guard
+            .as_ref()
+            .map(|d| d.path().to_path_buf())
+            .unwrap_or_default()
+    };
+    let mut run = RunWriter::create(&dir, &format!("run-{t}-{seq}")).map_err(temp_err)?;
+    for p in 0..PARTITIONS {
+        for rec in tally.drain_partition(p, seq) {
+            run.write(&widen(&rec)).map_err(temp_err)?;
+        }
+    }
+    run.finish().map_err(temp_err)
+}

@@ -1,0 +1,184 @@
+//! Sorted runs on disk, for tallies larger than the memory budget, and their k-way merge.
+//!
+//! A run is a temporary file of fixed-size little-endian records sorted by key. Runs live in a
+//! [`tempfile::TempDir`], removed when it is dropped: on success, on error and (with the Ctrl-C
+//! handler stopping the build cleanly) on interruption.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use byteorder::{ByteOrder, LittleEndian};
+
+use super::tally::{ExactCounts, Tallied};
+
+const RECORD: usize = 8 + 2 + 8 + 8 + 8 + 8;
+
+/// Writes one run, record by record, in key order.
+pub struct RunWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl RunWriter {
+    pub fn create(dir: &Path, name: &str) -> io::Result<RunWriter> {
+        let path = dir.join(name);
+        let out = BufWriter::with_capacity(1 << 20, File::create(&path)?);
+        Ok(RunWriter { path, out })
+    }
+
+    pub fn write(&mut self, t: &Tallied<ExactCounts>) -> io::Result<()> {
+        let mut buf = [0u8; RECORD];
+        LittleEndian::write_u64(&mut buf[0..8], t.key);
+        LittleEndian::write_u16(&mut buf[8..10], t.mv);
+        LittleEndian::write_u64(&mut buf[10..18], t.first);
+        LittleEndian::write_u64(&mut buf[18..26], t.counts.n);
+        LittleEndian::write_u64(&mut buf[26..34], t.counts.points);
+        LittleEndian::write_u64(&mut buf[34..42], t.counts.wins);
+        self.out.write_all(&buf)
+    }
+
+    /// Flushes the run and returns its path.
+    pub fn finish(mut self) -> io::Result<PathBuf> {
+        self.out.flush()?;
+        Ok(self.path)
+    }
+}
+
+struct RunReader {
+    input: BufReader<File>,
+    head: Option<Tallied<ExactCounts>>,
+}
+
+impl RunReader {
+    fn open(path: &Path) -> io::Result<RunReader> {
+        let mut r = RunReader {
+            input: BufReader::with_capacity(1 << 18, File::open(path)?),
+            head: None,
+        };
+        r.advance()?;
+        Ok(r)
+    }
+
+    fn advance(&mut self) -> io::Result<()> {
+        let mut buf = [0u8; RECORD];
+        self.head = match self.input.read_exact(&mut buf) {
+            Ok(()) => Some(Tallied {
+                key: LittleEndian::read_u64(&buf[0..8]),
+                mv: LittleEndian::read_u16(&buf[8..10]),
+                first: LittleEndian::read_u64(&buf[10..18]),
+                counts: ExactCounts {
+                    n: LittleEndian::read_u64(&buf[18..26]),
+                    points: LittleEndian::read_u64(&buf[26..34]),
+                    wins: LittleEndian::read_u64(&buf[34..42]),
+                },
+            }),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => None,
+            Err(e) => return Err(e),
+        };
+        Ok(())
+    }
+}
+
+/// Merges sorted runs and calls `each` once per position with all its moves, the counts of the
+/// same move in several runs added up (first appearance: the earliest).
+pub fn merge_runs(
+    runs: &[PathBuf],
+    mut each: impl FnMut(&mut Vec<Tallied<ExactCounts>>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut readers = runs
+        .iter()
+        .map(|p| RunReader::open(p))
+        .collect::<io::Result<Vec<_>>>()?;
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = readers
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.head.map(|h| Reverse((h.key, i))))
+        .collect();
+    let mut group: Vec<Tallied<ExactCounts>> = Vec::new();
+    while let Some(Reverse((key, _))) = heap.peek().copied() {
+        group.clear();
+        while let Some(&Reverse((k, i))) = heap.peek() {
+            if k != key {
+                break;
+            }
+            heap.pop();
+            let reader = &mut readers[i];
+            while let Some(h) = reader.head.filter(|h| h.key == key) {
+                match group.iter_mut().find(|g| g.mv == h.mv) {
+                    Some(g) => {
+                        g.counts.n += h.counts.n;
+                        g.counts.points += h.counts.points;
+                        g.counts.wins += h.counts.wins;
+                        g.first = g.first.min(h.first);
+                    }
+                    None => group.push(h),
+                }
+                reader.advance()?;
+            }
+            if let Some(h) = reader.head {
+                heap.push(Reverse((h.key, i)));
+            }
+        }
+        each(&mut group)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(key: u64, mv: u16, first: u64, n: u64) -> Tallied<ExactCounts> {
+        Tallied {
+            key,
+            mv,
+            first,
+            counts: ExactCounts {
+                n,
+                points: n,
+                wins: 0,
+            },
+        }
+    }
+
+    #[test]
+    fn runs_merge_by_key_and_add_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = RunWriter::create(dir.path(), "a").unwrap();
+        for r in [rec(1, 5, 0, 1), rec(3, 5, 0, 2), rec(3, 6, 1, 1)] {
+            a.write(&r).unwrap();
+        }
+        let mut b = RunWriter::create(dir.path(), "b").unwrap();
+        for r in [
+            rec(2, 5, 1 << 16, 1),
+            rec(3, 6, 1 << 16, 4),
+            rec(9, 1, 1 << 16, 1),
+        ] {
+            b.write(&r).unwrap();
+        }
+        let runs = vec![a.finish().unwrap(), b.finish().unwrap()];
+        let mut seen = Vec::new();
+        merge_runs(&runs, |g| {
+            g.sort_by_key(|t| t.mv);
+            seen.push(
+                g.iter()
+                    .map(|t| (t.key, t.mv, t.counts.n, t.first))
+                    .collect::<Vec<_>>(),
+            );
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            seen,
+            vec![
+                vec![(1, 5, 1, 0)],
+                vec![(2, 5, 1, 1 << 16)],
+                vec![(3, 5, 2, 0), (3, 6, 5, 1)],
+                vec![(9, 1, 1, 1 << 16)],
+            ]
+        );
+    }
+}

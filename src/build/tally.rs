@@ -1,0 +1,348 @@
+//! The tally: how often each (position, move) was played and what it scored.
+//!
+//! Keys are spread over 256 partitions by their top byte, so that the partitions in order are the
+//! book's key order, each grows on its own (no single huge reallocation), and several threads can
+//! count at once, each owning some partitions. A partition is an open-addressing table with linear
+//! probing on the key alone, as in polyglot: all the moves of one position sit in one run of
+//! slots, which makes polyglot's "halve every move of the position" step a short scan.
+//!
+//! Each slot remembers its rank: the how-manieth distinct move of its position it was when first
+//! seen. Ties in weight are written in that order, as polyglot's stable sort writes them.
+//!
+//! When the table would outgrow its memory budget it is written to disk as a sorted run
+//! ([`super::spill`]) and emptied; the runs are merged at the end.
+
+use std::mem::size_of;
+
+use super::game::Ply;
+
+/// polyglot's COUNT_MAX: when a move's game count reaches it, every move of the position is halved.
+pub const COUNT_MAX: u16 = 16384;
+
+/// Number of partitions (by the key's top byte).
+pub const PARTITIONS: usize = 256;
+
+/// The counters kept per (position, move).
+pub trait Counts: Copy + Default + Send + 'static {
+    /// Counts one more game in which the mover scored `points` (2, 1 or 0).
+    fn add(&mut self, points: u8);
+    /// Whether this entry's counts trigger polyglot's halving of the whole position.
+    fn needs_halving(&self) -> bool;
+    /// polyglot's halving, rounding up.
+    fn halve(&mut self);
+    fn n(&self) -> u64;
+    fn points(&self) -> u64;
+    fn wins(&self) -> u64;
+}
+
+/// polyglot's counters: 16-bit, halved at [`COUNT_MAX`] games.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PolyglotCounts {
+    pub n: u16,
+    pub sum: u16,
+}
+
+impl Counts for PolyglotCounts {
+    #[inline]
+    fn add(&mut self, points: u8) {
+        self.n += 1;
+        self.sum += u16::from(points);
+    }
+    #[inline]
+    fn needs_halving(&self) -> bool {
+        self.n >= COUNT_MAX
+    }
+    fn halve(&mut self) {
+        self.n = self.n.div_ceil(2);
+        self.sum = self.sum.div_ceil(2);
+    }
+    fn n(&self) -> u64 {
+        self.n.into()
+    }
+    fn points(&self) -> u64 {
+        self.sum.into()
+    }
+    fn wins(&self) -> u64 {
+        0
+    }
+}
+
+/// Exact 64-bit counters for the `games` and `wins` weight schemes: never halved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExactCounts {
+    pub n: u64,
+    pub points: u64,
+    pub wins: u64,
+}
+
+impl Counts for ExactCounts {
+    #[inline]
+    fn add(&mut self, points: u8) {
+        self.n += 1;
+        self.points += u64::from(points);
+        self.wins += u64::from(points == 2);
+    }
+    fn needs_halving(&self) -> bool {
+        false
+    }
+    fn halve(&mut self) {}
+    fn n(&self) -> u64 {
+        self.n
+    }
+    fn points(&self) -> u64 {
+        self.points
+    }
+    fn wins(&self) -> u64 {
+        self.wins
+    }
+}
+
+/// One slot of a partition. `mv == 0` marks an empty slot (a1a1 is no move).
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot<C> {
+    key: u64,
+    /// The Polyglot move, bit 15 set when Black moved.
+    mv: u16,
+    rank: u16,
+    counts: C,
+}
+
+/// One (position, move) with its counts, as the tally hands it on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tallied<C> {
+    pub key: u64,
+    pub mv: u16,
+    /// Order of first appearance among the moves of this position: (run, rank within the run).
+    pub first: u64,
+    pub counts: C,
+}
+
+#[derive(Default)]
+struct Partition<C> {
+    slots: Vec<Slot<C>>,
+    len: usize,
+}
+
+impl<C: Counts> Partition<C> {
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        // The top byte chose the partition; the rest is uniformly spread.
+        ((u128::from(key << 8) * self.slots.len() as u128) >> 64) as usize
+    }
+
+    #[inline]
+    fn next(&self, i: usize) -> usize {
+        if i + 1 == self.slots.len() { 0 } else { i + 1 }
+    }
+
+    fn needs_growth(&self) -> bool {
+        (self.len + 1) * 8 > self.slots.len() * 7
+    }
+
+    fn grown_capacity(&self) -> usize {
+        (self.slots.len() * 3 / 2).max(64)
+    }
+
+    fn resize(&mut self, capacity: usize) {
+        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); capacity]);
+        for slot in old.into_iter().filter(|s| s.mv != 0) {
+            let mut i = self.home(slot.key);
+            while self.slots[i].mv != 0 {
+                i = self.next(i);
+            }
+            self.slots[i] = slot;
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, ply: Ply) {
+        let home = self.home(ply.key);
+        let mut i = home;
+        let mut rank = 0u16;
+        let halve = loop {
+            let slot = &mut self.slots[i];
+            if slot.mv == 0 {
+                *slot = Slot {
+                    key: ply.key,
+                    mv: ply.mv,
+                    rank,
+                    counts: C::default(),
+                };
+                slot.counts.add(ply.points);
+                self.len += 1;
+                break slot.counts.needs_halving();
+            }
+            if slot.key == ply.key {
+                if slot.mv == ply.mv {
+                    slot.counts.add(ply.points);
+                    break slot.counts.needs_halving();
+                }
+                rank += 1;
+            }
+            i = self.next(i);
+        };
+        if halve {
+            let mut i = home;
+            while self.slots[i].mv != 0 {
+                if self.slots[i].key == ply.key {
+                    self.slots[i].counts.halve();
+                }
+                i = self.next(i);
+            }
+        }
+    }
+
+    /// The partition's entries sorted by key, emptying it.
+    fn drain_sorted(&mut self, run: u64) -> Vec<Tallied<C>> {
+        let mut out: Vec<Tallied<C>> = self
+            .slots
+            .iter()
+            .filter(|s| s.mv != 0)
+            .map(|s| Tallied {
+                key: s.key,
+                mv: s.mv,
+                first: (run << 16) | u64::from(s.rank),
+                counts: s.counts,
+            })
+            .collect();
+        out.sort_unstable_by_key(|t| (t.key, t.first));
+        *self = Partition::default();
+        out
+    }
+}
+
+/// The counts of the partitions one thread owns.
+pub struct Tally<C> {
+    parts: Vec<Partition<C>>,
+    /// Bytes held by all partitions' slot arrays.
+    bytes: usize,
+    /// Past this many bytes the tally spills instead of growing (`None`: never).
+    budget: Option<usize>,
+    distinct: u64,
+}
+
+/// What the tally asks its owner to do before it can go on.
+pub enum Pressure {
+    /// Nothing: the ply was counted.
+    None,
+    /// The budget is reached: spill, then count the ply again.
+    Spill,
+}
+
+impl<C: Counts> Tally<C> {
+    pub fn new(budget: Option<usize>) -> Self {
+        Tally {
+            parts: (0..PARTITIONS).map(|_| Partition::default()).collect(),
+            bytes: 0,
+            budget,
+            distinct: 0,
+        }
+    }
+
+    /// The memory one (position, move) takes in a full slot.
+    pub const SLOT_BYTES: usize = size_of::<Slot<C>>();
+
+    /// Counts one ply, unless the table must first be spilled.
+    #[inline]
+    pub fn add(&mut self, ply: Ply) -> Pressure {
+        let p = (ply.key >> 56) as usize;
+        let part = &mut self.parts[p];
+        if part.needs_growth() {
+            let old = part.slots.len();
+            let new = part.grown_capacity();
+            let extra = (new - old) * Self::SLOT_BYTES;
+            if self
+                .budget
+                .is_some_and(|budget| self.bytes + extra > budget && self.distinct > 0)
+            {
+                return Pressure::Spill;
+            }
+            part.resize(new);
+            self.bytes += extra;
+        }
+        let before = part.len;
+        part.add(ply);
+        self.distinct += (part.len - before) as u64;
+        Pressure::None
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.distinct == 0
+    }
+
+    /// Every entry of partition `p`, sorted by key; the partition is emptied.
+    pub fn drain_partition(&mut self, p: usize, run: u64) -> Vec<Tallied<C>> {
+        let part = &mut self.parts[p];
+        self.bytes -= part.slots.len() * Self::SLOT_BYTES;
+        self.distinct -= part.len as u64;
+        part.drain_sorted(run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ply(key: u64, mv: u16, points: u8) -> Ply {
+        Ply { key, mv, points }
+    }
+
+    #[test]
+    fn counts_ranks_and_halving() {
+        let mut t: Tally<PolyglotCounts> = Tally::new(None);
+        let key = 0x1234_5678_9abc_def0;
+        t.add(ply(key, 7, 2));
+        t.add(ply(key, 9, 1));
+        t.add(ply(key, 7, 0));
+        for _ in 0..(COUNT_MAX - 2) {
+            t.add(ply(key, 7, 1));
+        }
+        // Move 7 reached 16384 games: both moves were halved, rounding up.
+        let out = t.drain_partition((key >> 56) as usize, 0);
+        assert_eq!(out.len(), 2);
+        let m7 = out.iter().find(|e| e.mv == 7).unwrap();
+        let m9 = out.iter().find(|e| e.mv == 9).unwrap();
+        assert_eq!(m7.counts, PolyglotCounts { n: 8192, sum: 8192 });
+        assert_eq!(m9.counts, PolyglotCounts { n: 1, sum: 1 });
+        assert_eq!((m7.first, m9.first), (0, 1));
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn many_keys_survive_growth() {
+        let mut t: Tally<ExactCounts> = Tally::new(None);
+        for i in 0..100_000u64 {
+            let key = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            t.add(ply(key, 1, 2));
+            t.add(ply(key, 1, 0));
+        }
+        assert_eq!(t.distinct, 100_000);
+        let mut total = 0;
+        for p in 0..PARTITIONS {
+            let part = t.drain_partition(p, 0);
+            assert!(part.windows(2).all(|w| w[0].key <= w[1].key));
+            total += part
+                .iter()
+                .map(|e| {
+                    assert_eq!((e.counts.n, e.counts.points, e.counts.wins), (2, 2, 1));
+                    1
+                })
+                .sum::<u64>();
+        }
+        assert_eq!(total, 100_000);
+    }
+
+    #[test]
+    fn a_budget_asks_for_a_spill() {
+        let mut t: Tally<PolyglotCounts> = Tally::new(Some(64 * 1024));
+        let mut spilled = false;
+        for i in 0..100_000u64 {
+            if let Pressure::Spill = t.add(ply(i.wrapping_mul(0x9e37_79b9_7f4a_7c15), 1, 1)) {
+                spilled = true;
+                break;
+            }
+        }
+        assert!(spilled);
+        assert!(t.bytes <= 64 * 1024);
+    }
+}

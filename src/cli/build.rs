@@ -1,0 +1,314 @@
+//! `polybook build`: PGN games to a Polyglot book.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use polybook::build::{
+    BuildOptions, BuildReport, EntryRules, GameFilter, PlayerFilter, Speed, WeightScheme,
+    input::expand, parse_date,
+};
+use shakmaty::Color;
+
+use super::{CliError, CliResult};
+
+/// Build a Polyglot book from PGN games (plain, .gz, .zst, .bz2, .xz; folders; `-` for stdin).
+///
+/// With the default options the book is byte for byte what `polyglot make-book` writes from the
+/// same games. Unlike polyglot, games from a [FEN] start there, non-standard variants are skipped,
+/// and a bad game is skipped (or cut at its bad move) instead of aborting the build.
+#[derive(clap::Args)]
+pub struct Args {
+    /// PGN files or folders, read in order as one stream; `-` reads standard input.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+    /// The book to write (atomically: a temporary file, then a rename).
+    #[arg(short, long, value_name = "OUT.bin")]
+    output: PathBuf,
+
+    /// Count only the first N plies of each game (polyglot's -max-ply).
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    max_ply: usize,
+    /// Keep a move only if it was played in at least N games (polyglot's -min-game).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    min_games: u64,
+    /// Keep a move only if it scored at least PCT percent for its side (polyglot's -min-score).
+    #[arg(long, default_value_t = 0.0, value_name = "PCT")]
+    min_score: f64,
+    /// Keep only White's moves.
+    #[arg(long, conflicts_with = "only_black")]
+    only_white: bool,
+    /// Keep only Black's moves.
+    #[arg(long)]
+    only_black: bool,
+    /// Give every kept move weight 1.
+    #[arg(long)]
+    uniform: bool,
+    /// What a weight measures: polyglot (2 × wins + draws), games (popularity) or wins.
+    #[arg(long, value_enum, default_value_t = WeightScheme::Polyglot)]
+    weights: WeightScheme,
+
+    /// Only games in which both players are rated at least N (WhiteElo, BlackElo).
+    #[arg(long, value_name = "N")]
+    min_elo: Option<u32>,
+    /// Only games in which both players are rated at most N.
+    #[arg(long, value_name = "N")]
+    max_elo: Option<u32>,
+    /// Only games played on or after DATE (YYYY.MM.DD or YYYY-MM-DD; from UTCDate or Date).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// Only games played on or before DATE.
+    #[arg(long, value_name = "DATE")]
+    until: Option<String>,
+    /// Only games of these speeds (lichess's classes, from the TimeControl tag), comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "SPEED")]
+    time_control: Vec<Speed>,
+    /// Only the moves this player made (White or Black tag, any case): a repertoire book.
+    #[arg(long, value_name = "NAME")]
+    player: Option<String>,
+    /// With --player: only the games in which the player had this colour.
+    #[arg(long, value_name = "white|black", requires = "player", value_parser = parse_color)]
+    color: Option<Color>,
+    /// Skip games whose result is unknown (`*` or no Result tag) instead of counting them as draws.
+    #[arg(long)]
+    skip_unknown_results: bool,
+    /// Include Chess960 games ([Variant "Chess960"/"fischerandom"], castling as king takes rook).
+    #[arg(long)]
+    chess960: bool,
+
+    /// Refuse bad games (a broken FEN, an illegal, ambiguous or null move): exit 1, write nothing.
+    #[arg(long)]
+    strict: bool,
+    /// Parser threads (default: every core).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Memory for counting (e.g. 512M, 2G); past it, sorted runs go to --temp-dir.
+    #[arg(long, default_value = "1G", value_parser = parse_size, value_name = "SIZE")]
+    memory: u64,
+    /// Where to put spilled runs (default: the system's temporary folder).
+    #[arg(long, value_name = "DIR")]
+    temp_dir: Option<PathBuf>,
+    /// No progress bar and no summary on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_color(s: &str) -> Result<Color, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "white" | "w" => Ok(Color::White),
+        "black" | "b" => Ok(Color::Black),
+        _ => Err(format!("'{s}' is not a colour: white or black")),
+    }
+}
+
+/// Parses `1G`, `512M`, `300MB`, `64k`, `1000000` (bytes; binary multiples).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t
+        .strip_suffix("ib")
+        .or_else(|| t.strip_suffix('b'))
+        .unwrap_or(&t);
+    let (num, mult) = match t.chars().last() {
+        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('m') => (&t[..t.len() - 1], 1 << 20),
+        Some('g') => (&t[..t.len() - 1], 1 << 30),
+        Some('t') => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
+    };
+    let value: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size (e.g. 512M, 2G)"))?;
+    if value.is_nan() || value <= 0.0 {
+        return Err(format!("'{s}': the size must be positive"));
+    }
+    let bytes = value * mult as f64;
+    if bytes < (1 << 20) as f64 {
+        return Err(format!("'{s}': at least 1M is needed"));
+    }
+    Ok(bytes as u64)
+}
+
+fn date(flag: &str, text: &Option<String>) -> Result<Option<(u32, u32, u32)>, CliError> {
+    text.as_deref()
+        .map(|t| {
+            parse_date(t)
+                .ok_or_else(|| CliError::usage(format!("--{flag} '{t}': not a date (YYYY.MM.DD)")))
+        })
+        .transpose()
+}
+
+pub fn run(args: Args) -> CliResult {
+    if !(0.0..=100.0).contains(&args.min_score) {
+        return Err(CliError::usage(format!(
+            "--min-score {}: a percentage from 0 to 100",
+            args.min_score
+        )));
+    }
+    if args.min_games == 0 {
+        return Err(CliError::usage("--min-games must be at least 1"));
+    }
+    if args.threads == Some(0) {
+        return Err(CliError::usage("--threads must be at least 1"));
+    }
+    let filter = GameFilter {
+        max_ply: args.max_ply,
+        chess960: args.chess960,
+        skip_unknown_results: args.skip_unknown_results,
+        min_elo: args.min_elo,
+        max_elo: args.max_elo,
+        since: date("since", &args.since)?,
+        until: date("until", &args.until)?,
+        speeds: args.time_control.clone(),
+        player: args.player.clone().map(|name| PlayerFilter {
+            name: name.trim().to_string(),
+            color: args.color,
+        }),
+    };
+    let rules = EntryRules {
+        min_games: args.min_games,
+        min_score: args.min_score,
+        side: if args.only_white {
+            Some(Color::White)
+        } else if args.only_black {
+            Some(Color::Black)
+        } else {
+            None
+        },
+        uniform: args.uniform,
+        weights: args.weights,
+    };
+    let mut opts = BuildOptions {
+        filter,
+        rules,
+        memory: usize::try_from(args.memory).unwrap_or(usize::MAX),
+        temp_dir: args.temp_dir.clone(),
+        strict: args.strict,
+        ..BuildOptions::default()
+    };
+    if let Some(t) = args.threads {
+        opts.threads = t;
+    }
+
+    let inputs = expand(&args.inputs).map_err(CliError::data)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = cancel.clone();
+        // If a handler cannot be installed, Ctrl-C still stops the build (without the clean-up).
+        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
+    }
+    let show = !args.quiet && std::io::stderr().is_terminal();
+    let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
+    let bar = Bar::new(show, total);
+    let result = polybook::build::build(&inputs, &args.output, &opts, &cancel, &bar);
+    bar.finish();
+    let report = result.map_err(|e| match e {
+        polybook::build::BuildError::Interrupted => CliError {
+            code: 130,
+            message: e.to_string(),
+        },
+        e => CliError::data(e),
+    })?;
+    if !args.quiet {
+        eprint!(
+            "{}",
+            human_summary(&report, &args.output.display().to_string())
+        );
+    }
+    if args.json {
+        let text = serde_json::to_string(&report).map_err(CliError::data)?;
+        println!("{text}");
+    }
+    Ok(())
+}
+
+fn human_summary(r: &BuildReport, output: &str) -> String {
+    let mut s = String::new();
+    let list = |m: &std::collections::BTreeMap<&str, u64>| {
+        m.iter()
+            .map(|(k, v)| format!("{v} {}", k.replace('_', " ")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let skipped: u64 = r.skipped.values().sum();
+    let truncated: u64 = r.truncated.values().sum();
+    s += &format!(
+        "{output}: {} entries, {} positions ({} (position, move) pairs before filtering)\n",
+        r.entries, r.positions, r.entries_before_filter
+    );
+    s += &format!(
+        "games: {} read, {} used, {} skipped{}, {} cut short{}; {} plies counted\n",
+        r.games,
+        r.used,
+        skipped,
+        if skipped > 0 {
+            format!(" ({})", list(&r.skipped))
+        } else {
+            String::new()
+        },
+        truncated,
+        if truncated > 0 {
+            format!(" ({})", list(&r.truncated))
+        } else {
+            String::new()
+        },
+        r.plies
+    );
+    for ex in r.examples.iter().take(5) {
+        s += &format!("  {ex}\n");
+    }
+    if r.spilled_runs > 0 {
+        s += &format!(
+            "{} sorted runs spilled to disk and merged\n",
+            r.spilled_runs
+        );
+    }
+    s += &format!(
+        "time: {:.2} s, {:.0} games/s\n",
+        r.seconds, r.games_per_second
+    );
+    s
+}
+
+/// The progress bar (bytes of input read, games/s, ETA), shown only on a terminal.
+struct Bar(Option<ProgressBar>);
+
+impl Bar {
+    fn new(show: bool, total: Option<u64>) -> Bar {
+        if !show {
+            return Bar(None);
+        }
+        let bar = match total {
+            Some(t) => ProgressBar::new(t).with_style(
+                ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {msg} ETA {eta}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ),
+            None => ProgressBar::new_spinner().with_style(
+                ProgressStyle::with_template("{spinner} {bytes} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ),
+        };
+        Bar(Some(bar))
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl polybook::build::Progress for Bar {
+    fn update(&self, bytes: u64, games: u64) {
+        if let Some(b) = &self.0 {
+            b.set_position(bytes);
+            let secs = b.elapsed().as_secs_f64().max(1e-3);
+            b.set_message(format!("{games} games, {:.0} games/s", games as f64 / secs));
+        }
+    }
+}
