@@ -135,13 +135,62 @@ struct ChunkStats {
     incidents: Vec<game::Incident>,
 }
 
-/// The plies of one chunk that belong to one tally thread.
+/// The plies of one chunk grouped by partition (input order kept within each partition).
+struct Bucketed {
+    plies: Vec<Ply>,
+    /// `plies[starts[p]..starts[p + 1]]` belong to partition `p`.
+    starts: Vec<usize>,
+}
+
+impl Bucketed {
+    /// A stable counting sort by partition.
+    fn new(plies: Vec<Ply>) -> Bucketed {
+        let mut starts = vec![0usize; PARTITIONS + 1];
+        for ply in &plies {
+            starts[partition(ply.key) + 1] += 1;
+        }
+        for p in 0..PARTITIONS {
+            starts[p + 1] += starts[p];
+        }
+        let mut next = starts.clone();
+        let mut sorted = vec![
+            Ply {
+                key: 0,
+                mv: 0,
+                points: 0
+            };
+            plies.len()
+        ];
+        for ply in plies {
+            let slot = &mut next[partition(ply.key)];
+            sorted[*slot] = ply;
+            *slot += 1;
+        }
+        Bucketed {
+            plies: sorted,
+            starts,
+        }
+    }
+
+    fn partition(&self, p: usize) -> &[Ply] {
+        &self.plies[self.starts[p]..self.starts[p + 1]]
+    }
+}
+
+/// A chunk's plies, shared by the tally threads (each applies the partitions it owns).
 struct TallyWork {
     index: u64,
-    plies: Vec<Ply>,
+    plies: Arc<Bucketed>,
     /// Tally threads that still have to apply this chunk; the last one frees its slot.
     remaining: Arc<AtomicUsize>,
 }
+
+/// Plies gathered before a tally thread applies them, partition by partition: each partition's
+/// slots are then touched in one burst, while they are in cache.
+const BATCH_PLIES: usize = 1 << 21;
+
+/// Chunks the tally threads may gather into one batch (besides those being parsed).
+const BATCH_CHUNKS: usize = 24;
 
 const MAX_EXAMPLES: usize = 20;
 
@@ -191,7 +240,7 @@ fn run<C: Counts>(
     let start = Instant::now();
     let workers = opts.threads.max(1);
     let tallies = if workers >= 2 { 2 } else { 1 };
-    let in_flight = 2 * workers + 2;
+    let in_flight = BATCH_CHUNKS + 2 * workers + 2;
     let budget = opts.memory / tallies;
     let abort = AtomicBool::new(false);
     let bytes_read = Arc::new(AtomicU64::new(0));
@@ -266,18 +315,17 @@ fn run<C: Counts>(
                         Err(_) => return,
                     };
                     let out = parse_chunk(&chunk.data, filter);
+                    drop(chunk.data);
                     let remaining = Arc::new(AtomicUsize::new(tally_txs.len()));
                     let plies = out.plies.len() as u64;
-                    for (t, plies) in split_plies(out.plies, tally_txs.len())
-                        .into_iter()
-                        .enumerate()
-                    {
+                    let bucketed = Arc::new(Bucketed::new(out.plies));
+                    for tx in &tally_txs {
                         let work = TallyWork {
                             index: chunk.index,
-                            plies,
+                            plies: bucketed.clone(),
                             remaining: remaining.clone(),
                         };
-                        if tally_txs[t].send(work).is_err() {
+                        if tx.send(work).is_err() {
                             return;
                         }
                     }
@@ -307,7 +355,7 @@ fn run<C: Counts>(
                 let spill_dir = &spill_dir;
                 let abort = &abort;
                 s.spawn(move || {
-                    let r = tally_thread::<C>(t, rx, token_tx, budget, opts, spill_dir);
+                    let r = tally_thread::<C>(t, tallies, rx, token_tx, budget, opts, spill_dir);
                     if r.is_err() {
                         abort.store(true, Ordering::Relaxed);
                     }
@@ -416,7 +464,12 @@ fn run<C: Counts>(
         let mut group = Vec::new();
         for p in 0..PARTITIONS {
             let owner = p % tallies_done.len();
-            let part = tallies_done[owner].tally.drain_partition(p, 0);
+            // Entries that cannot be kept are only counted, not sorted.
+            let (part, held) =
+                tallies_done[owner]
+                    .tally
+                    .drain_partition_with(p, 0, opts.rules.min_games);
+            report.entries_before_filter += held - part.len() as u64;
             let mut i = 0;
             while i < part.len() {
                 let key = part[i].key;
@@ -475,26 +528,16 @@ fn parse_chunk(data: &[u8], filter: &GameFilter) -> ChunkOutput {
     visitor.out
 }
 
-/// The tally thread that owns partition `p` among `n`.
-fn owner(key: u64, n: usize) -> usize {
-    ((key >> 56) as usize) % n
+/// The partition of a key: its top byte (so partitions in order are keys in order).
+fn partition(key: u64) -> usize {
+    (key >> 56) as usize
 }
 
-fn split_plies(plies: Vec<Ply>, n: usize) -> Vec<Vec<Ply>> {
-    if n == 1 {
-        return vec![plies];
-    }
-    let mut out: Vec<Vec<Ply>> = (0..n)
-        .map(|_| Vec::with_capacity(plies.len() / n + 16))
-        .collect();
-    for ply in plies {
-        out[owner(ply.key, n)].push(ply);
-    }
-    out
-}
-
+/// Applies every chunk, in input order, to the partitions `t, t + n, t + 2n, …` that this
+/// tally thread owns among `n`.
 fn tally_thread<C: Counts>(
     t: usize,
+    n: usize,
     rx: Receiver<TallyWork>,
     token_tx: SyncSender<()>,
     budget: usize,
@@ -505,22 +548,47 @@ fn tally_thread<C: Counts>(
     let mut runs = Vec::new();
     let mut pending: BTreeMap<u64, TallyWork> = BTreeMap::new();
     let mut next = 0u64;
-    for work in rx {
-        pending.insert(work.index, work);
-        while let Some(work) = pending.remove(&next) {
-            next += 1;
-            for &ply in &work.plies {
-                if let Pressure::Spill = tally.add(ply) {
-                    let seq = runs.len() as u64;
-                    runs.push(spill_tally(&mut tally, t, seq, spill_dir, opts)?);
-                    let _ = tally.add(ply);
+    let mut batch: Vec<TallyWork> = Vec::new();
+    let mut batch_plies = 0;
+    let mut apply = |batch: &mut Vec<TallyWork>| -> Result<(), BuildError> {
+        for p in (t..PARTITIONS).step_by(n) {
+            for work in batch.iter() {
+                let plies = work.plies.partition(p);
+                // Fetch a few plies ahead: overlap the cache misses.
+                const AHEAD: usize = 8;
+                for (i, &ply) in plies.iter().enumerate() {
+                    if let Some(later) = plies.get(i + AHEAD) {
+                        tally.prefetch(later.key);
+                    }
+                    if let Pressure::Spill = tally.add(ply) {
+                        let seq = runs.len() as u64;
+                        runs.push(spill_tally(&mut tally, t, seq, spill_dir, opts)?);
+                        let _ = tally.add(ply);
+                    }
                 }
             }
+        }
+        for work in batch.drain(..) {
             if work.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
                 let _ = token_tx.send(());
             }
         }
+        Ok(())
+    };
+    for work in rx {
+        pending.insert(work.index, work);
+        while let Some(work) = pending.remove(&next) {
+            next += 1;
+            batch_plies += work.plies.plies.len();
+            batch.push(work);
+            if batch_plies >= BATCH_PLIES || batch.len() >= BATCH_CHUNKS {
+                apply(&mut batch)?;
+                batch_plies = 0;
+            }
+        }
     }
+    apply(&mut batch)?;
+    drop(apply);
     Ok(TallyResult { tally, runs })
 }
 

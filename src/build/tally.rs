@@ -192,12 +192,13 @@ impl<C: Counts> Partition<C> {
         }
     }
 
-    /// The partition's entries sorted by key, emptying it.
-    fn drain_sorted(&mut self, run: u64) -> Vec<Tallied<C>> {
+    /// The partition's entries with at least `min_games` games and some points, sorted by key;
+    /// the partition is emptied.
+    fn drain_sorted(&mut self, run: u64, min_games: u64) -> Vec<Tallied<C>> {
         let mut out: Vec<Tallied<C>> = self
             .slots
             .iter()
-            .filter(|s| s.mv != 0)
+            .filter(|s| s.mv != 0 && s.counts.n() >= min_games && s.counts.points() > 0)
             .map(|s| Tallied {
                 key: s.key,
                 mv: s.mv,
@@ -242,6 +243,24 @@ impl<C: Counts> Tally<C> {
     /// The memory one (position, move) takes in a full slot.
     pub const SLOT_BYTES: usize = size_of::<Slot<C>>();
 
+    /// Hints the processor to fetch the slot where `key` will be looked up, so that counting a
+    /// stream of plies overlaps their cache misses instead of waiting for each in turn.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        let part = &self.parts[(key >> 56) as usize];
+        if part.slots.is_empty() {
+            return;
+        }
+        let slot: *const Slot<C> = &part.slots[part.home(key)];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is only a hint; the pointer is in bounds and never dereferenced here.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(slot.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = slot;
+    }
+
     /// Counts one ply, unless the table must first be spilled.
     #[inline]
     pub fn add(&mut self, ply: Ply) -> Pressure {
@@ -272,10 +291,22 @@ impl<C: Counts> Tally<C> {
 
     /// Every entry of partition `p`, sorted by key; the partition is emptied.
     pub fn drain_partition(&mut self, p: usize, run: u64) -> Vec<Tallied<C>> {
+        self.drain_partition_with(p, run, 0).0
+    }
+
+    /// The entries of partition `p` that can become book entries (at least `min_games` games and
+    /// some points), sorted by key; the partition is emptied. Also returns how many entries it held.
+    pub fn drain_partition_with(
+        &mut self,
+        p: usize,
+        run: u64,
+        min_games: u64,
+    ) -> (Vec<Tallied<C>>, u64) {
         let part = &mut self.parts[p];
+        let held = part.len as u64;
         self.bytes -= part.slots.len() * Self::SLOT_BYTES;
-        self.distinct -= part.len as u64;
-        part.drain_sorted(run)
+        self.distinct -= held;
+        (part.drain_sorted(run, min_games), held)
     }
 }
 
