@@ -8,9 +8,10 @@ use std::ops::ControlFlow;
 
 use pgn_reader::{RawTag, SanPlus, Skip, Visitor};
 use shakmaty::fen::Fen;
-use shakmaty::san::SanError;
+use shakmaty::san::{San, SanError};
+use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
-use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position};
+use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Move, Position, Role, Square};
 
 use crate::book::RawMove;
 
@@ -439,13 +440,15 @@ impl Visitor for GameVisitor<'_> {
         if game.stopped {
             return ControlFlow::Continue(());
         }
-        let mv = match san_plus.san.to_move(&game.pos) {
+        let mv = match san_plus
+            .san
+            .to_move(&game.pos)
+            .or_else(|err| lenient(san_plus.san, &game.pos).ok_or(err))
+        {
             Ok(m) => m,
             Err(err) => {
                 let reason = match (err, san_plus.san) {
-                    (_, shakmaty::san::San::Null | shakmaty::san::San::Put { .. }) => {
-                        Reason::NullMove
-                    }
+                    (_, San::Null | San::Put { .. }) => Reason::NullMove,
                     (SanError::AmbiguousSan, _) => Reason::AmbiguousMove,
                     (SanError::IllegalSan, _) => Reason::IllegalMove,
                 };
@@ -511,6 +514,50 @@ impl Visitor for GameVisitor<'_> {
     fn end_game(&mut self, _game: Movetext) {}
 }
 
+/// Readings of a move that is not legal as written SAN, as other readers (python-chess) accept:
+/// a capture written without `x` or a move with a wrong `x` (`Raf8` for `Raxf8`), and UCI
+/// coordinates (`g1f3`, `e1g1`, `e7e8q`), which read as a pawn move with a full origin square.
+fn lenient(san: San, pos: &Chess) -> Option<Move> {
+    if let San::Normal {
+        role,
+        file,
+        rank,
+        capture,
+        to,
+        promotion,
+    } = san
+    {
+        let flipped = San::Normal {
+            role,
+            file,
+            rank,
+            capture: !capture,
+            to,
+            promotion,
+        };
+        if let Ok(m) = flipped.to_move(pos) {
+            return Some(m);
+        }
+    }
+    match san {
+        San::Normal {
+            role: Role::Pawn,
+            file: Some(file),
+            rank: Some(rank),
+            to,
+            promotion,
+            ..
+        } => UciMove::Normal {
+            from: Square::from_coords(file, rank),
+            to,
+            promotion,
+        }
+        .to_move(pos)
+        .ok(),
+        _ => None,
+    }
+}
+
 fn reason_word(reason: Reason) -> &'static str {
     match reason {
         Reason::AmbiguousMove => "ambiguous",
@@ -569,6 +616,20 @@ mod tests {
         assert_eq!(out.plies.len(), 1);
         // Castling is stored as king takes rook: e1h1.
         assert_eq!(out.plies[0].mv, RawMove::from_uci_str("e1h1").unwrap().0);
+    }
+
+    #[test]
+    fn a_capture_written_without_x_is_read() {
+        let out = run("1. e4 d5 2. ed5 *\n", &GameFilter::default());
+        assert_eq!(out.plies.len(), 3);
+        assert!(out.incidents.is_empty(), "{:?}", out.incidents);
+    }
+
+    #[test]
+    fn moves_in_uci_coordinates_are_read() {
+        let out = run("1. g1f3 d7d5 2. e2e4 d5e4 *\n", &GameFilter::default());
+        assert_eq!(out.plies.len(), 4);
+        assert!(out.incidents.is_empty(), "{:?}", out.incidents);
     }
 
     #[test]
