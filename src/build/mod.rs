@@ -468,7 +468,7 @@ fn run<C: Counts>(
             let (part, held) =
                 tallies_done[owner]
                     .tally
-                    .drain_partition_with(p, 0, opts.rules.min_games);
+                    .drain_partition_with(p, 0, Some(opts.rules.min_games));
             report.entries_before_filter += held - part.len() as u64;
             let mut i = 0;
             while i < part.len() {

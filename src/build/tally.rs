@@ -192,13 +192,15 @@ impl<C: Counts> Partition<C> {
         }
     }
 
-    /// The partition's entries with at least `min_games` games and some points, sorted by key;
-    /// the partition is emptied.
-    fn drain_sorted(&mut self, run: u64, min_games: u64) -> Vec<Tallied<C>> {
+    /// The partition's entries sorted by key (with `Some(min_games)`: only those with at least
+    /// that many games and some points); the partition is emptied.
+    fn drain_sorted(&mut self, run: u64, min_games: Option<u64>) -> Vec<Tallied<C>> {
         let mut out: Vec<Tallied<C>> = self
             .slots
             .iter()
-            .filter(|s| s.mv != 0 && s.counts.n() >= min_games && s.counts.points() > 0)
+            .filter(|s| {
+                s.mv != 0 && min_games.is_none_or(|m| s.counts.n() >= m && s.counts.points() > 0)
+            })
             .map(|s| Tallied {
                 key: s.key,
                 mv: s.mv,
@@ -291,16 +293,17 @@ impl<C: Counts> Tally<C> {
 
     /// Every entry of partition `p`, sorted by key; the partition is emptied.
     pub fn drain_partition(&mut self, p: usize, run: u64) -> Vec<Tallied<C>> {
-        self.drain_partition_with(p, run, 0).0
+        self.drain_partition_with(p, run, None).0
     }
 
-    /// The entries of partition `p` that can become book entries (at least `min_games` games and
-    /// some points), sorted by key; the partition is emptied. Also returns how many entries it held.
+    /// The entries of partition `p` sorted by key, or with `Some(min_games)` only those that can
+    /// become book entries (that many games and some points); the partition is emptied. Also
+    /// returns how many entries it held.
     pub fn drain_partition_with(
         &mut self,
         p: usize,
         run: u64,
-        min_games: u64,
+        min_games: Option<u64>,
     ) -> (Vec<Tallied<C>>, u64) {
         let part = &mut self.parts[p];
         let held = part.len as u64;

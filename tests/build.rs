@@ -1,0 +1,521 @@
+//! `polybook build` against the reference tools on real games: byte for byte what
+//! `polyglot make-book` writes (Debian's GNU Chess book, TCEC and lichess games, every option),
+//! python-chess where polyglot is wrong (games from a FEN, variants, bad moves), and bad input.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const POLYGLOT: &str = "/usr/games/polyglot";
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data")
+        .join(rel)
+}
+
+fn polybook(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_polybook"))
+        .args(args)
+        .output()
+        .expect("run polybook")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Builds with polybook; panics with its stderr if it fails.
+fn build(inputs: &[&Path], out: &Path, options: &[&str]) -> Vec<u8> {
+    let mut args = vec!["build", "-q", "-o", s(out)];
+    args.extend(inputs.iter().map(|p| s(p)));
+    args.extend_from_slice(options);
+    let o = polybook(&args);
+    assert!(
+        o.status.success(),
+        "polybook {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::read(out).unwrap()
+}
+
+/// `polyglot make-book` on a plain PGN file; `None` when polyglot reports an error (it exits 0).
+fn polyglot_book(pgn: &Path, dir: &Path, options: &[&str]) -> Option<Vec<u8>> {
+    assert!(
+        Path::new(POLYGLOT).exists(),
+        "{POLYGLOT} is missing: apt-get install -y polyglot"
+    );
+    let out = dir.join("polyglot.bin");
+    let _ = std::fs::remove_file(&out);
+    let o = Command::new(POLYGLOT)
+        .current_dir(dir)
+        .args(["make-book", "-pgn", s(pgn), "-bin", s(&out)])
+        .args(options)
+        .output()
+        .expect("run polyglot");
+    let log = String::from_utf8_lossy(&o.stdout).to_lowercase();
+    if log.contains("error") || log.contains("illegal") || !log.contains("all done") {
+        return None;
+    }
+    std::fs::read(&out).ok()
+}
+
+/// The text of an .xz file (Latin-1 names become replacement characters, which no book sees).
+fn xz_text(path: &Path) -> String {
+    let mut bytes = Vec::new();
+    xz2::read::XzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_end(&mut bytes)
+        .unwrap();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The games of a PGN text whose tags start with `[Event`.
+fn split_games(text: &str) -> Vec<&str> {
+    let mut games = Vec::new();
+    let mut start = 0;
+    for (i, _) in text.match_indices("\n[Event ") {
+        if i > start {
+            games.push(&text[start..=i]);
+        }
+        start = i + 1;
+    }
+    games.push(&text[start..]);
+    games.retain(|g| g.contains('['));
+    games
+}
+
+fn tag<'a>(game: &'a str, name: &str) -> Option<&'a str> {
+    let prefix = format!("[{name} \"");
+    let line = game.lines().find(|l| l.starts_with(&prefix))?;
+    line[prefix.len()..].strip_suffix("\"]")
+}
+
+/// The GNU Chess book in Debian is polyglot make-book's output on this collection; it triggers
+/// polyglot's halving at 16384 games. Read straight from the .xz.
+#[test]
+fn default_build_reproduces_the_gnu_chess_book_from_debian() {
+    let dir = tempfile::tempdir().unwrap();
+    let got = build(
+        &[&data("pgn/gnuchess-book_1.02.pgn.xz")],
+        &dir.path().join("gnu.bin"),
+        &[],
+    );
+    let expected = std::fs::read(data("books/gnuchess.bin")).unwrap();
+    assert_eq!(got.len(), expected.len());
+    assert!(got == expected, "the bytes differ");
+}
+
+/// Every make-book option, on the first 50,000 GNU Chess games (enough for the halving at 16384
+/// games to happen in the start position), compared with polyglot run here.
+#[test]
+fn every_option_matches_polyglot_make_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = xz_text(&data("pgn/gnuchess-book_1.02.pgn.xz"));
+    let games = split_games(&text);
+    assert!(games.len() > 100_000);
+    let pgn = dir.path().join("gnu50k.pgn");
+    std::fs::write(&pgn, games[..50_000].concat()).unwrap();
+    let cases: &[(&[&str], &[&str])] = &[
+        (&[], &[]),
+        (
+            &["-max-ply", "30", "-min-game", "1"],
+            &["--max-ply", "30", "--min-games", "1"],
+        ),
+        (&["-min-score", "50"], &["--min-score", "50"]),
+        (
+            &["-min-game", "10", "-min-score", "45.5"],
+            &["--min-games", "10", "--min-score", "45.5"],
+        ),
+        (&["-only-white"], &["--only-white"]),
+        (&["-only-black"], &["--only-black"]),
+        (&["-uniform"], &["--uniform"]),
+        (
+            &["-max-ply", "12", "-min-game", "1", "-uniform"],
+            &["--max-ply", "12", "--min-games", "1", "--uniform"],
+        ),
+    ];
+    for (pg, pb) in cases {
+        let expected = polyglot_book(&pgn, dir.path(), pg).expect("polyglot reads these games");
+        for threads in ["1", "2"] {
+            let mut options = pb.to_vec();
+            options.extend(["--threads", threads]);
+            let got = build(&[&pgn], &dir.path().join("pb.bin"), &options);
+            assert!(got == expected, "options {pb:?} with {threads} threads");
+        }
+    }
+}
+
+/// Every TCEC file that polyglot reads without error (long engine comments on every move).
+#[test]
+fn tcec_games_match_polyglot() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut compared = 0;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(data("pgn/tcec"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".pgn.xz"))
+        .collect();
+    files.sort();
+    for xz in files {
+        let pgn = dir.path().join("in.pgn");
+        std::fs::write(&pgn, xz_text(&xz)).unwrap();
+        let Some(expected) = polyglot_book(&pgn, dir.path(), &["-min-game", "1"]) else {
+            continue;
+        };
+        let got = build(&[&xz], &dir.path().join("pb.bin"), &["--min-games", "1"]);
+        assert!(got == expected, "{}", xz.display());
+        compared += 1;
+    }
+    assert!(compared >= 25, "only {compared} TCEC files compared");
+}
+
+/// lichess games: the standard ones without a FEN (what polyglot can read), whole and through
+/// each of polybook's filters, against polyglot on the same games picked by their tags.
+#[test]
+fn lichess_games_and_filters_match_polyglot() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = xz_text(&data("pgn/lichess_magnus_2018-2022.pgn.xz"));
+    let games: Vec<&str> = split_games(&text)
+        .into_iter()
+        .filter(|g| tag(g, "Variant").is_none_or(|v| v == "Standard") && tag(g, "FEN").is_none())
+        .collect();
+    assert!(games.len() > 9000);
+    let standard = dir.path().join("standard.pgn");
+    std::fs::write(&standard, games.concat()).unwrap();
+
+    let elo = |g: &&str, name| tag(g, name).and_then(|e| e.parse::<u32>().ok());
+    let speed = |g: &&str| -> &'static str {
+        let tc = tag(g, "TimeControl").unwrap_or("-");
+        let Some((base, inc)) = tc.split_once('+') else {
+            return "none";
+        };
+        let secs = base.parse::<f64>().unwrap() + 40.0 * inc.parse::<f64>().unwrap();
+        match secs {
+            s if s < 179.0 => "bullet",
+            s if s < 479.0 => "blitz",
+            s if s < 1499.0 => "rapid",
+            _ => "classical",
+        }
+    };
+    type Pick<'a> = Box<dyn Fn(&&str) -> bool + 'a>;
+    let cases: Vec<(Vec<&str>, Pick, Vec<&str>)> = vec![
+        (vec![], Box::new(|_| true), vec![]),
+        (
+            vec!["--min-elo", "2600"],
+            Box::new(|g| {
+                elo(g, "WhiteElo").is_some_and(|e| e >= 2600)
+                    && elo(g, "BlackElo").is_some_and(|e| e >= 2600)
+            }),
+            vec![],
+        ),
+        (
+            vec!["--max-elo", "2900"],
+            Box::new(|g| {
+                elo(g, "WhiteElo").is_some_and(|e| e <= 2900)
+                    && elo(g, "BlackElo").is_some_and(|e| e <= 2900)
+            }),
+            vec![],
+        ),
+        (
+            vec!["--since", "2021.01.01", "--until", "2021-12-31"],
+            Box::new(|g| tag(g, "UTCDate").is_some_and(|d| d.starts_with("2021."))),
+            vec![],
+        ),
+        (
+            vec!["--time-control", "blitz,rapid"],
+            Box::new(|g| matches!(speed(g), "blitz" | "rapid")),
+            vec![],
+        ),
+        (
+            vec!["--player", "DrNykterstein", "--color", "white"],
+            Box::new(|g| tag(g, "White").is_some_and(|w| w.eq_ignore_ascii_case("drnykterstein"))),
+            vec!["-only-white"],
+        ),
+    ];
+    for (pb, pick, pg) in cases {
+        let subset: Vec<&str> = games.iter().copied().filter(|g| pick(&g)).collect();
+        assert!(
+            !subset.is_empty() && subset.len() < games.len() || pb.is_empty(),
+            "{pb:?}"
+        );
+        let pgn = dir.path().join("subset.pgn");
+        std::fs::write(&pgn, subset.concat()).unwrap();
+        let mut pg_opts = vec!["-min-game", "1"];
+        pg_opts.extend(pg);
+        let expected = polyglot_book(&pgn, dir.path(), &pg_opts).expect("polyglot reads them");
+        let mut pb_opts = vec!["--min-games", "1"];
+        pb_opts.extend(&pb);
+        let got = build(&[&standard], &dir.path().join("pb.bin"), &pb_opts);
+        assert!(got == expected, "filter {pb:?} ({} games)", subset.len());
+    }
+}
+
+/// Where polyglot is wrong or gives up: games from a [FEN], variants, illegal and ambiguous moves,
+/// null moves, captures without `x`, UCI coordinates, several inputs in a row. The judge is an
+/// independent builder on python-chess (tests/reference_book.py).
+#[test]
+fn fen_games_variants_and_bad_moves_match_python_chess() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = [
+        data("pgn/world_matches.pgn"),
+        data("pgn/lichess_magnus_analysed.pgn.xz"),
+        data("pgn/edge/pychess/fenSetup.pgn"),
+        data("pgn/edge/pychess/atomic.pgn"),
+        data("pgn/edge/pychess/chess960rwch.pgn"),
+        data("pgn/edge/pychess/zh.pgn"),
+        data("pgn/edge/python-chess/immortal-games.pgn"),
+        data("pgn/edge/python-chess/anastasian-lewis.pgn"),
+        data("pgn/edge/python-chess/uci-moves.pgn"),
+        data("pgn/edge/rust-pgn-reader/examples_illegal.pgn"),
+        data("pgn/edge/pgn-extract/test-setup-in.pgn"),
+    ];
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference_book.py");
+    for options in [
+        &["--min-games", "1"][..],
+        &["--min-games", "2", "--max-ply", "40"],
+    ] {
+        let reference = dir.path().join("ref.bin");
+        let o = Command::new("python3")
+            .arg(&script)
+            .arg(&reference)
+            .args(&inputs)
+            .args(options)
+            .output()
+            .expect("python3 runs");
+        assert!(
+            o.status.success(),
+            "reference builder (pip install chess): {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let expected = std::fs::read(&reference).unwrap();
+        let refs: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
+        let got = build(&refs, &dir.path().join("pb.bin"), options);
+        assert!(expected.len() > 16 * 1000);
+        assert!(got == expected, "{options:?}");
+    }
+}
+
+/// The summary counts what was skipped and why, and `--json` prints it for programs.
+#[test]
+fn the_summary_reports_skipped_and_cut_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b.bin");
+    let o = polybook(&[
+        "build",
+        s(&data("pgn/edge/pychess/atomic.pgn")),
+        s(&data("pgn/edge/python-chess/immortal-games.pgn")),
+        "-o",
+        s(&out),
+        "--json",
+    ]);
+    assert!(o.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["games"], 46);
+    assert_eq!(report["used"], 36);
+    assert_eq!(report["skipped"]["variant"], 10);
+    assert_eq!(report["truncated"]["ambiguous_move"], 4);
+    assert!(report["plies"].as_u64().unwrap() > 1000);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("10 variant"), "{stderr}");
+    assert!(stderr.contains("4 ambiguous move"), "{stderr}");
+    let examples = report["examples"].to_string();
+    assert!(
+        examples.contains("immortal-games.pgn: game 1: move 5... Nd7 is ambiguous"),
+        "{examples}"
+    );
+}
+
+/// `--skip-unknown-results` leaves out the games whose result is `*`; by default they count as
+/// draws, as in polyglot.
+#[test]
+fn unknown_results_count_as_draws_or_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        String::from_utf8_lossy(&std::fs::read(data("pgn/dortmund.pgn")).unwrap()).into_owned();
+    let games = split_games(&text);
+    // Every third game loses its result.
+    let mut all = String::new();
+    let mut known = String::new();
+    for (i, g) in games.iter().enumerate() {
+        if i % 3 == 0 {
+            let r = tag(g, "Result").unwrap();
+            all += &g.replace(&format!("[Result \"{r}\"]"), "[Result \"*\"]");
+        } else {
+            all += g;
+            known += g;
+        }
+    }
+    let (all_pgn, known_pgn) = (dir.path().join("all.pgn"), dir.path().join("known.pgn"));
+    std::fs::write(&all_pgn, &all).unwrap();
+    std::fs::write(&known_pgn, &known).unwrap();
+    let opts = ["--min-games", "1"];
+    let expected = polyglot_book(&known_pgn, dir.path(), &["-min-game", "1"]).unwrap();
+    let skipped = build(
+        &[&all_pgn],
+        &dir.path().join("s.bin"),
+        &["--min-games", "1", "--skip-unknown-results"],
+    );
+    assert!(skipped == expected);
+    let expected = polyglot_book(&all_pgn, dir.path(), &["-min-game", "1"]).unwrap();
+    assert!(build(&[&all_pgn], &dir.path().join("a.bin"), &opts) == expected);
+}
+
+/// gzip, zstd, bzip2 (told by their magic bytes, whatever the name), standard input and folders
+/// all give the same book as the plain file.
+#[test]
+fn compressed_inputs_stdin_and_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = data("pgn/dortmund.pgn");
+    let text = std::fs::read(&plain).unwrap();
+    let expected = build(&[&plain], &dir.path().join("plain.bin"), &[]);
+    assert!(expected.len() > 1000);
+
+    let gz = dir.path().join("games.pgn.gz");
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(&text).unwrap();
+    std::fs::write(&gz, e.finish().unwrap()).unwrap();
+    let zst = dir.path().join("games.zst.pgn"); // a misleading name: the magic bytes decide
+    std::fs::write(&zst, zstd::encode_all(&text[..], 3).unwrap()).unwrap();
+    let bz2 = dir.path().join("games.pgn.bz2");
+    let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+    e.write_all(&text).unwrap();
+    std::fs::write(&bz2, e.finish().unwrap()).unwrap();
+    for input in [&gz, &zst, &bz2] {
+        let got = build(&[input], &dir.path().join("c.bin"), &[]);
+        assert!(got == expected, "{}", input.display());
+    }
+
+    let out = dir.path().join("stdin.bin");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_polybook"))
+        .args(["build", "-", "-q", "-o", s(&out)])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&text).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(std::fs::read(&out).unwrap() == expected);
+
+    // A folder: every PGN below it, in path order (world_matches.pgn before z/dortmund.pgn).
+    let folder = dir.path().join("folder");
+    std::fs::create_dir_all(folder.join("z")).unwrap();
+    std::fs::copy(&plain, folder.join("z/dortmund.pgn")).unwrap();
+    std::fs::copy(
+        data("pgn/world_matches.pgn"),
+        folder.join("world_matches.pgn"),
+    )
+    .unwrap();
+    std::fs::write(folder.join("notes.txt"), "not a PGN").unwrap();
+    let both = build(
+        &[&data("pgn/world_matches.pgn"), &plain],
+        &dir.path().join("both.bin"),
+        &[],
+    );
+    let got = build(&[&folder], &dir.path().join("folder.bin"), &[]);
+    assert!(got == both);
+}
+
+/// `--weights games` counts exactly in 64 bits; spilling sorted runs to disk (a tiny --memory)
+/// gives the same book as counting in memory.
+#[test]
+fn spilling_to_disk_gives_the_same_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let gnu = data("pgn/gnuchess-book_1.02.pgn.xz");
+    let tmp = dir.path().join("runs");
+    std::fs::create_dir(&tmp).unwrap();
+    for weights in ["games", "wins"] {
+        let opts = ["--max-ply", "16", "--min-games", "2", "--weights", weights];
+        let in_memory = build(&[&gnu], &dir.path().join("mem.bin"), &opts);
+        let mut spill_opts = opts.to_vec();
+        spill_opts.extend(["--memory", "2M", "--temp-dir", s(&tmp)]);
+        let out = dir.path().join("spill.bin");
+        let mut args = vec!["build", s(&gnu), "-o", s(&out), "--json"];
+        args.extend(&spill_opts);
+        let o = polybook(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(report["spilled_runs"].as_u64().unwrap() >= 2, "{report}");
+        assert!(std::fs::read(&out).unwrap() == in_memory, "{weights}");
+        // The runs are gone.
+        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+    }
+    // With polyglot's weights and no position reaching 16384 games, spilling is exact too.
+    let tcec = data("pgn/tcec/TCEC_Season_9_-_Stage_1a.pgn.xz");
+    let in_memory = build(&[&tcec], &dir.path().join("m.bin"), &["--min-games", "1"]);
+    let spilled = build(
+        &[&tcec],
+        &dir.path().join("s.bin"),
+        &["--min-games", "1", "--memory", "1M", "--temp-dir", s(&tmp)],
+    );
+    assert!(spilled == in_memory);
+}
+
+/// Each bad input: one line on stderr naming the problem, a non-zero exit, no book written.
+#[test]
+fn bad_input_gets_one_clear_line_and_no_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.bin");
+    let dortmund = data("pgn/dortmund.pgn");
+    let corrupt = dir.path().join("corrupt.pgn.xz");
+    let mut bytes = std::fs::read(data("pgn/tcec/TCEC_Match_1.pgn.xz")).unwrap();
+    let mid = bytes.len() / 2;
+    bytes.truncate(mid);
+    std::fs::write(&corrupt, bytes).unwrap();
+    let empty_dir = dir.path().join("empty");
+    std::fs::create_dir(&empty_dir).unwrap();
+    let illegal = data("pgn/edge/rust-pgn-reader/examples_illegal.pgn");
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (
+            vec!["build", "/no/such.pgn", "-o", s(&out)],
+            1,
+            "/no/such.pgn",
+        ),
+        (
+            vec!["build", s(&empty_dir), "-o", s(&out)],
+            1,
+            "no PGN files",
+        ),
+        (
+            vec!["build", s(&corrupt), "-o", s(&out)],
+            1,
+            "corrupt.pgn.xz",
+        ),
+        (
+            vec!["build", s(&dortmund), "-o", s(&dortmund)],
+            1,
+            "is one of the inputs",
+        ),
+        (
+            vec!["build", s(&illegal), "-o", s(&out), "--strict"],
+            1,
+            "examples_illegal.pgn: game 38: move 1... b4 is illegal",
+        ),
+        (
+            vec!["build", s(&dortmund), "-o", s(&out), "--min-score", "120"],
+            2,
+            "--min-score",
+        ),
+        (
+            vec!["build", s(&dortmund), "-o", s(&out), "--memory", "lots"],
+            2,
+            "not a size",
+        ),
+        (
+            vec!["build", s(&dortmund), "-o", s(&out), "--since", "last year"],
+            2,
+            "not a date",
+        ),
+        (vec!["build", s(&dortmund)], 2, "--output"),
+    ];
+    for (args, code, needle) in cases {
+        let o = polybook(&args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(!out.exists(), "{args:?} wrote a book");
+    }
+    // The folder holds no temporary file either.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    // The input is untouched.
+    assert!(std::fs::metadata(&dortmund).unwrap().len() > 1000);
+}
