@@ -588,7 +588,6 @@ fn tally_thread<C: Counts>(
         }
     }
     apply(&mut batch)?;
-    drop(apply);
     Ok(TallyResult { tally, runs })
 }
 
