@@ -233,7 +233,7 @@ fn lichess_games_and_filters_match_polyglot() {
         ),
     ];
     for (pb, pick, pg) in cases {
-        let subset: Vec<&str> = games.iter().copied().filter(|g| pick(&g)).collect();
+        let subset: Vec<&str> = games.iter().copied().filter(|g| pick(g)).collect();
         assert!(
             !subset.is_empty() && subset.len() < games.len() || pb.is_empty(),
             "{pb:?}"
