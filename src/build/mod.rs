@@ -13,6 +13,7 @@
 mod entries;
 mod game;
 pub mod input;
+mod merge;
 mod spill;
 mod tally;
 
@@ -28,6 +29,7 @@ use thiserror::Error;
 pub use entries::{EntryRules, WeightScheme};
 pub use game::{GameFilter, PlayerFilter, Reason, Speed, parse_date};
 pub use input::Input;
+pub use merge::{MergeReport, merge_books};
 
 use crate::book::{BookError, BookWriter, Entry};
 use entries::{halve_combined, position_entries, widen};

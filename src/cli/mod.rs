@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 mod board;
 mod build;
 mod key;
+mod merge;
 mod position;
 mod probe;
 
@@ -29,6 +30,8 @@ enum Command {
     Probe(probe::Args),
     /// Build a Polyglot book from PGN games.
     Build(build::Args),
+    /// Merge books into one.
+    Merge(merge::Args),
 }
 
 /// A failure that ends a command: one line for the user and an exit code.
@@ -69,6 +72,7 @@ pub fn main() -> ExitCode {
         Some(Command::Key(args)) => key::run(args),
         Some(Command::Probe(args)) => probe::run(args),
         Some(Command::Build(args)) => build::run(args),
+        Some(Command::Merge(args)) => merge::run(args),
         None => Err(CliError::usage("no command given; see `polybook --help`")),
     };
     match result {

@@ -1,0 +1,62 @@
+//! `polybook merge`: the union of several books.
+
+use std::path::PathBuf;
+
+use polybook::book::Book;
+
+use super::{CliError, CliResult, open_book};
+
+/// Merge books: every entry of every book; the same move in several books gets the summed weight
+/// (held at 65535, where polyglot merge-book wraps around) and the first book's learn value.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Two or more books; for equal weights, the first book's moves come first.
+    #[arg(required = true, num_args = 2.., value_name = "BOOK")]
+    books: Vec<PathBuf>,
+    /// The book to write (atomically).
+    #[arg(short, long, value_name = "OUT.bin")]
+    output: PathBuf,
+    /// Print what was written as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let books: Vec<Book> = args
+        .books
+        .iter()
+        .map(|p| open_book(p))
+        .collect::<Result<_, _>>()?;
+    for p in &args.books {
+        if same_file(p, &args.output) {
+            return Err(CliError::data(format!(
+                "{}: is one of the inputs; refusing to write the merged book over it",
+                args.output.display()
+            )));
+        }
+    }
+    let report = polybook::build::merge_books(&books, &args.output).map_err(CliError::data)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&report).map_err(CliError::data)?
+        );
+    } else {
+        println!(
+            "{}: {} entries, {} positions{}",
+            args.output.display(),
+            report.entries,
+            report.positions,
+            if report.saturated > 0 {
+                format!(", {} summed weights held at 65535", report.saturated)
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}

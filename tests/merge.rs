@@ -1,0 +1,127 @@
+//! `polybook merge` against `polyglot merge-book` on the shared books: the same union of entries,
+//! weights held at 65535 where polyglot's wrap around, and every position sorted by weight.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data")
+        .join(rel)
+}
+
+/// The raw records of a book file: (key, move, weight, learn), read here byte by byte.
+fn records(path: &Path) -> Vec<(u64, u16, u16, u32)> {
+    let bytes = std::fs::read(path).unwrap();
+    bytes
+        .chunks_exact(16)
+        .map(|r| {
+            (
+                u64::from_be_bytes(r[0..8].try_into().unwrap()),
+                u16::from_be_bytes(r[8..10].try_into().unwrap()),
+                u16::from_be_bytes(r[10..12].try_into().unwrap()),
+                u32::from_be_bytes(r[12..16].try_into().unwrap()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn merge_matches_polyglot_merge_book_but_saturates_and_sorts() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = [
+        ("books/gnuchess.bin", "books/pychess.bin"),
+        ("books/performance.bin", "books/gm2001.bin"),
+        ("books/rodent3_guide.bin", "books/rodent3_small.bin"),
+        ("books/lasker-trap.bin", "books/gnuchess.bin"),
+    ];
+    let mut wrapped_seen = 0;
+    for (a, b) in pairs {
+        let (a, b) = (data(a), data(b));
+        let pg = dir.path().join("pg.bin");
+        let o = Command::new("/usr/games/polyglot")
+            .args(["merge-book", "-in1"])
+            .arg(&a)
+            .arg("-in2")
+            .arg(&b)
+            .arg("-out")
+            .arg(&pg)
+            .output()
+            .expect("polyglot runs (apt-get install -y polyglot)");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("done"));
+        let pb = dir.path().join("pb.bin");
+        let o = Command::new(env!("CARGO_BIN_EXE_polybook"))
+            .args(["merge", a.to_str().unwrap(), b.to_str().unwrap(), "-o"])
+            .arg(&pb)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+        // The true sums, from the inputs.
+        let mut sums: HashMap<(u64, u16), u32> = HashMap::new();
+        for r in records(&a).into_iter().chain(records(&b)) {
+            *sums.entry((r.0, r.1)).or_default() += u32::from(r.2);
+        }
+        let theirs = records(&pg);
+        let ours = records(&pb);
+        assert_eq!(theirs.len(), ours.len(), "{}", a.display());
+        let ours_by: HashMap<(u64, u16), (u16, u32)> =
+            ours.iter().map(|r| ((r.0, r.1), (r.2, r.3))).collect();
+        for t in &theirs {
+            let (w, learn) = ours_by[&(t.0, t.1)];
+            assert_eq!(learn, t.3, "learn of {:016x} {}", t.0, t.1);
+            let sum = sums[&(t.0, t.1)];
+            if sum > 65535 {
+                wrapped_seen += 1;
+                assert_eq!(u32::from(t.2), sum % 65536, "polyglot wraps around");
+                assert_eq!(w, 65535);
+            } else {
+                assert_eq!(w, t.2);
+            }
+        }
+        // Sorted by key, then weight descending.
+        assert!(
+            ours.windows(2)
+                .all(|p| p[0].0 < p[1].0 || (p[0].0 == p[1].0 && p[0].2 >= p[1].2))
+        );
+    }
+    assert!(wrapped_seen > 0, "no pair exercised the 16-bit overflow");
+}
+
+#[test]
+fn merge_refuses_bad_books_and_its_own_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.bin");
+    std::fs::copy(data("books/gm2001.bin"), &copy).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_polybook"))
+            .arg("merge")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let bad = data("books/invalid/html-page-saved-as.bin");
+    let o = run(&[
+        copy.to_str().unwrap(),
+        bad.to_str().unwrap(),
+        "-o",
+        "/tmp/never.bin",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("HTML page"));
+    let o = run(&[
+        copy.to_str().unwrap(),
+        copy.to_str().unwrap(),
+        "-o",
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is one of the inputs"));
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(data("books/gm2001.bin")).unwrap()
+    );
+    let o = run(&[copy.to_str().unwrap(), "-o", "x.bin"]);
+    assert_eq!(o.status.code(), Some(2));
+}
