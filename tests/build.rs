@@ -519,3 +519,25 @@ fn bad_input_gets_one_clear_line_and_no_book() {
     // The input is untouched.
     assert!(std::fs::metadata(&dortmund).unwrap().len() > 1000);
 }
+
+/// The bundled book is what the README's first command makes from the bundled games, checked
+/// against the independent python-chess builder (polyglot cannot read the [FEN] games among them).
+#[test]
+fn the_bundled_book_is_the_bundled_games_book() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let reference = dir.path().join("ref.bin");
+    let o = Command::new("python3")
+        .arg(root.join("tests/reference_book.py"))
+        .arg(&reference)
+        .arg(root.join("pgn/dortmund.pgn"))
+        .arg(root.join("pgn/world_matches.pgn"))
+        .output()
+        .expect("python3 runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let expected = std::fs::read(&reference).unwrap();
+    assert!(expected.len() > 16 * 500);
+    let built = build(&[&root.join("pgn")], &dir.path().join("b.bin"), &[]);
+    assert!(built == expected);
+    assert!(std::fs::read(root.join("books/bundled.bin")).unwrap() == expected);
+}
