@@ -71,7 +71,7 @@ pub struct BuildOptions {
     pub temp_dir: Option<PathBuf>,
     /// A bad game (broken FEN, illegal move) is an error instead of being skipped.
     pub strict: bool,
-    /// Bytes of PGN per chunk handed to a parser.
+    /// Bytes of PGN per chunk handed to a parser (at most; less when `memory` is small).
     pub chunk_size: usize,
 }
 
@@ -187,12 +187,38 @@ struct TallyWork {
     remaining: Arc<AtomicUsize>,
 }
 
-/// Plies gathered before a tally thread applies them, partition by partition: each partition's
-/// slots are then touched in one burst, while they are in cache.
-const BATCH_PLIES: usize = 1 << 21;
-
 /// Chunks the tally threads may gather into one batch (besides those being parsed).
 const BATCH_CHUNKS: usize = 24;
+
+/// How `--memory` is shared: the chunks and plies on their way to the tally, and the tally.
+struct MemoryPlan {
+    chunk_size: usize,
+    /// Chunks read but not yet counted by every tally thread.
+    in_flight: usize,
+    /// Plies a tally thread gathers before it applies them partition by partition, so that each
+    /// partition's slots are touched in one burst, while they are in cache.
+    batch_plies: usize,
+    /// Bytes for each tally thread's table.
+    tally_budget: usize,
+}
+
+impl MemoryPlan {
+    fn new(opts: &BuildOptions, workers: usize, tallies: usize) -> MemoryPlan {
+        // A chunk costs about 5 times its size while parsed (text, plies, plies by partition, at
+        // 16 bytes a ply and about 8 bytes of PGN a ply); 2 per worker and 2 more are in flight.
+        let pipeline = (opts.memory / 4).min(64 << 20);
+        let chunk_size = (pipeline / 2 / (5 * (2 * workers + 2))).clamp(16 << 10, opts.chunk_size);
+        let batch_plies = (pipeline / 4 / 16).max(4096);
+        // A parsed chunk waiting to be counted holds about 2.5 times its size in plies.
+        let in_flight = (pipeline / (4 * chunk_size)).clamp(2 * workers + 2, BATCH_CHUNKS);
+        MemoryPlan {
+            chunk_size,
+            in_flight,
+            batch_plies,
+            tally_budget: (opts.memory - pipeline) / tallies,
+        }
+    }
+}
 
 const MAX_EXAMPLES: usize = 20;
 
@@ -242,8 +268,9 @@ fn run<C: Counts>(
     let start = Instant::now();
     let workers = opts.threads.max(1);
     let tallies = if workers >= 2 { 2 } else { 1 };
-    let in_flight = BATCH_CHUNKS + 2 * workers + 2;
-    let budget = opts.memory / tallies;
+    let plan = MemoryPlan::new(opts, workers, tallies);
+    let plan = &plan;
+    let in_flight = plan.in_flight;
     let abort = AtomicBool::new(false);
     let bytes_read = Arc::new(AtomicU64::new(0));
     let spill_dir: Mutex<Option<tempfile::TempDir>> = Mutex::new(None);
@@ -279,7 +306,7 @@ fn run<C: Counts>(
                     why: e.to_string(),
                 };
                 let stream = input::open(input, bytes_read.clone()).map_err(read_err)?;
-                let mut chunker = input::Chunker::new(stream, opts.chunk_size);
+                let mut chunker = input::Chunker::new(stream, plan.chunk_size);
                 while let Some(data) = chunker.next_chunk().map_err(read_err)? {
                     if abort.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
                         return Ok(());
@@ -357,7 +384,7 @@ fn run<C: Counts>(
                 let spill_dir = &spill_dir;
                 let abort = &abort;
                 s.spawn(move || {
-                    let r = tally_thread::<C>(t, tallies, rx, token_tx, budget, opts, spill_dir);
+                    let r = tally_thread::<C>(t, tallies, rx, token_tx, plan, opts, spill_dir);
                     if r.is_err() {
                         abort.store(true, Ordering::Relaxed);
                     }
@@ -495,6 +522,7 @@ fn run<C: Counts>(
             runs.extend(done.runs.iter().cloned());
         }
         report.spilled_runs = runs.len();
+        let runs = reduce_runs(runs, &spill_dir)?;
         let halve = opts.rules.weights == WeightScheme::Polyglot;
         let mut book_err = None;
         merge_runs(&runs, |group| {
@@ -542,11 +570,11 @@ fn tally_thread<C: Counts>(
     n: usize,
     rx: Receiver<TallyWork>,
     token_tx: SyncSender<()>,
-    budget: usize,
+    plan: &MemoryPlan,
     opts: &BuildOptions,
     spill_dir: &Mutex<Option<tempfile::TempDir>>,
 ) -> Result<TallyResult<C>, BuildError> {
-    let mut tally: Tally<C> = Tally::new(Some(budget));
+    let mut tally: Tally<C> = Tally::new(Some(plan.tally_budget));
     let mut runs = Vec::new();
     let mut pending: BTreeMap<u64, TallyWork> = BTreeMap::new();
     let mut next = 0u64;
@@ -583,7 +611,7 @@ fn tally_thread<C: Counts>(
             next += 1;
             batch_plies += work.plies.plies.len();
             batch.push(work);
-            if batch_plies >= BATCH_PLIES || batch.len() >= BATCH_CHUNKS {
+            if batch_plies >= plan.batch_plies || batch.len() >= plan.in_flight / 2 {
                 apply(&mut batch)?;
                 batch_plies = 0;
             }
@@ -591,6 +619,41 @@ fn tally_thread<C: Counts>(
     }
     apply(&mut batch)?;
     Ok(TallyResult { tally, runs })
+}
+
+/// Runs merged at once (each holds a file open and a read buffer).
+const MAX_FAN_IN: usize = 64;
+
+/// Merges runs in groups until at most [`MAX_FAN_IN`] are left, so that the last merge never
+/// holds more files open than the system allows.
+fn reduce_runs(
+    mut runs: Vec<PathBuf>,
+    spill_dir: &Mutex<Option<tempfile::TempDir>>,
+) -> Result<Vec<PathBuf>, BuildError> {
+    let mut pass = 0;
+    while runs.len() > MAX_FAN_IN {
+        let dir = spill_dir_name(spill_dir);
+        let temp_err = |e: std::io::Error| BuildError::Temp {
+            dir: dir.clone(),
+            why: e.to_string(),
+        };
+        let mut merged = Vec::new();
+        for (i, group) in runs.chunks(MAX_FAN_IN).enumerate() {
+            let mut out = RunWriter::create(Path::new(&dir), &format!("merge-{pass}-{i}"))
+                .map_err(temp_err)?;
+            merge_runs(group, |records| {
+                records.iter().try_for_each(|r| out.write(r))
+            })
+            .map_err(temp_err)?;
+            merged.push(out.finish().map_err(temp_err)?);
+            for run in group {
+                let _ = std::fs::remove_file(run);
+            }
+        }
+        runs = merged;
+        pass += 1;
+    }
+    Ok(runs)
 }
 
 fn spill_dir_name(dir: &Mutex<Option<tempfile::TempDir>>) -> String {
