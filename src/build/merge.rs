@@ -60,7 +60,7 @@ pub fn merge_books(books: &[Book], output: &Path) -> Result<MergeReport, BookErr
                 heap.push(Reverse((book.entry(next[i]).key.0, i)));
             }
         }
-        position.sort_by(|a, b| b.weight.cmp(&a.weight));
+        position.sort_by_key(|e| std::cmp::Reverse(e.weight));
         for e in &position {
             writer.write(e)?;
         }
