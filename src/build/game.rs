@@ -4,6 +4,7 @@
 //! Games that are not standard chess, that a filter rejects or whose start position is broken are
 //! skipped; an illegal or ambiguous move ends its game (the plies before it count).
 
+use std::hash::{Hash, Hasher};
 use std::ops::ControlFlow;
 
 use pgn_reader::{RawTag, SanPlus, Skip, Visitor};
@@ -217,13 +218,86 @@ pub struct Movetext {
 /// The pgn-reader visitor: feed it a chunk of PGN with [`pgn_reader::Reader`].
 pub struct GameVisitor<'a> {
     filter: &'a GameFilter,
+    cache: &'a mut MoveCache,
     pub out: ChunkOutput,
 }
 
+/// The moves resolved in positions seen before: (position key, SAN) → (move, key after it).
+///
+/// Openings repeat: most plies of a large collection's first moves are positions and moves other
+/// games already had. The key stands for the position as everywhere in Polyglot (the same board,
+/// side to move, castling rights and en-passant file give the same legal moves and the same next
+/// key), so a hit skips resolving the SAN against the legal moves and rehashing. Direct-mapped:
+/// a new entry replaces whatever shared its slot.
+pub struct MoveCache {
+    slots: Vec<Option<CachedMove>>,
+}
+
+#[derive(Clone, Copy)]
+struct CachedMove {
+    key: u64,
+    san: San,
+    mv: Move,
+    next_key: u64,
+}
+
+impl MoveCache {
+    pub fn new(slots_log2: u32) -> MoveCache {
+        MoveCache {
+            slots: vec![None; 1 << slots_log2],
+        }
+    }
+
+    fn index(&self, key: u64, san: &San) -> usize {
+        let mut h = Fx(key);
+        san.hash(&mut h);
+        (h.0.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize & (self.slots.len() - 1)
+    }
+}
+
+/// A tiny multiplicative hasher for the cache index (the key is random already).
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    #[inline]
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(n.into());
+    }
+    #[inline]
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(n.into());
+    }
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n.into());
+    }
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    #[inline]
+    fn write_isize(&mut self, n: isize) {
+        self.write_u64(n as u64);
+    }
+}
+
 impl<'a> GameVisitor<'a> {
-    pub fn new(filter: &'a GameFilter) -> Self {
+    pub fn new(filter: &'a GameFilter, cache: &'a mut MoveCache) -> Self {
         GameVisitor {
             filter,
+            cache,
             out: ChunkOutput::default(),
         }
     }
@@ -234,6 +308,26 @@ impl<'a> GameVisitor<'a> {
             reason,
             detail,
         });
+    }
+
+    /// Ends the game at a move that cannot be played, and says why.
+    fn bad_move(&mut self, game: &mut Movetext, san_plus: SanPlus, err: SanError) {
+        let reason = match (err, san_plus.san) {
+            (_, San::Null | San::Put { .. }) => Reason::NullMove,
+            (SanError::AmbiguousSan, _) => Reason::AmbiguousMove,
+            (SanError::IllegalSan, _) => Reason::IllegalMove,
+        };
+        let number = game.pos.fullmoves().get();
+        let dots = if game.pos.turn() == Color::White {
+            "."
+        } else {
+            "..."
+        };
+        self.incident(
+            reason,
+            format!("move {number}{dots} {san_plus} is {}", reason_word(reason)),
+        );
+        game.stopped = true;
     }
 
     /// Applies the game-level filters; `Err` names why the game is skipped.
@@ -440,40 +534,30 @@ impl Visitor for GameVisitor<'_> {
         if game.stopped {
             return ControlFlow::Continue(());
         }
-        let mv = match san_plus
-            .san
-            .to_move(&game.pos)
-            .or_else(|err| lenient(san_plus.san, &game.pos).ok_or(err))
-        {
-            Ok(m) => m,
-            Err(err) => {
-                let reason = match (err, san_plus.san) {
-                    (_, San::Null | San::Put { .. }) => Reason::NullMove,
-                    (SanError::AmbiguousSan, _) => Reason::AmbiguousMove,
-                    (SanError::IllegalSan, _) => Reason::IllegalMove,
-                };
-                let number = game.pos.fullmoves().get();
-                let dots = if game.pos.turn() == Color::White {
-                    "."
-                } else {
-                    "..."
-                };
-                self.incident(
-                    reason,
-                    format!("move {number}{dots} {san_plus} is {}", reason_word(reason)),
-                );
-                game.stopped = true;
-                return ControlFlow::Continue(());
-            }
+        let slot = self.cache.index(game.key, &san_plus.san);
+        let cached = self.cache.slots[slot].filter(|c| c.key == game.key && c.san == san_plus.san);
+        let mv = match cached {
+            Some(c) => c.mv,
+            None => match san_plus
+                .san
+                .to_move(&game.pos)
+                .or_else(|err| lenient(san_plus.san, &game.pos).ok_or(err))
+            {
+                Ok(m) => m,
+                Err(err) => {
+                    self.bad_move(game, san_plus, err);
+                    return ControlFlow::Continue(());
+                }
+            },
         };
         let turn = game.pos.turn();
-        // Every legal move of standard chess has a Polyglot encoding.
-        let raw = RawMove::from_move(mv).map_or(0, |r| r.0);
         let record = match turn {
             Color::White => game.record_white,
             Color::Black => game.record_black,
         };
         if record {
+            // Every legal move of standard chess has a Polyglot encoding.
+            let raw = RawMove::from_move(mv).map_or(0, |r| r.0);
             let (colour_bit, points) = match turn {
                 Color::White => (0, game.white_points),
                 Color::Black => (BLACK_MOVED, 2 - game.white_points),
@@ -484,20 +568,36 @@ impl Visitor for GameVisitor<'_> {
                 points,
             });
         }
-        let next = game.pos.update_zobrist_hash::<Zobrist64>(
-            Zobrist64(game.key),
-            mv,
-            EnPassantMode::PseudoLegal,
-        );
-        game.pos.play_unchecked(mv);
-        game.key = match next {
-            Some(k) => k.0,
+        let next_key = match cached {
+            Some(c) => {
+                game.pos.play_unchecked(mv);
+                c.next_key
+            }
             None => {
-                game.pos
-                    .zobrist_hash::<Zobrist64>(EnPassantMode::PseudoLegal)
-                    .0
+                let next = game.pos.update_zobrist_hash::<Zobrist64>(
+                    Zobrist64(game.key),
+                    mv,
+                    EnPassantMode::PseudoLegal,
+                );
+                game.pos.play_unchecked(mv);
+                let next_key = match next {
+                    Some(k) => k.0,
+                    None => {
+                        game.pos
+                            .zobrist_hash::<Zobrist64>(EnPassantMode::PseudoLegal)
+                            .0
+                    }
+                };
+                self.cache.slots[slot] = Some(CachedMove {
+                    key: game.key,
+                    san: san_plus.san,
+                    mv,
+                    next_key,
+                });
+                next_key
             }
         };
+        game.key = next_key;
         game.ply += 1;
         if game.ply >= self.filter.max_ply {
             // Plies past --max-ply are neither played nor checked: skip the rest of the movetext.
@@ -571,7 +671,8 @@ mod tests {
     use super::*;
 
     fn run(pgn: &str, filter: &GameFilter) -> ChunkOutput {
-        let mut visitor = GameVisitor::new(filter);
+        let mut cache = MoveCache::new(8);
+        let mut visitor = GameVisitor::new(filter, &mut cache);
         let mut reader = pgn_reader::Reader::new(pgn.as_bytes());
         while reader.read_game(&mut visitor).unwrap().is_some() {}
         visitor.out

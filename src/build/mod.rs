@@ -33,7 +33,7 @@ pub use merge::{MergeReport, merge_books};
 
 use crate::book::{BookError, BookWriter, Entry};
 use entries::{halve_combined, position_entries, widen};
-use game::{ChunkOutput, GameVisitor, Ply};
+use game::{ChunkOutput, GameVisitor, MoveCache, Ply};
 use spill::{RunWriter, merge_runs};
 use tally::{Counts, ExactCounts, PARTITIONS, PolyglotCounts, Pressure, Tallied, Tally};
 
@@ -335,6 +335,7 @@ fn run<C: Counts>(
             let work_rx = &work_rx;
             let filter = &opts.filter;
             s.spawn(move || {
+                let mut cache = MoveCache::new(12);
                 loop {
                     let chunk = match work_rx.lock() {
                         Ok(rx) => match rx.recv() {
@@ -343,7 +344,7 @@ fn run<C: Counts>(
                         },
                         Err(_) => return,
                     };
-                    let out = parse_chunk(&chunk.data, filter);
+                    let out = parse_chunk(&chunk.data, filter, &mut cache);
                     drop(chunk.data);
                     let remaining = Arc::new(AtomicUsize::new(tally_txs.len()));
                     let plies = out.plies.len() as u64;
@@ -549,8 +550,8 @@ fn run<C: Counts>(
     Ok(report)
 }
 
-fn parse_chunk(data: &[u8], filter: &GameFilter) -> ChunkOutput {
-    let mut visitor = GameVisitor::new(filter);
+fn parse_chunk(data: &[u8], filter: &GameFilter, cache: &mut MoveCache) -> ChunkOutput {
+    let mut visitor = GameVisitor::new(filter, cache);
     visitor.out.plies.reserve(data.len() / 6);
     let mut reader = pgn_reader::Reader::new(data);
     // Reading from memory cannot fail with an I/O error; pgn-reader recovers from bad syntax.
