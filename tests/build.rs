@@ -541,3 +541,89 @@ fn the_bundled_book_is_the_bundled_games_book() {
     assert!(built == expected);
     assert!(std::fs::read(root.join("books/bundled.bin")).unwrap() == expected);
 }
+
+/// Chess960 games are skipped unless `--chess960`; with it, they start from their FEN.
+#[test]
+fn chess960_games_only_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let frc = data("pgn/tcec/TCEC_Season_6_-_FRC.pgn.xz");
+    let out = dir.path().join("b.bin");
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "build",
+            s(&frc),
+            "-o",
+            s(&out),
+            "--json",
+            "-q",
+            "--min-games",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        let o = polybook(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let without = run(&[]);
+    assert_eq!(without["games"], 112);
+    assert_eq!(without["skipped"]["variant"], 112);
+    assert_eq!(without["entries"], 0);
+    let with = run(&["--chess960"]);
+    assert_eq!(with["used"], 112);
+    assert!(with["skipped"].as_object().unwrap().is_empty(), "{with}");
+    // Every ply of every game (FILES.tsv beside the games counts 13,883).
+    assert_eq!(with["plies"], 13883);
+    assert!(with["entries"].as_u64().unwrap() > 9000);
+}
+
+/// Ctrl-C (SIGINT) mid-build: exit code 130, no book, no temporary file or spilled run left.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_build_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    let out = dir.path().join("book.bin");
+    let child = Command::new(env!("CARGO_BIN_EXE_polybook"))
+        .args([
+            "build",
+            "-q",
+            "--memory",
+            "2M",
+            "--temp-dir",
+            s(&runs),
+            "-o",
+            s(&out),
+        ])
+        .arg(data("pgn/gnuchess-book_1.02.pgn.xz"))
+        .spawn()
+        .unwrap();
+    // Wait until runs are being spilled, then interrupt.
+    let start = std::time::Instant::now();
+    while !std::fs::read_dir(&runs)
+        .unwrap()
+        .any(|e| e.unwrap().path().is_dir())
+    {
+        assert!(start.elapsed().as_secs() < 60, "no run was spilled");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    assert!(!out.exists());
+    assert_eq!(
+        std::fs::read_dir(&runs).unwrap().count(),
+        0,
+        "spilled runs left"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "files left"
+    );
+}
