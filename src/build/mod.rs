@@ -241,7 +241,8 @@ pub fn build(
     }
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
+/// Whether two paths name the same file (the same inode, or the same canonical path).
+pub fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

@@ -28,7 +28,7 @@ pub fn run(args: Args) -> CliResult {
         .map(|p| open_book(p))
         .collect::<Result<_, _>>()?;
     for p in &args.books {
-        if same_file(p, &args.output) {
+        if polybook::build::same_file(p, &args.output) {
             return Err(CliError::data(format!(
                 "{}: is one of the inputs; refusing to write the merged book over it",
                 args.output.display()
@@ -55,8 +55,4 @@ pub fn run(args: Args) -> CliResult {
         );
     }
     Ok(())
-}
-
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
