@@ -1,7 +1,9 @@
 //! polybook: a Polyglot opening-book toolkit.
 //!
 //! - [`book`]: the Polyglot format: keys, the move codec, entries, reading, writing and choosing a move.
+//! - [`inspect`]: walks over a whole book: lines per colour, statistics, verification.
 //! - [`position`]: positions and moves from user input (FEN, SAN, UCI).
 
 pub mod book;
+pub mod inspect;
 pub mod position;

@@ -8,9 +8,14 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod board;
+mod dump;
+mod info;
 mod key;
+mod lines;
+mod output;
 mod position;
 mod probe;
+mod verify;
 
 /// A Polyglot opening-book toolkit: build books from PGN, inspect them, play from them.
 #[derive(Parser)]
@@ -26,6 +31,14 @@ enum Command {
     Key(key::Args),
     /// Show the book moves of a position (or of every position in an EPD file).
     Probe(probe::Args),
+    /// Print every entry of a book (key, move, weight, learn), as a table, JSON Lines or CSV.
+    Dump(dump::Args),
+    /// Print the lines of a book for one colour, as `polyglot dump-book` does.
+    Lines(lines::Args),
+    /// Print a book's statistics (the numbers of `polyglot info-book` and more).
+    Info(info::Args),
+    /// Check that a file is a well-formed sorted book; list every problem if not.
+    Verify(verify::Args),
 }
 
 /// A failure that ends a command: one line for the user and an exit code.
@@ -65,6 +78,10 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Key(args)) => key::run(args),
         Some(Command::Probe(args)) => probe::run(args),
+        Some(Command::Dump(args)) => dump::run(args),
+        Some(Command::Lines(args)) => lines::run(args),
+        Some(Command::Info(args)) => info::run(args),
+        Some(Command::Verify(args)) => verify::run(args),
         None => Err(CliError::usage("no command given; see `polybook --help`")),
     };
     match result {
