@@ -22,9 +22,14 @@ pub fn run(args: Args) -> CliResult {
     let name = args.book.display();
     let mut out = Output::create(None)?;
     if report.is_ok() {
+        let no_moves = match report.no_moves {
+            0 => String::new(),
+            1 => " (1 entry with move 0, polyglot's \"no move\", which readers skip)".to_string(),
+            n => format!(" ({n} entries with move 0, polyglot's \"no move\", which readers skip)"),
+        };
         write_result(writeln!(
             out,
-            "{name}: OK: {} entries, {} positions, sorted by key, no duplicate entries, no impossible move codes",
+            "{name}: OK: {} entries, {} positions, sorted by key, no duplicate entries, no impossible move codes{no_moves}",
             report.entries, report.positions
         ))?;
         write_result(out.flush())?;
