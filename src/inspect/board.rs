@@ -125,15 +125,14 @@ impl PgBoard {
         }
     }
 
-    /// Where polyglot's move generator puts a move among the moves of this position.
-    fn order(&self, m: Move) -> (usize, i32, u32) {
+    /// Where polyglot's move generator puts a move among the moves of this position, given the
+    /// place of each square in the mover's piece list.
+    fn order(places: &[u8; 64], m: Move) -> (u8, i32, u32) {
         if let Move::Castle { king, rook } = m {
             return (16, if rook.file() > king.file() { 0 } else { 1 }, 0);
         }
         let (from, to) = (m.from().unwrap_or(Square::A1), m.to());
-        let index = self.lists[Self::list_index(self.pos.turn())]
-            .index_of(from)
-            .unwrap_or(16);
+        let place = places[from.to_usize()];
         let df = to.file().to_u32() as i32 - from.file().to_u32() as i32;
         let dr = to.rank().to_u32() as i32 - from.rank().to_u32() as i32;
         match m.role() {
@@ -148,21 +147,31 @@ impl PgBoard {
                     3
                 };
                 let promotion = RawMove::from_move(m).map_or(0, |r| r.promotion_code());
-                (index, kind, u32::from(promotion))
+                (place, kind, u32::from(promotion))
             }
-            Role::Knight | Role::King => (index, dr * 16 + df, 0),
+            Role::Knight | Role::King => (place, dr * 16 + df, 0),
             _ => {
                 let steps = df.abs().max(dr.abs());
-                (index, dr.signum() * 16 + df.signum(), steps as u32)
+                (place, dr.signum() * 16 + df.signum(), steps as u32)
             }
         }
     }
 
     /// The legal moves in the order polyglot's `gen_legal_moves` lists them.
     pub fn legal_moves_in_order(&self) -> Vec<Move> {
-        let mut moves: Vec<Move> = self.pos.legal_moves().into_iter().collect();
-        moves.sort_by_key(|&m| self.order(m));
-        moves
+        let mut places = [16u8; 64];
+        let list = &self.lists[Self::list_index(self.pos.turn())];
+        for (i, sq) in list.as_slice().iter().enumerate() {
+            places[sq.to_usize()] = i as u8;
+        }
+        let mut moves: Vec<((u8, i32, u32), Move)> = self
+            .pos
+            .legal_moves()
+            .into_iter()
+            .map(|m| (Self::order(&places, m), m))
+            .collect();
+        moves.sort_unstable_by_key(|&(order, _)| order);
+        moves.into_iter().map(|(_, m)| m).collect()
     }
 }
 

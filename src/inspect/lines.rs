@@ -21,7 +21,7 @@ use shakmaty::san::SanPlus;
 use shakmaty::{Color, Move, Position};
 
 use super::board::PgBoard;
-use crate::book::{Book, RawMove};
+use crate::book::{Book, Entry, RawMove};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Turn {
@@ -78,6 +78,9 @@ pub(crate) struct Walk<'a> {
     text: String,
     marks: Vec<usize>,
     book_positions: HashSet<u64>,
+    /// Where each key's entries are: key → (first index, count). A walk looks up many positions
+    /// that are not in the book, and a hash lookup answers those fastest.
+    runs: HashMap<u64, (usize, usize)>,
 }
 
 impl<'a> Walk<'a> {
@@ -98,7 +101,14 @@ impl<'a> Walk<'a> {
             text: String::new(),
             marks: Vec::new(),
             book_positions: HashSet::new(),
+            runs: key_runs(book),
         }
+    }
+
+    /// The entries stored under a key, in stored order.
+    fn entries(&self, key: u64) -> impl Iterator<Item = Entry> + '_ {
+        let (first, count) = self.runs.get(&key).copied().unwrap_or((0, 0));
+        (first..first + count).map(|i| self.book.entry(i))
     }
 
     /// Walks every line from the start position, writing them if an output was given.
@@ -161,7 +171,7 @@ impl<'a> Walk<'a> {
         let seen = self.seen.get(&key).copied().or_else(|| {
             // An entry with move 0 under the key looks like polyglot's own "seen" marker; its
             // line and ply are whatever memory held (printed as 0).
-            (!self.cleaned && self.book.lookup(board.key).any(|e| e.mv.0 == 0)).then_some((0, 0))
+            (!self.cleaned && self.entries(key).any(|e| e.mv.0 == 0)).then_some((0, 0))
         });
         if let Some((line, at)) = seen {
             self.end_line(&format!("{{trans: line={line}, ply={at}}}"))?;
@@ -205,8 +215,7 @@ impl<'a> Walk<'a> {
     /// a non-zero weight, in stored order, with their weights.
     fn book_moves(&self, board: &PgBoard) -> Option<Vec<(Move, u16)>> {
         let mut entries = self
-            .book
-            .lookup(board.key)
+            .entries(board.key.0)
             .filter(|e| !self.cleaned || e.mv.0 != 0)
             .peekable();
         if entries.peek()?.mv.0 == 0 {
@@ -266,6 +275,27 @@ impl<'a> Walk<'a> {
         self.line += 1;
         Ok(())
     }
+}
+
+/// The runs of equal keys of a sorted book.
+fn key_runs(book: &Book) -> HashMap<u64, (usize, usize)> {
+    let mut runs: HashMap<u64, (usize, usize)> = HashMap::new();
+    let mut previous = None;
+    for (i, e) in book.entries().enumerate() {
+        if previous == Some(e.key.0) {
+            if let Some(run) = runs.get_mut(&e.key.0)
+                && run.0 + run.1 == i
+            {
+                run.1 += 1;
+            }
+        } else {
+            // In a sorted book a key has one run; should a key come back, its first run counts,
+            // as the first entries are the ones polyglot finds.
+            runs.entry(e.key.0).or_insert((i, 1));
+            previous = Some(e.key.0);
+        }
+    }
+    runs
 }
 
 /// Writes the lines of `book` for `color` exactly as `polyglot dump-book -bin NAME -color COLOR`
