@@ -129,9 +129,10 @@ const E7E5: u16 = 36 | 52 << 6;
 const D2D4: u16 = 27 | 11 << 6;
 
 /// Books made to hit polyglot's corner cases: an entry with move 0 (polyglot's "no move") first or
-/// not first under a key, weight-0 entries, an illegal move, two entries with the same move.
+/// not first under a key, weight-0 entries, an illegal move, two entries with the same move, a
+/// key 0, shares that round to a half.
 fn quirky_books(dir: &Path) -> Vec<PathBuf> {
-    let books: [(&str, Vec<RawEntry>); 5] = [
+    let books: [(&str, Vec<RawEntry>); 6] = [
         (
             "move0-first.bin",
             vec![
@@ -167,10 +168,22 @@ fn quirky_books(dir: &Path) -> Vec<PathBuf> {
             ],
         ),
         (
-            "thirds.bin",
+            // polyglot's count of positions starts from key 0, so a run with key 0 is not counted.
+            "key0.bin",
+            vec![
+                (0, E2E4, 1, 0),
+                (0, E7E5, 1, 0),
+                (7, E2E4, 1, 0),
+                (START, E2E4, 3, 0),
+                (AFTER_E4, E7E5, 1, 0),
+            ],
+        ),
+        (
+            // 12.5 % and 87.5 %: C's printf rounds half to even (12 %, 88 %).
+            "eighths.bin",
             vec![
                 (START, E2E4, 1, 0),
-                (START, D2D4, 2, 0),
+                (START, D2D4, 7, 0),
                 (AFTER_E4, E7E5, 1, 0),
             ],
         ),

@@ -22,12 +22,32 @@ pub struct BookInfo {
     pub positions_white: u64,
     /// Positions of the book with black to move that lie on black's lines.
     pub positions_black: u64,
-    /// Positions of the book on no line of either colour (entries with move 0 left out, as
-    /// polyglot leaves them out).
+    /// Positions of the book on no line of either colour (entries with move 0 left out, and a
+    /// first run of key 0, as polyglot leaves them out).
     pub isolated: u64,
 }
 
 /// Computes a book's statistics, walking its lines for both colours as `polyglot info-book` does.
+///
+/// ```
+/// use polybook::book::{Book, Entry, Key, RawMove};
+/// use polybook::inspect::book_info;
+/// use shakmaty::Chess;
+///
+/// // One entry: 1. e4 from the start position.
+/// let e4 = Entry {
+///     key: Key::of(&Chess::default()),
+///     mv: RawMove::from_uci_str("e2e4").unwrap(),
+///     weight: 1,
+///     learn: 0,
+/// };
+/// let book = Book::from_bytes("e4.bin", e4.to_bytes().to_vec()).unwrap();
+/// let info = book_info(&book);
+/// assert_eq!((info.entries, info.positions, info.max_weight), (1, 1, 1));
+/// // White has one line (1. e4); black has none (no black position in the book).
+/// assert_eq!((info.lines_white, info.lines_black), (1, 0));
+/// assert_eq!((info.positions_white, info.positions_black, info.isolated), (1, 0, 0));
+/// ```
 pub fn book_info(book: &Book) -> BookInfo {
     let mut info = BookInfo {
         entries: book.len() as u64,
