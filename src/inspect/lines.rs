@@ -78,9 +78,8 @@ pub(crate) struct Walk<'a> {
     text: String,
     marks: Vec<usize>,
     book_positions: HashSet<u64>,
-    /// Where each key's entries are: key → (first index, count). A walk looks up many positions
-    /// that are not in the book, and a hash lookup answers those fastest.
-    runs: HashMap<u64, (usize, usize)>,
+    /// Where each key's entries are. A walk looks up many positions that are not in the book.
+    index: KeyIndex,
 }
 
 impl<'a> Walk<'a> {
@@ -101,14 +100,16 @@ impl<'a> Walk<'a> {
             text: String::new(),
             marks: Vec::new(),
             book_positions: HashSet::new(),
-            runs: key_runs(book),
+            index: KeyIndex::new(book),
         }
     }
 
     /// The entries stored under a key, in stored order.
     fn entries(&self, key: u64) -> impl Iterator<Item = Entry> + '_ {
-        let (first, count) = self.runs.get(&key).copied().unwrap_or((0, 0));
-        (first..first + count).map(|i| self.book.entry(i))
+        let book = self.book;
+        (self.index.first(book, key)..book.len())
+            .map(move |i| book.entry(i))
+            .take_while(move |e| e.key.0 == key)
     }
 
     /// Walks every line from the start position, writing them if an output was given.
@@ -277,25 +278,49 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// The runs of equal keys of a sorted book.
-fn key_runs(book: &Book) -> HashMap<u64, (usize, usize)> {
-    let mut runs: HashMap<u64, (usize, usize)> = HashMap::new();
-    let mut previous = None;
-    for (i, e) in book.entries().enumerate() {
-        if previous == Some(e.key.0) {
-            if let Some(run) = runs.get_mut(&e.key.0)
-                && run.0 + run.1 == i
-            {
-                run.1 += 1;
+/// A directory of a sorted book by the leading bits of the key: for each prefix, the index of the
+/// first entry with that prefix or a larger one. Zobrist keys are spread evenly, so a bucket holds a
+/// few entries next to each other and a lookup touches one or two cache lines of the book, where a
+/// search over the whole file would touch many (most positions a walk looks up are not in the
+/// book). It costs about one byte per entry of the book.
+struct KeyIndex {
+    shift: u32,
+    starts: Vec<usize>,
+}
+
+impl KeyIndex {
+    fn new(book: &Book) -> KeyIndex {
+        // About eight entries per bucket (two cache lines of the book, one binary search among
+        // them), which keeps the directory small enough to stay in the processor's cache.
+        let bits = (usize::BITS - (book.len() / 8).max(2).leading_zeros() - 1).clamp(1, 32);
+        let shift = 64 - bits;
+        let buckets = 1usize << bits;
+        let mut starts = Vec::with_capacity(buckets + 1);
+        for (i, e) in book.entries().enumerate() {
+            let bucket = (e.key.0 >> shift) as usize;
+            while starts.len() <= bucket {
+                starts.push(i);
             }
-        } else {
-            // In a sorted book a key has one run; should a key come back, its first run counts,
-            // as the first entries are the ones polyglot finds.
-            runs.entry(e.key.0).or_insert((i, 1));
-            previous = Some(e.key.0);
         }
+        starts.resize(buckets + 1, book.len());
+        KeyIndex { shift, starts }
     }
-    runs
+
+    /// The index of the first entry whose key is `key` or larger (a binary search within the key's
+    /// bucket, so even a book of skewed keys costs no more than O(log n)).
+    fn first(&self, book: &Book, key: u64) -> usize {
+        let bucket = (key >> self.shift) as usize;
+        let (mut lo, mut hi) = (self.starts[bucket], self.starts[bucket + 1]);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if book.entry(mid).key.0 < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
 }
 
 /// Writes the lines of `book` for `color` exactly as `polyglot dump-book -bin NAME -color COLOR`
