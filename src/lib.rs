@@ -2,8 +2,10 @@
 //!
 //! - [`book`]: the Polyglot format: keys, the move codec, entries, reading, writing and choosing a move.
 //! - [`build`]: PGN games to a book, as `polyglot make-book` does and more.
+//! - [`inspect`]: walks over a whole book: lines per colour, statistics, verification.
 //! - [`position`]: positions and moves from user input (FEN, SAN, UCI).
 
 pub mod book;
 pub mod build;
+pub mod inspect;
 pub mod position;

@@ -26,5 +26,6 @@ pub use entry::{ENTRY_SIZE, Entry};
 pub use error::BookError;
 pub use key::Key;
 pub use mv::RawMove;
+pub(crate) use reader::describe_non_book;
 pub use reader::{Book, BookMove, Probe};
 pub use writer::{BookWriter, sort_entries, write_book};

@@ -91,7 +91,7 @@ impl Book {
             Bytes::Owned(v) => v,
         };
         if !data.len().is_multiple_of(ENTRY_SIZE) {
-            let hint = describe_non_book(data);
+            let hint = describe_non_book(data, data.len() as u64);
             return Err(BookError::BadSize {
                 path,
                 size: data.len() as u64,
@@ -244,9 +244,10 @@ impl Book {
     }
 }
 
-/// A guess at what a file that is not a book is, for the error message.
-fn describe_non_book(data: &[u8]) -> String {
-    let stray = data.len() % ENTRY_SIZE;
+/// A guess at what a file that is not a book is, for the error message, from its first bytes and
+/// its size.
+pub(crate) fn describe_non_book(data: &[u8], size: u64) -> String {
+    let stray = size % ENTRY_SIZE as u64;
     let head = &data[..data.len().min(512)];
     let text = String::from_utf8_lossy(head).to_ascii_lowercase();
     let text = text.trim_start_matches('\u{feff}').trim_start();
@@ -263,7 +264,7 @@ fn describe_non_book(data: &[u8]) -> String {
     } else {
         format!(
             " ({} whole entries and {stray} stray byte{}: a truncated or padded file)",
-            data.len() / ENTRY_SIZE,
+            size / ENTRY_SIZE as u64,
             if stray == 1 { "" } else { "s" }
         )
     }

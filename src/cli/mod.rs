@@ -9,10 +9,15 @@ use clap::{Parser, Subcommand};
 
 mod board;
 mod build;
+mod dump;
+mod info;
 mod key;
+mod lines;
 mod merge;
+mod output;
 mod position;
 mod probe;
+mod verify;
 
 /// A Polyglot opening-book toolkit: build books from PGN, inspect them, play from them.
 #[derive(Parser)]
@@ -28,6 +33,14 @@ enum Command {
     Key(key::Args),
     /// Show the book moves of a position (or of every position in an EPD file).
     Probe(probe::Args),
+    /// Print every entry of a book (key, move, weight, learn), as a table, JSON Lines or CSV.
+    Dump(dump::Args),
+    /// Print the lines of a book for one colour, as `polyglot dump-book` does.
+    Lines(lines::Args),
+    /// Print a book's statistics (the numbers of `polyglot info-book` and more).
+    Info(info::Args),
+    /// Check that a file is a well-formed sorted book; list every problem if not.
+    Verify(verify::Args),
     /// Build a Polyglot book from PGN games.
     Build(build::Args),
     /// Merge books into one.
@@ -71,6 +84,10 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Key(args)) => key::run(args),
         Some(Command::Probe(args)) => probe::run(args),
+        Some(Command::Dump(args)) => dump::run(args),
+        Some(Command::Lines(args)) => lines::run(args),
+        Some(Command::Info(args)) => info::run(args),
+        Some(Command::Verify(args)) => verify::run(args),
         Some(Command::Build(args)) => build::run(args),
         Some(Command::Merge(args)) => merge::run(args),
         None => Err(CliError::usage("no command given; see `polybook --help`")),

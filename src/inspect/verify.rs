@@ -1,0 +1,316 @@
+//! Checking that a file is a well-formed Polyglot book, and listing every problem if it is not.
+//!
+//! The file is read as a stream of 16-byte records (any size, never all in memory), so a broken
+//! file is still examined entry by entry up to its stray bytes.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::book::{BookError, ENTRY_SIZE, Entry, Key, RawMove, describe_non_book};
+
+/// The kinds of problem `verify` looks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProblemKind {
+    /// The file's size is not a multiple of 16.
+    Size,
+    /// An entry's key is smaller than the key before it.
+    Unsorted,
+    /// The same key and move appear in two entries.
+    Duplicate,
+    /// A move code that no move in any position has.
+    ImpossibleMove,
+}
+
+impl ProblemKind {
+    pub const ALL: [ProblemKind; 4] = [
+        ProblemKind::Size,
+        ProblemKind::Unsorted,
+        ProblemKind::Duplicate,
+        ProblemKind::ImpossibleMove,
+    ];
+
+    fn index(self) -> usize {
+        match self {
+            ProblemKind::Size => 0,
+            ProblemKind::Unsorted => 1,
+            ProblemKind::Duplicate => 2,
+            ProblemKind::ImpossibleMove => 3,
+        }
+    }
+
+    /// A name for summaries: "size", "unsorted keys", …
+    pub fn name(self) -> &'static str {
+        match self {
+            ProblemKind::Size => "size",
+            ProblemKind::Unsorted => "unsorted keys",
+            ProblemKind::Duplicate => "duplicate key and move",
+            ProblemKind::ImpossibleMove => "impossible move codes",
+        }
+    }
+}
+
+/// One problem: what and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub kind: ProblemKind,
+    /// The entry's index (0-based), if the problem is in an entry.
+    pub index: Option<u64>,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.index {
+            Some(i) => write!(f, "entry {i}: {}", self.message),
+            None => write!(f, "{}", self.message),
+        }
+    }
+}
+
+/// What `verify` found.
+#[derive(Clone, Debug)]
+pub struct VerifyReport {
+    pub path: PathBuf,
+    pub size: u64,
+    /// Whole entries read.
+    pub entries: u64,
+    /// Distinct keys among adjacent entries (the positions of a sorted book).
+    pub positions: u64,
+    /// Entries whose move is 0, polyglot's "no move" (not a problem: readers skip them).
+    pub no_moves: u64,
+    /// The first problems of each kind, in file order within a kind (at most `limit` of each).
+    pub problems: Vec<Problem>,
+    counts: [u64; 4],
+}
+
+impl VerifyReport {
+    /// Whether the book is well formed: no problem of any kind.
+    pub fn is_ok(&self) -> bool {
+        self.counts.iter().all(|&c| c == 0)
+    }
+
+    /// How many problems of a kind were found (listed or not).
+    pub fn count(&self, kind: ProblemKind) -> u64 {
+        self.counts[kind.index()]
+    }
+
+    fn add(&mut self, limit: usize, kind: ProblemKind, index: Option<u64>, message: String) {
+        let count = &mut self.counts[kind.index()];
+        *count += 1;
+        if *count <= limit as u64 {
+            self.problems.push(Problem {
+                kind,
+                index,
+                message,
+            });
+        }
+    }
+}
+
+/// Why a move code can be no move at all, if it cannot.
+///
+/// Code 0 is not reported: it is polyglot's "no move", which some tools write as a terminator
+/// (with key ffffffffffffffff) and which readers skip; `verify` counts such entries apart.
+///
+/// Possible moves go along a line (rank, file or diagonal) or are a knight's jump, between two
+/// different squares; a promotion is a pawn's step or capture from the 7th to the 8th rank (white)
+/// or from the 2nd to the 1st (black), to a knight, bishop, rook or queen.
+pub fn impossible_move(mv: RawMove) -> Option<String> {
+    let code = mv.0;
+    if code == 0 {
+        return None;
+    }
+    if code & 0x8000 != 0 {
+        return Some(format!(
+            "move code 0x{code:04x} has bit 15 set, which no move uses"
+        ));
+    }
+    if mv.promotion_code() > 4 {
+        return Some(format!(
+            "move code 0x{code:04x} has promotion code {}, which names no piece",
+            mv.promotion_code()
+        ));
+    }
+    let (from, to) = (mv.from(), mv.to());
+    if from == to {
+        return Some(format!("move {mv}: from and to are the same square"));
+    }
+    let df = (to.file().to_u32() as i32 - from.file().to_u32() as i32).abs();
+    let dr = to.rank().to_u32() as i32 - from.rank().to_u32() as i32;
+    if mv.promotion().is_some() {
+        let (fr, tr) = (from.rank().to_u32(), to.rank().to_u32());
+        let pawn_step = df <= 1 && ((fr == 6 && tr == 7) || (fr == 1 && tr == 0));
+        if !pawn_step {
+            return Some(format!(
+                "move {mv}: a promotion, but not a pawn's step from the 7th to the 8th rank or \
+                 from the 2nd to the 1st"
+            ));
+        }
+    }
+    let dr = dr.abs();
+    let line = df == 0 || dr == 0 || df == dr;
+    let jump = (df == 1 && dr == 2) || (df == 2 && dr == 1);
+    if !line && !jump {
+        return Some(format!("move {mv}: no piece moves from {from} to {to}"));
+    }
+    None
+}
+
+/// Reads as many bytes as there are up to `buf.len()`.
+fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Checks the book at `path`, listing at most `limit` problems of each kind (all are counted).
+///
+/// A missing or unreadable file or a directory is an error; everything wrong with the contents is
+/// in the report.
+pub fn verify(path: impl AsRef<Path>, limit: usize) -> Result<VerifyReport, BookError> {
+    let path = path.as_ref().to_path_buf();
+    let io_err = |source| BookError::Io {
+        path: path.clone(),
+        source,
+    };
+    if path.is_dir() {
+        return Err(BookError::IsDirectory { path });
+    }
+    let file = File::open(&path).map_err(io_err)?;
+    let size = file.metadata().map_err(io_err)?.len();
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut report = VerifyReport {
+        path: path.clone(),
+        size,
+        entries: 0,
+        positions: 0,
+        no_moves: 0,
+        problems: Vec::new(),
+        counts: [0; 4],
+    };
+    let mut head = Vec::new();
+    let mut previous: Option<Key> = None;
+    // The moves of the current run of equal keys, with the entry each was first seen in.
+    let mut run: HashMap<RawMove, u64> = HashMap::new();
+    let mut record = [0u8; ENTRY_SIZE];
+    loop {
+        let n = read_full(&mut reader, &mut record).map_err(io_err)?;
+        if head.len() < 512 {
+            head.extend_from_slice(&record[..n]);
+        }
+        if n < ENTRY_SIZE {
+            break;
+        }
+        let index = report.entries;
+        report.entries += 1;
+        let e = Entry::from_bytes(&record);
+        match previous {
+            Some(p) if p == e.key => {}
+            _ => {
+                report.positions += 1;
+                run.clear();
+            }
+        }
+        if let Some(p) = previous
+            && e.key < p
+        {
+            report.add(
+                limit,
+                ProblemKind::Unsorted,
+                Some(index),
+                format!(
+                    "key {} is smaller than the key of entry {} ({p}): the book is not sorted",
+                    e.key,
+                    index - 1
+                ),
+            );
+        }
+        if let Some(first) = run.insert(e.mv, index) {
+            run.insert(e.mv, first);
+            report.add(
+                limit,
+                ProblemKind::Duplicate,
+                Some(index),
+                format!("key {} and move {} repeat entry {first}", e.key, e.mv),
+            );
+        }
+        if e.mv.0 == 0 {
+            report.no_moves += 1;
+        }
+        if let Some(why) = impossible_move(e.mv) {
+            report.add(
+                limit,
+                ProblemKind::ImpossibleMove,
+                Some(index),
+                format!("key {}: {why}", e.key),
+            );
+        }
+        previous = Some(e.key);
+    }
+    if !size.is_multiple_of(ENTRY_SIZE as u64) {
+        report.add(
+            limit,
+            ProblemKind::Size,
+            None,
+            format!(
+                "size {size} bytes is not a multiple of 16{}",
+                describe_non_book(&head, size)
+            ),
+        );
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(s: &str) -> RawMove {
+        RawMove::from_uci_str(s).unwrap()
+    }
+
+    #[test]
+    fn possible_and_impossible_moves() {
+        for ok in ["e2e4", "e1h1", "e8a8", "g1f3", "a7a8q", "b2a1n", "h1a8"] {
+            assert_eq!(impossible_move(code(ok)), None, "{ok}");
+        }
+        assert_eq!(impossible_move(RawMove(0)), None);
+        assert!(
+            impossible_move(RawMove(9 | 9 << 6))
+                .unwrap()
+                .contains("same square")
+        );
+        assert!(impossible_move(code("a1b4")).unwrap().contains("no piece"));
+        assert!(
+            impossible_move(code("e2e4q"))
+                .unwrap()
+                .contains("promotion")
+        );
+        assert!(impossible_move(code("a7b8r")).is_none());
+        assert!(
+            impossible_move(code("a7c8q"))
+                .unwrap()
+                .contains("promotion")
+        );
+        assert!(
+            impossible_move(RawMove(0x8000 | 28 | 12 << 6))
+                .unwrap()
+                .contains("bit 15")
+        );
+        assert!(
+            impossible_move(RawMove(28 | 12 << 6 | 6 << 12))
+                .unwrap()
+                .contains("promotion code 6")
+        );
+    }
+}
