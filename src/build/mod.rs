@@ -277,7 +277,8 @@ fn run<C: Counts>(
     let spill_dir: Mutex<Option<tempfile::TempDir>> = Mutex::new(None);
 
     let (work_tx, work_rx) = sync_channel::<Chunk>(workers * 2);
-    let work_rx = Mutex::new(work_rx);
+    // Shared by the parsers only, so that it is gone (and the reader stops) once they all are.
+    let work_rx = Arc::new(Mutex::new(work_rx));
     let (token_tx, token_rx) = sync_channel::<()>(in_flight);
     for _ in 0..in_flight {
         let _ = token_tx.send(());
@@ -333,7 +334,7 @@ fn run<C: Counts>(
         for _ in 0..workers {
             let stats_tx = stats_tx.clone();
             let tally_txs = tally_txs.clone();
-            let work_rx = &work_rx;
+            let work_rx = work_rx.clone();
             let filter = &opts.filter;
             s.spawn(move || {
                 let mut cache = MoveCache::new(12);
@@ -376,6 +377,7 @@ fn run<C: Counts>(
         }
         drop(stats_tx);
         drop(tally_txs);
+        drop(work_rx);
 
         // The tally threads: each applies its share of every chunk, in chunk order.
         let handles: Vec<_> = tally_rxs
