@@ -463,6 +463,7 @@ fn bad_input_gets_one_clear_line_and_no_book() {
     let empty_dir = dir.path().join("empty");
     std::fs::create_dir(&empty_dir).unwrap();
     let illegal = data("pgn/edge/rust-pgn-reader/examples_illegal.pgn");
+    let gnu = data("pgn/gnuchess-book_1.02.pgn.xz");
     let cases: Vec<(Vec<&str>, i32, &str)> = vec![
         (
             vec!["build", "/no/such.pgn", "-o", s(&out)],
@@ -505,6 +506,20 @@ fn bad_input_gets_one_clear_line_and_no_book() {
             "not a date",
         ),
         (vec!["build", s(&dortmund)], 2, "--output"),
+        (
+            vec![
+                "build",
+                s(&gnu),
+                "-o",
+                s(&out),
+                "--memory",
+                "1M",
+                "--temp-dir",
+                "/nonexistent/folder",
+            ],
+            1,
+            "temporary files in /nonexistent/folder",
+        ),
     ];
     for (args, code, needle) in cases {
         let o = polybook(&args);
