@@ -642,3 +642,39 @@ fn an_interrupted_build_leaves_nothing_behind() {
         "files left"
     );
 }
+
+/// Binary garbage between games, a tag line longer than any buffer and a game cut inside its tags
+/// are skipped and counted; every real game is still read (the book is polyglot's of the real ones).
+#[test]
+fn garbage_and_broken_tags_do_not_stop_a_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = std::fs::read(data("pgn/dortmund.pgn")).unwrap();
+    let cut = real.windows(7).rposition(|w| w == b"[Event ").unwrap();
+    let middle = real[200_000..]
+        .windows(7)
+        .position(|w| w == b"[Event ")
+        .unwrap()
+        + 200_000;
+    let mut bytes = real[..middle].to_vec();
+    // Bytes that are neither letters nor digits: no move can be read from them.
+    let mut x = 12345u32;
+    bytes.extend((0..500_000).map(|_| {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        0x80 | (x >> 24) as u8
+    }));
+    bytes.extend_from_slice(b"\n\n[Event \"");
+    bytes.extend(std::iter::repeat_n(b'x', 300_000));
+    bytes.extend_from_slice(b"\n\n");
+    bytes.extend_from_slice(&real[middle..]);
+    bytes.extend_from_slice(&real[cut..cut + 40]); // a last game cut inside its tags
+    let messy = dir.path().join("messy.pgn");
+    std::fs::write(&messy, &bytes).unwrap();
+    let out = dir.path().join("b.bin");
+    let o = polybook(&["build", s(&messy), "-o", s(&out), "--json", "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["used"], 347, "{report}");
+    assert_eq!(report["skipped"]["bad_tags"], 2, "{report}");
+    let expected = polyglot_book(&data("pgn/dortmund.pgn"), dir.path(), &[]).unwrap();
+    assert!(std::fs::read(&out).unwrap() == expected);
+}

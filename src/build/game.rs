@@ -132,6 +132,10 @@ pub enum Reason {
     AmbiguousMove,
     /// Cut short: a null move (`--`, `Z0`) or a piece drop.
     NullMove,
+    /// Skipped: text with neither tags nor moves (binary garbage, stray text between games).
+    NotPgn,
+    /// Skipped: the game's tag section is broken (an unterminated tag, or the text ends in it).
+    BadTags,
 }
 
 impl Reason {
@@ -148,6 +152,8 @@ impl Reason {
             Reason::IllegalMove => "illegal_move",
             Reason::AmbiguousMove => "ambiguous_move",
             Reason::NullMove => "null_move",
+            Reason::NotPgn => "not_pgn",
+            Reason::BadTags => "bad_tags",
         }
     }
 
@@ -189,6 +195,8 @@ pub struct ChunkOutput {
 /// The tags a game needs, gathered before its moves.
 #[derive(Default)]
 pub struct Tags {
+    /// Whether the game had any tag at all.
+    any: bool,
     result: Option<GameResult>,
     fen: Option<Vec<u8>>,
     variant: Option<Vec<u8>>,
@@ -213,12 +221,17 @@ pub struct Movetext {
     record_black: bool,
     /// Set when the game ended early; the rest of the movetext is ignored.
     stopped: bool,
+    /// A game without tags counts as used only once a move was read: text that is not PGN at all
+    /// (binary garbage) reads as tagless, moveless "games".
+    tagless: bool,
 }
 
 /// The pgn-reader visitor: feed it a chunk of PGN with [`pgn_reader::Reader`].
 pub struct GameVisitor<'a> {
     filter: &'a GameFilter,
     cache: &'a mut MoveCache,
+    /// The last game's tags began but its movetext never did (yet).
+    in_tags: bool,
     pub out: ChunkOutput,
 }
 
@@ -298,7 +311,22 @@ impl<'a> GameVisitor<'a> {
         GameVisitor {
             filter,
             cache,
+            in_tags: false,
             out: ChunkOutput::default(),
+        }
+    }
+
+    /// Call after the last game: a game whose text ended inside its tags is counted as skipped.
+    pub fn finish(&mut self) {
+        if std::mem::take(&mut self.in_tags) {
+            self.incident(Reason::BadTags, "the text ends inside its tags".into());
+        }
+    }
+
+    /// Call when the reader gives up on a game (`why`: its error); the game is counted as skipped.
+    pub fn broken(&mut self, why: &str) {
+        if std::mem::take(&mut self.in_tags) {
+            self.incident(Reason::BadTags, format!("broken tags: {why}"));
         }
     }
 
@@ -450,12 +478,15 @@ impl Visitor for GameVisitor<'_> {
     type Output = ();
 
     fn begin_tags(&mut self) -> ControlFlow<(), Tags> {
+        self.finish();
+        self.in_tags = true;
         self.out.games += 1;
         ControlFlow::Continue(Tags::default())
     }
 
     fn tag(&mut self, tags: &mut Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
         let f = self.filter;
+        tags.any = true;
         match name {
             b"Result" => {
                 tags.result = Some(match value.as_bytes().trim_ascii() {
@@ -494,6 +525,7 @@ impl Visitor for GameVisitor<'_> {
     }
 
     fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<(), Movetext> {
+        self.in_tags = false;
         let (record_white, record_black) = match self.admit(&tags) {
             Ok(sides) => sides,
             Err((reason, detail)) => {
@@ -512,7 +544,9 @@ impl Visitor for GameVisitor<'_> {
             self.out.used += 1;
             return ControlFlow::Break(());
         }
-        self.out.used += 1;
+        if tags.any {
+            self.out.used += 1;
+        }
         let white_points = match tags.result {
             Some(GameResult::WhiteWins) => 2,
             Some(GameResult::BlackWins) => 0,
@@ -527,6 +561,7 @@ impl Visitor for GameVisitor<'_> {
             record_white,
             record_black,
             stopped: false,
+            tagless: !tags.any,
         })
     }
 
@@ -550,6 +585,9 @@ impl Visitor for GameVisitor<'_> {
                 }
             },
         };
+        if game.tagless && game.ply == 0 {
+            self.out.used += 1;
+        }
         let turn = game.pos.turn();
         let record = match turn {
             Color::White => game.record_white,
@@ -611,7 +649,11 @@ impl Visitor for GameVisitor<'_> {
         ControlFlow::Continue(Skip(true))
     }
 
-    fn end_game(&mut self, _game: Movetext) {}
+    fn end_game(&mut self, game: Movetext) {
+        if game.tagless && game.ply == 0 {
+            self.incident(Reason::NotPgn, "neither tags nor moves".into());
+        }
+    }
 }
 
 /// Readings of a move that is not legal as written SAN, as other readers (python-chess) accept:
@@ -673,8 +715,7 @@ mod tests {
     fn run(pgn: &str, filter: &GameFilter) -> ChunkOutput {
         let mut cache = MoveCache::new(8);
         let mut visitor = GameVisitor::new(filter, &mut cache);
-        let mut reader = pgn_reader::Reader::new(pgn.as_bytes());
-        while reader.read_game(&mut visitor).unwrap().is_some() {}
+        super::super::read_games(pgn.as_bytes(), &mut visitor);
         visitor.out
     }
 
@@ -742,6 +783,32 @@ mod tests {
         let out = run("1. e4 e5 2. Ke8 *\n", &filter);
         assert_eq!(out.plies.len(), 2);
         assert!(out.incidents.is_empty());
+    }
+
+    #[test]
+    fn garbage_is_counted_apart() {
+        let out = run(
+            "\x01\x02 garbage !! \n\n[Result \"1-0\"]\n\n1. e4 1-0\n",
+            &GameFilter::default(),
+        );
+        assert_eq!((out.games, out.used, out.plies.len()), (2, 1, 1));
+        assert_eq!(out.incidents[0].reason, Reason::NotPgn);
+        let out = run(
+            "[Result \"1-0\"]\n\n1. e4 1-0\n\n[Event \"cut",
+            &GameFilter::default(),
+        );
+        assert_eq!((out.games, out.used), (2, 1));
+        assert_eq!(out.incidents[0].reason, Reason::BadTags);
+        // A broken tag in the middle: that game is skipped, the reading goes on.
+        let long = format!(
+            "[Event \"x{}\n\n1. d4 *\n\n[Result \"1-0\"]\n\n1. e4 1-0\n",
+            "y".repeat(5000)
+        );
+        let out = run(&long, &GameFilter::default());
+        assert_eq!(out.plies.len(), 2, "{:?}", out.incidents);
+        // Moves without tags are a game.
+        let out = run("1. e4 e5 *\n", &GameFilter::default());
+        assert_eq!((out.games, out.used, out.plies.len()), (1, 1, 2));
     }
 
     #[test]

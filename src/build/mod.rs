@@ -556,10 +556,23 @@ fn run<C: Counts>(
 fn parse_chunk(data: &[u8], filter: &GameFilter, cache: &mut MoveCache) -> ChunkOutput {
     let mut visitor = GameVisitor::new(filter, cache);
     visitor.out.plies.reserve(data.len() / 6);
-    let mut reader = pgn_reader::Reader::new(data);
-    // Reading from memory cannot fail with an I/O error; pgn-reader recovers from bad syntax.
-    while let Ok(Some(())) = reader.read_game(&mut visitor) {}
+    read_games(data, &mut visitor);
     visitor.out
+}
+
+/// Reads every game of `data`. pgn-reader recovers from bad movetext by itself; a broken tag
+/// section is an error for that game only, after which reading goes on.
+fn read_games(data: &[u8], visitor: &mut GameVisitor) {
+    let mut reader = pgn_reader::Reader::new(data);
+    loop {
+        match reader.read_game(visitor) {
+            Ok(Some(())) => {}
+            Ok(None) => break,
+            // Reading from memory fails only on bad syntax, and the reader has moved past it.
+            Err(e) => visitor.broken(&e.to_string()),
+        }
+    }
+    visitor.finish();
 }
 
 /// The partition of a key: its top byte (so partitions in order are keys in order).
