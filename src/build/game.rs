@@ -4,7 +4,6 @@
 //! Games that are not standard chess, that a filter rejects or whose start position is broken are
 //! skipped; an illegal or ambiguous move ends its game (the plies before it count).
 
-use std::hash::{Hash, Hasher};
 use std::ops::ControlFlow;
 
 use pgn_reader::{RawTag, SanPlus, Skip, Visitor};
@@ -229,88 +228,15 @@ pub struct Movetext {
 /// The pgn-reader visitor: feed it a chunk of PGN with [`pgn_reader::Reader`].
 pub struct GameVisitor<'a> {
     filter: &'a GameFilter,
-    cache: &'a mut MoveCache,
     /// The last game's tags began but its movetext never did (yet).
     in_tags: bool,
     pub out: ChunkOutput,
 }
 
-/// The moves resolved in positions seen before: (position key, SAN) → (move, key after it).
-///
-/// Openings repeat: most plies of a large collection's first moves are positions and moves other
-/// games already had. The key stands for the position as everywhere in Polyglot (the same board,
-/// side to move, castling rights and en-passant file give the same legal moves and the same next
-/// key), so a hit skips resolving the SAN against the legal moves and rehashing. Direct-mapped:
-/// a new entry replaces whatever shared its slot.
-pub struct MoveCache {
-    slots: Vec<Option<CachedMove>>,
-}
-
-#[derive(Clone, Copy)]
-struct CachedMove {
-    key: u64,
-    san: San,
-    mv: Move,
-    next_key: u64,
-}
-
-impl MoveCache {
-    pub fn new(slots_log2: u32) -> MoveCache {
-        MoveCache {
-            slots: vec![None; 1 << slots_log2],
-        }
-    }
-
-    fn index(&self, key: u64, san: &San) -> usize {
-        let mut h = Fx(key);
-        san.hash(&mut h);
-        (h.0.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize & (self.slots.len() - 1)
-    }
-}
-
-/// A tiny multiplicative hasher for the cache index (the key is random already).
-struct Fx(u64);
-
-impl Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    #[inline]
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(n.into());
-    }
-    #[inline]
-    fn write_u16(&mut self, n: u16) {
-        self.write_u64(n.into());
-    }
-    #[inline]
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(n.into());
-    }
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-    #[inline]
-    fn write_isize(&mut self, n: isize) {
-        self.write_u64(n as u64);
-    }
-}
-
 impl<'a> GameVisitor<'a> {
-    pub fn new(filter: &'a GameFilter, cache: &'a mut MoveCache) -> Self {
+    pub fn new(filter: &'a GameFilter) -> Self {
         GameVisitor {
             filter,
-            cache,
             in_tags: false,
             out: ChunkOutput::default(),
         }
@@ -569,21 +495,16 @@ impl Visitor for GameVisitor<'_> {
         if game.stopped {
             return ControlFlow::Continue(());
         }
-        let slot = self.cache.index(game.key, &san_plus.san);
-        let cached = self.cache.slots[slot].filter(|c| c.key == game.key && c.san == san_plus.san);
-        let mv = match cached {
-            Some(c) => c.mv,
-            None => match san_plus
-                .san
-                .to_move(&game.pos)
-                .or_else(|err| lenient(san_plus.san, &game.pos).ok_or(err))
-            {
-                Ok(m) => m,
-                Err(err) => {
-                    self.bad_move(game, san_plus, err);
-                    return ControlFlow::Continue(());
-                }
-            },
+        let mv = match san_plus
+            .san
+            .to_move(&game.pos)
+            .or_else(|err| lenient(san_plus.san, &game.pos).ok_or(err))
+        {
+            Ok(m) => m,
+            Err(err) => {
+                self.bad_move(game, san_plus, err);
+                return ControlFlow::Continue(());
+            }
         };
         if game.tagless && game.ply == 0 {
             self.out.used += 1;
@@ -606,36 +527,20 @@ impl Visitor for GameVisitor<'_> {
                 points,
             });
         }
-        let next_key = match cached {
-            Some(c) => {
-                game.pos.play_unchecked(mv);
-                c.next_key
-            }
+        let next = game.pos.update_zobrist_hash::<Zobrist64>(
+            Zobrist64(game.key),
+            mv,
+            EnPassantMode::PseudoLegal,
+        );
+        game.pos.play_unchecked(mv);
+        game.key = match next {
+            Some(k) => k.0,
             None => {
-                let next = game.pos.update_zobrist_hash::<Zobrist64>(
-                    Zobrist64(game.key),
-                    mv,
-                    EnPassantMode::PseudoLegal,
-                );
-                game.pos.play_unchecked(mv);
-                let next_key = match next {
-                    Some(k) => k.0,
-                    None => {
-                        game.pos
-                            .zobrist_hash::<Zobrist64>(EnPassantMode::PseudoLegal)
-                            .0
-                    }
-                };
-                self.cache.slots[slot] = Some(CachedMove {
-                    key: game.key,
-                    san: san_plus.san,
-                    mv,
-                    next_key,
-                });
-                next_key
+                game.pos
+                    .zobrist_hash::<Zobrist64>(EnPassantMode::PseudoLegal)
+                    .0
             }
         };
-        game.key = next_key;
         game.ply += 1;
         if game.ply >= self.filter.max_ply {
             // Plies past --max-ply are neither played nor checked: skip the rest of the movetext.
@@ -713,8 +618,7 @@ mod tests {
     use super::*;
 
     fn run(pgn: &str, filter: &GameFilter) -> ChunkOutput {
-        let mut cache = MoveCache::new(8);
-        let mut visitor = GameVisitor::new(filter, &mut cache);
+        let mut visitor = GameVisitor::new(filter);
         super::super::read_games(pgn.as_bytes(), &mut visitor);
         visitor.out
     }

@@ -33,7 +33,7 @@ pub use merge::{MergeReport, merge_books};
 
 use crate::book::{BookError, BookWriter, Entry};
 use entries::{halve_combined, position_entries, widen};
-use game::{ChunkOutput, GameVisitor, MoveCache, Ply};
+use game::{ChunkOutput, GameVisitor, Ply};
 use spill::{RunWriter, merge_runs};
 use tally::{Counts, ExactCounts, PARTITIONS, PolyglotCounts, Pressure, Tallied, Tally};
 
@@ -337,7 +337,6 @@ fn run<C: Counts>(
             let work_rx = work_rx.clone();
             let filter = &opts.filter;
             s.spawn(move || {
-                let mut cache = MoveCache::new(12);
                 loop {
                     let chunk = match work_rx.lock() {
                         Ok(rx) => match rx.recv() {
@@ -346,7 +345,7 @@ fn run<C: Counts>(
                         },
                         Err(_) => return,
                     };
-                    let out = parse_chunk(&chunk.data, filter, &mut cache);
+                    let out = parse_chunk(&chunk.data, filter);
                     drop(chunk.data);
                     let remaining = Arc::new(AtomicUsize::new(tally_txs.len()));
                     let plies = out.plies.len() as u64;
@@ -553,8 +552,8 @@ fn run<C: Counts>(
     Ok(report)
 }
 
-fn parse_chunk(data: &[u8], filter: &GameFilter, cache: &mut MoveCache) -> ChunkOutput {
-    let mut visitor = GameVisitor::new(filter, cache);
+fn parse_chunk(data: &[u8], filter: &GameFilter) -> ChunkOutput {
+    let mut visitor = GameVisitor::new(filter);
     visitor.out.plies.reserve(data.len() / 6);
     read_games(data, &mut visitor);
     visitor.out
