@@ -2,6 +2,8 @@
 //!
 //! - [`book`]: the Polyglot format: keys, the move codec, entries, reading, writing and choosing a move.
 //! - [`position`]: positions and moves from user input (FEN, SAN, UCI).
+//! - [`engine`]: perft, evaluation, search and test suites.
 
 pub mod book;
+pub mod engine;
 pub mod position;

@@ -7,10 +7,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod board;
 mod key;
+mod perft;
 mod position;
 mod probe;
+mod search;
+mod solve;
 
 /// A Polyglot opening-book toolkit: build books from PGN, inspect them, play from them.
 #[derive(Parser)]
@@ -26,6 +30,14 @@ enum Command {
     Key(key::Args),
     /// Show the book moves of a position (or of every position in an EPD file).
     Probe(probe::Args),
+    /// Count the legal move paths of a given length (move generator check).
+    Perft(perft::Args),
+    /// Search a position and print UCI-style info lines, then the best move.
+    Search(search::Args),
+    /// Search built-in positions to a fixed depth: a node-count signature and a speed.
+    Bench(bench::Args),
+    /// Run a test suite (EPD bm/am/dm, matetrack bm #N, PGN mate puzzles) and count the solved.
+    Solve(solve::Args),
 }
 
 /// A failure that ends a command: one line for the user and an exit code.
@@ -65,6 +77,10 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Key(args)) => key::run(args),
         Some(Command::Probe(args)) => probe::run(args),
+        Some(Command::Perft(args)) => perft::run(args),
+        Some(Command::Search(args)) => search::run(args),
+        Some(Command::Bench(args)) => bench::run(args),
+        Some(Command::Solve(args)) => solve::run(args),
         None => Err(CliError::usage("no command given; see `polybook --help`")),
     };
     match result {
