@@ -70,8 +70,10 @@ fn expected(entry: &SuiteEntry) -> String {
 
 pub fn run(args: Args) -> CliResult {
     let options = args.engine.options()?;
-    let text = std::fs::read_to_string(&args.file)
+    let bytes = std::fs::read(&args.file)
         .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.file.display())))?;
+    // Old PGN files are often Latin-1: only FENs, tags and moves matter, all ASCII.
+    let text = String::from_utf8_lossy(&bytes);
     let is_pgn = args
         .file
         .extension()
