@@ -7,7 +7,7 @@
 //!
 //! Every weight lives in [`Params`], one parameter set that a tuner can change later.
 
-use shakmaty::attacks::{bishop_attacks, king_attacks, knight_attacks, pawn_attacks, rook_attacks};
+use shakmaty::attacks::{bishop_attacks, king_attacks, knight_attacks, rook_attacks};
 use shakmaty::{Bitboard, Board, Chess, Color, Position, Role, Square};
 
 use super::pesto::{EG_TABLE, EG_VALUE, MG_TABLE, MG_VALUE, PHASE_INC};
@@ -81,37 +81,66 @@ pub fn see_value(role: Role) -> i32 {
     SEE_VALUE[role_index(role)]
 }
 
-/// Files adjacent to each file, for isolated and passed pawns.
-fn adjacent_files(file: u32) -> Bitboard {
-    let mut bb = Bitboard::EMPTY;
-    if file > 0 {
-        bb |= Bitboard::from_file(shakmaty::File::new(file - 1));
+const FILE_A: u64 = 0x0101_0101_0101_0101;
+
+/// The files adjacent to each file, for isolated and passed pawns.
+const ADJACENT_FILES: [u64; 8] = {
+    let mut t = [0u64; 8];
+    let mut f = 0;
+    while f < 8 {
+        if f > 0 {
+            t[f] |= FILE_A << (f - 1);
+        }
+        if f < 7 {
+            t[f] |= FILE_A << (f + 1);
+        }
+        f += 1;
     }
-    if file < 7 {
-        bb |= Bitboard::from_file(shakmaty::File::new(file + 1));
+    t
+};
+
+/// For each colour and square, the squares in front of a pawn there on its own and the adjacent
+/// files: an enemy pawn in this span can stop it; none there means the pawn is passed.
+const PASSED_SPAN: [[u64; 64]; 2] = {
+    let mut t = [[0u64; 64]; 2];
+    let mut sq = 0;
+    while sq < 64 {
+        let file = sq % 8;
+        let rank = sq / 8;
+        let files = ADJACENT_FILES[file] | FILE_A << file;
+        let mut r = 0;
+        while r < 8 {
+            let rank_bb = 0xffu64 << (8 * r);
+            if r > rank {
+                t[1][sq] |= files & rank_bb; // White (index of Color::White is 1)
+            }
+            if r < rank {
+                t[0][sq] |= files & rank_bb;
+            }
+            r += 1;
+        }
+        sq += 1;
     }
-    bb
+    t
+};
+
+/// All squares attacked by the given pawns, by shifting the whole set at once.
+fn pawn_attack_span(color: Color, pawns: Bitboard) -> Bitboard {
+    let p = pawns.0;
+    let not_a = !FILE_A;
+    let not_h = !(FILE_A << 7);
+    Bitboard(match color {
+        Color::White => ((p & not_a) << 7) | ((p & not_h) << 9),
+        Color::Black => ((p & not_a) >> 9) | ((p & not_h) >> 7),
+    })
 }
 
-/// The squares in front of a pawn on its own and adjacent files (where an enemy pawn stops it).
+fn adjacent_files(file: u32) -> Bitboard {
+    Bitboard(ADJACENT_FILES[file as usize])
+}
+
 fn passed_span(color: Color, sq: Square) -> Bitboard {
-    let file = u32::from(sq.file());
-    let files = adjacent_files(file) | Bitboard::from_file(sq.file());
-    let rank = u32::from(sq.rank());
-    let mut ahead = Bitboard::EMPTY;
-    match color {
-        Color::White => {
-            for r in rank + 1..8 {
-                ahead |= Bitboard::from_rank(shakmaty::Rank::new(r));
-            }
-        }
-        Color::Black => {
-            for r in 0..rank {
-                ahead |= Bitboard::from_rank(shakmaty::Rank::new(r));
-            }
-        }
-    }
-    files & ahead
+    Bitboard(PASSED_SPAN[color as usize][sq as usize])
 }
 
 /// The static evaluation of `pos` in centipawns, from the side to move's point of view.
@@ -164,10 +193,7 @@ fn side_terms(board: &Board, us: Color, p: &Params) -> (i32, i32) {
     let mut eg = 0;
 
     // Squares guarded by enemy pawns are poor posts: don't count them as mobility.
-    let mut pawn_guard = Bitboard::EMPTY;
-    for sq in their_pawns {
-        pawn_guard |= pawn_attacks(them, sq);
-    }
+    let pawn_guard = pawn_attack_span(them, their_pawns);
     let safe = !ours & !pawn_guard;
     let their_king_zone = board
         .king_of(them)
@@ -228,7 +254,7 @@ fn side_terms(board: &Board, us: Color, p: &Params) -> (i32, i32) {
         }
     }
     for file in 0..8 {
-        let n = (our_pawns & Bitboard::from_file(shakmaty::File::new(file))).count() as i32;
+        let n = (our_pawns & Bitboard(FILE_A << file)).count() as i32;
         if n > 1 {
             mg += (n - 1) * p.doubled.mg;
             eg += (n - 1) * p.doubled.eg;
@@ -286,6 +312,25 @@ mod tests {
     fn the_start_position_evaluates_to_the_tempo() {
         let p = Params::default();
         assert_eq!(evaluate(&Chess::default(), &p), p.tempo);
+    }
+
+    #[test]
+    fn pawn_spans_match_shakmaty() {
+        use shakmaty::attacks::pawn_attacks;
+        for color in Color::ALL {
+            for sq in Square::ALL {
+                let one = Bitboard::from_square(sq);
+                assert_eq!(
+                    pawn_attack_span(color, one),
+                    pawn_attacks(color, sq),
+                    "{sq:?}"
+                );
+            }
+        }
+        // A white pawn on e4 is stopped by a black pawn on d5, not by one on d3.
+        assert!(passed_span(Color::White, Square::E4).contains(Square::D5));
+        assert!(!passed_span(Color::White, Square::E4).contains(Square::D3));
+        assert!(passed_span(Color::Black, Square::E4).contains(Square::F2));
     }
 
     #[test]
