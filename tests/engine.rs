@@ -66,6 +66,23 @@ fn perft_cases(name: &str) -> Vec<(String, u32, u64)> {
     cases
 }
 
+/// A perft position. The suites include a position shakmaty calls an impossible check (two
+/// bishops giving check along diagonals a real game can't produce), where perft is still well
+/// defined, and Chess960 castling (rooks not on the corners) in the "tricky" positions.
+fn perft_position(fen: &str) -> Chess {
+    let setup = || fen.parse::<Fen>().unwrap_or_else(|e| panic!("{fen}: {e}"));
+    if let Ok(pos) = setup()
+        .into_position(CastlingMode::Standard)
+        .or_else(PositionError::ignore_impossible_check)
+    {
+        return pos;
+    }
+    match setup().into_position(CastlingMode::Chess960) {
+        Ok(pos) => pos,
+        Err(e) => panic!("{fen}: {e}"),
+    }
+}
+
 fn check_perft(name: &str, max_count: u64, max_positions: usize) -> usize {
     let cases = perft_cases(name);
     assert!(!cases.is_empty(), "{name} has perft cases");
@@ -83,18 +100,7 @@ fn check_perft(name: &str, max_count: u64, max_positions: usize) -> usize {
         }
         // The suites include a position shakmaty calls an impossible check (two bishops giving
         // check along diagonals a real game can't produce); perft is still well defined there.
-        let pos = fen
-            .parse::<Fen>()
-            .unwrap_or_else(|e| panic!("{name}: {fen}: {e}"))
-            .into_position(CastlingMode::Standard)
-            .or_else(PositionError::ignore_impossible_check)
-            .or_else(|_| {
-                // Chess960 castling (rooks not on the corners) in the "tricky" positions.
-                fen.parse::<Fen>()
-                    .unwrap()
-                    .into_position(CastlingMode::Chess960)
-            })
-            .unwrap_or_else(|e| panic!("{name}: {fen}: {e}"));
+        let pos = perft_position(&fen);
         assert_eq!(perft(&pos, depth), expected, "{name}: {fen} depth {depth}");
         checked += 1;
     }
