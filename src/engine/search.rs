@@ -297,6 +297,7 @@ impl Engine {
             pv: (0..=MAX_PLY).map(|_| Vec::with_capacity(MAX_PLY)).collect(),
             killers: [[None; 2]; MAX_PLY + 2],
             root_best: None,
+            root_depth: 1,
         };
         let max_depth = limits
             .depth
@@ -323,6 +324,7 @@ impl Engine {
         for depth in 1..=max_depth as i32 {
             search.seldepth = 0;
             search.root_best = None;
+            search.root_depth = depth;
             // Aspiration window: expect a score near the last one, widen on failure.
             let mut delta = 30;
             let (mut alpha, mut beta) = if depth >= 5 && score.abs() < MATE_BOUND {
@@ -345,9 +347,13 @@ impl Engine {
                     break;
                 }
                 delta += delta;
-                if delta > 1000 {
-                    alpha = -INF;
-                    beta = INF;
+                // Far off: open the window on the side that failed.
+                if delta > 500 {
+                    if s <= alpha {
+                        alpha = -INF;
+                    } else {
+                        beta = INF;
+                    }
                 }
             }
             if search.stopped {
@@ -432,6 +438,8 @@ struct Search<'a> {
     pv: Vec<Vec<Move>>,
     killers: [[Option<Move>; 2]; MAX_PLY + 2],
     root_best: Option<(Move, i32)>,
+    /// The depth of the current iteration.
+    root_depth: i32,
 }
 
 /// Move ordering keys.
@@ -564,7 +572,9 @@ impl Search<'_> {
 
         // 1. Check extension: a check is searched one ply deeper, so that the horizon never
         //    falls between a check and its answer.
-        if in_check && self.opts.check_extension && ply < MAX_PLY / 2 {
+        //    Limited to lines no longer than twice the iteration's depth, so that long series of
+        //    checks can't blow the tree up.
+        if in_check && self.opts.check_extension && (ply as i32) < 2 * self.root_depth {
             depth += 1;
         }
         if depth <= 0 {
@@ -735,9 +745,19 @@ impl Search<'_> {
             let quiet = !m.is_capture() && !m.is_promotion();
             let mut child = pos.clone();
             child.play_unchecked(m);
+            let child_hash = Self::child_hash(pos, hash, m, &child);
+            self.tt.prefetch(child_hash);
             let gives_check = child.is_check();
 
-            if !root && best > -MATE_BOUND && !in_check && quiet && !gives_check {
+            // Never prune while a mate is at stake: with a mate score as alpha, every quiet
+            // move looks futile, including the one that mates sooner.
+            if !root
+                && best > -MATE_BOUND
+                && alpha.abs() < MATE_BOUND
+                && !in_check
+                && quiet
+                && !gives_check
+            {
                 // 9. Late move pruning: near the leaves, after enough quiet moves the rest
                 //    (ordered by history) are unlikely to matter.
                 if self.opts.lmp
@@ -759,7 +779,6 @@ impl Search<'_> {
                 }
             }
 
-            let child_hash = Self::child_hash(pos, hash, m, &child);
             self.stack[ply].mv = Some(m);
             self.stack[ply].captured = m.is_capture();
             searched += 1;
@@ -958,7 +977,7 @@ impl Search<'_> {
                 } + m
                     .promotion()
                     .map_or(0, |r| see_value(r) - see_value(Role::Pawn));
-                if stand_pat + gain + 200 <= alpha {
+                if stand_pat + gain + 200 <= alpha && alpha.abs() < MATE_BOUND {
                     continue;
                 }
             }
