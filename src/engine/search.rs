@@ -753,7 +753,7 @@ impl Search<'_> {
             // move looks futile, including the one that mates sooner.
             if !root
                 && best > -MATE_BOUND
-                && alpha.abs() < MATE_BOUND
+                && alpha > -MATE_BOUND
                 && !in_check
                 && quiet
                 && !gives_check
