@@ -797,9 +797,9 @@ impl Search<'_> {
                 // 11. Late move reductions: later quiet moves are searched shallower with a
                 //     null window first, and again at full depth only if they surprise.
                 let mut r = 0;
-                if self.opts.lmr && !root && depth >= 3 && searched >= 3 && quiet && !gives_check {
+                if self.opts.lmr && depth >= 3 && searched >= 3 && quiet && !gives_check {
                     r = lmr_reduction(depth, searched);
-                    r -= i32::from(pv_node);
+                    r -= i32::from(pv_node) + i32::from(root);
                     r += i32::from(!improving);
                     r -= i32::from(order >= KILLER);
                     r -= order.clamp(-16384, 16384) / 8192;
