@@ -118,9 +118,15 @@ fn perft_suites_fast_positions() {
 /// The full run: every position of every standard suite, at every depth whose count is at most
 /// 10^8 (all of them at depths 1–4, nearly all at 5; the perftsuite's D6/D7 counts of 10^9–10^10
 /// are left out), on two threads. About 2·10^11 nodes: some 10–20 minutes on two cores.
+/// `POLYBOOK_PERFT_MAX=10000000` checks every position at depths up to 10^7 nodes (1.8·10^10 nodes).
 #[test]
 #[ignore = "the full perft run takes long; run it with --ignored"]
 fn perft_suites_full() {
+    // POLYBOOK_PERFT_MAX lowers (or raises) the cap for a quicker (or longer) run.
+    let max: u64 = std::env::var("POLYBOOK_PERFT_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000_000);
     let mut cases = Vec::new();
     for name in [
         "perftsuite.epd",
@@ -131,7 +137,7 @@ fn perft_suites_full() {
         cases.extend(
             perft_cases(name)
                 .into_iter()
-                .filter(|c| c.2 <= 100_000_000)
+                .filter(|c| c.2 <= max)
                 .map(|c| (name, c)),
         );
     }
