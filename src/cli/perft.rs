@@ -29,7 +29,7 @@ pub struct Args {
 pub fn run(args: Args) -> CliResult {
     let pos = parse_position(args.fen.as_deref(), args.moves.as_deref())?;
     let start = Instant::now();
-    let total = if args.divide {
+    let total = if args.divide && args.depth > 0 {
         let split = divide(&pos, args.depth);
         for (m, n) in &split {
             println!("{}: {n}", m.to_uci(CastlingMode::Standard));
