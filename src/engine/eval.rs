@@ -151,16 +151,23 @@ pub fn evaluate(pos: &Chess, params: &Params) -> i32 {
     let mut phase = 0;
 
     // Material and piece-square tables.
-    for (sq, piece) in board.iter() {
-        let r = role_index(piece.role);
-        let c = piece.color as usize;
-        let idx = match piece.color {
-            Color::White => sq as usize ^ 56,
-            Color::Black => sq as usize,
+    // (By colour and role, straight from the bitboards: cheaper than asking each square.)
+    for color in Color::ALL {
+        let c = color as usize;
+        let flip = match color {
+            Color::White => 56,
+            Color::Black => 0,
         };
-        mg[c] += MG_VALUE[r] + MG_TABLE[r][idx];
-        eg[c] += EG_VALUE[r] + EG_TABLE[r][idx];
-        phase += PHASE_INC[r];
+        let ours = board.by_color(color);
+        for role in Role::ALL {
+            let r = role_index(role);
+            for sq in board.by_role(role) & ours {
+                let idx = sq as usize ^ flip;
+                mg[c] += MG_VALUE[r] + MG_TABLE[r][idx];
+                eg[c] += EG_VALUE[r] + EG_TABLE[r][idx];
+                phase += PHASE_INC[r];
+            }
+        }
     }
 
     for color in Color::ALL {
