@@ -60,7 +60,8 @@ pub struct SearchOptions {
     pub lmr: bool,
     /// Late move pruning.
     pub lmp: bool,
-    /// H.G. Muller's spite-check analogy (experimental, partial: see `spite_check_probe`).
+    /// H.G. Muller's spite-check analogy (experimental and partial: step 8 of `negamax`; the
+    /// transposition-table "analogy" for checking moves is not implemented).
     pub spite_check: bool,
     /// Transposition table size in MB.
     pub hash_mb: usize,
