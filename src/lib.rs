@@ -4,8 +4,10 @@
 //! - [`build`]: PGN games to a book, as `polyglot make-book` does and more.
 //! - [`inspect`]: walks over a whole book: lines per colour, statistics, verification.
 //! - [`position`]: positions and moves from user input (FEN, SAN, UCI).
+//! - [`engine`]: perft, evaluation, search and test suites.
 
 pub mod book;
 pub mod build;
+pub mod engine;
 pub mod inspect;
 pub mod position;

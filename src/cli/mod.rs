@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod board;
 mod build;
 mod dump;
@@ -15,8 +16,11 @@ mod key;
 mod lines;
 mod merge;
 mod output;
+mod perft;
 mod position;
 mod probe;
+mod search;
+mod solve;
 mod verify;
 
 /// A Polyglot opening-book toolkit: build books from PGN, inspect them, play from them.
@@ -45,6 +49,14 @@ enum Command {
     Build(build::Args),
     /// Merge books into one.
     Merge(merge::Args),
+    /// Count the legal move paths of a given length (move generator check).
+    Perft(perft::Args),
+    /// Search a position and print UCI-style info lines, then the best move.
+    Search(search::Args),
+    /// Search built-in positions to a fixed depth: a node-count signature and a speed.
+    Bench(bench::Args),
+    /// Run a test suite (EPD bm/am/dm, matetrack bm #N, PGN mate puzzles) and count the solved.
+    Solve(solve::Args),
 }
 
 /// A failure that ends a command: one line for the user and an exit code.
@@ -90,6 +102,10 @@ pub fn main() -> ExitCode {
         Some(Command::Verify(args)) => verify::run(args),
         Some(Command::Build(args)) => build::run(args),
         Some(Command::Merge(args)) => merge::run(args),
+        Some(Command::Perft(args)) => perft::run(args),
+        Some(Command::Search(args)) => search::run(args),
+        Some(Command::Bench(args)) => bench::run(args),
+        Some(Command::Solve(args)) => solve::run(args),
         None => Err(CliError::usage("no command given; see `polybook --help`")),
     };
     match result {

@@ -1,0 +1,54 @@
+//! `polybook perft`: count the legal move paths of a given length (move generator check).
+
+use std::time::Instant;
+
+use polybook::engine::perft::{divide, perft};
+use shakmaty::CastlingMode;
+
+use super::CliResult;
+use super::position::parse_position;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The number of plies.
+    depth: u32,
+    /// The position, in FEN (default: the start position).
+    #[arg(long)]
+    fen: Option<String>,
+    /// Moves to play first, in SAN or UCI (e.g. "e4 e5 Nf3").
+    #[arg(long)]
+    moves: Option<String>,
+    /// Print each root move (UCI) with the count below it.
+    #[arg(long)]
+    divide: bool,
+    /// Print the time taken and the speed on stderr.
+    #[arg(long)]
+    time: bool,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let pos = parse_position(args.fen.as_deref(), args.moves.as_deref())?;
+    let start = Instant::now();
+    let total = if args.divide && args.depth > 0 {
+        let split = divide(&pos, args.depth);
+        for (m, n) in &split {
+            println!("{}: {n}", m.to_uci(CastlingMode::Standard));
+        }
+        println!();
+        split.iter().map(|(_, n)| n).sum()
+    } else {
+        perft(&pos, args.depth)
+    };
+    let elapsed = start.elapsed();
+    if args.time {
+        let nps = total as f64 / elapsed.as_secs_f64().max(1e-9);
+        eprintln!(
+            "perft {}: {total} nodes in {:.3} s, {:.0} nodes/s",
+            args.depth,
+            elapsed.as_secs_f64(),
+            nps
+        );
+    }
+    println!("{total}");
+    Ok(())
+}

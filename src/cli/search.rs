@@ -1,0 +1,166 @@
+//! `polybook search`: search one position and print UCI-style `info` lines, then `bestmove`.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use polybook::engine::search::hash_of;
+use polybook::engine::{Engine, Limits, SearchOptions};
+use polybook::position::{parse_fen, parse_move, play_moves};
+use shakmaty::{CastlingMode, Chess, Position};
+
+use super::{CliError, CliResult};
+
+/// The search switches shared by `search`, `bench` and `solve`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct EngineArgs {
+    /// Turn Mate Distance Pruning off.
+    #[arg(long)]
+    no_mdp: bool,
+    /// Turn the check extension off.
+    #[arg(long)]
+    no_check_extension: bool,
+    /// Turn null-move pruning off.
+    #[arg(long)]
+    no_null_move: bool,
+    /// Turn reverse futility and futility pruning off.
+    #[arg(long)]
+    no_futility: bool,
+    /// Turn aggressive futility pruning on (experimental).
+    #[arg(long)]
+    aggressive_futility: bool,
+    /// Turn late move reductions off.
+    #[arg(long)]
+    no_lmr: bool,
+    /// Turn late move pruning off.
+    #[arg(long)]
+    no_lmp: bool,
+    /// Turn the spite-check analogy on (experimental).
+    #[arg(long)]
+    spite_check: bool,
+    /// Transposition table size in MB.
+    #[arg(long, default_value_t = 64)]
+    hash: usize,
+    /// Set a search option by name, e.g. `--set NullMove=false` (repeatable; names: MDP,
+    /// CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, Hash).
+    #[arg(long, value_name = "NAME=VALUE")]
+    set: Vec<String>,
+}
+
+impl EngineArgs {
+    pub fn options(&self) -> Result<SearchOptions, CliError> {
+        let mut o = SearchOptions {
+            mdp: !self.no_mdp,
+            check_extension: !self.no_check_extension,
+            null_move: !self.no_null_move,
+            futility: !self.no_futility,
+            aggressive_futility: self.aggressive_futility,
+            lmr: !self.no_lmr,
+            lmp: !self.no_lmp,
+            spite_check: self.spite_check,
+            hash_mb: self.hash.clamp(1, 65536),
+        };
+        for s in &self.set {
+            let (name, value) = s
+                .split_once('=')
+                .ok_or_else(|| CliError::usage(format!("--set expects NAME=VALUE, got '{s}'")))?;
+            o.set(name.trim(), value.trim()).map_err(CliError::usage)?;
+        }
+        Ok(o)
+    }
+}
+
+/// How long to search.
+#[derive(clap::Args, Clone, Debug)]
+pub struct LimitArgs {
+    /// Search to this depth (plies).
+    #[arg(long)]
+    depth: Option<u32>,
+    /// Search for this many milliseconds.
+    #[arg(long, value_name = "MS")]
+    movetime: Option<u64>,
+    /// Search about this many nodes.
+    #[arg(long)]
+    nodes: Option<u64>,
+}
+
+impl LimitArgs {
+    /// The limits, or `default` when none was given.
+    pub fn limits(&self, default: Limits) -> Limits {
+        if self.depth.is_none() && self.movetime.is_none() && self.nodes.is_none() {
+            return default;
+        }
+        Limits {
+            depth: self.depth,
+            movetime: self.movetime.map(Duration::from_millis),
+            nodes: self.nodes,
+            mate: None,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The position, in FEN (default: the start position).
+    #[arg(long)]
+    fen: Option<String>,
+    /// Moves to play first, in SAN or UCI (e.g. "e4 e5 Nf3"); they count for repetitions.
+    #[arg(long)]
+    moves: Option<String>,
+    #[command(flatten)]
+    limits: LimitArgs,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+/// The position after `--fen` and `--moves`, with the hashes of the positions before it.
+fn game(fen: Option<&str>, moves: Option<&str>) -> Result<(Chess, Vec<u64>), CliError> {
+    let start = match fen {
+        Some(fen) => parse_fen(fen).map_err(CliError::data)?,
+        None => Chess::default(),
+    };
+    let Some(moves) = moves else {
+        return Ok((start, Vec::new()));
+    };
+    // Checked first for its error messages, then replayed for the hashes.
+    play_moves(start.clone(), moves).map_err(CliError::data)?;
+    let mut pos = start;
+    let mut hashes = Vec::new();
+    for token in moves.split_whitespace() {
+        let token = token
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start_matches('.');
+        if token.is_empty() || matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*") {
+            continue;
+        }
+        let m = parse_move(&pos, token).map_err(CliError::data)?;
+        hashes.push(hash_of(&pos));
+        pos.play_unchecked(m);
+    }
+    Ok((pos, hashes))
+}
+
+pub fn run(args: Args) -> CliResult {
+    let options = args.engine.options()?;
+    let (pos, history) = game(args.fen.as_deref(), args.moves.as_deref())?;
+    let limits = args.limits.limits(Limits {
+        depth: Some(12),
+        ..Limits::default()
+    });
+    let mut engine = Engine::new(options);
+    let stop = Arc::new(AtomicBool::new(false));
+    let result = engine.search(&pos, &history, &limits, stop, &mut |it| {
+        println!("{}", it.info_line());
+    });
+    match result.best_move {
+        Some(m) => {
+            let mut line = format!("bestmove {}", m.to_uci(CastlingMode::Standard));
+            if let Some(p) = result.pv.get(1) {
+                line.push_str(&format!(" ponder {}", p.to_uci(CastlingMode::Standard)));
+            }
+            println!("{line}");
+        }
+        None => println!("bestmove 0000"),
+    }
+    Ok(())
+}

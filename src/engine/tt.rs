@@ -1,0 +1,263 @@
+//! The transposition table: search results by position, shared lock-free.
+//!
+//! Each entry is two `AtomicU64`: the data word and the key XOR the data. A reader accepts an entry
+//! only when `key_word ^ data == key`, so a torn write by another thread (Lazy SMP later) reads as
+//! a miss instead of as a wrong move. Mate scores are stored relative to the node (see
+//! [`score_to_tt`]) so that they stay right when the position is reached at another ply.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::search::{MATE_BOUND, Score16};
+
+/// What a stored score means relative to the true value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// The true score is at least this (a beta cutoff).
+    Lower = 1,
+    /// The true score is at most this (no move raised alpha).
+    Upper = 2,
+    Exact = 3,
+}
+
+/// One probed entry.
+#[derive(Clone, Copy, Debug)]
+pub struct TtEntry {
+    pub mv: u16,
+    pub score: i32,
+    pub eval: i32,
+    pub depth: i32,
+    pub bound: Bound,
+}
+
+#[repr(C)]
+struct Slot {
+    key: AtomicU64,
+    data: AtomicU64,
+}
+
+/// Where the slots live: an anonymous memory map marked for transparent huge pages where the
+/// system allows it (the table is probed at random, so with 4 KB pages nearly every probe also
+/// misses the TLB), else an ordinary vector.
+enum Storage {
+    Mapped { map: memmap2::MmapMut, len: usize },
+    Heap(Vec<Slot>),
+}
+
+impl Storage {
+    fn new(n: usize) -> Storage {
+        if let Ok(map) = memmap2::MmapMut::map_anon(n * std::mem::size_of::<Slot>()) {
+            #[cfg(target_os = "linux")]
+            {
+                // Only a hint: without huge pages the table works the same, a little slower.
+                let _ = map.advise(memmap2::Advice::HugePage);
+            }
+            return Storage::Mapped { map, len: n };
+        }
+        Storage::Heap(
+            (0..n)
+                .map(|_| Slot {
+                    key: AtomicU64::new(0),
+                    data: AtomicU64::new(0),
+                })
+                .collect(),
+        )
+    }
+
+    fn slots(&self) -> &[Slot] {
+        match self {
+            // SAFETY: the map is `len` slots long, page-aligned (more than `Slot`'s alignment of
+            // 8), zero-filled by the system (zero is a valid `AtomicU64`), lives as long as `self`,
+            // and is only ever accessed through the atomics.
+            Storage::Mapped { map, len } => unsafe {
+                std::slice::from_raw_parts(map.as_ptr().cast::<Slot>(), *len)
+            },
+            Storage::Heap(v) => v,
+        }
+    }
+}
+
+pub struct TranspositionTable {
+    slots: Storage,
+    mask: usize,
+    generation: u8,
+}
+
+impl TranspositionTable {
+    /// A table of about `mb` megabytes (rounded down to a power of two entries; at least 1 MB).
+    pub fn new(mb: usize) -> Self {
+        let bytes = mb.max(1) * 1024 * 1024;
+        let n = (bytes / std::mem::size_of::<Slot>()).next_power_of_two() / 2;
+        let n = n.max(1024);
+        TranspositionTable {
+            slots: Storage::new(n),
+            mask: n - 1,
+            generation: 0,
+        }
+    }
+
+    pub fn clear(&mut self) {
+        for s in self.slots.slots() {
+            s.key.store(0, Ordering::Relaxed);
+            s.data.store(0, Ordering::Relaxed);
+        }
+        self.generation = 0;
+    }
+
+    /// A new search begins: older entries become preferred victims.
+    pub fn new_search(&mut self) {
+        self.generation = (self.generation + 1) & 0x3f;
+    }
+
+    fn slot(&self, key: u64) -> &Slot {
+        &self.slots.slots()[(key as usize) & self.mask]
+    }
+
+    /// Asks the CPU to start loading the slot of `key`, so that the probe a little later doesn't
+    /// wait for memory: the table is far larger than the caches, and this miss is the single
+    /// largest cost of a node.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let slot: *const Slot = self.slot(key);
+            // SAFETY: prefetching only hints the cache; any address is allowed, and this one is
+            // a valid slot of the table.
+            #[allow(unused_unsafe)]
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    slot.cast::<i8>(),
+                );
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
+    pub fn probe(&self, key: u64, ply: usize) -> Option<TtEntry> {
+        let slot = self.slot(key);
+        let data = slot.data.load(Ordering::Relaxed);
+        let k = slot.key.load(Ordering::Relaxed);
+        if k ^ data != key || data == 0 {
+            return None;
+        }
+        let mv = data as u16;
+        let score = score_from_tt((data >> 16) as u16 as Score16 as i32, ply);
+        let eval = (data >> 32) as u16 as Score16 as i32;
+        let depth = ((data >> 48) as u8) as i32 - 1;
+        let bound = match (data >> 56) & 3 {
+            1 => Bound::Lower,
+            2 => Bound::Upper,
+            _ => Bound::Exact,
+        };
+        Some(TtEntry {
+            mv,
+            score,
+            eval,
+            depth,
+            bound,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn store(
+        &self,
+        key: u64,
+        ply: usize,
+        mv: u16,
+        score: i32,
+        eval: i32,
+        depth: i32,
+        bound: Bound,
+    ) {
+        let slot = self.slot(key);
+        let old = slot.data.load(Ordering::Relaxed);
+        let old_key = slot.key.load(Ordering::Relaxed) ^ old;
+        let old_depth = ((old >> 48) as u8) as i32 - 1;
+        let old_gen = ((old >> 58) & 0x3f) as u8;
+        // Replace unless the slot holds a deeper result of this same search for another
+        // position; always keep the old move when storing a result without one.
+        if old != 0
+            && old_key != key
+            && old_gen == self.generation
+            && old_depth > depth + 2
+            && bound != Bound::Exact
+        {
+            return;
+        }
+        let mv = if mv == 0 && old_key == key {
+            old as u16
+        } else {
+            mv
+        };
+        let score = score_to_tt(score, ply) as Score16 as u16 as u64;
+        let eval = eval.clamp(-32000, 32000) as Score16 as u16 as u64;
+        let depth = (depth + 1).clamp(0, 255) as u64;
+        let data = mv as u64
+            | score << 16
+            | eval << 32
+            | depth << 48
+            | (bound as u64) << 56
+            | (self.generation as u64) << 58;
+        slot.data.store(data, Ordering::Relaxed);
+        slot.key.store(key ^ data, Ordering::Relaxed);
+    }
+
+    /// Permille of the first thousand slots used in this search (UCI `hashfull`).
+    pub fn hashfull(&self) -> u32 {
+        let slots = self.slots.slots();
+        let n = slots.len().min(1000);
+        let used = slots[..n]
+            .iter()
+            .filter(|s| {
+                let d = s.data.load(Ordering::Relaxed);
+                d != 0 && ((d >> 58) & 0x3f) as u8 == self.generation
+            })
+            .count();
+        (used * 1000 / n) as u32
+    }
+}
+
+/// A mate score counts plies from the root; in the table it must count from the node itself.
+pub fn score_to_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score + ply as i32
+    } else if score <= -MATE_BOUND {
+        score - ply as i32
+    } else {
+        score
+    }
+}
+
+/// The inverse of [`score_to_tt`]: back from the node to the root's count.
+pub fn score_from_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score - ply as i32
+    } else if score <= -MATE_BOUND {
+        score + ply as i32
+    } else {
+        score
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::search::MATE;
+
+    #[test]
+    fn mate_scores_are_stored_relative_to_the_node() {
+        let tt = TranspositionTable::new(1);
+        // Found at ply 5: mate delivered at ply 9 from the root, i.e. 4 plies from the node.
+        tt.store(42, 5, 7, MATE - 9, 0, 3, Bound::Exact);
+        // Read at ply 2 the same node's mate is 4 plies further: ply 6 from the root.
+        let e = tt.probe(42, 2).unwrap();
+        assert_eq!(e.score, MATE - 6);
+        assert_eq!(e.mv, 7);
+        assert_eq!(e.depth, 3);
+        assert_eq!(e.bound, Bound::Exact);
+        assert!(tt.probe(43, 2).is_none());
+        tt.store(44, 3, 0, -(MATE - 7), -50, 0, Bound::Upper);
+        assert_eq!(tt.probe(44, 1).unwrap().score, -(MATE - 5));
+        assert_eq!(tt.probe(44, 1).unwrap().eval, -50);
+    }
+}

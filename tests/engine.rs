@@ -1,0 +1,455 @@
+//! The engine on real data: perft suites, mate puzzles, KRvK mates, MDP, draws, suites and the
+//! command line's handling of bad input.
+//!
+//! Expected values come from the data files in ../shared/data/epd (perft counts, mate lengths,
+//! puzzle solutions) or from the rules of chess; limits are in nodes or depth, not time, so the
+//! results don't depend on the machine's load.
+//!
+//! The full perft run (every position and depth of every standard suite) is
+//! `cargo test --release --test engine -- --ignored`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use polybook::engine::perft::perft;
+use polybook::engine::search::hash_of;
+use polybook::engine::suite::{is_solved, parse_epd, parse_puzzles};
+use polybook::engine::{Engine, Limits, Score, SearchOptions, SearchResult};
+use polybook::position::{parse_fen, play_moves};
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess, Position, PositionError};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data/epd")
+        .join(name)
+}
+
+fn read(name: &str) -> String {
+    let bytes = std::fs::read(data(name)).expect("the shared test data is present");
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// (FEN, depth, expected count) from both perft formats: EPD lines with `;D1 20 ;D2 400 …` and
+/// `epd …` / `perft N count` blocks.
+fn perft_cases(name: &str) -> Vec<(String, u32, u64)> {
+    let mut cases = Vec::new();
+    let mut current: Option<String> = None;
+    for line in read(name).lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(fen) = line.strip_prefix("epd ") {
+            current = Some(fen.to_string());
+        } else if let Some(rest) = line.strip_prefix("perft ") {
+            let mut it = rest.split_whitespace();
+            let d: u32 = it.next().unwrap().parse().unwrap();
+            let n: u64 = it.next().unwrap().parse().unwrap();
+            cases.push((current.clone().unwrap(), d, n));
+        } else if line.contains(";D") {
+            let mut parts = line.split(';');
+            let fen = parts.next().unwrap().trim().to_string();
+            for p in parts {
+                let p = p.trim();
+                if let Some(rest) = p.strip_prefix('D') {
+                    let mut it = rest.split_whitespace();
+                    let d: u32 = it.next().unwrap().parse().unwrap();
+                    let n: u64 = it.next().unwrap().parse().unwrap();
+                    cases.push((fen.clone(), d, n));
+                }
+            }
+        }
+    }
+    cases
+}
+
+/// A perft position. The suites include a position shakmaty calls an impossible check (two
+/// bishops giving check along diagonals a real game can't produce), where perft is still well
+/// defined, and Chess960 castling (rooks not on the corners) in the "tricky" positions.
+fn perft_position(fen: &str) -> Chess {
+    let setup = || fen.parse::<Fen>().unwrap_or_else(|e| panic!("{fen}: {e}"));
+    if let Ok(pos) = setup()
+        .into_position(CastlingMode::Standard)
+        .or_else(PositionError::ignore_impossible_check)
+    {
+        return pos;
+    }
+    match setup().into_position(CastlingMode::Chess960) {
+        Ok(pos) => pos,
+        Err(e) => panic!("{fen}: {e}"),
+    }
+}
+
+fn check_perft(name: &str, max_count: u64, max_positions: usize) -> usize {
+    let cases = perft_cases(name);
+    assert!(!cases.is_empty(), "{name} has perft cases");
+    let mut checked = 0;
+    let mut positions = Vec::<String>::new();
+    for (fen, depth, expected) in cases {
+        if expected > max_count {
+            continue;
+        }
+        if !positions.contains(&fen) {
+            if positions.len() >= max_positions {
+                continue;
+            }
+            positions.push(fen.clone());
+        }
+        // The suites include a position shakmaty calls an impossible check (two bishops giving
+        // check along diagonals a real game can't produce); perft is still well defined there.
+        let pos = perft_position(&fen);
+        assert_eq!(perft(&pos, depth), expected, "{name}: {fen} depth {depth}");
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn perft_suites_fast_positions() {
+    assert!(check_perft("perftsuite.epd", 2_000_000, usize::MAX) > 300);
+    assert!(check_perft("perftsuite2.epd", 2_000_000, usize::MAX) > 0);
+    assert!(check_perft("tricky.perft", 2_000_000, usize::MAX) > 20);
+    assert!(check_perft("random.perft", 200_000, 300) > 600);
+}
+
+/// The full run: every position of every standard suite, at every depth whose count is at most
+/// 10^8 (all of them at depths 1–4, nearly all at 5; the perftsuite's D6/D7 counts of 10^9–10^10
+/// are left out), on two threads. About 2·10^11 nodes: some 10–20 minutes on two cores.
+/// `POLYBOOK_PERFT_MAX=10000000` checks every position at depths up to 10^7 nodes (1.8·10^10 nodes).
+#[test]
+#[ignore = "the full perft run takes long; run it with --ignored"]
+fn perft_suites_full() {
+    // POLYBOOK_PERFT_MAX lowers (or raises) the cap for a quicker (or longer) run.
+    let max: u64 = std::env::var("POLYBOOK_PERFT_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000_000);
+    let mut cases = Vec::new();
+    for name in [
+        "perftsuite.epd",
+        "perftsuite2.epd",
+        "tricky.perft",
+        "random.perft",
+    ] {
+        cases.extend(
+            perft_cases(name)
+                .into_iter()
+                .filter(|c| c.2 <= max)
+                .map(|c| (name, c)),
+        );
+    }
+    let cases = std::sync::Mutex::new(cases);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                loop {
+                    let Some((name, (fen, depth, expected))) = cases.lock().unwrap().pop() else {
+                        break;
+                    };
+                    let pos = perft_position(&fen);
+                    assert_eq!(perft(&pos, depth), expected, "{name}: {fen} depth {depth}");
+                }
+            });
+        }
+    });
+}
+
+fn search(pos: &Chess, game: &[u64], limits: &Limits, options: SearchOptions) -> SearchResult {
+    let mut engine = Engine::new(SearchOptions {
+        hash_mb: 16,
+        ..options
+    });
+    engine.search(
+        pos,
+        game,
+        limits,
+        Arc::new(AtomicBool::new(false)),
+        &mut |_| {},
+    )
+}
+
+fn mate_limits(n: i32, nodes: u64) -> Limits {
+    Limits {
+        nodes: Some(nodes),
+        mate: Some(n as u32),
+        ..Limits::default()
+    }
+}
+
+#[test]
+fn mate_in_2_puzzles_all_solved() {
+    let (entries, errors) = parse_puzzles(&read("mate_in_2.pgn"));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(entries.len() > 100);
+    for e in &entries {
+        let n = e.task.mate.unwrap();
+        let r = search(
+            &e.pos,
+            &[],
+            &mate_limits(n, 2_000_000),
+            SearchOptions::default(),
+        );
+        assert!(
+            is_solved(&e.task, &r),
+            "line {}: {} got {:?}",
+            e.line,
+            e.fen,
+            r.score
+        );
+    }
+}
+
+#[test]
+fn mate_in_3_puzzles_solved() {
+    let (entries, errors) = parse_puzzles(&read("mate_in_3.pgn"));
+    assert!(errors.is_empty(), "{errors:?}");
+    let sample: Vec<_> = entries.iter().step_by(5).collect();
+    let solved = sample
+        .iter()
+        .filter(|e| {
+            let n = e.task.mate.unwrap();
+            let r = search(
+                &e.pos,
+                &[],
+                &mate_limits(n, 1_000_000),
+                SearchOptions::default(),
+            );
+            is_solved(&e.task, &r)
+        })
+        .count();
+    // Every 5th puzzle; all of them have a mate in 3 (or shorter).
+    assert!(
+        solved * 100 >= sample.len() * 97,
+        "{solved}/{}",
+        sample.len()
+    );
+}
+
+#[test]
+fn krvk_shortest_mates() {
+    let (entries, errors) = parse_epd(&read("KRvK1000.epd"));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(entries.len(), 1000);
+    // Every 10th position up to mate in 8 (either side to move): each must be the shortest.
+    // (The whole file at 1 s a position is a benchmark, in BENCHMARKS.md.)
+    let mut checked = 0;
+    for e in entries.iter().step_by(10) {
+        let n = e.task.mate.unwrap();
+        if n.abs() > 8 {
+            continue;
+        }
+        let limits = Limits {
+            depth: Some(2 * n.unsigned_abs() + 8),
+            nodes: Some(5_000_000),
+            mate: Some(n.max(0) as u32).filter(|&n| n > 0),
+            ..Limits::default()
+        };
+        let r = search(&e.pos, &[], &limits, SearchOptions::default());
+        assert_eq!(r.score, Score::Mate(n), "{}", e.fen);
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked}");
+}
+
+#[test]
+fn mate_distance_pruning_gives_the_shortest_mate() {
+    // The seeds' position: mate in 8.
+    let pos = parse_fen("8/7K/8/8/8/8/R7/7k w - - 0 1").unwrap();
+    let limits = Limits {
+        depth: Some(22),
+        ..Limits::default()
+    };
+    let on = search(&pos, &[], &limits, SearchOptions::default());
+    assert_eq!(on.score, Score::Mate(8));
+    let off = search(
+        &pos,
+        &[],
+        &limits,
+        SearchOptions {
+            mdp: false,
+            ..SearchOptions::default()
+        },
+    );
+    assert_eq!(off.score, Score::Mate(8));
+    assert!(
+        on.nodes < off.nodes,
+        "MDP on {} nodes, off {}",
+        on.nodes,
+        off.nodes
+    );
+}
+
+#[test]
+fn draw_by_repetition() {
+    // White's king has one legal move, and Black is a queen up. After Kb1 Kb8 Ka1 Ka8 the
+    // position is back; Kb1 would now repeat a position of the game: a draw.
+    let start = parse_fen("k7/8/8/8/8/8/7q/K7 w - - 0 1").unwrap();
+    let mut game = Vec::new();
+    let mut pos = start.clone();
+    for mv in ["Kb1", "Kb8", "Ka1", "Ka8"] {
+        game.push(hash_of(&pos));
+        pos = play_moves(pos, mv).unwrap();
+    }
+    assert_eq!(hash_of(&pos), hash_of(&start));
+    let limits = Limits {
+        depth: Some(6),
+        ..Limits::default()
+    };
+    let r = search(&pos, &game, &limits, SearchOptions::default());
+    assert_eq!(r.score, Score::Cp(0));
+    // Without the game's history it is simply lost.
+    let r = search(&pos, &[], &limits, SearchOptions::default());
+    assert!(
+        matches!(r.score, Score::Cp(cp) if cp < -500) || matches!(r.score, Score::Mate(m) if m < 0)
+    );
+}
+
+#[test]
+fn draw_by_fifty_move_rule() {
+    let limits = Limits {
+        depth: Some(6),
+        ..Limits::default()
+    };
+    // 99 half-moves without capture or pawn move: any move that doesn't mate draws.
+    let pos = parse_fen("k7/8/8/3K4/8/8/8/7Q w - - 99 80").unwrap();
+    assert_eq!(
+        search(&pos, &[], &limits, SearchOptions::default()).score,
+        Score::Cp(0)
+    );
+    let pos = parse_fen("k7/8/8/3K4/8/8/8/7Q w - - 0 80").unwrap();
+    assert!(matches!(
+        search(&pos, &[], &limits, SearchOptions::default()).score,
+        Score::Cp(500..) | Score::Mate(1..)
+    ));
+    // Checkmate on the hundredth half-move still wins.
+    let pos = parse_fen("k7/8/1K6/8/8/8/7Q/8 w - - 99 80").unwrap();
+    assert_eq!(
+        search(&pos, &[], &limits, SearchOptions::default()).score,
+        Score::Mate(1)
+    );
+}
+
+#[test]
+fn draw_by_insufficient_material() {
+    let limits = Limits {
+        depth: Some(8),
+        ..Limits::default()
+    };
+    for fen in [
+        "k7/8/8/3K4/8/8/8/6N1 w - - 0 1",
+        "k7/8/8/3K4/8/8/8/6B1 b - - 0 1",
+        "k7/8/8/3K4/8/8/8/8 w - - 0 1",
+    ] {
+        let pos = parse_fen(fen).unwrap();
+        let r = search(&pos, &[], &limits, SearchOptions::default());
+        assert_eq!(r.score, Score::Cp(0), "{fen}");
+    }
+    // Checkmated and stalemated positions: no move, and the score says why.
+    let mated = parse_fen("R5k1/5ppp/8/8/8/8/8/6K1 b - - 0 1").unwrap();
+    let r = search(&mated, &[], &limits, SearchOptions::default());
+    assert_eq!((r.best_move, r.score), (None, Score::Mate(0)));
+    let stalemate = parse_fen("k7/2Q5/1K6/8/8/8/8/8 b - - 0 1").unwrap();
+    assert!(stalemate.legal_moves().is_empty());
+    let r = search(&stalemate, &[], &limits, SearchOptions::default());
+    assert_eq!((r.best_move, r.score), (None, Score::Cp(0)));
+}
+
+#[test]
+fn wac_sample_at_fixed_nodes() {
+    let (entries, errors) = parse_epd(&read("wac.epd"));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(entries.len(), 300);
+    let sample: Vec<_> = entries.iter().step_by(10).collect();
+    let limits = Limits {
+        nodes: Some(300_000),
+        ..Limits::default()
+    };
+    let solved = sample
+        .iter()
+        .filter(|e| {
+            is_solved(
+                &e.task,
+                &search(&e.pos, &[], &limits, SearchOptions::default()),
+            )
+        })
+        .count();
+    assert!(solved * 10 >= sample.len() * 8, "{solved}/{}", sample.len());
+}
+
+fn polybook(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_polybook"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_refuses_bad_positions_with_one_line() {
+    for cmd in ["perft", "search"] {
+        for fen in [
+            "not a fen",
+            "8/8/8/8/8/8/8/8 w - - 0 1",
+            "4k3/8/8/8/8/8/8/R3K3 b - - 0 1x",
+            "4k3/8/8/8/8/8/8/4K2R b - - 0 1 extra",
+            "4k2R/8/8/8/8/8/8/4K3 w - - 0 1",
+        ] {
+            let mut args = vec![cmd];
+            if cmd == "perft" {
+                args.push("2");
+            }
+            args.extend(["--fen", fen]);
+            let (code, stdout, stderr) = polybook(&args);
+            assert_eq!(code, 1, "{cmd} {fen}: {stdout} {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+            assert!(stderr.starts_with("polybook: error: "), "{stderr}");
+        }
+    }
+    let (code, _, stderr) = polybook(&["search", "--moves", "e4 e5 Ke3"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("move 3 'Ke3' is illegal"), "{stderr}");
+    let (code, _, _) = polybook(&["search", "--set", "Nonsense=1"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn cli_perft_search_and_solve() {
+    let (code, stdout, _) = polybook(&["perft", "3", "--divide"]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout.lines().last(), Some("8902"));
+    assert!(stdout.contains("e2e4: 600"));
+    let (code, stdout, _) = polybook(&[
+        "search",
+        "--fen",
+        "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1",
+        "--depth",
+        "4",
+    ]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("score mate 1"), "{stdout}");
+    assert_eq!(stdout.lines().last(), Some("bestmove a1a8"));
+
+    // A suite with bad lines: reported with their numbers, the rest still solved.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("suite.epd");
+    std::fs::write(
+        &file,
+        "6k1/5ppp/8/8/8/8/8/R5K1 w - - bm Ra8#; id \"one\";\n\
+         this is not an epd line\n\
+         6k1/5ppp/8/8/8/8/8/R5K1 w - - bm Qh5;\n\
+         8/1k1K4/8/8/6R1/8/8/8 w - - bm #4;\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = polybook(&["solve", file.to_str().unwrap(), "--nodes", "200000"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("line 2:"), "{stderr}");
+    assert!(stderr.contains("line 3:"), "{stderr}");
+    assert_eq!(stdout.lines().last(), Some("solved 2/2"), "{stdout}");
+}
