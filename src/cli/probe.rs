@@ -199,6 +199,51 @@ fn to_json(pos: &Chess, probe: &Probe) -> ProbeJson {
     }
 }
 
+/// One position as a compact JSON object, written directly: the same text `serde_json` would
+/// write (and written by it when a string would need escaping), without its per-character work.
+/// `probe --epd` prints thousands of these.
+fn write_json_line(json: &ProbeJson, out: &mut impl Write) -> io::Result<()> {
+    let plain = |t: &str| !t.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
+    let all_plain = plain(&json.fen)
+        && json
+            .entries
+            .iter()
+            .all(|e| plain(&e.uci) && plain(&e.san) && plain(&e.raw))
+        && json.illegal.iter().all(|e| plain(&e.raw));
+    if !all_plain {
+        return serde_json::to_writer(&mut *out, json).map_err(io::Error::from);
+    }
+    write!(
+        out,
+        r#"{{"fen":"{}","key":"{}","entries":["#,
+        json.fen, json.key
+    )?;
+    for (i, e) in json.entries.iter().enumerate() {
+        let comma = if i == 0 { "" } else { "," };
+        write!(
+            out,
+            r#"{comma}{{"uci":"{}","san":"{}","raw":"{}","weight":{},"learn":{},"share":{}}}"#,
+            e.uci,
+            e.san,
+            e.raw,
+            e.weight,
+            e.learn,
+            serde_json::Number::from_f64(e.share)
+                .map_or_else(|| "0".to_string(), |n| n.to_string())
+        )?;
+    }
+    write!(out, r#"],"illegal":["#)?;
+    for (i, e) in json.illegal.iter().enumerate() {
+        let comma = if i == 0 { "" } else { "," };
+        write!(
+            out,
+            r#"{comma}{{"raw":"{}","weight":{},"learn":{}}}"#,
+            e.raw, e.weight, e.learn
+        )?;
+    }
+    write!(out, "]}}")
+}
+
 fn print_position(
     book: &Book,
     pos: &Chess,
@@ -210,7 +255,7 @@ fn print_position(
     let json = to_json(pos, &probe);
     if args.json {
         if args.epd.is_some() {
-            serde_json::to_writer(&mut *out, &json)?;
+            write_json_line(&json, out)?;
         } else {
             serde_json::to_writer_pretty(&mut *out, &json)?;
         }
@@ -269,6 +314,48 @@ fn print_position(
         writeln!(out)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod json_tests {
+    use super::*;
+
+    #[test]
+    fn the_direct_json_line_is_what_serde_writes() {
+        let json = ProbeJson {
+            fen: "8/8/8/8/8/8/8/K6k w - - 0 1".into(),
+            key: "0123456789abcdef".into(),
+            entries: vec![
+                EntryJson {
+                    uci: "e1g1".into(),
+                    san: "O-O+".into(),
+                    raw: "e1h1".into(),
+                    weight: 7,
+                    learn: 3,
+                    share: 0.7,
+                },
+                EntryJson {
+                    uci: "a7a8q".into(),
+                    san: "a8=Q#".into(),
+                    raw: "a7a8q".into(),
+                    weight: 3,
+                    learn: 0,
+                    share: 1.0 / 3.0,
+                },
+            ],
+            illegal: vec![IllegalJson {
+                raw: "e1a1".into(),
+                weight: 1,
+                learn: 0,
+            }],
+        };
+        let mut direct = Vec::new();
+        write_json_line(&json, &mut direct).unwrap();
+        assert_eq!(
+            String::from_utf8(direct).unwrap(),
+            serde_json::to_string(&json).unwrap()
+        );
+    }
 }
 
 #[cfg(test)]
