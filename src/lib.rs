@@ -3,7 +3,9 @@
 //! - [`book`]: the Polyglot format: keys, the move codec, entries, reading, writing and choosing a move.
 //! - [`position`]: positions and moves from user input (FEN, SAN, UCI).
 //! - [`engine`]: perft, evaluation, search and test suites.
+//! - [`uci`]: the UCI protocol loop around the engine and the book.
 
 pub mod book;
 pub mod engine;
 pub mod position;
+pub mod uci;
