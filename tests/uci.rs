@@ -463,6 +463,32 @@ fn isready_and_stop_are_answered_within_50_ms_mid_search() {
 }
 
 #[test]
+fn ponder_waits_for_ponderhit_then_keeps_to_the_clock() {
+    let mut e = Engine::start(&["uci"]);
+    e.send("position startpos moves e2e4 e7e5 g1f3");
+    e.send("go ponder wtime 2000 btime 2000 winc 0 binc 0");
+    e.expect("info depth 4", Duration::from_secs(5));
+    // Pondering: no bestmove however long it takes.
+    let quiet = Instant::now() + Duration::from_millis(1200);
+    while let Some(left) = quiet.checked_duration_since(Instant::now()) {
+        match e.lines.recv_timeout(left) {
+            Ok(line) => assert!(!line.starts_with("bestmove"), "{line} while pondering"),
+            Err(_) => break,
+        }
+    }
+    e.send("ponderhit");
+    let (line, took) = e.expect("bestmove ", Duration::from_secs(3));
+    // The clock plan starts at ponderhit: at most 2/5 of the 2 s left, minus the overhead.
+    assert!(took < Duration::from_millis(800), "{took:?}");
+    assert!(legal_in(
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2",
+        line.split_whitespace().nth(1).unwrap()
+    ));
+    e.send("quit");
+    assert!(e.child.wait().unwrap().success());
+}
+
+#[test]
 fn works_behind_the_polyglot_adapter() {
     let dir = tempfile::tempdir().unwrap();
     let ini = dir.path().join("polybook.ini");

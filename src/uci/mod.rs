@@ -421,7 +421,10 @@ impl Session {
         match running.handle.join() {
             Ok(engine) => self.engine = Some(engine),
             Err(_) => {
+                // Its `bestmove` never came: answer with a legal move all the same.
                 self.info("the search failed; starting a fresh engine");
+                let first = self.pos.legal_moves().first().copied();
+                self.say(&bestmove_line(first.as_ref(), None));
                 self.engine = Some(Engine::new(self.search_options.clone()));
             }
         }
@@ -739,7 +742,12 @@ impl Session {
                 .iter()
                 .filter_map(|m| parse_move(&self.pos, m).ok())
                 .collect();
-            root_moves.dedup();
+            let mut seen = Vec::new();
+            root_moves.retain(|m| {
+                let new = !seen.contains(m);
+                seen.push(*m);
+                new
+            });
         }
         let waits = go.infinite || go.ponder;
 
