@@ -781,7 +781,9 @@ impl Session {
         let overhead = self.options.move_overhead;
         let plan = match (go.movetime, time) {
             (Some(mt), _) => {
+                // The GUI's limit, less the overhead (but never all of it).
                 let t = Duration::from_millis(mt);
+                let t = t.saturating_sub(overhead).max(t / 2);
                 Some(TimePlan { soft: t, hard: t })
             }
             (None, Some(t)) => Some(TimePlan::new(
