@@ -5,9 +5,11 @@
 //! - [`inspect`]: walks over a whole book: lines per colour, statistics, verification.
 //! - [`position`]: positions and moves from user input (FEN, SAN, UCI).
 //! - [`engine`]: perft, evaluation, search and test suites.
+//! - [`uci`]: the UCI protocol loop around the engine and the book.
 
 pub mod book;
 pub mod build;
 pub mod engine;
 pub mod inspect;
 pub mod position;
+pub mod uci;

@@ -21,6 +21,7 @@ mod position;
 mod probe;
 mod search;
 mod solve;
+mod uci;
 mod verify;
 
 /// A Polyglot opening-book toolkit: build books from PGN, inspect them, play from them.
@@ -57,6 +58,8 @@ enum Command {
     Bench(bench::Args),
     /// Run a test suite (EPD bm/am/dm, matetrack bm #N, PGN mate puzzles) and count the solved.
     Solve(solve::Args),
+    /// Speak UCI on stdin/stdout (also what `polybook` with no command does, for GUIs).
+    Uci(uci::Args),
 }
 
 /// A failure that ends a command: one line for the user and an exit code.
@@ -106,7 +109,8 @@ pub fn main() -> ExitCode {
         Some(Command::Search(args)) => search::run(args),
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Solve(args)) => solve::run(args),
-        None => Err(CliError::usage("no command given; see `polybook --help`")),
+        Some(Command::Uci(args)) => uci::run(args),
+        None => uci::run(uci::Args {}),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,595 @@
+//! `polybook uci` with real clients: python-chess (book moves, an analysis, a game against
+//! Stockfish), Debian's polyglot adapter (xboard), the timing of `isready` and `stop` mid-search,
+//! the bad-input rules and a fuzz run of random and truncated lines.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use polybook::book::{Entry, Key, RawMove, write_book};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use shakmaty::fen::Fen;
+use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Chess};
+
+const BIN: &str = env!("CARGO_BIN_EXE_polybook");
+
+fn book() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/books/gnuchess.bin")
+}
+
+// ---- in-process sessions ----------------------------------------------------------------------
+
+/// Collects the engine's output.
+#[derive(Clone, Default)]
+struct Collect(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Collect {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs a whole session (until EOF) in-process and returns its output.
+fn session(input: &str) -> String {
+    let out = Collect::default();
+    polybook::uci::run(input.as_bytes(), out.clone());
+    String::from_utf8(out.0.lock().unwrap().clone()).unwrap()
+}
+
+fn fen_line(output: &str) -> Vec<&str> {
+    output
+        .lines()
+        .filter_map(|l| l.strip_prefix("Fen: "))
+        .collect()
+}
+
+fn bestmoves(output: &str) -> Vec<&str> {
+    output
+        .lines()
+        .filter_map(|l| l.strip_prefix("bestmove "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect()
+}
+
+fn legal_in(fen: &str, uci: &str) -> bool {
+    let pos: Chess = fen
+        .parse::<Fen>()
+        .unwrap()
+        .into_position(CastlingMode::Standard)
+        .unwrap();
+    uci.parse::<UciMove>()
+        .ok()
+        .and_then(|m| m.to_move(&pos).ok())
+        .is_some()
+}
+
+#[test]
+fn bad_input_is_answered_and_the_position_survives() {
+    let out = session(
+        "go depth 2\n\
+         frobnicate the engine\n\
+         position startpos moves e2e4 e7e5\n\
+         position fen not/a/fen w - - 0 1\n\
+         d\n\
+         position startpos moves d2d4 d7d5 e1e8 g1f3\n\
+         d\n\
+         position fen 8/8/8/8/8/8/8/8 w - - 0 1\n\
+         position\n\
+         d\n\
+         setoption name Move Overhead value 999999\n\
+         setoption name Hash value 0\n\
+         setoption name BookMinWeight value lots\n\
+         setoption name NoSuchOption value 3\n\
+         setoption name BookFile value /no/such/book.bin\n\
+         go depth 3\n",
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    // `go` before any `position`: the start position.
+    let first = bestmoves(&out)[0];
+    assert!(legal_in(
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        first
+    ));
+    assert!(lines.contains(&"info string unknown command 'frobnicate the engine'"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string invalid FEN 'not/a/fen"))
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string move 3 'e1e8' is illegal"))
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string impossible position"))
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string malformed position"))
+    );
+    let fens = fen_line(&out);
+    // A bad FEN keeps the last position; an illegal move keeps the position before it.
+    assert_eq!(
+        fens,
+        [
+            "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+            "rnbqkbnr/ppp1pppp/8/3p4/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 0 2",
+            "rnbqkbnr/ppp1pppp/8/3p4/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 0 2",
+        ]
+    );
+    assert!(
+        lines.contains(
+            &"info string option Move Overhead: 999999 is out of range 0..5000; using 5000"
+        )
+    );
+    assert!(lines.contains(&"info string option Hash: 0 is out of range 1..1024; using 1"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string option BookMinWeight expects a whole number"))
+    );
+    assert!(lines.contains(&"info string unknown option 'NoSuchOption'"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string cannot use BookFile")
+                && l.ends_with("playing without a book"))
+    );
+    // Without a book the last `go` searched.
+    let last = *bestmoves(&out).last().unwrap();
+    assert!(legal_in(fens[2], last));
+    assert!(lines.iter().any(|l| l.starts_with("info depth 3 ")));
+}
+
+#[test]
+fn an_illegal_book_entry_is_never_played() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trap.bin");
+    let start = Chess::default();
+    let key = Key::of(&start);
+    let entry = |uci: &str, weight| Entry {
+        key,
+        mv: RawMove::from_uci_str(uci).unwrap(),
+        weight,
+        learn: 0,
+    };
+    // e2e5 is not a legal move; it has by far the highest weight.
+    write_book(&path, &mut [entry("e2e5", 60000), entry("g1f3", 1)]).unwrap();
+    let out = session(&format!(
+        "setoption name BookFile value {}\nsetoption name BookSelection value best\n\
+         position startpos\ngo movetime 5000\n\
+         setoption name BookSelection value weighted\ngo movetime 5000\ngo movetime 5000\n",
+        path.display()
+    ));
+    assert_eq!(bestmoves(&out), ["g1f3", "g1f3", "g1f3"], "{out}");
+    assert!(out.contains("info string book move g1f3 weight 1 share 100.0%"));
+
+    // Only an illegal entry: the engine searches.
+    write_book(&path, &mut [entry("e2e5", 60000)]).unwrap();
+    let out = session(&format!(
+        "setoption name BookFile value {}\nposition startpos\ngo depth 4\n",
+        path.display()
+    ));
+    assert!(!out.contains("book move"), "{out}");
+    assert!(out.contains("info depth 4 "), "{out}");
+}
+
+#[test]
+fn book_depth_and_min_weight_hand_over_to_the_search() {
+    let b = book();
+    // After 1. e4 e5 2. Nf3 (move 2 for black) with BookDepth 1: searched, not from the book.
+    let out = session(&format!(
+        "setoption name BookFile value {}\nsetoption name BookDepth value 1\n\
+         position startpos moves e2e4 e7e5 g1f3\ngo depth 3\n\
+         position startpos moves e2e4\ngo depth 3\n",
+        b.display()
+    ));
+    let lines: Vec<&str> = out.lines().collect();
+    let book_at = lines.iter().position(|l| l.contains("book move")).unwrap();
+    let search_at = lines
+        .iter()
+        .position(|l| l.starts_with("info depth 3"))
+        .unwrap();
+    assert!(search_at < book_at, "{out}");
+    // No entry reaches the minimum weight: searched.
+    let out = session(&format!(
+        "setoption name BookFile value {}\nsetoption name BookMinWeight value 65535\n\
+         position startpos\ngo depth 3\n",
+        b.display()
+    ));
+    assert!(
+        !out.contains("book move") && out.contains("info depth 3 "),
+        "{out}"
+    );
+}
+
+#[test]
+fn no_or_one_legal_move_and_searchmoves() {
+    // Checkmated: bestmove 0000. Stalemate likewise. One legal move: at once.
+    let out = session(
+        "position fen 7k/6Q1/6K1/8/8/8/8/8 b - - 0 1\ngo wtime 1000 btime 1000\n\
+         position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1\ngo depth 5\n\
+         position fen 7k/8/8/8/8/8/8/K5R1 b - - 0 1\ngo depth 30\n",
+    );
+    assert_eq!(
+        bestmoves(&out),
+        ["0000", "0000", "h8h7"].map(|s| s.to_string()),
+        "{out}"
+    );
+    assert!(out.contains("info depth 0 score mate 0"));
+    assert!(!out.contains("info depth 30"));
+    // searchmoves: only the listed moves are considered (the mate d1d8 is left out).
+    let out = session(
+        "position fen 6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1\n\
+         go depth 5 searchmoves h2h3 g2g3\ngo depth 5 searchmoves g1f1 d1d8\n",
+    );
+    let b = bestmoves(&out);
+    assert!(["h2h3", "g2g3"].contains(&b[0]), "{out}");
+    assert_eq!(b[1], "d1d8", "{out}");
+    assert!(out.contains("score mate 1"), "{out}");
+}
+
+#[test]
+fn fuzz_random_and_truncated_lines_then_readyok() {
+    let mut rng = StdRng::seed_from_u64(0x5eed);
+    let valid = [
+        "uci",
+        "isready",
+        "ucinewgame",
+        "position startpos",
+        "position startpos moves e2e4 e7e5 g1f3 b8c6 f1b5",
+        "position fen r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1 moves e1g1",
+        "position fen 8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+        "go depth 3",
+        "go nodes 2000",
+        "go movetime 5",
+        "go wtime 50 btime 50 winc 0 binc 0",
+        "go wtime 0 btime 0 movestogo 1",
+        "go infinite",
+        "go ponder wtime 100 btime 100",
+        "go searchmoves e2e4 d2d4 depth 2",
+        "go mate 2 nodes 5000",
+        "ponderhit",
+        "stop",
+        "d",
+        "eval",
+        "setoption name OwnBook value false",
+        "setoption name BookSelection value uniform",
+        "setoption name BookDepth value -3",
+        "setoption name Move Overhead value 10",
+        "setoption name NullMove value maybe",
+        "setoption name LMR value false",
+        "setoption name Clear Hash",
+        "debug on",
+    ];
+    let book_line = format!("setoption name BookFile value {}", book().display());
+    let words = [
+        "go",
+        "position",
+        "fen",
+        "moves",
+        "startpos",
+        "setoption",
+        "name",
+        "value",
+        "depth",
+        "wtime",
+        "-1",
+        "0",
+        "99999999999999999999",
+        "e2e4",
+        "e7e8q",
+        "a1a1",
+        "0000",
+        "KQkq",
+        "-",
+        "w",
+        "b",
+        "8/8/8/8/8/8/8/8",
+        "searchmoves",
+        "infinite",
+        "ponder",
+        "stop",
+        "Hash",
+        "\t",
+    ];
+    let mut input = String::new();
+    for _ in 0..3000 {
+        let line: String = match rng.random_range(0..5) {
+            0 => {
+                // Random bytes (as text, lossily).
+                let n = rng.random_range(0..60);
+                let bytes: Vec<u8> = (0..n).map(|_| rng.random_range(1..=255u8)).collect();
+                String::from_utf8_lossy(&bytes).replace(['\n', '\r'], " ")
+            }
+            1 => {
+                // A valid command cut short.
+                let l = if rng.random_range(0..20) == 0 {
+                    book_line.as_str()
+                } else {
+                    valid[rng.random_range(0..valid.len())]
+                };
+                let cut = rng.random_range(0..=l.len());
+                l.get(..cut).unwrap_or(l).to_string()
+            }
+            2 => valid[rng.random_range(0..valid.len())].to_string(),
+            _ => {
+                let n = rng.random_range(0..12);
+                (0..n)
+                    .map(|_| words[rng.random_range(0..words.len())])
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+        };
+        input.push_str(&line);
+        input.push('\n');
+    }
+    input.push_str("stop\nisready\nposition startpos moves e2e4\ngo depth 2\n");
+    // A very long line and a last line without its end.
+    input.push_str(&"x".repeat(200_000));
+    input.push_str("\nisready");
+    let out = session(&input);
+    let lines: Vec<&str> = out.lines().collect();
+    // The long line is refused as a whole (cut to a bounded length), then `isready` is answered
+    // (maybe while the last `go` still searches), and that search ends with a legal move.
+    let long = lines
+        .iter()
+        .rposition(|l| l.starts_with("info string unknown command 'xxxx"))
+        .expect("the long line is reported");
+    assert!(lines[long].len() < 200);
+    let tail = &lines[long + 1..];
+    assert!(tail.contains(&"readyok"), "{tail:?}");
+    let best = lines
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix("bestmove "))
+        .expect("a bestmove");
+    assert!(legal_in(
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+        best.split_whitespace().next().unwrap()
+    ));
+}
+
+// ---- the binary, as a GUI runs it --------------------------------------------------------------
+
+struct Engine {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Engine {
+    fn start(args: &[&str]) -> Engine {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Engine {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Waits for a line starting with `prefix`; returns it and how long it took.
+    fn expect(&mut self, prefix: &str, timeout: Duration) -> (String, Duration) {
+        let start = Instant::now();
+        loop {
+            let left = timeout.saturating_sub(start.elapsed());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.starts_with(prefix) => return (line, start.elapsed()),
+                Ok(_) => {}
+                Err(RecvTimeoutError::Timeout) => panic!("no '{prefix}' within {timeout:?}"),
+                Err(RecvTimeoutError::Disconnected) => panic!("the engine ended before '{prefix}'"),
+            }
+        }
+    }
+}
+
+#[test]
+fn isready_and_stop_are_answered_within_50_ms_mid_search() {
+    // No subcommand: what GUIs run.
+    let mut e = Engine::start(&[]);
+    e.send("uci");
+    e.expect("uciok", Duration::from_secs(5));
+    e.send("position fen r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3");
+    e.send("go infinite");
+    e.expect("info depth 3", Duration::from_secs(5));
+    let mut worst = Duration::ZERO;
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(100));
+        e.send("isready");
+        let (_, took) = e.expect("readyok", Duration::from_secs(1));
+        worst = worst.max(took);
+    }
+    assert!(worst < Duration::from_millis(50), "readyok took {worst:?}");
+    e.send("stop");
+    let (line, took) = e.expect("bestmove ", Duration::from_secs(1));
+    assert!(
+        took < Duration::from_millis(50),
+        "bestmove took {took:?} after stop"
+    );
+    assert!(legal_in(
+        "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+        line.split_whitespace().nth(1).unwrap()
+    ));
+    // `stop` right after `go`: a legal bestmove all the same.
+    e.send("go infinite");
+    e.send("stop");
+    let (line, _) = e.expect("bestmove ", Duration::from_secs(1));
+    assert!(line.split_whitespace().nth(1).unwrap() != "0000");
+    // A nearly empty clock: the answer comes well within it.
+    e.send("position startpos moves e2e4 e7e5");
+    e.send("go wtime 200 btime 200 winc 0 binc 0");
+    let (_, took) = e.expect("bestmove ", Duration::from_secs(2));
+    assert!(
+        took < Duration::from_millis(200 - 30),
+        "took {took:?} with 200 ms on the clock"
+    );
+    // EOF: a clean exit.
+    drop(e.stdin);
+    let status = e.child.wait().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn ponder_waits_for_ponderhit_then_keeps_to_the_clock() {
+    let mut e = Engine::start(&["uci"]);
+    e.send("position startpos moves e2e4 e7e5 g1f3");
+    e.send("go ponder wtime 2000 btime 2000 winc 0 binc 0");
+    e.expect("info depth 4", Duration::from_secs(5));
+    // Pondering: no bestmove however long it takes.
+    let quiet = Instant::now() + Duration::from_millis(1200);
+    while let Some(left) = quiet.checked_duration_since(Instant::now()) {
+        match e.lines.recv_timeout(left) {
+            Ok(line) => assert!(!line.starts_with("bestmove"), "{line} while pondering"),
+            Err(_) => break,
+        }
+    }
+    e.send("ponderhit");
+    let (line, took) = e.expect("bestmove ", Duration::from_secs(3));
+    // The clock plan starts at ponderhit: at most 2/5 of the 2 s left, minus the overhead.
+    assert!(took < Duration::from_millis(800), "{took:?}");
+    assert!(legal_in(
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2",
+        line.split_whitespace().nth(1).unwrap()
+    ));
+    e.send("quit");
+    assert!(e.child.wait().unwrap().success());
+}
+
+#[test]
+fn works_behind_the_polyglot_adapter() {
+    let dir = tempfile::tempdir().unwrap();
+    let ini = dir.path().join("polybook.ini");
+    std::fs::write(
+        &ini,
+        format!(
+            "[PolyGlot]\nEngineDir = {}\nEngineCommand = {} uci\nBook = false\nLog = false\n\n[Engine]\nHash = 16\n",
+            dir.path().display(),
+            BIN
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new("/usr/games/polyglot")
+        .arg(&ini)
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("polyglot is installed (apt-get install polyglot)");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_for = |rx: &Receiver<String>, what: &dyn Fn(&str) -> bool, label: &str| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut seen = Vec::new();
+        loop {
+            match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(line) if what(&line) => return line,
+                Ok(line) => seen.push(line),
+                Err(_) => panic!("no {label} from polyglot; saw {seen:?}"),
+            }
+        }
+    };
+    writeln!(stdin, "xboard\nprotover 2").unwrap();
+    stdin.flush().unwrap();
+    let features = wait_for(&rx, &|l| l.contains("done=1"), "feature done=1");
+    assert!(features.starts_with("feature"));
+    writeln!(stdin, "new\nst 1\ngo").unwrap();
+    stdin.flush().unwrap();
+    let answer = wait_for(&rx, &|l| l.starts_with("move "), "move");
+    let mv = answer.trim_start_matches("move ").trim();
+    assert!(
+        legal_in(
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            mv
+        ),
+        "{answer}"
+    );
+    // The game goes on: the opponent replies, polybook moves again.
+    writeln!(stdin, "usermove e7e5").unwrap();
+    stdin.flush().unwrap();
+    let answer = wait_for(&rx, &|l| l.starts_with("move "), "second move");
+    assert!(answer.len() > 5);
+    writeln!(stdin, "quit").unwrap();
+    stdin.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "polyglot did not quit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+// ---- python-chess --------------------------------------------------------------------------------
+
+fn python(mode: &str, extra: &[&Path]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/uci_client.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(mode)
+        .arg(BIN)
+        .args(extra)
+        .output()
+        .expect("python3 runs (with python-chess: pip install chess)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains(&format!("{mode} ok")),
+        "{}\n{}",
+        text,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn python_chess_book_moves_are_the_books() {
+    python("book", &[&book()]);
+}
+
+#[test]
+fn python_chess_analysis_stream() {
+    python("analyse", &[]);
+}
+
+#[test]
+fn python_chess_game_against_stockfish() {
+    python("game", &[&book()]);
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""polybook under python-chess, as a GUI would drive it (run by tests/uci.rs).
+
+    python3 tests/uci_client.py book POLYBOOK BOOK      book moves are the book's (polybook probe --json)
+    python3 tests/uci_client.py analyse POLYBOOK        an info stream: depths rise, PVs legal, scores
+    python3 tests/uci_client.py game POLYBOOK BOOK      a whole game against Stockfish, Skill Level 0
+
+Any failed check raises (exit status 1) with what went wrong.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import chess
+import chess.engine
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+import games  # noqa: E402
+
+
+def probe_moves(polybook, book, board):
+    out = subprocess.run([polybook, "probe", book, "--fen", board.fen(), "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    return {e["uci"] for e in json.loads(out)["entries"]}
+
+
+def check_book(polybook, book):
+    engine = chess.engine.SimpleEngine.popen_uci([polybook, "uci"])
+    try:
+        assert engine.id.get("name", "").startswith("polybook"), engine.id
+        for name in ["Hash", "Move Overhead", "OwnBook", "BookFile", "BookSelection",
+                     "BookMinWeight", "BookDepth", "BookSeed", "NullMove", "LMR"]:
+            assert name in engine.options, f"option {name} missing"
+        engine.configure({"BookFile": book, "BookSelection": "uniform", "Hash": 16})
+        lines = [[], ["e4"], ["e4", "e5", "Nf3"], ["d4", "Nf6", "c4"]]
+        seen = set()
+        for seed in [1, 2, 3, 4, 5]:
+            engine.configure({"BookSeed": seed})
+            for line in lines:
+                board = chess.Board()
+                for san in line:
+                    board.push_san(san)
+                expected = probe_moves(polybook, book, board)
+                assert expected, f"{board.fen()} should be in the book"
+                result = engine.play(board, chess.engine.Limit(time=2.0), info=chess.engine.INFO_ALL)
+                move = result.move.uci()
+                assert move in expected, f"{move} is not a book move of {board.fen()} ({expected})"
+                assert f"book move {move}" in result.info.get("string", ""), result.info
+                seen.add((board.fen(), move))
+        assert len(seen) > len(lines), "uniform choices with five seeds were all the same"
+        # Out of the book: the engine searches instead.
+        board = chess.Board("r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 9")
+        assert not probe_moves(polybook, book, board)
+        result = engine.play(board, chess.engine.Limit(depth=6), info=chess.engine.INFO_ALL)
+        assert result.move in board.legal_moves and result.info.get("depth") == 6, result
+        # OwnBook off: a book position is searched too.
+        engine.configure({"OwnBook": False})
+        result = engine.play(chess.Board(), chess.engine.Limit(depth=5), info=chess.engine.INFO_ALL)
+        assert "book" not in result.info.get("string", "") and result.info.get("depth") == 5, result
+        # BookDepth: past it, no book.
+        engine.configure({"OwnBook": True, "BookDepth": 1})
+        board = chess.Board()
+        board.push_san("e4")
+        board.push_san("e5")
+        assert probe_moves(polybook, book, board)
+        result = engine.play(board, chess.engine.Limit(depth=5), info=chess.engine.INFO_ALL)
+        assert result.info.get("depth") == 5, result
+    finally:
+        engine.quit()
+    print("book ok")
+
+
+def check_analyse(polybook):
+    engine = chess.engine.SimpleEngine.popen_uci([polybook, "uci"])
+    try:
+        board = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4")
+        depths = []
+        with engine.analysis(board, chess.engine.Limit(depth=12)) as analysis:
+            for info in analysis:
+                if "depth" not in info or "pv" not in info:
+                    continue
+                depths.append(info["depth"])
+                assert "score" in info and "nodes" in info and "time" in info, info
+                b = board.copy()
+                for m in info["pv"]:
+                    assert m in b.legal_moves, f"illegal {m} in pv {info['pv']}"
+                    b.push(m)
+        # One line per iteration, depths 1, 2, 3, ... (the search may end early on a proven mate).
+        assert depths == list(range(1, len(depths) + 1)) and len(depths) >= 5, depths
+        # The mate in one is found and reported as a mate score.
+        assert info["pv"][0] == chess.Move.from_uci("h5f7"), info
+        assert info["score"].relative == chess.engine.Mate(1), info
+        # Infinite analysis stops on request with a best move.
+        with engine.analysis(chess.Board()) as analysis:
+            for info in analysis:
+                if info.get("depth", 0) >= 6:
+                    break
+        result = engine.play(chess.Board(), chess.engine.Limit(nodes=20000))
+        assert result.move in chess.Board().legal_moves
+    finally:
+        engine.quit()
+    print("analyse ok")
+
+
+def check_game(polybook, book):
+    pb, sf = games.open_engines([polybook, "uci"], book, skill=0)
+    try:
+        r = games.play_game(pb, sf, True, 3.0, 0.05)
+        print(r)
+        assert not r["forfeit"] and not r["illegal"], r
+        assert r["plies"] >= 10, r
+        assert "time" not in r["reason"] and "illegal" not in r["reason"], r
+    finally:
+        pb.quit()
+        sf.quit()
+    print("game ok")
+
+
+if __name__ == "__main__":
+    mode, polybook = sys.argv[1], sys.argv[2]
+    if mode == "book":
+        check_book(polybook, sys.argv[3])
+    elif mode == "analyse":
+        check_analyse(polybook)
+    elif mode == "game":
+        check_game(polybook, sys.argv[3])
+    else:
+        sys.exit(f"unknown mode {mode}")
