@@ -66,7 +66,16 @@ pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, &'static str> {
 
 /// Plays a whitespace-separated list of moves; move numbers (`1.`, `12...`) and a trailing
 /// result are skipped.
-pub fn play_moves(mut pos: Chess, moves: &str) -> Result<Chess, PositionError> {
+pub fn play_moves(pos: Chess, moves: &str) -> Result<Chess, PositionError> {
+    play_moves_each(pos, moves, |_, _| {})
+}
+
+/// [`play_moves`], calling `each` with the position before every move and the move.
+pub fn play_moves_each(
+    mut pos: Chess,
+    moves: &str,
+    mut each: impl FnMut(&Chess, Move),
+) -> Result<Chess, PositionError> {
     let mut number = 0;
     for token in moves.split_whitespace() {
         let token = token
@@ -82,6 +91,7 @@ pub fn play_moves(mut pos: Chess, moves: &str) -> Result<Chess, PositionError> {
             why,
             fen: fen_of(&pos),
         })?;
+        each(&pos, m);
         pos.play_unchecked(m);
     }
     Ok(pos)

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use polybook::engine::search::hash_of;
 use polybook::engine::{Engine, Limits, SearchOptions};
-use polybook::position::{parse_fen, parse_move, play_moves};
-use shakmaty::{CastlingMode, Chess, Position};
+use polybook::position::{parse_fen, play_moves_each};
+use shakmaty::{CastlingMode, Chess};
 
 use super::{CliError, CliResult};
 
@@ -122,21 +122,9 @@ fn game(fen: Option<&str>, moves: Option<&str>) -> Result<(Chess, Vec<u64>), Cli
     let Some(moves) = moves else {
         return Ok((start, Vec::new()));
     };
-    // Checked first for its error messages, then replayed for the hashes.
-    play_moves(start.clone(), moves).map_err(CliError::data)?;
-    let mut pos = start;
     let mut hashes = Vec::new();
-    for token in moves.split_whitespace() {
-        let token = token
-            .trim_start_matches(|c: char| c.is_ascii_digit())
-            .trim_start_matches('.');
-        if token.is_empty() || matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*") {
-            continue;
-        }
-        let m = parse_move(&pos, token).map_err(CliError::data)?;
-        hashes.push(hash_of(&pos));
-        pos.play_unchecked(m);
-    }
+    let pos = play_moves_each(start, moves, |before, _| hashes.push(hash_of(before)))
+        .map_err(CliError::data)?;
     Ok((pos, hashes))
 }
 
