@@ -26,6 +26,6 @@ pub use entry::{ENTRY_SIZE, Entry};
 pub use error::BookError;
 pub use key::Key;
 pub use mv::RawMove;
-pub(crate) use reader::describe_non_book;
 pub use reader::{Book, BookMove, Probe};
+pub(crate) use reader::{describe_non_book, open_file};
 pub use writer::{BookWriter, sort_entries, write_book};

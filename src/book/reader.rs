@@ -59,15 +59,11 @@ impl Book {
     /// Opens a book checking only its size (for `verify`, which reports every problem itself).
     pub fn open_unchecked(path: impl AsRef<Path>) -> Result<Book, BookError> {
         let path = path.as_ref().to_path_buf();
+        let (file, size) = open_file(&path)?;
         let io_err = |source| BookError::Io {
             path: path.clone(),
             source,
         };
-        if path.is_dir() {
-            return Err(BookError::IsDirectory { path });
-        }
-        let file = File::open(&path).map_err(io_err)?;
-        let size = file.metadata().map_err(io_err)?.len();
         let bytes = if size == 0 {
             Bytes::Owned(Vec::new())
         } else {
@@ -242,6 +238,23 @@ impl Book {
     pub fn find_all<P: Position>(&self, pos: &P) -> Vec<BookMove> {
         self.probe(pos).legal
     }
+}
+
+/// Opens a book file for reading and tells its size; a directory or an unreadable file is an error
+/// naming the path.
+pub(crate) fn open_file(path: &Path) -> Result<(File, u64), BookError> {
+    let io_err = |source| BookError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if path.is_dir() {
+        return Err(BookError::IsDirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    let file = File::open(path).map_err(io_err)?;
+    let size = file.metadata().map_err(io_err)?.len();
+    Ok((file, size))
 }
 
 /// A guess at what a file that is not a book is, for the error message, from its first bytes and

@@ -582,14 +582,9 @@ impl Search<'_> {
             return self.quiescence(pos, ply, alpha, beta);
         }
 
-        self.nodes += 1;
-        if self.nodes & 1023 == 0 {
-            self.check_limits();
-        }
-        if self.stopped {
+        if !self.enter_node(ply) {
             return 0;
         }
-        self.seldepth = self.seldepth.max(ply as u32);
         if ply >= MAX_PLY - 1 {
             return evaluate(pos, self.params);
         }
@@ -918,17 +913,24 @@ impl Search<'_> {
         score
     }
 
-    /// Quiescence search: only captures and queen promotions (all moves when in check) until
-    /// the position is quiet, so that the evaluation never stands in the middle of an exchange.
-    fn quiescence(&mut self, pos: &Chess, ply: usize, mut alpha: i32, mut beta: i32) -> i32 {
+    /// Counts a node, checks the limits every 1024 nodes and records the selective depth; `false`
+    /// when the search has been stopped.
+    #[inline]
+    fn enter_node(&mut self, ply: usize) -> bool {
         self.nodes += 1;
         if self.nodes & 1023 == 0 {
             self.check_limits();
         }
-        if self.stopped {
+        self.seldepth = self.seldepth.max(ply as u32);
+        !self.stopped
+    }
+
+    /// Quiescence search: only captures and queen promotions (all moves when in check) until
+    /// the position is quiet, so that the evaluation never stands in the middle of an exchange.
+    fn quiescence(&mut self, pos: &Chess, ply: usize, mut alpha: i32, mut beta: i32) -> i32 {
+        if !self.enter_node(ply) {
             return 0;
         }
-        self.seldepth = self.seldepth.max(ply as u32);
         let in_check = pos.is_check();
         if ply >= MAX_PLY - 1 {
             return if in_check {

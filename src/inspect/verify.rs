@@ -5,11 +5,10 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::book::{BookError, ENTRY_SIZE, Entry, Key, RawMove, describe_non_book};
+use crate::book::{BookError, ENTRY_SIZE, Entry, Key, RawMove, describe_non_book, open_file};
 
 /// The kinds of problem `verify` looks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -179,15 +178,11 @@ fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 /// in the report.
 pub fn verify(path: impl AsRef<Path>, limit: usize) -> Result<VerifyReport, BookError> {
     let path = path.as_ref().to_path_buf();
+    let (file, size) = open_file(&path)?;
     let io_err = |source| BookError::Io {
         path: path.clone(),
         source,
     };
-    if path.is_dir() {
-        return Err(BookError::IsDirectory { path });
-    }
-    let file = File::open(&path).map_err(io_err)?;
-    let size = file.metadata().map_err(io_err)?.len();
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut report = VerifyReport {
         path: path.clone(),
