@@ -6,7 +6,9 @@
 //! - [`position`]: positions and moves from user input (FEN, SAN, UCI).
 //! - [`engine`]: perft, evaluation, search and test suites.
 //! - [`uci`]: the UCI protocol loop around the engine and the book.
+//! - [`arena`]: games between engines or against a person: rules, clocks, openings, matches, PGN.
 
+pub mod arena;
 pub mod book;
 pub mod build;
 pub mod engine;
