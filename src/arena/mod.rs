@@ -3,3 +3,7 @@
 
 pub mod clock;
 pub mod game;
+pub mod opening;
+pub mod player;
+pub mod runner;
+pub mod stats;

@@ -14,6 +14,7 @@ mod dump;
 mod info;
 mod key;
 mod lines;
+mod match_cmd;
 mod merge;
 mod output;
 mod perft;
@@ -58,6 +59,8 @@ enum Command {
     Bench(bench::Args),
     /// Run a test suite (EPD bm/am/dm, matetrack bm #N, PGN mate puzzles) and count the solved.
     Solve(solve::Args),
+    /// Play a match between two UCI engines, openings from a book; PGN, Elo and SPRT.
+    Match(match_cmd::Args),
     /// Speak UCI on stdin/stdout (also what `polybook` with no command does, for GUIs).
     Uci(uci::Args),
 }
@@ -109,6 +112,7 @@ pub fn main() -> ExitCode {
         Some(Command::Search(args)) => search::run(args),
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Solve(args)) => solve::run(args),
+        Some(Command::Match(args)) => match_cmd::run(args),
         Some(Command::Uci(args)) => uci::run(args),
         None => uci::run(uci::Args {}),
     };

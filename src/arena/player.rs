@@ -1,0 +1,433 @@
+//! A UCI engine in its own process: started, greeted, set up, asked for moves, restarted when
+//! it crashes, and never trusted to answer in time.
+//!
+//! polybook's own engine is played the same way (its own binary run as `polybook uci`), so a
+//! crash or a hang of either side is caught alike and can't take the match down with it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+
+/// How to run an engine: the program, its arguments and the UCI options to set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineSpec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Options sent with `setoption` after the handshake, in order.
+    pub options: Vec<(String, String)>,
+    /// The spec as the user wrote it, for messages.
+    pub label: String,
+}
+
+impl EngineSpec {
+    /// Parses `builtin`, `builtin:Name=Value,...` or `cmd:PROGRAM [ARGS]`; `builtin` runs
+    /// `polybook_exe uci`.
+    ///
+    /// ```
+    /// use polybook::arena::player::EngineSpec;
+    ///
+    /// let s = EngineSpec::parse("builtin:Hash=16,Move Overhead=50", "/bin/polybook".as_ref()).unwrap();
+    /// assert_eq!(s.args, ["uci"]);
+    /// assert_eq!(s.options[1], ("Move Overhead".to_string(), "50".to_string()));
+    /// let s = EngineSpec::parse("cmd:/usr/games/stockfish", "/bin/polybook".as_ref()).unwrap();
+    /// assert_eq!(s.program.to_str(), Some("/usr/games/stockfish"));
+    /// assert!(EngineSpec::parse("stockfish", "/bin/polybook".as_ref()).is_err());
+    /// ```
+    pub fn parse(text: &str, polybook_exe: &std::path::Path) -> Result<EngineSpec, String> {
+        if text == "builtin" || text.starts_with("builtin:") {
+            let mut options = Vec::new();
+            if let Some(list) = text.strip_prefix("builtin:") {
+                for part in list.split(',').filter(|p| !p.trim().is_empty()) {
+                    options.push(parse_option(part).map_err(|e| format!("engine '{text}': {e}"))?);
+                }
+            }
+            return Ok(EngineSpec {
+                program: polybook_exe.to_path_buf(),
+                args: vec!["uci".to_string()],
+                options,
+                label: text.to_string(),
+            });
+        }
+        if let Some(command) = text.strip_prefix("cmd:") {
+            let mut words = command.split_whitespace();
+            let program = words
+                .next()
+                .ok_or_else(|| format!("engine '{text}': no program after 'cmd:'"))?;
+            return Ok(EngineSpec {
+                program: PathBuf::from(program),
+                args: words.map(str::to_string).collect(),
+                options: Vec::new(),
+                label: text.to_string(),
+            });
+        }
+        Err(format!(
+            "engine '{text}': expected 'builtin', 'builtin:Name=Value,...' or 'cmd:PROGRAM [ARGS]'"
+        ))
+    }
+}
+
+/// `Name=Value` as an option pair.
+pub fn parse_option(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("option '{text}' is not Name=Value"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("option '{text}' has no name"));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+/// What went wrong with an engine.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum EngineError {
+    #[error("engine '{engine}': cannot start '{program}': {why}")]
+    Spawn {
+        engine: String,
+        program: String,
+        why: String,
+    },
+    #[error("engine '{engine}': no '{expected}' within {seconds} s")]
+    Timeout {
+        engine: String,
+        expected: &'static str,
+        seconds: f64,
+    },
+    #[error("engine '{engine}' exited ({why})")]
+    Exited { engine: String, why: String },
+    #[error("engine '{engine}' has no option '{name}' (it has: {known})")]
+    UnknownOption {
+        engine: String,
+        name: String,
+        known: String,
+    },
+}
+
+/// A score an engine reported, from its own side's view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineScore {
+    Cp(i32),
+    /// Mate in this many moves (negative: being mated).
+    Mate(i32),
+}
+
+impl EngineScore {
+    /// Centipawns, with mates as ±(100000 − moves) so they compare right.
+    pub fn centipawns(self) -> i32 {
+        match self {
+            EngineScore::Cp(cp) => cp,
+            EngineScore::Mate(n) if n > 0 => 100_000 - n,
+            EngineScore::Mate(n) => -100_000 - n,
+        }
+    }
+
+    /// As cutechess writes it in PGN comments: `+0.35`, `-1.20`, `+M3`, `-M2`.
+    pub fn pgn(self) -> String {
+        match self {
+            EngineScore::Cp(cp) => format!("{:+.2}", f64::from(cp) / 100.0),
+            EngineScore::Mate(n) if n > 0 => format!("+M{n}"),
+            EngineScore::Mate(n) => format!("-M{}", -n),
+        }
+    }
+}
+
+/// An engine's answer to `go`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// The move as sent (checked by the caller).
+    pub bestmove: String,
+    /// The last score and depth of its `info` lines.
+    pub score: Option<EngineScore>,
+    pub depth: Option<u32>,
+    /// From `go` to `bestmove`, as the runner saw it.
+    pub elapsed: Duration,
+}
+
+/// Why `go` gave no move.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GoError {
+    /// No `bestmove` by the deadline.
+    Timeout(Duration),
+    /// The engine exited or closed its output.
+    Crashed(String),
+}
+
+/// A running UCI engine.
+pub struct UciEngine {
+    spec: EngineSpec,
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    /// The name from `id name` (the spec's label if it sent none).
+    pub name: String,
+    /// The names of the options it declared.
+    pub option_names: Vec<String>,
+}
+
+impl UciEngine {
+    /// Starts the engine, does the `uci`/`uciok` handshake, sets the spec's options and waits
+    /// for `readyok`, each within `timeout`. An option the engine did not declare is an error.
+    pub fn start(spec: &EngineSpec, timeout: Duration) -> Result<UciEngine, EngineError> {
+        // Its own process group: a Ctrl-C in the terminal stops the runner, which then ends the
+        // engines itself, instead of killing them mid-game.
+        let mut child = Command::new(&spec.program)
+            .args(&spec.args)
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| EngineError::Spawn {
+                engine: spec.label.clone(),
+                program: spec.program.display().to_string(),
+                why: e.to_string(),
+            })?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, lines) = channel();
+        thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match reader.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        let line = String::from_utf8_lossy(&buf).trim().to_string();
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        let mut engine = UciEngine {
+            spec: spec.clone(),
+            child,
+            stdin,
+            lines,
+            name: spec.label.clone(),
+            option_names: Vec::new(),
+        };
+        let started = engine.handshake(timeout);
+        if started.is_err() {
+            engine.kill();
+        }
+        started.map(|()| engine)
+    }
+
+    fn handshake(&mut self, timeout: Duration) -> Result<(), EngineError> {
+        self.send("uci")?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let line = self.next_line(deadline, "uciok", timeout)?;
+            if let Some(name) = line.strip_prefix("id name ") {
+                self.name = name.trim().to_string();
+            } else if let Some(rest) = line.strip_prefix("option name ") {
+                let name = rest.split(" type ").next().unwrap_or(rest).trim();
+                self.option_names.push(name.to_string());
+            } else if line == "uciok" {
+                break;
+            }
+        }
+        for (name, value) in self.spec.options.clone() {
+            if !self
+                .option_names
+                .iter()
+                .any(|known| known.eq_ignore_ascii_case(&name))
+            {
+                return Err(EngineError::UnknownOption {
+                    engine: self.spec.label.clone(),
+                    name,
+                    known: self.option_names.join(", "),
+                });
+            }
+            self.send(&format!("setoption name {name} value {value}"))?;
+        }
+        self.sync(timeout)
+    }
+
+    /// Sends `isready` and waits for `readyok`.
+    pub fn sync(&mut self, timeout: Duration) -> Result<(), EngineError> {
+        self.send("isready")?;
+        let deadline = Instant::now() + timeout;
+        while self.next_line(deadline, "readyok", timeout)? != "readyok" {}
+        Ok(())
+    }
+
+    /// Starts a new game: `ucinewgame`, then `isready`.
+    pub fn new_game(&mut self, timeout: Duration) -> Result<(), EngineError> {
+        self.send("ucinewgame")?;
+        self.sync(timeout)
+    }
+
+    /// Sends `position` and `go` and waits for `bestmove` until `deadline` (none: forever).
+    pub fn go(
+        &mut self,
+        position: &str,
+        go: &str,
+        deadline: Option<Instant>,
+    ) -> Result<Reply, GoError> {
+        let crashed = |e: EngineError| GoError::Crashed(e.to_string());
+        self.send(position).map_err(crashed)?;
+        let start = Instant::now();
+        self.send(go).map_err(crashed)?;
+        let mut score = None;
+        let mut depth = None;
+        loop {
+            let line = match deadline {
+                Some(d) => match self
+                    .lines
+                    .recv_timeout(d.saturating_duration_since(Instant::now()))
+                {
+                    Ok(line) => line,
+                    Err(RecvTimeoutError::Timeout) => {
+                        return Err(GoError::Timeout(start.elapsed()));
+                    }
+                    Err(RecvTimeoutError::Disconnected) => {
+                        return Err(GoError::Crashed(self.exit_reason()));
+                    }
+                },
+                None => self
+                    .lines
+                    .recv()
+                    .map_err(|_| GoError::Crashed(self.exit_reason()))?,
+            };
+            let mut words = line.split_whitespace();
+            match words.next() {
+                Some("bestmove") => {
+                    return Ok(Reply {
+                        bestmove: words.next().unwrap_or("").to_string(),
+                        score,
+                        depth,
+                        elapsed: start.elapsed(),
+                    });
+                }
+                Some("info") => {
+                    let words: Vec<&str> = words.collect();
+                    let mut i = 0;
+                    while i < words.len() {
+                        match words[i] {
+                            "depth" => {
+                                depth = words.get(i + 1).and_then(|w| w.parse().ok()).or(depth)
+                            }
+                            "score" => {
+                                let value = words.get(i + 2).and_then(|w| w.parse().ok());
+                                score = match (words.get(i + 1), value) {
+                                    (Some(&"cp"), Some(v)) => Some(EngineScore::Cp(v)),
+                                    (Some(&"mate"), Some(v)) => Some(EngineScore::Mate(v)),
+                                    _ => score,
+                                };
+                            }
+                            "pv" | "string" => break,
+                            _ => {}
+                        }
+                        i += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// After a timeout: sends `stop` and waits up to `wait` for the late `bestmove`, so the
+    /// engine is ready for the next game. `false` if it never came (the engine hangs).
+    pub fn stop_and_drain(&mut self, wait: Duration) -> bool {
+        if self.send("stop").is_err() {
+            return false;
+        }
+        let deadline = Instant::now() + wait;
+        loop {
+            match self
+                .lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(line) if line.starts_with("bestmove") => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// The next line before `deadline`; a timeout or an exit is an error naming `expected`.
+    fn next_line(
+        &mut self,
+        deadline: Instant,
+        expected: &'static str,
+        timeout: Duration,
+    ) -> Result<String, EngineError> {
+        match self
+            .lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            Ok(line) => Ok(line),
+            Err(RecvTimeoutError::Timeout) => Err(EngineError::Timeout {
+                engine: self.spec.label.clone(),
+                expected,
+                seconds: timeout.as_secs_f64(),
+            }),
+            Err(RecvTimeoutError::Disconnected) => Err(EngineError::Exited {
+                engine: self.spec.label.clone(),
+                why: self.exit_reason(),
+            }),
+        }
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), EngineError> {
+        writeln!(self.stdin, "{line}")
+            .and_then(|()| self.stdin.flush())
+            .map_err(|_| EngineError::Exited {
+                engine: self.spec.label.clone(),
+                why: self.exit_reason(),
+            })
+    }
+
+    /// How the process ended, or that it closed its pipes.
+    fn exit_reason(&mut self) -> String {
+        // The process may still be closing: give it a moment to report its status.
+        for _ in 0..20 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.to_string();
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        "it closed its output".to_string()
+    }
+
+    /// The process id (for tests that kill an engine mid-match).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Asks the engine to quit, and kills it if it hasn't within a second.
+    pub fn quit(mut self) {
+        let _ = self.send("quit");
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        self.kill();
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for UciEngine {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.kill();
+        }
+    }
+}

@@ -1,0 +1,465 @@
+//! A match between two UCI engines: openings from a book played twice with colours swapped,
+//! clocks kept by the runner, forfeits and adjudication, several games at once.
+//!
+//! The runner reports each game as it finishes (see [`Event`]); writing the PGN, the progress
+//! line and the SPRT stop are the caller's (it sets `stop` to end the match early).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use shakmaty::fen::Fen;
+use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, KnownOutcome, Move, Position};
+
+use super::clock::{Clock, TimeControl};
+use super::game::{Game, Termination, pgn_date};
+use super::opening::book_walk;
+use super::player::{EngineError, EngineSpec, GoError, UciEngine};
+use crate::book::{Book, ChooseOptions};
+
+/// How long each move may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MoveLimit {
+    /// Clocks under a time control, kept by the runner.
+    Clock(TimeControl),
+    /// A fixed time per move (`go movetime`).
+    MoveTime(Duration),
+    /// A node budget per move (`go nodes`).
+    Nodes(u64),
+    /// A depth per move (`go depth`).
+    Depth(u32),
+}
+
+/// Resign adjudication: a side whose engine reports at most `-score` centipawns for `moves`
+/// moves in a row, while its opponent reports at least `score`, loses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResignRule {
+    pub score: i32,
+    pub moves: usize,
+}
+
+/// Draw adjudication: from move `movenumber` on, once both engines have reported scores within
+/// `±score` centipawns for `moves` moves each in a row, the game is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DrawRule {
+    pub movenumber: u32,
+    pub score: i32,
+    pub moves: usize,
+}
+
+/// Everything a match needs.
+#[derive(Clone)]
+pub struct MatchConfig {
+    pub engines: [EngineSpec; 2],
+    pub book: Option<Arc<Book>>,
+    pub book_plies: usize,
+    pub choose: ChooseOptions,
+    /// The position the openings start from.
+    pub start: Chess,
+    pub games: usize,
+    pub limit: MoveLimit,
+    /// Extra time past a clock's zero before the flag falls.
+    pub time_margin: Duration,
+    pub concurrency: usize,
+    pub seed: u64,
+    pub resign: Option<ResignRule>,
+    pub draw: Option<DrawRule>,
+    pub event: String,
+    /// How long an engine may take to answer `uci` and `isready`.
+    pub handshake_timeout: Duration,
+}
+
+/// A finished game, as the runner reports it.
+#[derive(Clone, Debug)]
+pub struct GameReport {
+    /// 0-based game number; games `2k` and `2k + 1` share an opening.
+    pub index: usize,
+    /// The first engine's half points: 2 a win, 1 a draw, 0 a loss.
+    pub first_half_points: u8,
+    /// Whether the first engine had White.
+    pub first_white: bool,
+    pub termination: Termination,
+    pub pgn: String,
+}
+
+/// What the runner tells its caller.
+#[derive(Clone, Debug)]
+pub enum Event {
+    GameFinished(GameReport),
+    /// An engine crashed or hung and was started again (which engine, why).
+    Restarted(usize, String),
+    /// An engine could not be started again; that worker stops.
+    Failed(String),
+}
+
+/// Starts each engine once to check that it runs, answers and has the options asked for;
+/// returns their names. Nothing is played if this fails.
+pub fn check_engines(config: &MatchConfig) -> Result<[String; 2], EngineError> {
+    let first = UciEngine::start(&config.engines[0], config.handshake_timeout)?;
+    let second = UciEngine::start(&config.engines[1], config.handshake_timeout)?;
+    let names = distinct_names(&first.name, &second.name);
+    first.quit();
+    second.quit();
+    Ok(names)
+}
+
+/// Engine names for the PGN, told apart when both engines give the same one.
+fn distinct_names(a: &str, b: &str) -> [String; 2] {
+    if a == b {
+        [format!("{a} (1)"), format!("{b} (2)")]
+    } else {
+        [a.to_string(), b.to_string()]
+    }
+}
+
+/// The opening of pair `pair`: the same moves whatever the concurrency, for a given seed.
+pub fn opening_for(config: &MatchConfig, pair: usize) -> Vec<Move> {
+    let Some(book) = &config.book else {
+        return Vec::new();
+    };
+    let mut rng =
+        StdRng::seed_from_u64(config.seed ^ (pair as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    book_walk(
+        book,
+        &config.start,
+        config.book_plies,
+        &config.choose,
+        &mut rng,
+    )
+}
+
+/// Plays the match: `config.games` games on `config.concurrency` workers, each game reported
+/// through `events` as it ends. Workers stop taking new games once `stop` is set; `abort`
+/// also ends the games being played (they are not reported).
+pub fn run(
+    config: &MatchConfig,
+    names: &[String; 2],
+    stop: &Arc<AtomicBool>,
+    abort: &Arc<AtomicBool>,
+    events: Sender<Event>,
+) {
+    let next = Arc::new(AtomicUsize::new(0));
+    let openings: Arc<Mutex<Vec<Option<Vec<Move>>>>> =
+        Arc::new(Mutex::new(vec![None; config.games.div_ceil(2)]));
+    thread::scope(|scope| {
+        for _ in 0..config.concurrency.max(1) {
+            let events = events.clone();
+            let next = Arc::clone(&next);
+            let openings = Arc::clone(&openings);
+            scope.spawn(move || {
+                let mut worker = Worker {
+                    config,
+                    names,
+                    engines: [None, None],
+                    events,
+                    abort,
+                };
+                loop {
+                    if stop.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= config.games {
+                        break;
+                    }
+                    let opening = {
+                        let mut cache = openings.lock().unwrap_or_else(|e| e.into_inner());
+                        cache[index / 2]
+                            .get_or_insert_with(|| opening_for(config, index / 2))
+                            .clone()
+                    };
+                    if !worker.play(index, &opening) {
+                        break;
+                    }
+                }
+                for engine in worker.engines.into_iter().flatten() {
+                    engine.quit();
+                }
+            });
+        }
+    });
+}
+
+/// One worker: its own two engine processes, playing one game at a time.
+struct Worker<'a> {
+    config: &'a MatchConfig,
+    names: &'a [String; 2],
+    engines: [Option<UciEngine>; 2],
+    events: Sender<Event>,
+    abort: &'a AtomicBool,
+}
+
+/// How long a late `bestmove` is waited for after a flag fall before the engine counts as hung.
+const LATE_ANSWER: Duration = Duration::from_secs(2);
+
+/// How long a move under `go nodes` or `go depth` may take before the engine counts as hung.
+const NO_CLOCK_LIMIT: Duration = Duration::from_secs(600);
+
+impl Worker<'_> {
+    /// The engine `which`, started if it is not running. `None` (and an event) if it can't be.
+    fn engine(&mut self, which: usize) -> Option<&mut UciEngine> {
+        if self.engines[which].is_none() {
+            match UciEngine::start(&self.config.engines[which], self.config.handshake_timeout) {
+                Ok(e) => self.engines[which] = Some(e),
+                Err(e) => {
+                    let _ = self.events.send(Event::Failed(e.to_string()));
+                    return None;
+                }
+            }
+        }
+        self.engines[which].as_mut()
+    }
+
+    /// Throws away engine `which` (it crashed or hung); it is started again when next needed.
+    fn discard(&mut self, which: usize, why: &str) {
+        if let Some(e) = self.engines[which].take() {
+            drop(e);
+        }
+        let _ = self.events.send(Event::Restarted(which, why.to_string()));
+    }
+
+    /// Plays game `index`; `false` if the worker must stop (an engine can't start, or abort).
+    fn play(&mut self, index: usize, opening: &[Move]) -> bool {
+        let config = self.config;
+        let first_white = index.is_multiple_of(2);
+        // Engine index (0 = first) of each colour.
+        let engine_of = |c: Color| usize::from(c.is_white() != first_white);
+
+        for which in 0..2 {
+            let timeout = config.handshake_timeout;
+            let Some(engine) = self.engine(which) else {
+                return false;
+            };
+            if let Err(e) = engine.new_game(timeout) {
+                self.discard(which, &e.to_string());
+                if self.engine(which).is_none() {
+                    return false;
+                }
+            }
+        }
+
+        let mut game = Game::new(config.start.clone());
+        for &m in opening {
+            game.play(m, Some("book".to_string()));
+        }
+        let start_fen = game
+            .start_fen()
+            .map(|_| Fen::from_position(game.start(), EnPassantMode::Legal).to_string());
+        let mut clocks = match config.limit {
+            MoveLimit::Clock(tc) => Some([Clock::new(tc), Clock::new(tc)]),
+            _ => None,
+        };
+        // Each engine's scores, its own view, newest last (for adjudication).
+        let mut scores: [Vec<Option<i32>>; 2] = [Vec::new(), Vec::new()];
+
+        let mut uci_moves = game.uci_moves();
+        while game.end.is_none() {
+            if self.abort.load(Ordering::Relaxed) {
+                return false;
+            }
+            if let Some((outcome, why)) = game.ended_by_rules() {
+                game.finish(outcome, why);
+                break;
+            }
+            let side = game.position().turn();
+            let which = engine_of(side);
+            let position = match &start_fen {
+                Some(fen) => format!("position fen {fen}"),
+                None => "position startpos".to_string(),
+            };
+            let position = if uci_moves.is_empty() {
+                position
+            } else {
+                format!("{position} moves {}", uci_moves.join(" "))
+            };
+            let (go, deadline) = go_command(config, clocks.as_ref(), side);
+            let Some(engine) = self.engine(which) else {
+                return false;
+            };
+            let reply = engine.go(&position, &go, Some(Instant::now() + deadline));
+            match reply {
+                Err(GoError::Timeout(_)) => {
+                    let late = engine.stop_and_drain(LATE_ANSWER);
+                    if clocks.is_some() {
+                        game.forfeit(Termination::TimeForfeit(side));
+                    } else {
+                        game.forfeit(Termination::Stall(side));
+                    }
+                    if !late {
+                        self.discard(which, "it did not answer 'stop'");
+                    }
+                }
+                Err(GoError::Crashed(why)) => {
+                    game.forfeit(Termination::Crash(side, why.clone()));
+                    self.discard(which, &why);
+                }
+                Ok(reply) => {
+                    if let Some(clocks) = clocks.as_mut()
+                        && !clocks[side as usize].spend(reply.elapsed, config.time_margin)
+                    {
+                        game.forfeit(Termination::TimeForfeit(side));
+                        continue;
+                    }
+                    let Some(mv) = legal_move(game.position(), &reply.bestmove) else {
+                        game.forfeit(Termination::IllegalMove(side, reply.bestmove.clone()));
+                        continue;
+                    };
+                    let comment = move_comment(&reply);
+                    uci_moves.push(mv.to_uci(CastlingMode::Standard).to_string());
+                    game.play(mv, Some(comment));
+                    scores[which].push(reply.score.map(|s| s.centipawns()));
+                    if let Some(end) = adjudicate(config, &game, &scores, engine_of) {
+                        game.finish(end.0, end.1);
+                    }
+                }
+            }
+        }
+
+        let (outcome, termination) = game.end.clone().expect("the loop ends with an end");
+        let first_half_points = match outcome {
+            Some(KnownOutcome::Decisive { winner }) => {
+                if engine_of(winner) == 0 {
+                    2
+                } else {
+                    0
+                }
+            }
+            Some(KnownOutcome::Draw) => 1,
+            None => 1,
+        };
+        let (white, black) = if first_white {
+            (&self.names[0], &self.names[1])
+        } else {
+            (&self.names[1], &self.names[0])
+        };
+        let mut tags = vec![
+            ("Event", config.event.clone()),
+            ("Site", "?".to_string()),
+            ("Date", pgn_date()),
+            ("Round", (index + 1).to_string()),
+            ("White", white.clone()),
+            ("Black", black.clone()),
+        ];
+        if let MoveLimit::Clock(tc) = config.limit {
+            tags.push(("TimeControl", tc.to_string()));
+        }
+        let pgn = game.to_pgn(&tags);
+        let _ = self.events.send(Event::GameFinished(GameReport {
+            index,
+            first_half_points,
+            first_white,
+            termination,
+            pgn,
+        }));
+        true
+    }
+}
+
+/// The `go` command for the side to move, and how long to wait for its answer.
+fn go_command(
+    config: &MatchConfig,
+    clocks: Option<&[Clock; 2]>,
+    side: Color,
+) -> (String, Duration) {
+    match (config.limit, clocks) {
+        (MoveLimit::Clock(_), Some(c)) => {
+            let (w, b) = (&c[Color::White as usize], &c[Color::Black as usize]);
+            let mut go = format!(
+                "go wtime {} btime {} winc {} binc {}",
+                w.left().as_millis(),
+                b.left().as_millis(),
+                w.increment().as_millis(),
+                b.increment().as_millis()
+            );
+            let own = &c[side as usize];
+            if let Some(m) = own.moves_to_go() {
+                go.push_str(&format!(" movestogo {m}"));
+            }
+            (
+                go,
+                own.left() + config.time_margin + Duration::from_millis(1),
+            )
+        }
+        (MoveLimit::MoveTime(t), _) => (
+            format!("go movetime {}", t.as_millis()),
+            t + config.time_margin + Duration::from_secs(5),
+        ),
+        (MoveLimit::Nodes(n), _) => (format!("go nodes {n}"), NO_CLOCK_LIMIT),
+        (MoveLimit::Depth(d), _) => (format!("go depth {d}"), NO_CLOCK_LIMIT),
+        (MoveLimit::Clock(_), None) => unreachable!("a clocked match has clocks"),
+    }
+}
+
+/// The move an engine sent, if it is legal in `pos` (castling as e1g1, or as king-takes-rook).
+fn legal_move(pos: &Chess, text: &str) -> Option<Move> {
+    let uci: UciMove = text.parse().ok()?;
+    uci.to_move(pos).ok()
+}
+
+/// The PGN comment after an engine's move: score/depth and time, as cutechess writes it.
+fn move_comment(reply: &super::player::Reply) -> String {
+    let time = format!("{:.2}s", reply.elapsed.as_secs_f64());
+    match (reply.score, reply.depth) {
+        (Some(s), Some(d)) => format!("{}/{d} {time}", s.pgn()),
+        (Some(s), None) => format!("{} {time}", s.pgn()),
+        _ => time,
+    }
+}
+
+/// Resign or draw adjudication from the engines' latest scores, if the rules ask for it.
+fn adjudicate(
+    config: &MatchConfig,
+    game: &Game,
+    scores: &[Vec<Option<i32>>; 2],
+    engine_of: impl Fn(Color) -> usize,
+) -> Option<(Option<KnownOutcome>, Termination)> {
+    // The last `n` scores of engine `which`, if it has reported that many in a row.
+    let last = |which: usize, n: usize| -> Option<Vec<i32>> {
+        let s = &scores[which];
+        if n == 0 || s.len() < n {
+            return None;
+        }
+        s[s.len() - n..].iter().copied().collect()
+    };
+    if let Some(rule) = config.resign {
+        for loser in [Color::White, Color::Black] {
+            let (l, w) = (engine_of(loser), engine_of(!loser));
+            if let (Some(ls), Some(ws)) = (last(l, rule.moves), last(w, rule.moves))
+                && ls.iter().all(|&s| s <= -rule.score)
+                && ws.iter().all(|&s| s >= rule.score)
+            {
+                return Some((
+                    Some(KnownOutcome::Decisive { winner: !loser }),
+                    Termination::Adjudication(format!(
+                        "{} resigns (scores past {} cp for {} moves)",
+                        if loser.is_white() { "White" } else { "Black" },
+                        rule.score,
+                        rule.moves
+                    )),
+                ));
+            }
+        }
+    }
+    if let Some(rule) = config.draw {
+        let move_number = game.position().fullmoves().get();
+        if move_number >= rule.movenumber
+            && (0..2).all(|w| {
+                last(w, rule.moves).is_some_and(|s| s.iter().all(|&x| x.abs() <= rule.score))
+            })
+        {
+            return Some((
+                Some(KnownOutcome::Draw),
+                Termination::Adjudication(format!(
+                    "draw (scores within {} cp for {} moves)",
+                    rule.score, rule.moves
+                )),
+            ));
+        }
+    }
+    None
+}

@@ -1,0 +1,433 @@
+//! `polybook match`: two UCI engines play a match whose openings come from a book.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::channel;
+use std::time::{Duration, Instant};
+
+use polybook::arena::clock::TimeControl;
+use polybook::arena::player::{EngineSpec, parse_option};
+use polybook::arena::runner::{self, DrawRule, Event, MatchConfig, MoveLimit, ResignRule};
+use polybook::arena::stats::{Score, Sprt, Verdict};
+use polybook::book::{ChooseOptions, Selection};
+use serde_json::json;
+
+use super::{CliError, CliResult, open_book};
+
+#[derive(clap::Args)]
+#[command(after_help = "\
+ENGINES:
+  builtin                      polybook's own engine (its binary run as `polybook uci`)
+  builtin:Hash=64,Threads=1    the same with UCI options
+  cmd:/usr/games/stockfish     any UCI engine: a program and its arguments
+
+EXAMPLES:
+  polybook match --engine builtin --engine cmd:/usr/games/stockfish \\
+      --option 2:UCI_LimitStrength=true --option 2:UCI_Elo=2000 \\
+      --book books/bundled.bin --games 100 --tc 10+0.1 --pgn match.pgn
+  polybook match --engine builtin:NullMove=false --engine builtin --tc 5+0.05 \\
+      --book books/bundled.bin --games 2000 --concurrency 2 \\
+      --sprt elo0=0,elo1=10,alpha=0.05,beta=0.05")]
+pub struct Args {
+    /// An engine (twice): `builtin`, `builtin:Name=Value,...` or `cmd:PROGRAM [ARGS]`.
+    #[arg(long = "engine", value_name = "SPEC", required = true, num_args = 1)]
+    engines: Vec<String>,
+    /// A UCI option for engine 1 or 2: `N:Name=Value` (repeatable).
+    #[arg(long = "option", value_name = "N:NAME=VALUE")]
+    options: Vec<String>,
+    /// The book the openings come from (none: every game starts from the start position).
+    #[arg(long)]
+    book: Option<PathBuf>,
+    /// The most plies of an opening taken from the book.
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    book_plies: usize,
+    /// How book moves are picked: weighted, best or uniform.
+    #[arg(long, default_value = "weighted", value_name = "HOW")]
+    book_selection: Selection,
+    /// Book moves with a smaller weight are never picked.
+    #[arg(long, default_value_t = 1, value_name = "W")]
+    book_min_weight: u16,
+    /// The position the openings start from (default: the standard start).
+    #[arg(long)]
+    fen: Option<String>,
+    /// Games to play (each opening is played twice, colours swapped).
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    games: usize,
+    /// Time control per side: `[MOVES/]SECONDS[+INC]` (e.g. 10+0.1, 40/60+0.5).
+    #[arg(long, value_name = "TC", conflicts_with_all = ["movetime", "nodes", "depth"])]
+    tc: Option<String>,
+    /// A fixed time per move, in milliseconds.
+    #[arg(long, value_name = "MS", conflicts_with_all = ["nodes", "depth"])]
+    movetime: Option<u64>,
+    /// A fixed number of nodes per move.
+    #[arg(long, value_name = "N", conflicts_with = "depth")]
+    nodes: Option<u64>,
+    /// A fixed depth per move.
+    #[arg(long, value_name = "N")]
+    depth: Option<u32>,
+    /// Extra time past zero on the clock before a flag falls, in milliseconds.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    time_margin: u64,
+    /// Games played at once (each game has both engines; one thinks at a time).
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    concurrency: usize,
+    /// Append every game to this PGN file as soon as it ends.
+    #[arg(long, value_name = "FILE")]
+    pgn: Option<PathBuf>,
+    /// Seed for the openings (default: random, printed so a match can be repeated).
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// Stop when a sequential test decides: `elo0=0,elo1=5,alpha=0.05,beta=0.05`.
+    #[arg(long, value_name = "SPEC")]
+    sprt: Option<String>,
+    /// Resign adjudication: `score=800,moves=4` (both engines agree for that many moves).
+    #[arg(long, value_name = "SPEC")]
+    resign: Option<String>,
+    /// Draw adjudication: `movenumber=40,score=10,moves=8`.
+    #[arg(long, value_name = "SPEC")]
+    draw: Option<String>,
+    /// The PGN `Event` tag.
+    #[arg(long, default_value = "polybook match")]
+    event: String,
+    /// Seconds an engine may take to answer `uci` or `isready`.
+    #[arg(long, default_value_t = 5.0, value_name = "S")]
+    handshake_timeout: f64,
+    /// Print the final report as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// `name=value,...` with the names `allowed` as numbers.
+fn key_values(flag: &str, text: &str, allowed: &[&str]) -> Result<Vec<i64>, CliError> {
+    let mut values = vec![None; allowed.len()];
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let bad = || {
+            CliError::usage(format!(
+                "--{flag} '{text}': expected {}",
+                allowed
+                    .iter()
+                    .map(|n| format!("{n}=N"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ))
+        };
+        let (name, value) = part.split_once('=').ok_or_else(bad)?;
+        let i = allowed
+            .iter()
+            .position(|n| *n == name.trim())
+            .ok_or_else(bad)?;
+        let v: i64 = value.trim().parse().map_err(|_| bad())?;
+        if v < 0 {
+            return Err(bad());
+        }
+        values[i] = Some(v);
+    }
+    values
+        .into_iter()
+        .zip(allowed)
+        .map(|(v, n)| {
+            v.ok_or_else(|| CliError::usage(format!("--{flag} '{text}': {n} is missing")))
+        })
+        .collect()
+}
+
+fn config(args: &Args) -> Result<MatchConfig, CliError> {
+    if args.engines.len() != 2 {
+        return Err(CliError::usage(format!(
+            "--engine is given {} times: a match needs exactly two engines",
+            args.engines.len()
+        )));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::data(format!("cannot find polybook's own binary: {e}")))?;
+    let mut engines = [
+        EngineSpec::parse(&args.engines[0], &exe).map_err(CliError::usage)?,
+        EngineSpec::parse(&args.engines[1], &exe).map_err(CliError::usage)?,
+    ];
+    for text in &args.options {
+        let bad = |why: String| CliError::usage(format!("--option '{text}': {why}"));
+        let (n, option) = text
+            .split_once(':')
+            .ok_or_else(|| bad("expected N:Name=Value, N being 1 or 2".to_string()))?;
+        let n: usize = match n.trim() {
+            "1" => 0,
+            "2" => 1,
+            _ => return Err(bad(format!("engine number '{n}' is not 1 or 2"))),
+        };
+        engines[n].options.push(parse_option(option).map_err(bad)?);
+    }
+    let limit = match (&args.tc, args.movetime, args.nodes, args.depth) {
+        (Some(tc), ..) => MoveLimit::Clock(
+            tc.parse::<TimeControl>()
+                .map_err(|e| CliError::usage(format!("--tc: {e}")))?,
+        ),
+        (None, Some(ms), ..) if ms > 0 => MoveLimit::MoveTime(Duration::from_millis(ms)),
+        (None, None, Some(n), _) if n > 0 => MoveLimit::Nodes(n),
+        (None, None, None, Some(d)) if d > 0 => MoveLimit::Depth(d),
+        (None, None, None, None) => MoveLimit::Clock("10+0.1".parse().expect("a valid default")),
+        _ => {
+            return Err(CliError::usage(
+                "--movetime, --nodes and --depth must be above 0",
+            ));
+        }
+    };
+    if args.games == 0 {
+        return Err(CliError::usage("--games must be at least 1"));
+    }
+    if args.concurrency == 0 {
+        return Err(CliError::usage("--concurrency must be at least 1"));
+    }
+    let resign = match &args.resign {
+        Some(t) => {
+            let v = key_values("resign", t, &["score", "moves"])?;
+            Some(ResignRule {
+                score: v[0].min(i64::from(i32::MAX)) as i32,
+                moves: v[1].max(1) as usize,
+            })
+        }
+        None => None,
+    };
+    let draw = match &args.draw {
+        Some(t) => {
+            let v = key_values("draw", t, &["movenumber", "score", "moves"])?;
+            Some(DrawRule {
+                movenumber: v[0].min(i64::from(u32::MAX)) as u32,
+                score: v[1].min(i64::from(i32::MAX)) as i32,
+                moves: v[2].max(1) as usize,
+            })
+        }
+        None => None,
+    };
+    let start = match &args.fen {
+        Some(fen) => polybook::position::parse_fen(fen).map_err(CliError::usage)?,
+        None => shakmaty::Chess::default(),
+    };
+    let book = match &args.book {
+        Some(path) => Some(Arc::new(open_book(path)?)),
+        None => None,
+    };
+    if !args.handshake_timeout.is_finite() || args.handshake_timeout <= 0.0 {
+        return Err(CliError::usage("--handshake-timeout must be above 0"));
+    }
+    Ok(MatchConfig {
+        engines,
+        book,
+        book_plies: args.book_plies,
+        choose: ChooseOptions {
+            selection: args.book_selection,
+            min_weight: args.book_min_weight,
+            exclude: Vec::new(),
+        },
+        start,
+        games: args.games,
+        limit,
+        time_margin: Duration::from_millis(args.time_margin),
+        concurrency: args.concurrency,
+        seed: args.seed.unwrap_or_else(rand::random),
+        resign,
+        draw,
+        event: args.event.clone(),
+        handshake_timeout: Duration::from_secs_f64(args.handshake_timeout),
+    })
+}
+
+pub fn run(args: Args) -> CliResult {
+    let config = config(&args)?;
+    let sprt = match &args.sprt {
+        Some(t) => Some(t.parse::<Sprt>().map_err(CliError::usage)?),
+        None => None,
+    };
+    let names = runner::check_engines(&config).map_err(CliError::data)?;
+    // The PGN file is opened (for appending) before any game, so a bad path fails
+    // before the match starts.
+    let mut pgn: Option<File> = match &args.pgn {
+        Some(path) => Some(
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| CliError::data(format!("cannot write {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
+    let log = !args.quiet;
+    if log {
+        eprintln!(
+            "{} vs {}: {} games, {}, seed {}",
+            names[0],
+            names[1],
+            config.games,
+            limit_text(&config.limit),
+            config.seed
+        );
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let abort = Arc::new(AtomicBool::new(false));
+    {
+        let abort = Arc::clone(&abort);
+        let _ = ctrlc::set_handler(move || abort.store(true, Ordering::Relaxed));
+    }
+    let (tx, rx) = channel();
+    let started = Instant::now();
+    let mut score = Score::default();
+    let mut pending_pairs: Vec<Option<u8>> = vec![None; config.games.div_ceil(2)];
+    let mut verdict = Verdict::Continue;
+    let mut failure: Option<String> = None;
+    let mut pgn_error: Option<String> = None;
+    let mut terminations: std::collections::BTreeMap<String, u32> = Default::default();
+
+    std::thread::scope(|scope| {
+        let (config, names, stop, abort) = (&config, &names, &stop, &abort);
+        scope.spawn(move || runner::run(config, names, stop, abort, tx));
+        for event in rx {
+            match event {
+                Event::GameFinished(report) => {
+                    if let Some(file) = pgn.as_mut()
+                        && let Err(e) = file
+                            .write_all(report.pgn.as_bytes())
+                            .and_then(|()| file.sync_data())
+                    {
+                        pgn_error = Some(e.to_string());
+                        abort.store(true, Ordering::Relaxed);
+                    }
+                    score.add(report.first_half_points);
+                    let pair = &mut pending_pairs[report.index / 2];
+                    match pair.take() {
+                        Some(other) => score.add_pair(other + report.first_half_points),
+                        None => *pair = Some(report.first_half_points),
+                    }
+                    *terminations
+                        .entry(report.termination.tag().to_string())
+                        .or_default() += 1;
+                    let result = report
+                        .pgn
+                        .lines()
+                        .find_map(|l| l.strip_prefix("[Result \""))
+                        .map_or("*", |r| r.trim_end_matches("\"]"));
+                    let (white, black) = if report.first_white {
+                        (&names[0], &names[1])
+                    } else {
+                        (&names[1], &names[0])
+                    };
+                    if log {
+                        eprintln!(
+                            "game {}/{}: {white} - {black} {result} ({}) | {}: {score}{}",
+                            report.index + 1,
+                            config.games,
+                            report.termination.describe(None).to_lowercase(),
+                            names[0],
+                            sprt.map_or(String::new(), |s| format!(
+                                ", LLR {:.2} ({:.2}, {:.2})",
+                                score.llr(&s),
+                                s.lower(),
+                                s.upper()
+                            ))
+                        );
+                    }
+                    if let Some(s) = sprt {
+                        verdict = s.verdict(score.llr(&s));
+                        if verdict != Verdict::Continue {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+                Event::Restarted(which, why) => {
+                    if log {
+                        eprintln!("engine {} ({}) restarted: {why}", which + 1, names[which]);
+                    }
+                }
+                Event::Failed(why) => {
+                    failure.get_or_insert(why);
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    });
+
+    let elapsed = started.elapsed();
+    let interrupted = abort.load(Ordering::Relaxed) && pgn_error.is_none();
+    if args.json {
+        let (elo, err) = score
+            .elo()
+            .map_or((None, None), |(e, m)| (Some(e), Some(m)));
+        let report = json!({
+            "engines": names,
+            "games": score.games(),
+            "wins": score.wins,
+            "draws": score.draws,
+            "losses": score.losses,
+            "score": score.ratio(),
+            "elo": elo,
+            "elo_error95": err,
+            "los": score.los(),
+            "pentanomial": score.pairs,
+            "terminations": terminations,
+            "sprt": sprt.map(|s| json!({
+                "elo0": s.elo0, "elo1": s.elo1, "alpha": s.alpha, "beta": s.beta,
+                "llr": score.llr(&s), "lower": s.lower(), "upper": s.upper(),
+                "verdict": match verdict { Verdict::H0 => "H0", Verdict::H1 => "H1", Verdict::Continue => "none" },
+            })),
+            "seed": config.seed,
+            "seconds": elapsed.as_secs_f64(),
+            "interrupted": interrupted,
+        });
+        println!("{report}");
+    } else {
+        println!("{} vs {}: {score}", names[0], names[1]);
+        println!(
+            "games {}, pairs (0, ½, 1, 1½, 2 points) {:?}, {:.0} s",
+            score.games(),
+            score.pairs,
+            elapsed.as_secs_f64()
+        );
+        if let Some(s) = sprt {
+            println!(
+                "SPRT elo0={} elo1={} alpha={} beta={}: LLR {:.2} ({:.2}, {:.2}): {}",
+                s.elo0,
+                s.elo1,
+                s.alpha,
+                s.beta,
+                score.llr(&s),
+                s.lower(),
+                s.upper(),
+                match verdict {
+                    Verdict::H1 => "H1 accepted",
+                    Verdict::H0 => "H0 accepted",
+                    Verdict::Continue => "no decision",
+                }
+            );
+        }
+    }
+    let _ = std::io::stdout().flush();
+    if let Some(e) = pgn_error {
+        return Err(CliError::data(format!(
+            "writing the PGN failed: {e}; the match was stopped"
+        )));
+    }
+    if let Some(why) = failure {
+        return Err(CliError::data(format!("match stopped: {why}")));
+    }
+    if interrupted {
+        return Err(CliError {
+            code: 130,
+            message: "interrupted; the games that finished are in the PGN".to_string(),
+        });
+    }
+    Ok(())
+}
+
+fn limit_text(limit: &MoveLimit) -> String {
+    match limit {
+        MoveLimit::Clock(tc) => format!("tc {tc}"),
+        MoveLimit::MoveTime(t) => format!("movetime {} ms", t.as_millis()),
+        MoveLimit::Nodes(n) => format!("{n} nodes a move"),
+        MoveLimit::Depth(d) => format!("depth {d}"),
+    }
+}
