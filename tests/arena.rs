@@ -1,0 +1,524 @@
+//! `polybook match` with real engines: polybook's own against Debian's Stockfish from the GNU
+//! Chess book, every game checked by python-chess (tests/match_check.py); an engine killed
+//! mid-match; misbehaving engines (tests/fake_engine.py) that play an illegal move, crash, hang
+//! or never finish the handshake; an SPRT that stops a match; Ctrl-C; bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_polybook");
+const STOCKFISH: &str = "/usr/games/stockfish";
+
+fn here(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn book() -> PathBuf {
+    here("../shared/data/books/gnuchess.bin")
+}
+
+fn fake(mode: &str, n: u32) -> String {
+    format!(
+        "cmd:python3 {} {mode} {n}",
+        here("tests/fake_engine.py").display()
+    )
+}
+
+fn polybook(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("polybook runs")
+}
+
+/// The games of a PGN as python-chess reads them (see tests/match_check.py).
+fn check_games(pgn: &Path, book: Option<&Path>) -> Vec<Value> {
+    let mut cmd = Command::new("python3");
+    cmd.arg(here("tests/match_check.py")).arg(pgn);
+    if let Some(b) = book {
+        cmd.arg(b);
+    }
+    let out = cmd.output().expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "match_check.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn strs(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Games of `games` whose Termination is `tag`.
+fn with_termination<'a>(games: &'a [Value], tag: &str) -> Vec<&'a Value> {
+    games.iter().filter(|g| g["termination"] == tag).collect()
+}
+
+#[test]
+fn a_match_against_stockfish_from_a_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("m.pgn");
+    let out = polybook(&[
+        "match",
+        "--engine",
+        "builtin:Hash=16",
+        "--engine",
+        &format!("cmd:{STOCKFISH}"),
+        "--option",
+        "2:Skill Level=3",
+        "--option",
+        "2:Hash=16",
+        "--book",
+        book().to_str().unwrap(),
+        "--book-plies",
+        "8",
+        "--games",
+        "4",
+        "--tc",
+        "2+0.02",
+        "--seed",
+        "11",
+        "--pgn",
+        pgn.to_str().unwrap(),
+        "--json",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let games = check_games(&pgn, Some(&book()));
+    assert_eq!(games.len(), 4, "{stderr}");
+
+    let mut points = 0.0;
+    for (i, g) in games.iter().enumerate() {
+        assert!(g["errors"].as_array().unwrap().is_empty(), "{g}");
+        assert_eq!(
+            g["round"],
+            (i + 1).to_string(),
+            "games in the order they ended (one at a time)"
+        );
+        assert!(
+            g["consistent"].as_bool().unwrap(),
+            "result vs final position: {g}"
+        );
+        assert_eq!(
+            g["plycount"].as_u64().unwrap() as usize,
+            g["moves"].as_array().unwrap().len()
+        );
+        let book_moves = strs(&g["book_moves"]);
+        assert!(!book_moves.is_empty() && book_moves.len() <= 8, "{g}");
+        assert_eq!(
+            strs(&g["moves"])[..book_moves.len()],
+            book_moves[..],
+            "book plies come first"
+        );
+        assert!(
+            g["in_book"].as_array().unwrap().iter().all(|b| b == true),
+            "every {{book}} move is in the book: {g}"
+        );
+        let polybook_white = g["white"].as_str().unwrap().starts_with("polybook");
+        assert_eq!(
+            polybook_white,
+            i % 2 == 0,
+            "the first engine has White in odd rounds"
+        );
+        points += match (g["result"].as_str().unwrap(), polybook_white) {
+            ("1-0", true) | ("0-1", false) => 1.0,
+            ("1/2-1/2", _) => 0.5,
+            _ => 0.0,
+        };
+    }
+    for pair in games.chunks(2) {
+        assert_eq!(
+            pair[0]["book_moves"], pair[1]["book_moves"],
+            "a pair shares its opening"
+        );
+        assert_eq!(pair[0]["white"], pair[1]["black"], "colours swapped");
+        assert_eq!(pair[0]["black"], pair[1]["white"], "colours swapped");
+    }
+    assert_ne!(
+        games[0]["book_moves"], games[2]["book_moves"],
+        "two pairs, two openings (seed 11)"
+    );
+    // The report agrees with the PGN.
+    assert_eq!(report["games"], 4);
+    let score = report["score"].as_f64().unwrap();
+    assert!(
+        (score * 4.0 - points).abs() < 1e-9,
+        "report {report} vs PGN {points}"
+    );
+}
+
+/// The pids of the processes whose parent is `parent` and whose name is `name`.
+fn children(parent: u32, name: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let comm = &stat[open + 1..close];
+        let ppid = stat[close + 1..].split_whitespace().nth(1);
+        if comm == name && ppid == Some(&parent.to_string()) {
+            found.push(stat[..open].trim().parse().unwrap());
+        }
+    }
+    found
+}
+
+#[test]
+fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("k.pgn");
+    let mut child = Command::new(BIN)
+        .args([
+            "match",
+            "--engine",
+            "builtin:Hash=16",
+            "--engine",
+            &format!("cmd:{STOCKFISH}"),
+            "--option",
+            "2:Skill Level=0",
+            "--book",
+            book().to_str().unwrap(),
+            "--book-plies",
+            "4",
+            "--games",
+            "4",
+            "--movetime",
+            "50",
+            "--seed",
+            "3",
+            "--pgn",
+            pgn.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the match's own Stockfish (after the start-up check, which quits its engines),
+    // let it play a little, then kill it.
+    let start = Instant::now();
+    let mut killed = false;
+    std::thread::sleep(Duration::from_millis(1500));
+    while start.elapsed() < Duration::from_secs(20) && !killed {
+        if let Some(&pid) = children(child.id(), "stockfish").first() {
+            killed = Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .unwrap()
+                .success();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(killed, "found Stockfish under the match");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("restarted"), "{stderr}");
+    let games = check_games(&pgn, None);
+    assert_eq!(games.len(), 4, "{stderr}");
+    let abandoned = with_termination(&games, "abandoned");
+    assert_eq!(abandoned.len(), 1, "{games:?}");
+    let g = abandoned[0];
+    assert!(
+        g["consistent"].as_bool().unwrap(),
+        "Stockfish, to move, lost: {g}"
+    );
+    assert!(
+        g["final_comment"].as_str().unwrap().contains("crashed"),
+        "{g}"
+    );
+    let stockfish_white = g["white"].as_str().unwrap().starts_with("Stockfish");
+    assert_eq!(g["result"], if stockfish_white { "0-1" } else { "1-0" });
+    // The other games were played out normally, by the restarted Stockfish.
+    assert!(
+        games
+            .iter()
+            .filter(|g| g["termination"] != "abandoned")
+            .all(|g| g["consistent"] == true)
+    );
+}
+
+/// A two-game match of polybook against a fake engine; returns the games and stderr.
+fn against_fake(mode: &str, n: u32, limit: &[&str]) -> (Vec<Value>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("f.pgn");
+    let mut args = vec!["match", "--engine", "builtin:Hash=8"];
+    let spec = fake(mode, n);
+    args.extend([
+        "--engine",
+        &spec,
+        "--games",
+        "2",
+        "--pgn",
+        pgn.to_str().unwrap(),
+    ]);
+    args.extend(limit);
+    let out = polybook(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    (check_games(&pgn, None), stderr)
+}
+
+fn assert_fake_lost(games: &[Value], tag: &str) {
+    assert_eq!(games.len(), 2);
+    for g in games {
+        assert_eq!(g["termination"], tag, "{g}");
+        assert!(
+            g["consistent"].as_bool().unwrap(),
+            "the fake, to move, lost: {g}"
+        );
+        let fake_white = g["white"].as_str().unwrap().starts_with("Fake");
+        assert_eq!(g["result"], if fake_white { "0-1" } else { "1-0" }, "{g}");
+    }
+}
+
+#[test]
+fn an_illegal_move_loses() {
+    let (games, _) = against_fake("illegal", 3, &["--depth", "2"]);
+    assert_fake_lost(&games, "illegal move");
+    assert!(
+        games[0]["final_comment"]
+            .as_str()
+            .unwrap()
+            .contains("illegal move")
+    );
+}
+
+#[test]
+fn a_crash_loses_and_the_engine_is_restarted() {
+    let (games, stderr) = against_fake("crash", 2, &["--depth", "2"]);
+    assert_fake_lost(&games, "abandoned");
+    assert!(stderr.contains("restarted"), "{stderr}");
+}
+
+#[test]
+fn a_hang_loses_on_time_or_as_a_stall() {
+    let (games, _) = against_fake("hang", 2, &["--tc", "1+0"]);
+    assert_fake_lost(&games, "time forfeit");
+    let (games, _) = against_fake("hang", 2, &["--movetime", "50"]);
+    assert_fake_lost(&games, "stalled connection");
+}
+
+#[test]
+fn sprt_stops_a_decided_match() {
+    let out = polybook(&[
+        "match",
+        "--engine",
+        "builtin:Hash=8",
+        "--engine",
+        &fake("random", 0),
+        "--depth",
+        "3",
+        "--games",
+        "40",
+        "--sprt",
+        "elo0=0,elo1=200,alpha=0.05,beta=0.05",
+        "--json",
+        "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["sprt"]["verdict"], "H1", "{report}");
+    let games = report["games"].as_u64().unwrap();
+    assert!(games < 40, "stopped early: {report}");
+    assert!(report["sprt"]["llr"].as_f64().unwrap() >= report["sprt"]["upper"].as_f64().unwrap());
+}
+
+#[test]
+fn ctrl_c_keeps_the_finished_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("c.pgn");
+    let child = Command::new(BIN)
+        .args([
+            "match",
+            "--engine",
+            "builtin:Hash=8",
+            "--engine",
+            "builtin:Hash=8",
+        ])
+        .args([
+            "--movetime",
+            "20",
+            "--games",
+            "100",
+            "--pgn",
+            pgn.to_str().unwrap(),
+        ])
+        .args(["--book", book().to_str().unwrap(), "--book-plies", "6"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once two games are in the PGN.
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(60) {
+        let text = std::fs::read_to_string(&pgn).unwrap_or_default();
+        if text.matches("[Event ").count() >= 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let engines = children(child.id(), "polybook");
+    assert_eq!(engines.len(), 2, "the match runs its two engines");
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.lines().last().unwrap().contains("interrupted"),
+        "{stderr}"
+    );
+    let games = check_games(&pgn, None);
+    assert!(games.len() >= 2 && games.len() < 100, "{}", games.len());
+    for g in &games {
+        assert!(g["consistent"].as_bool().unwrap(), "{g}");
+        assert_ne!(g["result"], "*", "only finished games are written");
+    }
+    // No engine is left running.
+    std::thread::sleep(Duration::from_millis(200));
+    for pid in engines {
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "engine {pid} still runs"
+        );
+    }
+}
+
+#[test]
+fn bad_input_fails_before_any_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("never.pgn");
+    let pgn_arg = pgn.to_str().unwrap().to_string();
+    let silent = fake("silent", 0);
+    let cases: Vec<(Vec<&str>, u8, &str)> = vec![
+        (
+            vec!["--engine", "builtin", "--engine", "cmd:/no/such/engine"],
+            1,
+            "cannot start '/no/such/engine'",
+        ),
+        (
+            vec![
+                "--engine",
+                "builtin",
+                "--engine",
+                &silent,
+                "--handshake-timeout",
+                "1",
+            ],
+            1,
+            "no 'uciok' within 1 s",
+        ),
+        (
+            vec![
+                "--engine",
+                "builtin",
+                "--engine",
+                "builtin",
+                "--option",
+                "2:NoSuchOption=1",
+            ],
+            1,
+            "has no option 'NoSuchOption'",
+        ),
+        (
+            vec![
+                "--engine",
+                "builtin",
+                "--engine",
+                "builtin",
+                "--book",
+                "/no/such.bin",
+            ],
+            1,
+            "/no/such.bin",
+        ),
+        (
+            vec!["--engine", "builtin", "--engine", "builtin", "--tc", "ten"],
+            2,
+            "time control 'ten'",
+        ),
+        (vec!["--engine", "builtin"], 2, "exactly two engines"),
+        (
+            vec!["--engine", "builtin", "--engine", "stockfish"],
+            2,
+            "expected 'builtin'",
+        ),
+        (
+            vec![
+                "--engine", "builtin", "--engine", "builtin", "--option", "3:Hash=1",
+            ],
+            2,
+            "not 1 or 2",
+        ),
+        (
+            vec![
+                "--engine",
+                "builtin",
+                "--engine",
+                "builtin",
+                "--sprt",
+                "elo0=5,elo1=0",
+            ],
+            2,
+            "elo1 must be greater",
+        ),
+        (
+            vec![
+                "--engine", "builtin", "--engine", "builtin", "--draw", "score=10",
+            ],
+            2,
+            "movenumber is missing",
+        ),
+    ];
+    for (args, code, message) in cases {
+        let start = Instant::now();
+        let mut full = vec!["match", "--pgn", &pgn_arg];
+        full.extend(&args);
+        let out = polybook(&full);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(i32::from(code)),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(
+            stderr.trim().lines().count(),
+            1,
+            "{args:?}: one line: {stderr}"
+        );
+        assert!(
+            stderr.starts_with("polybook: error: ") && stderr.contains(message),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(4),
+            "{args:?} took {:?}",
+            start.elapsed()
+        );
+        assert!(!pgn.exists(), "{args:?}: no PGN before a game");
+    }
+}
