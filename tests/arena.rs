@@ -185,7 +185,7 @@ fn children(parent: u32, name: &str) -> Vec<u32> {
 fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("k.pgn");
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .args([
             "match",
             "--engine",
