@@ -4,7 +4,7 @@
 //! The formulas are the ones cutechess-cli and fishtest use: the Elo difference of a score `s`
 //! is `-400 log10(1/s - 1)`; the error bar comes from the variance of the per-game scores
 //! (trinomial: win 1, draw ½, loss 0); the SPRT is the generalized SPRT on the logistic Elo
-//! scale, `LLR = N (s1 - s0) (2 s̄ - s0 - s1) / (2 σ²)`, with bounds `ln(β/(1-α))` and
+//! scale (fishtest's and fastchess's "logistic" model), with bounds `ln(β/(1-α))` and
 //! `ln((1-β)/α)`. When the games come in colour-swapped pairs, the SPRT uses the pairs'
 //! scores (pentanomial), which removes the noise the openings add.
 
@@ -106,44 +106,77 @@ impl Score {
         0.5 * (1.0 + erf((w - l) / (2.0 * (w + l)).sqrt()))
     }
 
-    /// The mean and variance of the score per unit: per pair (pentanomial) when there are
-    /// finished pairs, else per game (trinomial); and the number of units. As fishtest does, a
-    /// count of zero is taken as 0.001, so that a one-sided score (all wins, say) still has a
-    /// variance and the test can decide.
-    fn units(&self) -> (f64, f64, f64) {
+    /// The observed distribution of the score per unit: per pair (pentanomial, the points of a
+    /// pair over 2) when there are finished pairs, else per game (trinomial). As (score, count)
+    /// with a count of zero taken as 0.001 (as fishtest and fastchess do), so that the maximum
+    /// likelihood estimates below exist for any sample.
+    fn distribution(&self) -> Vec<(f64, f64)> {
         let pairs: u32 = self.pairs.iter().sum();
-        let (counts, n): (Vec<(f64, f64)>, f64) = if pairs > 0 {
-            let counts = (0..5).map(|i| (i as f64 / 4.0, f64::from(self.pairs[i])));
-            (counts.collect(), f64::from(pairs))
+        let counts: Vec<(f64, u32)> = if pairs > 0 {
+            (0..5).map(|i| (i as f64 / 4.0, self.pairs[i])).collect()
         } else {
-            let counts = [(1.0, self.wins), (0.5, self.draws), (0.0, self.losses)];
-            let counts = counts.iter().map(|&(s, c)| (s, f64::from(c)));
-            (counts.collect(), f64::from(self.games()))
+            vec![(0.0, self.losses), (0.5, self.draws), (1.0, self.wins)]
         };
-        let counts: Vec<(f64, f64)> = counts
+        counts
             .into_iter()
-            .map(|(s, c)| (s, if c == 0.0 { 1e-3 } else { c }))
-            .collect();
-        let total: f64 = counts.iter().map(|(_, c)| c).sum();
-        let mean = counts.iter().map(|(s, c)| s * c).sum::<f64>() / total;
-        let var = counts
-            .iter()
-            .map(|(s, c)| c * (s - mean).powi(2))
-            .sum::<f64>()
-            / total;
-        (n, mean, var)
+            .map(|(s, c)| (s, if c == 0 { 1e-3 } else { f64::from(c) }))
+            .collect()
     }
 
-    /// The log-likelihood ratio of `elo1` against `elo0` (0 while it is undefined: no games,
-    /// or no variance yet).
+    /// The log-likelihood ratio of H1 (Elo difference `elo1`) against H0 (`elo0`): the
+    /// generalized SPRT on the logistic Elo scale. Each hypothesis is the distribution of the
+    /// sample's outcomes that is most likely under the constraint that its mean score is
+    /// s0 = E(elo0) or s1 = E(elo1) (M. Van den Bergh, "Comments on Normalized Elo",
+    /// proposition 1.1): p_i = p̂_i / (1 + θ (a_i − s)), θ solving Σ p̂_i (a_i − s) / (1 + θ (a_i − s)) = 0.
+    /// 0 with no games.
     pub fn llr(&self, sprt: &Sprt) -> f64 {
-        let (n, mean, var) = self.units();
-        if n == 0.0 || var <= 0.0 {
+        if self.games() == 0 && self.pairs.iter().all(|&n| n == 0) {
             return 0.0;
         }
-        let (s0, s1) = (expected_score(sprt.elo0), expected_score(sprt.elo1));
-        n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+        let dist = self.distribution();
+        let total: f64 = dist.iter().map(|(_, c)| c).sum();
+        let observed: Vec<(f64, f64)> = dist.iter().map(|&(a, c)| (a, c / total)).collect();
+        let p0 = most_likely_with_mean(&observed, expected_score(sprt.elo0));
+        let p1 = most_likely_with_mean(&observed, expected_score(sprt.elo1));
+        total
+            * observed
+                .iter()
+                .zip(p0.iter().zip(&p1))
+                .map(|(&(_, q), (a, b))| q * (b.ln() - a.ln()))
+                .sum::<f64>()
     }
+}
+
+/// The distribution on the scores of `observed` ((score, frequency) pairs, every frequency
+/// above 0) that is most likely to have produced it among those whose mean is `s`.
+fn most_likely_with_mean(observed: &[(f64, f64)], s: f64) -> Vec<f64> {
+    let lo = observed.iter().map(|o| o.0).fold(f64::INFINITY, f64::min);
+    let hi = observed
+        .iter()
+        .map(|o| o.0)
+        .fold(f64::NEG_INFINITY, f64::max);
+    // f(θ) = Σ p̂_i (a_i − s) / (1 + θ (a_i − s)) falls from +∞ to −∞ as θ goes over the
+    // interval where every 1 + θ (a_i − s) is positive: bisect it.
+    let f = |theta: f64| -> f64 {
+        observed
+            .iter()
+            .map(|&(a, q)| q * (a - s) / (1.0 + theta * (a - s)))
+            .sum()
+    };
+    let (mut a, mut b) = (-1.0 / (hi - s), -1.0 / (lo - s));
+    for _ in 0..200 {
+        let mid = (a + b) / 2.0;
+        if f(mid) > 0.0 {
+            a = mid;
+        } else {
+            b = mid;
+        }
+    }
+    let theta = (a + b) / 2.0;
+    observed
+        .iter()
+        .map(|&(a, q)| q / (1.0 + theta * (a - s)))
+        .collect()
 }
 
 impl fmt::Display for Score {
@@ -323,11 +356,13 @@ mod tests {
 
     #[test]
     fn llr_by_hand() {
+        // On a large even sample the exact LLR is close to its normal approximation
+        // N (s1 - s0) (2 s - s0 - s1) / (2 var).
         // 30 wins, 40 draws, 30 losses (s = 0.5, variance 0.15) against elo0=0, elo1=10:
         // s0 = 0.5, s1 = 0.51439; LLR = 100 * 0.01439 * (1 - 0.5 - 0.51439) / 0.3 = -0.0690.
         let sprt: Sprt = "elo0=0,elo1=10".parse().unwrap();
         let llr = score(30, 40, 30).llr(&sprt);
-        assert!((llr + 0.0690).abs() < 1e-3, "{llr}");
+        assert!((llr + 0.0690).abs() < 2e-3, "{llr}");
         // The same per pair: 50 pairs, 10 of each result (mean 0.5, variance 0.125):
         // LLR = 50 * 0.01439 * (-0.01439) / 0.25 = -0.0414.
         let mut s = score(0, 0, 0);
@@ -337,9 +372,27 @@ mod tests {
             }
         }
         let llr = s.llr(&sprt);
-        assert!((llr + 0.0414).abs() < 1e-3, "{llr}");
-        // All wins: the zero counts are regularized, so the test decides (H1) at once.
-        assert_eq!(sprt.verdict(score(8, 0, 0).llr(&sprt)), Verdict::H1);
-        assert_eq!(sprt.verdict(score(0, 0, 0).llr(&sprt)), Verdict::Continue);
+        assert!((llr + 0.0414).abs() < 2e-3, "{llr}");
+        assert_eq!(score(0, 0, 0).llr(&sprt), 0.0);
+    }
+
+    #[test]
+    fn llr_of_one_sided_samples() {
+        // Only wins: the most likely distributions with means s0 and s1 put s0 and s1 on a win,
+        // so the LLR is the binomial one, n ln(s1 / s0). elo1=200: s1 = 0.75975, so each win
+        // adds ln(1.5195) = 0.4184; 7 wins (2.93) don't reach the bound 2.944, 8 (3.35) do.
+        let sprt: Sprt = "elo0=0,elo1=200".parse().unwrap();
+        let llr = score(8, 0, 0).llr(&sprt);
+        assert!(
+            (llr - 8.0 * (expected_score(200.0) / 0.5).ln()).abs() < 0.01,
+            "{llr}"
+        );
+        assert_eq!(sprt.verdict(score(7, 0, 0).llr(&sprt)), Verdict::Continue);
+        assert_eq!(sprt.verdict(llr), Verdict::H1);
+        // One loss decides nothing: ln((1 - s1) / (1 - s0)) with s0 = E(-10), s1 = 0.5.
+        let sprt: Sprt = "elo0=-10,elo1=0".parse().unwrap();
+        let llr = score(0, 0, 1).llr(&sprt);
+        let expected = (0.5 / (1.0 - expected_score(-10.0))).ln();
+        assert!((llr - expected).abs() < 0.01, "{llr} vs {expected}");
     }
 }
