@@ -522,3 +522,89 @@ fn bad_input_fails_before_any_game() {
         assert!(!pgn.exists(), "{args:?}: no PGN before a game");
     }
 }
+
+#[test]
+fn openings_from_an_epd_file_then_the_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let epd = dir.path().join("o.epd");
+    // Two lines of Win At Chess (EPD with operations) and a FEN with its counters.
+    let wac: Vec<String> = std::fs::read_to_string(here("../shared/data/epd/wac.epd"))
+        .unwrap()
+        .lines()
+        .take(2)
+        .map(str::to_string)
+        .collect();
+    let fen3 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    std::fs::write(
+        &epd,
+        format!("# openings\n{}\n\n{}\n{fen3}\n", wac[0], wac[1]),
+    )
+    .unwrap();
+    let pgn = dir.path().join("o.pgn");
+    let out = polybook(&[
+        "match",
+        "--engine",
+        "builtin:Hash=8",
+        "--engine",
+        &fake("random", 0),
+        "--depth",
+        "2",
+        "--games",
+        "6",
+        "--openings",
+        epd.to_str().unwrap(),
+        "--pgn",
+        pgn.to_str().unwrap(),
+        "--book",
+        book().to_str().unwrap(),
+        "--book-plies",
+        "2",
+        "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    let fens: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("[FEN \"").map(|f| f.trim_end_matches("\"]")))
+        .collect();
+    let board = |line: &str| {
+        line.split_whitespace()
+            .take(4)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(fens.len(), 6, "every game starts from a FEN");
+    for (pair, start) in [&wac[0], &wac[1], &fen3.to_string()].iter().enumerate() {
+        assert_eq!(board(fens[2 * pair]), board(start));
+        assert_eq!(
+            fens[2 * pair],
+            fens[2 * pair + 1],
+            "a pair shares its start"
+        );
+    }
+    // From 1. e4 the GNU Chess book has moves: those games begin with two {book} plies.
+    let games = check_games(&pgn, Some(&book()));
+    assert_eq!(games.len(), 6);
+    for g in &games[4..] {
+        assert_eq!(strs(&g["book_moves"]).len(), 2, "{g}");
+        assert!(g["in_book"].as_array().unwrap().iter().all(|b| b == true));
+    }
+
+    std::fs::write(&epd, "8/8/8/8/8/8/8/8 w - - 0 1\n").unwrap();
+    let out = polybook(&[
+        "match",
+        "--engine",
+        "builtin",
+        "--engine",
+        "builtin",
+        "--openings",
+        epd.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("o.epd line 1"), "{stderr}");
+}

@@ -59,8 +59,9 @@ pub struct MatchConfig {
     pub book: Option<Arc<Book>>,
     pub book_plies: usize,
     pub choose: ChooseOptions,
-    /// The position the openings start from.
-    pub start: Chess,
+    /// The positions the openings start from: pair k starts from `starts[k % len]` (then the
+    /// book walk, if there is a book). Never empty.
+    pub starts: Vec<Chess>,
     pub games: usize,
     pub limit: MoveLimit,
     /// Extra time past a clock's zero before the flag falls.
@@ -117,20 +118,17 @@ fn distinct_names(a: &str, b: &str) -> [String; 2] {
     }
 }
 
-/// The opening of pair `pair`: the same moves whatever the concurrency, for a given seed.
-pub fn opening_for(config: &MatchConfig, pair: usize) -> Vec<Move> {
+/// The opening of pair `pair`: its start position and the book moves from there; the same
+/// whatever the concurrency, for a given seed.
+pub fn opening_for(config: &MatchConfig, pair: usize) -> (Chess, Vec<Move>) {
+    let start = config.starts[pair % config.starts.len()].clone();
     let Some(book) = &config.book else {
-        return Vec::new();
+        return (start, Vec::new());
     };
     let mut rng =
         StdRng::seed_from_u64(config.seed ^ (pair as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    book_walk(
-        book,
-        &config.start,
-        config.book_plies,
-        &config.choose,
-        &mut rng,
-    )
+    let moves = book_walk(book, &start, config.book_plies, &config.choose, &mut rng);
+    (start, moves)
 }
 
 /// Plays the match: `config.games` games on `config.concurrency` workers, each game reported
@@ -144,7 +142,7 @@ pub fn run(
     events: Sender<Event>,
 ) {
     let next = Arc::new(AtomicUsize::new(0));
-    let openings: Arc<Mutex<Vec<Option<Vec<Move>>>>> =
+    let openings: Arc<Mutex<Vec<Option<(Chess, Vec<Move>)>>>> =
         Arc::new(Mutex::new(vec![None; config.games.div_ceil(2)]));
     thread::scope(|scope| {
         for _ in 0..config.concurrency.max(1) {
@@ -173,7 +171,7 @@ pub fn run(
                             .get_or_insert_with(|| opening_for(config, index / 2))
                             .clone()
                     };
-                    if !worker.play(index, &opening) {
+                    if !worker.play(index, &opening.0, &opening.1) {
                         break;
                     }
                 }
@@ -224,7 +222,7 @@ impl Worker<'_> {
     }
 
     /// Plays game `index`; `false` if the worker must stop (an engine can't start, or abort).
-    fn play(&mut self, index: usize, opening: &[Move]) -> bool {
+    fn play(&mut self, index: usize, start: &Chess, opening: &[Move]) -> bool {
         let config = self.config;
         let first_white = index.is_multiple_of(2);
         // Engine index (0 = first) of each colour.
@@ -243,7 +241,7 @@ impl Worker<'_> {
             }
         }
 
-        let mut game = Game::new(config.start.clone());
+        let mut game = Game::new(start.clone());
         for &m in opening {
             game.play(m, Some("book".to_string()));
         }

@@ -51,8 +51,15 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_name = "W")]
     book_min_weight: u16,
     /// The position the openings start from (default: the standard start).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "openings")]
     fen: Option<String>,
+    /// Start positions, one FEN or EPD a line (`#` comments and blank lines skipped): pair k
+    /// starts from line k (cycling), then walks the book if there is one.
+    #[arg(long, value_name = "FILE.epd")]
+    openings: Option<PathBuf>,
+    /// Take the --openings lines in a random order (from the seed) instead of file order.
+    #[arg(long, requires = "openings")]
+    shuffle_openings: bool,
     /// Games to play (each opening is played twice, colours swapped).
     #[arg(long, default_value_t = 2, value_name = "N")]
     games: usize,
@@ -204,9 +211,19 @@ fn config(args: &Args) -> Result<MatchConfig, CliError> {
         }
         None => None,
     };
-    let start = match &args.fen {
-        Some(fen) => polybook::position::parse_fen(fen).map_err(CliError::usage)?,
-        None => shakmaty::Chess::default(),
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let starts = match (&args.fen, &args.openings) {
+        (Some(fen), _) => vec![polybook::position::parse_fen(fen).map_err(CliError::usage)?],
+        (None, Some(path)) => {
+            let mut starts = read_openings(path)?;
+            if args.shuffle_openings {
+                use rand::SeedableRng;
+                use rand::seq::SliceRandom;
+                starts.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
+            }
+            starts
+        }
+        (None, None) => vec![shakmaty::Chess::default()],
     };
     let book = match &args.book {
         Some(path) => Some(Arc::new(open_book(path)?)),
@@ -224,17 +241,47 @@ fn config(args: &Args) -> Result<MatchConfig, CliError> {
             min_weight: args.book_min_weight,
             exclude: Vec::new(),
         },
-        start,
+        starts,
         games: args.games,
         limit,
         time_margin: Duration::from_millis(args.time_margin),
         concurrency: args.concurrency,
-        seed: args.seed.unwrap_or_else(rand::random),
+        seed,
         resign,
         draw,
         event: args.event.clone(),
         handshake_timeout: Duration::from_secs_f64(args.handshake_timeout),
     })
+}
+
+/// The start positions of an openings file: one FEN or EPD a line (EPD operations ignored).
+fn read_openings(path: &std::path::Path) -> Result<Vec<shakmaty::Chess>, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
+    let mut starts = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        // A FEN has six fields; an EPD line has four, then operations.
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let fen = if fields.len() >= 6 && fields[4].parse::<u32>().is_ok() {
+            fields[..6].join(" ")
+        } else {
+            fields[..fields.len().min(4)].join(" ")
+        };
+        let pos = polybook::position::parse_fen(&fen)
+            .map_err(|e| CliError::data(format!("{} line {}: {e}", path.display(), i + 1)))?;
+        starts.push(pos);
+    }
+    if starts.is_empty() {
+        return Err(CliError::data(format!(
+            "{}: no positions (one FEN or EPD a line)",
+            path.display()
+        )));
+    }
+    Ok(starts)
 }
 
 pub fn run(args: Args) -> CliResult {
