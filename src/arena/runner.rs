@@ -118,17 +118,26 @@ fn distinct_names(a: &str, b: &str) -> [String; 2] {
     }
 }
 
-/// The opening of pair `pair`: its start position and the book moves from there; the same
-/// whatever the concurrency, for a given seed.
-pub fn opening_for(config: &MatchConfig, pair: usize) -> (Chess, Vec<Move>) {
+/// A pair's opening: where the games start and the book moves played from there.
+#[derive(Clone, Debug)]
+pub struct Opening {
+    pub start: Chess,
+    pub moves: Vec<Move>,
+}
+
+/// The opening of pair `pair`: the same whatever the concurrency, for a given seed.
+pub fn opening_for(config: &MatchConfig, pair: usize) -> Opening {
     let start = config.starts[pair % config.starts.len()].clone();
     let Some(book) = &config.book else {
-        return (start, Vec::new());
+        return Opening {
+            start,
+            moves: Vec::new(),
+        };
     };
     let mut rng =
         StdRng::seed_from_u64(config.seed ^ (pair as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let moves = book_walk(book, &start, config.book_plies, &config.choose, &mut rng);
-    (start, moves)
+    Opening { start, moves }
 }
 
 /// Plays the match: `config.games` games on `config.concurrency` workers, each game reported
@@ -142,7 +151,7 @@ pub fn run(
     events: Sender<Event>,
 ) {
     let next = Arc::new(AtomicUsize::new(0));
-    let openings: Arc<Mutex<Vec<Option<(Chess, Vec<Move>)>>>> =
+    let openings: Arc<Mutex<Vec<Option<Opening>>>> =
         Arc::new(Mutex::new(vec![None; config.games.div_ceil(2)]));
     thread::scope(|scope| {
         for _ in 0..config.concurrency.max(1) {
@@ -171,7 +180,7 @@ pub fn run(
                             .get_or_insert_with(|| opening_for(config, index / 2))
                             .clone()
                     };
-                    if !worker.play(index, &opening.0, &opening.1) {
+                    if !worker.play(index, &opening) {
                         break;
                     }
                 }
@@ -222,7 +231,7 @@ impl Worker<'_> {
     }
 
     /// Plays game `index`; `false` if the worker must stop (an engine can't start, or abort).
-    fn play(&mut self, index: usize, start: &Chess, opening: &[Move]) -> bool {
+    fn play(&mut self, index: usize, opening: &Opening) -> bool {
         let config = self.config;
         let first_white = index.is_multiple_of(2);
         // Engine index (0 = first) of each colour.
@@ -241,8 +250,8 @@ impl Worker<'_> {
             }
         }
 
-        let mut game = Game::new(start.clone());
-        for &m in opening {
+        let mut game = Game::new(opening.start.clone());
+        for &m in &opening.moves {
             game.play(m, Some("book".to_string()));
         }
         let start_fen = game
