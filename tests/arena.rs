@@ -20,7 +20,7 @@ fn book() -> PathBuf {
     here("../shared/data/books/gnuchess.bin")
 }
 
-fn fake(mode: &str, n: u32) -> String {
+fn fake(mode: &str, n: i32) -> String {
     format!(
         "cmd:python3 {} {mode} {n}",
         here("tests/fake_engine.py").display()
@@ -256,7 +256,7 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
 }
 
 /// A two-game match of polybook against a fake engine; returns the games and stderr.
-fn against_fake(mode: &str, n: u32, limit: &[&str]) -> (Vec<Value>, String) {
+fn against_fake(mode: &str, n: i32, limit: &[&str]) -> (Vec<Value>, String) {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("f.pgn");
     let mut args = vec!["match", "--engine", "builtin:Hash=8"];
@@ -607,4 +607,66 @@ fn openings_from_an_epd_file_then_the_book() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("o.epd line 1"), "{stderr}");
+}
+
+#[test]
+fn resign_and_draw_adjudication() {
+    // polybook soon sees a won game against a random mover that says it is 10 pawns down: both
+    // agree for 3 moves, so the random mover resigns.
+    let (games, _) = against_fake(
+        "random",
+        -1000,
+        &["--depth", "3", "--resign", "score=500,moves=3"],
+    );
+    assert_eq!(games.len(), 2);
+    for g in &games {
+        assert_eq!(g["termination"], "adjudication", "{g}");
+        let fake_white = g["white"].as_str().unwrap().starts_with("Fake");
+        assert_eq!(g["result"], if fake_white { "0-1" } else { "1-0" }, "{g}");
+        assert!(
+            g["final_comment"].as_str().unwrap().contains("resigns"),
+            "{g}"
+        );
+    }
+    // Without the opponent's agreement (it says +0.00), nobody resigns: the games are played out.
+    let (games, _) = against_fake(
+        "random",
+        0,
+        &["--depth", "3", "--resign", "score=500,moves=3"],
+    );
+    assert!(
+        games.iter().all(|g| g["termination"] == "normal"),
+        "{games:?}"
+    );
+
+    // Two engines that both say 0.00: a draw from move 10 once each has said so 4 times.
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("d.pgn");
+    let out = polybook(&[
+        "match",
+        "--engine",
+        &fake("random", 0),
+        "--engine",
+        &fake("random", 5),
+        "--depth",
+        "1",
+        "--games",
+        "2",
+        "--draw",
+        "movenumber=10,score=10,moves=4",
+        "--pgn",
+        pgn.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for g in check_games(&pgn, None) {
+        assert_eq!(g["termination"], "adjudication", "{g}");
+        assert_eq!(g["result"], "1/2-1/2");
+        // Move 10 begins after ply 18: the earliest adjudication is at ply 18 or 19.
+        let plies = g["moves"].as_array().unwrap().len();
+        assert!((18..=19).contains(&plies), "{plies}");
+    }
 }

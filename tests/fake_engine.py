@@ -4,7 +4,8 @@
     fake_engine.py MODE [N]
 
 MODE:
-  random     plays a random legal move at once (seeded by the position, so repeatable)
+  random     plays a random legal move at once (seeded by the position, so repeatable),
+             reporting `score cp N`
   illegal    plays random moves, then an illegal one as its N-th move
   crash      plays random moves, then exits (code 3) when asked for its N-th move
   hang       plays random moves, then never answers its N-th `go` (nor `stop`)
@@ -61,7 +62,7 @@ for line in sys.stdin:
             continue
         rng = random.Random(board.fen())
         move = rng.choice(list(board.legal_moves))
-        say("info depth 1 score cp -50 pv " + move.uci())
+        say(f"info depth 1 score cp {n if mode == 'random' else -50} pv {move.uci()}")
         say("bestmove " + move.uci())
     elif cmd == "quit":
         break
