@@ -30,7 +30,7 @@ fn seconds(text: &str) -> Option<Duration> {
         None => (0, text),
     };
     let s: f64 = secs.parse().ok()?;
-    if !s.is_finite() || s < 0.0 || s > 1e7 {
+    if !s.is_finite() || !(0.0..=1e7).contains(&s) {
         return None;
     }
     Some(Duration::from_secs(minutes * 60) + Duration::from_secs_f64(s))
@@ -134,7 +134,7 @@ impl Clock {
         self.left_ms = self.left_ms.max(0) + self.tc.increment.as_millis() as i64;
         self.moves_made += 1;
         if let Some(m) = self.tc.moves
-            && self.moves_made % m == 0
+            && self.moves_made.is_multiple_of(m)
         {
             self.left_ms += self.tc.base.as_millis() as i64;
         }

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::zobrist::Zobrist64;
-use shakmaty::{Chess, Color, EnPassantMode, Move, KnownOutcome, Position};
+use shakmaty::{Chess, Color, EnPassantMode, KnownOutcome, Move, Position};
 
 /// Why a game ended: the PGN `Termination` tag and a sentence for the final comment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -208,10 +208,7 @@ impl Game {
     pub fn uci_moves(&self) -> Vec<String> {
         self.moves
             .iter()
-            .map(|m| {
-                m.mv.to_uci(shakmaty::CastlingMode::Standard)
-                    .to_string()
-            })
+            .map(|m| m.mv.to_uci(shakmaty::CastlingMode::Standard).to_string())
             .collect()
     }
 
@@ -221,7 +218,10 @@ impl Game {
         let pos = &self.position;
         if pos.is_checkmate() {
             let winner = !pos.turn();
-            return Some((Some(KnownOutcome::Decisive { winner }), Termination::Checkmate));
+            return Some((
+                Some(KnownOutcome::Decisive { winner }),
+                Termination::Checkmate,
+            ));
         }
         if pos.is_stalemate() {
             return Some((Some(KnownOutcome::Draw), Termination::Stalemate));
@@ -416,7 +416,10 @@ mod tests {
         let end = g.ended_by_rules().unwrap();
         g.finish(end.0, end.1);
         let pgn = g.to_pgn(&[("Event", "Test".to_string())]);
-        assert!(pgn.contains("[FEN \"7k/8/6K1/8/8/8/8/R7 b - - 0 40\"]"), "{pgn}");
+        assert!(
+            pgn.contains("[FEN \"7k/8/6K1/8/8/8/8/R7 b - - 0 40\"]"),
+            "{pgn}"
+        );
         assert!(pgn.contains("[PlyCount \"2\"]"), "{pgn}");
         assert!(
             pgn.contains("40... Kg8 41. Ra8# {+M1/1 0.01s} {White mates} 1-0"),
