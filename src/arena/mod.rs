@@ -3,3 +3,4 @@
 
 pub mod clock;
 pub mod game;
+pub mod play;

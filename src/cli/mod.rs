@@ -17,6 +17,7 @@ mod lines;
 mod merge;
 mod output;
 mod perft;
+mod play;
 mod position;
 mod probe;
 mod search;
@@ -58,6 +59,8 @@ enum Command {
     Bench(bench::Args),
     /// Run a test suite (EPD bm/am/dm, matetrack bm #N, PGN mate puzzles) and count the solved.
     Solve(solve::Args),
+    /// Play the engine in the terminal (moves in SAN or UCI; undo, hint, draw, resign, book, save).
+    Play(play::Args),
     /// Speak UCI on stdin/stdout (also what `polybook` with no command does, for GUIs).
     Uci(uci::Args),
 }
@@ -109,6 +112,7 @@ pub fn main() -> ExitCode {
         Some(Command::Search(args)) => search::run(args),
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Solve(args)) => solve::run(args),
+        Some(Command::Play(args)) => play::run(args),
         Some(Command::Uci(args)) => uci::run(args),
         None => uci::run(uci::Args {}),
     };
