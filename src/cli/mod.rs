@@ -18,6 +18,7 @@ mod match_cmd;
 mod merge;
 mod output;
 mod perft;
+mod play;
 mod position;
 mod probe;
 mod search;
@@ -59,6 +60,8 @@ enum Command {
     Bench(bench::Args),
     /// Run a test suite (EPD bm/am/dm, matetrack bm #N, PGN mate puzzles) and count the solved.
     Solve(solve::Args),
+    /// Play the engine in the terminal (moves in SAN or UCI; undo, hint, draw, resign, book, save).
+    Play(play::Args),
     /// Play a match between two UCI engines, openings from a book; PGN, Elo and SPRT.
     Match(match_cmd::Args),
     /// Speak UCI on stdin/stdout (also what `polybook` with no command does, for GUIs).
@@ -112,6 +115,7 @@ pub fn main() -> ExitCode {
         Some(Command::Search(args)) => search::run(args),
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Solve(args)) => solve::run(args),
+        Some(Command::Play(args)) => play::run(args),
         Some(Command::Match(args)) => match_cmd::run(args),
         Some(Command::Uci(args)) => uci::run(args),
         None => uci::run(uci::Args {}),

@@ -1,0 +1,928 @@
+//! The terminal game: a person against the built-in engine.
+//!
+//! A [`PlaySession`] reads the person's moves and commands from any [`BufRead`] and writes the
+//! board, the engine's moves and its messages to any [`Write`], so that a terminal drives it
+//! through stdin/stdout and a test through a byte slice. Bad input never ends the game: an
+//! illegal or ambiguous move or an unknown command gets a message and a new prompt. The end of
+//! the input is a `quit`.
+//!
+//! ```
+//! use polybook::arena::play::{PlayOptions, PlaySession, Thinking};
+//! use polybook::position::parse_fen;
+//! use shakmaty::Color;
+//!
+//! // White to move mates in one.
+//! let start = parse_fen("7k/8/6K1/8/8/8/8/R7 w - - 0 1").unwrap();
+//! let options = PlayOptions {
+//!     thinking: Thinking::Depth(2),
+//!     ..PlayOptions::new(Color::White, |_, _| String::new())
+//! };
+//! let mut out = Vec::new();
+//! let mut session = PlaySession::new(start, options, &mut out);
+//! session.run("Kh8\nRa8\n".as_bytes()).unwrap();
+//! assert_eq!(session.game().result(), "1-0");
+//! let pgn = session.pgn();
+//! assert!(pgn.contains("1. Ra8# {White mates} 1-0"), "{pgn}");
+//! assert!(String::from_utf8(out).unwrap().contains("'Kh8' is illegal here"));
+//! ```
+
+use std::io::{self, BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use shakmaty::san::{San, SanPlus};
+use shakmaty::{Chess, Color, KnownOutcome, Move, Position};
+
+use super::clock::{Clock, TimeControl};
+use super::game::{Game, Termination, pgn_date};
+use crate::book::{Book, BookMove, ChooseOptions, choose};
+use crate::engine::{Engine, Limits, Score, SearchOptions};
+use crate::position::{fen_of, parse_move};
+use crate::uci::time::{Clock as ClockState, TimePlan};
+
+/// The longest input line read whole; the rest of a longer line is skipped.
+const MAX_LINE: usize = 4096;
+
+/// The engine accepts a draw offer only from this move number on.
+pub const DRAW_FROM_MOVE: u32 = 20;
+
+/// The engine accepts a draw offer when its own score is at most this (centipawns): a level
+/// position, or one it stands worse in.
+pub const DRAW_MARGIN_CP: i32 = 10;
+
+/// The book moves listed with the engine's book move (the `book` command lists them all).
+const BOOK_MOVES_SHOWN: usize = 6;
+
+/// The time kept back from the engine's clock for printing and the terminal.
+const ENGINE_OVERHEAD: Duration = Duration::from_millis(50);
+
+/// How long the engine thinks about its moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Thinking {
+    /// Both sides play on a clock; the engine shares its time out with [`TimePlan`].
+    Clock(TimeControl),
+    /// A fixed time per move, no clocks.
+    MoveTime(Duration),
+    /// A fixed depth per move, no clocks.
+    Depth(u32),
+}
+
+/// A hook called with the PGN so far after every move.
+pub type OnMove = Box<dyn FnMut(&str) + Send>;
+
+/// Everything a game needs besides its start position.
+pub struct PlayOptions {
+    /// The person's colour.
+    pub human: Color,
+    pub thinking: Thinking,
+    /// The engine's book (it plays from it while the position is in it).
+    pub book: Option<Book>,
+    /// How the engine picks its book move.
+    pub choose: ChooseOptions,
+    pub search: SearchOptions,
+    /// Show the board from the person's side (by default it is shown from White's).
+    pub flip: bool,
+    /// The seed of the book choice (`None`: from the operating system).
+    pub seed: Option<u64>,
+    /// Draws a position for people (`flipped`: Black at the bottom).
+    pub diagram: fn(&Chess, bool) -> String,
+    /// Called with the PGN so far after every move (e.g. to keep it for a Ctrl-C).
+    pub on_move: Option<OnMove>,
+}
+
+impl PlayOptions {
+    /// A game for a person playing `human`, 2 s a move, no book, boards drawn by `diagram`.
+    pub fn new(human: Color, diagram: fn(&Chess, bool) -> String) -> PlayOptions {
+        PlayOptions {
+            human,
+            thinking: Thinking::MoveTime(Duration::from_secs(2)),
+            book: None,
+            choose: ChooseOptions::default(),
+            search: SearchOptions::default(),
+            flip: false,
+            seed: None,
+            diagram,
+            on_move: None,
+        }
+    }
+}
+
+/// What one line of input asked for.
+enum Step {
+    /// Keep reading the person's input.
+    Again,
+    /// A move was played (or the game ended): the person's turn is over.
+    Done,
+}
+
+/// A game between a person and the engine, in progress.
+pub struct PlaySession<W: Write> {
+    options: PlayOptions,
+    game: Game,
+    engine: Engine,
+    rng: StdRng,
+    /// White's and Black's clocks, with a time control.
+    clocks: Option<[Clock; 2]>,
+    flipped: bool,
+    /// The tags the PGN starts with (Result and the rest are added by [`Game::to_pgn`]).
+    tags: Vec<(&'static str, String)>,
+    out: W,
+}
+
+fn index(c: Color) -> usize {
+    c.fold_wb(0, 1)
+}
+
+fn side(c: Color) -> &'static str {
+    c.fold_wb("White", "Black")
+}
+
+/// A score in pawns as people read it: `+0.35`, `-1.20`, `+M3` (mate in 3), `-M2`.
+pub fn score_text(score: Score) -> String {
+    match score {
+        Score::Cp(cp) => format!("{:+.2}", f64::from(cp) / 100.0),
+        Score::Mate(n) if n > 0 => format!("+M{n}"),
+        Score::Mate(n) => format!("-M{}", -n),
+    }
+}
+
+/// A clock reading: `4:59.3`, or `1:02:03` from an hour on.
+pub fn clock_text(d: Duration) -> String {
+    let tenths = d.as_millis() / 100;
+    let (h, m, s, t) = (
+        tenths / 36_000,
+        tenths / 600 % 60,
+        tenths / 10 % 60,
+        tenths % 10,
+    );
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m}:{s:02}.{t}")
+    }
+}
+
+/// The move number and dots before a move by the side to move in `pos` (`12.` or `12...`).
+fn move_number(pos: &Chess) -> String {
+    let n = pos.fullmoves().get();
+    if pos.turn().is_white() {
+        format!("{n}.")
+    } else {
+        format!("{n}...")
+    }
+}
+
+/// A line of input as a move: `0-0` and `o-o` as `O-O`, a leading move number (`12.` or
+/// `12...`) skipped.
+fn normalize_move(text: &str) -> String {
+    let mut t = text.trim();
+    if let Some(i) = t.find('.')
+        && i > 0
+        && t[..i].bytes().all(|b| b.is_ascii_digit())
+    {
+        t = t[i..].trim_start_matches('.').trim_start();
+    }
+    match t {
+        "0-0" | "o-o" => "O-O".to_string(),
+        "0-0-0" | "o-o-o" => "O-O-O".to_string(),
+        _ => t.replace("0-0-0", "O-O-O").replace("0-0", "O-O"),
+    }
+}
+
+/// Reads one line (without its end) into `buf`, keeping at most [`MAX_LINE`] bytes of it;
+/// `false` at the end of the input.
+fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>) -> io::Result<bool> {
+    buf.clear();
+    let mut any = false;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let (used, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        let keep = used.min(MAX_LINE.saturating_sub(buf.len()));
+        buf.extend_from_slice(&chunk[..keep]);
+        input.consume(used);
+        if done {
+            return Ok(true);
+        }
+    }
+}
+
+const HELP: &str = "\
+Moves: SAN (e4, Nf3, O-O, exd8=Q) or UCI (e2e4, g1f3, e1g1, e7e8q).
+Commands:
+  undo       take back your last move and the engine's reply
+  hint       let the engine suggest a move
+  draw       offer a draw (accepted from move 20 on when the engine's score is +0.10 or less)
+  resign     give up the game
+  book       the book moves of this position, with weights and shares
+  board      show the board again
+  flip       turn the board over
+  save FILE  write the game so far as PGN to FILE (replacing it)
+  help       this text
+  quit       stop here; the game is saved unfinished (end of input does the same)";
+
+impl<W: Write> PlaySession<W> {
+    /// A game from `start` (the caller has checked that it is not over already).
+    pub fn new(start: Chess, options: PlayOptions, out: W) -> PlaySession<W> {
+        let rng = match options.seed {
+            Some(s) => StdRng::seed_from_u64(s),
+            None => StdRng::from_os_rng(),
+        };
+        let clocks = match options.thinking {
+            Thinking::Clock(tc) => Some([Clock::new(tc), Clock::new(tc)]),
+            _ => None,
+        };
+        let (white, black) = if options.human.is_white() {
+            ("Human", "polybook")
+        } else {
+            ("polybook", "Human")
+        };
+        let tc = match options.thinking {
+            Thinking::Clock(tc) => tc.to_string(),
+            _ => "-".to_string(),
+        };
+        let tags = vec![
+            ("Event", "polybook play".to_string()),
+            ("Site", "?".to_string()),
+            ("Date", pgn_date()),
+            ("Round", "-".to_string()),
+            ("White", white.to_string()),
+            ("Black", black.to_string()),
+            ("TimeControl", tc),
+        ];
+        let engine = Engine::new(options.search.clone());
+        let flipped = options.flip && options.human.is_black();
+        PlaySession {
+            game: Game::new(start),
+            engine,
+            rng,
+            clocks,
+            flipped,
+            tags,
+            options,
+            out,
+        }
+    }
+
+    /// The game so far.
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// The game so far as PGN.
+    pub fn pgn(&self) -> String {
+        self.game.to_pgn(&self.tags)
+    }
+
+    /// Plays until the game ends, the person quits or the input ends. Only a failure to write
+    /// the output is an error (the game so far stays in [`PlaySession::game`]).
+    pub fn run<R: BufRead>(&mut self, mut input: R) -> io::Result<()> {
+        self.intro()?;
+        self.show_board()?;
+        loop {
+            if self.game.end.is_some() {
+                break;
+            }
+            if let Some((outcome, why)) = self.game.ended_by_rules() {
+                self.game.finish(outcome, why);
+                break;
+            }
+            if self.game.position().turn() == self.options.human {
+                self.human_turn(&mut input)?;
+            } else {
+                self.engine_turn()?;
+            }
+        }
+        self.announce_end()
+    }
+
+    fn intro(&mut self) -> io::Result<()> {
+        let human = self.options.human;
+        let how = match self.options.thinking {
+            Thinking::Clock(tc) => format!("time control {tc}"),
+            Thinking::MoveTime(t) => format!("{} ms a move", t.as_millis()),
+            Thinking::Depth(d) => format!("depth {d}"),
+        };
+        let book = match &self.options.book {
+            Some(b) => format!(
+                ", book {}",
+                b.path().file_name().map_or_else(
+                    || b.path().display().to_string(),
+                    |n| n.to_string_lossy().into_owned()
+                )
+            ),
+            None => String::new(),
+        };
+        writeln!(
+            self.out,
+            "polybook play: you are {}, polybook is {} ({how}{book}).",
+            side(human),
+            side(!human)
+        )?;
+        writeln!(
+            self.out,
+            "Type a move in SAN or UCI, or help for the commands."
+        )?;
+        Ok(())
+    }
+
+    fn show_board(&mut self) -> io::Result<()> {
+        writeln!(self.out)?;
+        let board = (self.options.diagram)(self.game.position(), self.flipped);
+        write!(self.out, "{board}")?;
+        if let Some(clocks) = &self.clocks {
+            writeln!(
+                self.out,
+                "White {}  Black {}",
+                clock_text(clocks[0].left()),
+                clock_text(clocks[1].left())
+            )?;
+        }
+        writeln!(self.out)
+    }
+
+    fn prompt(&mut self) -> io::Result<()> {
+        let pos = self.game.position();
+        let check = if pos.is_check() { ", check" } else { "" };
+        write!(
+            self.out,
+            "{} you ({}{check})> ",
+            move_number(pos),
+            side(pos.turn())
+        )?;
+        self.out.flush()
+    }
+
+    /// Plays a move, calls the `on_move` hook and shows the board.
+    fn play(&mut self, mv: Move, comment: Option<String>) -> io::Result<()> {
+        self.game.play(mv, comment);
+        if let Some(hook) = self.options.on_move.as_mut() {
+            let pgn = self.game.to_pgn(&self.tags);
+            hook(&pgn);
+        }
+        self.show_board()
+    }
+
+    /// The person's turn: reads lines until a move is played or the game ends.
+    fn human_turn<R: BufRead>(&mut self, input: &mut R) -> io::Result<()> {
+        let started = Instant::now();
+        let mut buf = Vec::new();
+        loop {
+            self.prompt()?;
+            let more = read_line(input, &mut buf)?;
+            if !more {
+                writeln!(self.out)?;
+                self.game.finish(None, Termination::Unterminated);
+                return Ok(());
+            }
+            let used = started.elapsed();
+            if let Some(clocks) = &self.clocks
+                && used > clocks[index(self.options.human)].left()
+            {
+                self.game
+                    .forfeit(Termination::TimeForfeit(self.options.human));
+                return Ok(());
+            }
+            let line = String::from_utf8_lossy(&buf).trim().to_string();
+            if let Step::Done = self.human_line(&line, started)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// One line of the person's input.
+    fn human_line(&mut self, line: &str, started: Instant) -> io::Result<Step> {
+        let mut words = line.split_whitespace();
+        let Some(first) = words.next() else {
+            return Ok(Step::Again);
+        };
+        let rest: Vec<&str> = words.collect();
+        match first.to_ascii_lowercase().as_str() {
+            "help" | "?" => writeln!(self.out, "{HELP}")?,
+            "quit" | "exit" => {
+                self.game.finish(None, Termination::Unterminated);
+                return Ok(Step::Done);
+            }
+            "resign" => {
+                self.game
+                    .forfeit(Termination::Resignation(self.options.human));
+                return Ok(Step::Done);
+            }
+            "undo" | "takeback" => self.undo()?,
+            "hint" => self.hint()?,
+            "draw" => return self.draw_offer(),
+            "book" => self.show_book()?,
+            "board" => self.show_board()?,
+            "flip" => {
+                self.flipped = !self.flipped;
+                self.show_board()?;
+            }
+            "save" => self.save(&rest.join(" "))?,
+            _ => return self.human_move(line, started),
+        }
+        Ok(Step::Again)
+    }
+
+    fn human_move(&mut self, line: &str, started: Instant) -> io::Result<Step> {
+        let text = normalize_move(line);
+        let pos = self.game.position().clone();
+        let mv = match parse_move(&pos, &text) {
+            Ok(mv) => mv,
+            Err(why) => {
+                self.explain_bad_move(&pos, line, &text, why)?;
+                return Ok(Step::Again);
+            }
+        };
+        if let Some(clocks) = self.clocks.as_mut()
+            && !clocks[index(self.options.human)].spend(started.elapsed(), Duration::ZERO)
+        {
+            self.game
+                .forfeit(Termination::TimeForfeit(self.options.human));
+            return Ok(Step::Done);
+        }
+        let san = SanPlus::from_move(pos.clone(), mv);
+        writeln!(self.out, "{} {san}", move_number(&pos))?;
+        self.play(mv, None)?;
+        Ok(Step::Done)
+    }
+
+    /// Says why a line is not a move here, naming the candidates of an ambiguous one.
+    fn explain_bad_move(
+        &mut self,
+        pos: &Chess,
+        line: &str,
+        text: &str,
+        why: &str,
+    ) -> io::Result<()> {
+        let shown: String = line.chars().take(40).collect();
+        match why {
+            "ambiguous" => {
+                let san = San::from_ascii(text.trim_end_matches(['+', '#', '!', '?']).as_bytes());
+                let candidates: Vec<String> = match san {
+                    Ok(san) => pos
+                        .legal_moves()
+                        .iter()
+                        .filter(|m| san.matches(**m))
+                        .map(|m| San::from_move(pos, *m).to_string())
+                        .collect(),
+                    Err(_) => Vec::new(),
+                };
+                writeln!(
+                    self.out,
+                    "'{shown}' is ambiguous here: say which, {}.",
+                    candidates.join(" or ")
+                )
+            }
+            "illegal" => {
+                let more = if pos.is_check() {
+                    " (you are in check)"
+                } else {
+                    ""
+                };
+                writeln!(self.out, "'{shown}' is illegal here{more}.")
+            }
+            _ => writeln!(
+                self.out,
+                "'{shown}' is neither a move (SAN or UCI, e.g. Nf3 or g1f3) nor a command; type help."
+            ),
+        }
+    }
+
+    /// Takes back the person's last move and the engine's reply.
+    fn undo(&mut self) -> io::Result<()> {
+        if self.game.moves().len() < 2 {
+            return writeln!(self.out, "Nothing to take back.");
+        }
+        let taken: Vec<String> = self.game.moves()[self.game.moves().len() - 2..]
+            .iter()
+            .map(|m| m.san.clone())
+            .collect();
+        self.game.undo();
+        self.game.undo();
+        writeln!(self.out, "Took back {}.", taken.join(" "))?;
+        self.show_board()
+    }
+
+    /// The limits of a short search for `hint` and draw offers.
+    fn short_limits(&self) -> Limits {
+        match self.options.thinking {
+            Thinking::Depth(d) => Limits {
+                depth: Some(d),
+                ..Limits::default()
+            },
+            Thinking::MoveTime(t) => Limits {
+                movetime: Some(t.min(Duration::from_secs(1))),
+                ..Limits::default()
+            },
+            Thinking::Clock(_) => {
+                let left = self.clocks.map_or(Duration::from_secs(1), |c| {
+                    c[index(self.options.human)].left()
+                });
+                Limits {
+                    movetime: Some(
+                        (left / 30).clamp(Duration::from_millis(50), Duration::from_secs(1)),
+                    ),
+                    ..Limits::default()
+                }
+            }
+        }
+    }
+
+    /// Searches the position now; the score is the side to move's.
+    fn search_now(
+        &mut self,
+        limits: &Limits,
+        soft: Option<Duration>,
+    ) -> (Option<Move>, Score, u32) {
+        let pos = self.game.position().clone();
+        let hashes = self.game.hashes();
+        let history = hashes[..hashes.len() - 1].to_vec();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let started = Instant::now();
+        let result = self.engine.search(&pos, &history, limits, stop, &mut |_| {
+            if soft.is_some_and(|s| started.elapsed() >= s) {
+                flag.store(true, Ordering::Relaxed);
+            }
+        });
+        (result.best_move, result.score, result.depth)
+    }
+
+    fn book_moves(&self) -> Vec<BookMove> {
+        match &self.options.book {
+            Some(book) => book.probe(self.game.position()).legal,
+            None => Vec::new(),
+        }
+    }
+
+    fn hint(&mut self) -> io::Result<()> {
+        let pos = self.game.position().clone();
+        let book = self.book_moves();
+        let pick = choose(
+            &book,
+            &ChooseOptions {
+                selection: crate::book::Selection::Best,
+                ..self.options.choose.clone()
+            },
+            &mut self.rng,
+        );
+        if let Some(pick) = pick {
+            let total: u64 = book.iter().map(|m| u64::from(m.entry.weight)).sum();
+            let san = SanPlus::from_move(pos, pick.mv);
+            return writeln!(
+                self.out,
+                "hint: {san} (the book's most played move, {:.1}%)",
+                share(pick.entry.weight, total)
+            );
+        }
+        let limits = self.short_limits();
+        let (best, score, depth) = self.search_now(&limits, None);
+        match best {
+            Some(m) => writeln!(
+                self.out,
+                "hint: {} ({} for you, depth {depth})",
+                SanPlus::from_move(pos, m),
+                score_text(score)
+            ),
+            None => writeln!(self.out, "No legal move."),
+        }
+    }
+
+    /// A draw offer: the engine searches and accepts from move [`DRAW_FROM_MOVE`] on when its
+    /// score is at most [`DRAW_MARGIN_CP`].
+    fn draw_offer(&mut self) -> io::Result<Step> {
+        let number = self.game.position().fullmoves().get();
+        if number < DRAW_FROM_MOVE {
+            writeln!(
+                self.out,
+                "polybook declines the draw: too early (it considers offers from move {DRAW_FROM_MOVE} on)."
+            )?;
+            return Ok(Step::Again);
+        }
+        let limits = self.short_limits();
+        let (_, score, _) = self.search_now(&limits, None);
+        // The score is the person's (the side to move's); the engine's is the opposite.
+        let engine_view = match score {
+            Score::Cp(cp) => Score::Cp(-cp),
+            Score::Mate(n) => Score::Mate(-n),
+        };
+        let accepts = match engine_view {
+            Score::Cp(cp) => cp <= DRAW_MARGIN_CP,
+            Score::Mate(n) => n < 0,
+        };
+        if accepts {
+            writeln!(
+                self.out,
+                "polybook accepts the draw (its score {}).",
+                score_text(engine_view)
+            )?;
+            self.game
+                .finish(Some(KnownOutcome::Draw), Termination::Agreement);
+            Ok(Step::Done)
+        } else {
+            writeln!(
+                self.out,
+                "polybook declines the draw (its score {}); play on.",
+                score_text(engine_view)
+            )?;
+            Ok(Step::Again)
+        }
+    }
+
+    fn show_book(&mut self) -> io::Result<()> {
+        let Some(book) = &self.options.book else {
+            return writeln!(self.out, "No book (start with --book FILE).");
+        };
+        let pos = self.game.position().clone();
+        let probe = book.probe(&pos);
+        if probe.legal.is_empty() {
+            return writeln!(self.out, "No book moves in this position.");
+        }
+        let total = probe.total_weight();
+        writeln!(self.out, "{:<9} {:>6} {:>7}", "move", "weight", "share")?;
+        for m in &probe.legal {
+            writeln!(
+                self.out,
+                "{:<9} {:>6} {:>6.1}%",
+                SanPlus::from_move(pos.clone(), m.mv).to_string(),
+                m.entry.weight,
+                share(m.entry.weight, total)
+            )?;
+        }
+        let n = probe.legal.len();
+        writeln!(
+            self.out,
+            "{n} book move{}, total weight {total}",
+            if n == 1 { "" } else { "s" }
+        )
+    }
+
+    fn save(&mut self, path: &str) -> io::Result<()> {
+        if path.is_empty() {
+            return writeln!(self.out, "save needs a file name: save FILE");
+        }
+        match write_atomic(Path::new(path), self.pgn().as_bytes()) {
+            Ok(()) => writeln!(self.out, "Saved the game so far to {path}."),
+            Err(e) => writeln!(self.out, "Cannot save to {path}: {e}"),
+        }
+    }
+
+    /// The engine's turn: a book move if the book has one, else a search.
+    fn engine_turn(&mut self) -> io::Result<()> {
+        let me = !self.options.human;
+        let pos = self.game.position().clone();
+        let started = Instant::now();
+        let book = self.book_moves();
+        let legal = pos.legal_moves();
+        let (mv, comment, report) =
+            if let Some(pick) = choose(&book, &self.options.choose, &mut self.rng) {
+                let total: u64 = book.iter().map(|m| u64::from(m.entry.weight)).sum();
+                let mut sorted = book.clone();
+                sorted.sort_by_key(|m| std::cmp::Reverse(m.entry.weight));
+                let mut list: Vec<String> = sorted
+                    .iter()
+                    .take(BOOK_MOVES_SHOWN)
+                    .map(|m| {
+                        format!(
+                            "{} {:.1}%",
+                            SanPlus::from_move(pos.clone(), m.mv),
+                            share(m.entry.weight, total)
+                        )
+                    })
+                    .collect();
+                if sorted.len() > BOOK_MOVES_SHOWN {
+                    list.push(format!("{} more", sorted.len() - BOOK_MOVES_SHOWN));
+                }
+                (
+                    pick.mv,
+                    Some("book".to_string()),
+                    format!("from the book: {}", list.join(", ")),
+                )
+            } else if legal.len() == 1 {
+                (legal[0], None, "the only legal move".to_string())
+            } else {
+                writeln!(self.out, "polybook is thinking...")?;
+                self.out.flush()?;
+                let (limits, soft) = self.engine_limits(me);
+                let (best, score, depth) = self.search_now(&limits, soft);
+                let secs = started.elapsed().as_secs_f64();
+                let Some(best) = best else {
+                    // Cannot happen: the position has legal moves.
+                    return Ok(());
+                };
+                (
+                    best,
+                    Some(format!("{}/{depth} {secs:.2}s", score_text(score))),
+                    format!(
+                        "score {} for polybook, depth {depth}, {secs:.2} s",
+                        score_text(score)
+                    ),
+                )
+            };
+        if let Some(clocks) = self.clocks.as_mut()
+            && !clocks[index(me)].spend(started.elapsed(), Duration::ZERO)
+        {
+            self.game.forfeit(Termination::TimeForfeit(me));
+            return Ok(());
+        }
+        let san = SanPlus::from_move(pos.clone(), mv);
+        writeln!(self.out, "{} {san}   polybook, {report}", move_number(&pos))?;
+        self.play(mv, comment)
+    }
+
+    /// The engine's limits for its own move, with the soft limit of a clock.
+    fn engine_limits(&self, me: Color) -> (Limits, Option<Duration>) {
+        match (self.options.thinking, &self.clocks) {
+            (Thinking::Clock(_), Some(clocks)) => {
+                let c = &clocks[index(me)];
+                let plan = TimePlan::new(
+                    ClockState {
+                        time: c.left(),
+                        inc: c.increment(),
+                        movestogo: c.moves_to_go(),
+                    },
+                    ENGINE_OVERHEAD,
+                );
+                (
+                    Limits {
+                        movetime: Some(plan.hard),
+                        ..Limits::default()
+                    },
+                    Some(plan.soft),
+                )
+            }
+            (Thinking::Depth(d), _) => (
+                Limits {
+                    depth: Some(d),
+                    ..Limits::default()
+                },
+                None,
+            ),
+            (Thinking::MoveTime(t), _) => (
+                Limits {
+                    movetime: Some(t),
+                    ..Limits::default()
+                },
+                None,
+            ),
+            (Thinking::Clock(_), None) => (Limits::default(), None),
+        }
+    }
+
+    fn announce_end(&mut self) -> io::Result<()> {
+        let Some((outcome, why)) = self.game.end.clone() else {
+            return Ok(());
+        };
+        if why == Termination::Unterminated {
+            writeln!(self.out, "Game stopped before its end (result *).")?;
+        } else {
+            writeln!(
+                self.out,
+                "Game over: {} ({}).",
+                why.describe(outcome),
+                self.game.result()
+            )?;
+        }
+        writeln!(self.out, "Final position: {}", fen_of(self.game.position()))?;
+        self.out.flush()
+    }
+}
+
+/// A weight's share of the total, in percent (equal shares when every weight is 0).
+fn share(weight: u16, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * f64::from(weight) / total as f64
+    }
+}
+
+/// A temporary file beside `path`, for a write that appears only when complete.
+fn temp_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".polybook-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
+    Ok(tmp)
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed onto it (replacing the file).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut tmp = temp_beside(path)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Adds `text` after what `path` holds (a PGN file of several games), atomically: the old
+/// content and the new text go to a temporary file renamed onto `path`.
+pub fn append_atomic(path: &Path, text: &str) -> io::Result<()> {
+    let mut bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    if !bytes.is_empty() && !bytes.ends_with(b"\n\n") {
+        bytes.extend_from_slice(if bytes.ends_with(b"\n") {
+            b"\n"
+        } else {
+            b"\n\n"
+        });
+    }
+    bytes.extend_from_slice(text.as_bytes());
+    write_atomic(path, &bytes)
+}
+
+/// Writes `bytes` to a new file in `dir` named `stem.pgn`, or `stem-2.pgn`, `stem-3.pgn`... if
+/// that exists: an existing file is never replaced. Returns the path written.
+pub fn write_new(dir: &Path, stem: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+    let mut tmp = temp_beside(&dir.join(stem))?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    for n in 1..10_000 {
+        let name = if n == 1 {
+            format!("{stem}.pgn")
+        } else {
+            format!("{stem}-{n}.pgn")
+        };
+        let path = dir.join(name);
+        match tmp.persist_noclobber(&path) {
+            Ok(_) => return Ok(path),
+            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => tmp = e.file,
+            Err(e) => return Err(e.error),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("{stem}.pgn and 9998 numbered names after it exist"),
+    ))
+}
+
+/// The default name of a game's PGN file, from the UTC time now: `game-2026-11-23-142501`.
+pub fn default_stem() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let date = pgn_date().replace('.', "-");
+    let t = secs % 86_400;
+    format!("game-{date}-{:02}{:02}{:02}", t / 3600, t / 60 % 60, t % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts() {
+        assert_eq!(score_text(Score::Cp(35)), "+0.35");
+        assert_eq!(score_text(Score::Cp(-120)), "-1.20");
+        assert_eq!(score_text(Score::Mate(3)), "+M3");
+        assert_eq!(score_text(Score::Mate(-2)), "-M2");
+        assert_eq!(clock_text(Duration::from_millis(299_350)), "4:59.3");
+        assert_eq!(clock_text(Duration::from_secs(3723)), "1:02:03");
+        assert_eq!(normalize_move("12. e4"), "e4");
+        assert_eq!(normalize_move("3...Nf6"), "Nf6");
+        assert_eq!(normalize_move("0-0"), "O-O");
+        assert_eq!(normalize_move("0-0-0+"), "O-O-O+");
+        assert_eq!(normalize_move("e2e4"), "e2e4");
+    }
+
+    #[test]
+    fn new_files_never_replace_old_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write_new(dir.path(), "game", b"one").unwrap();
+        let b = write_new(dir.path(), "game", b"two").unwrap();
+        assert_eq!(a.file_name().unwrap(), "game.pgn");
+        assert_eq!(b.file_name().unwrap(), "game-2.pgn");
+        assert_eq!(std::fs::read(&a).unwrap(), b"one");
+        append_atomic(&a, "three\n").unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"one\n\nthree\n");
+        let stem = default_stem();
+        assert!(stem.starts_with("game-2") && stem.len() == "game-2026-11-23-142501".len());
+    }
+}

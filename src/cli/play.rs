@@ -1,0 +1,223 @@
+//! `polybook play`: a person plays the built-in engine in the terminal.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use clap::{ArgGroup, ValueEnum};
+use polybook::arena::clock::TimeControl;
+use polybook::arena::play::{
+    PlayOptions, PlaySession, Thinking, append_atomic, default_stem, write_new,
+};
+use polybook::book::{ChooseOptions, Selection};
+use polybook::engine::SearchOptions;
+use polybook::position::parse_fen;
+use rand::Rng;
+use shakmaty::{Chess, Color, Position};
+
+use super::board::diagram;
+use super::{CliError, CliResult, open_book};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Side {
+    White,
+    Black,
+    Random,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum BookSelection {
+    Weighted,
+    Best,
+    Uniform,
+}
+
+#[derive(clap::Args)]
+#[command(group(ArgGroup::new("thinking").args(["tc", "movetime", "depth"])))]
+pub struct Args {
+    /// The engine's Polyglot book (.bin): it plays from it while the position is in it.
+    #[arg(long, value_name = "FILE")]
+    book: Option<PathBuf>,
+    /// Your colour.
+    #[arg(long, value_enum, default_value = "white")]
+    color: Side,
+    /// Play on clocks: [MOVES/]SECONDS[+INCREMENT], e.g. 300+3, 5:00+3, 40/600.
+    #[arg(long, value_name = "TC")]
+    tc: Option<String>,
+    /// The engine thinks this many milliseconds a move (no clocks; the default is 2000).
+    #[arg(long, value_name = "MS")]
+    movetime: Option<u64>,
+    /// The engine searches to this depth (no clocks).
+    #[arg(long, value_name = "N")]
+    depth: Option<u32>,
+    /// Start from this position (FEN) instead of the standard start.
+    #[arg(long)]
+    fen: Option<String>,
+    /// Show the board from your side (by default White is at the bottom).
+    #[arg(long)]
+    flip: bool,
+    /// Add the game to this PGN file (default: a new game-DATE-TIME.pgn here).
+    #[arg(long, value_name = "FILE")]
+    pgn: Option<PathBuf>,
+    /// The engine's transposition table size in MB.
+    #[arg(long, value_name = "MB", default_value_t = 64)]
+    hash: usize,
+    /// Seed for the book choice and --color random (default: a random seed).
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// How the engine picks among the book moves.
+    #[arg(long, value_enum, default_value = "weighted")]
+    book_selection: BookSelection,
+}
+
+pub fn run(args: Args) -> CliResult {
+    // Everything that can be wrong is checked before the game starts.
+    let thinking = match (&args.tc, args.movetime, args.depth) {
+        (Some(tc), _, _) => Thinking::Clock(tc.parse::<TimeControl>().map_err(CliError::usage)?),
+        (_, Some(ms), _) if ms > 0 => Thinking::MoveTime(Duration::from_millis(ms)),
+        (_, Some(_), _) => return Err(CliError::usage("--movetime must be at least 1 ms")),
+        (_, _, Some(d)) if (1..=100).contains(&d) => Thinking::Depth(d),
+        (_, _, Some(d)) => {
+            return Err(CliError::usage(format!("--depth {d}: expected 1 to 100")));
+        }
+        _ => Thinking::MoveTime(Duration::from_secs(2)),
+    };
+    let start = match &args.fen {
+        Some(fen) => parse_fen(fen).map_err(CliError::data)?,
+        None => Chess::default(),
+    };
+    if start.legal_moves().is_empty() {
+        let why = if start.is_check() {
+            "checkmate"
+        } else {
+            "stalemate"
+        };
+        return Err(CliError::data(format!(
+            "the game is over in the --fen position ({why})"
+        )));
+    }
+    let book = args.book.as_deref().map(open_book).transpose()?;
+    if let Some(path) = &args.pgn {
+        check_writable(path)?;
+    }
+    let seed = args.seed.unwrap_or_else(|| rand::rng().random());
+    let human = match args.color {
+        Side::White => Color::White,
+        Side::Black => Color::Black,
+        Side::Random => {
+            if seed.is_multiple_of(2) {
+                Color::White
+            } else {
+                Color::Black
+            }
+        }
+    };
+    let selection = match args.book_selection {
+        BookSelection::Weighted => Selection::Weighted,
+        BookSelection::Best => Selection::Best,
+        BookSelection::Uniform => Selection::Uniform,
+    };
+
+    // The PGN so far, for Ctrl-C: written where the game would go, then the process ends.
+    let snapshot: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    {
+        let snapshot = snapshot.clone();
+        let target = args.pgn.clone();
+        let _ = ctrlc::set_handler(move || {
+            let pgn = snapshot
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            eprintln!();
+            if let Some(pgn) = pgn {
+                match save_game(target.as_deref(), &interrupted(&pgn)) {
+                    Ok(path) => eprintln!("Interrupted; the game so far is in {}", path.display()),
+                    Err(e) => eprintln!("polybook: error: {}", e.message),
+                }
+            }
+            std::process::exit(130);
+        });
+    }
+    let hook_snapshot = snapshot.clone();
+    let options = PlayOptions {
+        human,
+        thinking,
+        book,
+        choose: ChooseOptions {
+            selection,
+            ..ChooseOptions::default()
+        },
+        search: SearchOptions {
+            hash_mb: args.hash.clamp(1, 65536),
+            ..SearchOptions::default()
+        },
+        flip: args.flip,
+        seed: Some(seed),
+        diagram,
+        on_move: Some(Box::new(move |pgn: &str| {
+            *hook_snapshot.lock().unwrap_or_else(PoisonError::into_inner) = Some(pgn.to_string());
+        })),
+    };
+
+    let stdout = io::stdout();
+    let stdin = io::stdin();
+    let mut session = PlaySession::new(start, options, stdout.lock());
+    let played = session.run(stdin.lock());
+    // No more Ctrl-C snapshots: the game is written below.
+    *snapshot.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    let pgn = session.pgn();
+    drop(session);
+    let path = save_game(args.pgn.as_deref(), &pgn)?;
+    let _ = writeln!(io::stdout(), "The game is in {}", path.display());
+    played.map_err(|e| CliError::data(format!("cannot write the output: {e}")))
+}
+
+/// The PGN of a game stopped by Ctrl-C: result `*`, termination unterminated.
+fn interrupted(pgn: &str) -> String {
+    let mut out = String::with_capacity(pgn.len() + 32);
+    for line in pgn.lines() {
+        if line.starts_with("[PlyCount ") {
+            out.push_str(line);
+            out.push_str("\n[Termination \"unterminated\"]\n");
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// Writes the game: added to `--pgn FILE`, or to a new file named by the date and time here.
+fn save_game(target: Option<&Path>, pgn: &str) -> Result<PathBuf, CliError> {
+    match target {
+        Some(path) => append_atomic(path, pgn)
+            .map(|()| path.to_path_buf())
+            .map_err(|e| CliError::data(format!("{}: cannot write the game: {e}", path.display()))),
+        None => write_new(Path::new(""), &default_stem(), pgn.as_bytes())
+            .map_err(|e| CliError::data(format!("cannot write the game here: {e}"))),
+    }
+}
+
+/// Refuses a `--pgn` path that can't be written, before the game starts.
+fn check_writable(path: &Path) -> CliResult {
+    if path.is_dir() {
+        return Err(CliError::data(format!(
+            "{}: is a directory, not a PGN file",
+            path.display()
+        )));
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(CliError::data(format!(
+            "{}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,592 @@
+//! `polybook play` driven through its stdin: the games' ends and results, bad input, undo, the
+//! book output and book moves against python-chess's `chess.polyglot`, the PGN read back by
+//! python-chess's `chess.pgn`, draw offers against Stockfish's view of the position, clocks and
+//! flag fall, and the errors before a game starts.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_polybook");
+
+fn book() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/books/gnuchess.bin")
+}
+
+/// Runs `polybook play ARGS` in `dir` with `input` on stdin.
+fn play_in(dir: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(BIN)
+        .arg("play")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The game may end before all the input is read: a closed pipe is no failure here.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The PGN files in `dir`.
+fn pgn_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pgn"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Runs a game in a new folder and returns its output and the one PGN file it wrote.
+fn game(args: &[&str], input: &str) -> (Output, PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = play_in(dir.path(), args, input);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}\n{}",
+        text(&out.stderr),
+        text(&out.stdout)
+    );
+    let files = pgn_files(dir.path());
+    assert_eq!(files.len(), 1, "one PGN file: {files:?}");
+    let name = files[0].file_name().unwrap().to_str().unwrap().to_string();
+    assert!(
+        name.starts_with("game-20") && name.ends_with(".pgn"),
+        "{name}"
+    );
+    (out, files[0].clone(), dir)
+}
+
+fn python(script: &str, args: &[&str]) -> String {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python3 with python-chess (pip install chess)");
+    assert!(
+        out.status.success(),
+        "python-chess failed (pip install chess): {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// Every game of a PGN file as python-chess reads it: headers, moves (UCI), the comment after
+/// each move, the final position and whether it is mate, and the errors it met.
+fn read_pgn(path: &Path) -> Vec<Value> {
+    let script = r#"
+import sys, json, chess.pgn
+games = []
+with open(sys.argv[1]) as f:
+    while True:
+        g = chess.pgn.read_game(f)
+        if g is None:
+            break
+        end = g.end().board()
+        games.append({
+            "headers": dict(g.headers),
+            "moves": [n.move.uci() for n in g.mainline()],
+            "comments": [n.comment for n in g.mainline()],
+            "fen": end.fen(),
+            "checkmate": end.is_checkmate(),
+            "errors": [str(e) for e in g.errors],
+        })
+print(json.dumps(games))
+"#;
+    let json = python(script, &[path.to_str().unwrap()]);
+    let games: Vec<Value> = serde_json::from_str(&json).unwrap();
+    for g in &games {
+        assert_eq!(g["errors"], Value::Array(vec![]), "{g}");
+    }
+    games
+}
+
+fn only_game(path: &Path) -> Value {
+    let mut games = read_pgn(path);
+    assert_eq!(games.len(), 1, "{}", std::fs::read_to_string(path).unwrap());
+    games.remove(0)
+}
+
+fn moves(g: &Value) -> Vec<&str> {
+    g["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect()
+}
+
+/// The FEN printed after "Final position: ".
+fn final_fen(stdout: &str) -> &str {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Final position: "))
+        .expect("a final position line")
+}
+
+const MATE_IN_ONE: &str = "7k/8/6K1/8/8/8/8/R7 w - - 0 1";
+
+#[test]
+fn mating_in_one_wins_and_writes_the_pgn() {
+    let (out, pgn, _dir) = game(
+        &["--fen", MATE_IN_ONE, "--depth", "2"],
+        "Ra8#\nthis is never read\n",
+    );
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Game over: White mates (1-0)."), "{stdout}");
+    assert!(
+        text(&out.stdout).contains(&format!(
+            "The game is in {}",
+            pgn.file_name().unwrap().to_str().unwrap()
+        )),
+        "{stdout}"
+    );
+    let g = only_game(&pgn);
+    assert_eq!(g["headers"]["Result"], "1-0");
+    assert_eq!(g["headers"]["Termination"], "normal");
+    assert_eq!(g["headers"]["FEN"], MATE_IN_ONE);
+    assert_eq!(g["headers"]["Event"], "polybook play");
+    assert_eq!(g["headers"]["White"], "Human");
+    assert_eq!(g["headers"]["Black"], "polybook");
+    assert_eq!(g["headers"]["TimeControl"], "-");
+    assert_eq!(moves(&g), ["a1a8"]);
+    assert_eq!(g["checkmate"], true, "python-chess sees the mate");
+    assert_eq!(g["fen"].as_str().unwrap(), final_fen(&stdout));
+}
+
+#[test]
+fn hint_suggests_a_mate_python_chess_confirms() {
+    let (out, _, _dir) = game(&["--fen", MATE_IN_ONE, "--depth", "3"], "hint\nquit\n");
+    let stdout = text(&out.stdout);
+    let hint = stdout
+        .split("hint: ")
+        .nth(1)
+        .and_then(|h| h.split_whitespace().next())
+        .expect("a hint");
+    let mates = python(
+        r#"
+import sys, chess
+b = chess.Board(sys.argv[1])
+for m in list(b.legal_moves):
+    san = b.san(m)
+    b.push(m)
+    if b.is_checkmate():
+        print(san)
+    b.pop()
+"#,
+        &[MATE_IN_ONE],
+    );
+    assert!(
+        mates.lines().any(|m| m == hint),
+        "hint {hint}, mates {mates}"
+    );
+    assert!(stdout.contains("+M1 for you"), "{stdout}");
+}
+
+#[test]
+fn bad_moves_and_unknown_commands_get_a_message_and_the_game_goes_on() {
+    // Two knights reach d2; the king can't reach e3; there is no queen.
+    let fen = "4k3/p7/8/8/8/8/8/1N2KN2 w - - 0 1";
+    let (out, pgn, _dir) = game(
+        &["--fen", fen, "--depth", "2"],
+        "Nd2\nKe3\nfrobnicate\nQd4\nz9z9\n\nNbd2\nquit\n",
+    );
+    let stdout = text(&out.stdout);
+    // python-chess agrees on which is ambiguous and which illegal.
+    let verdicts = python(
+        r#"
+import sys, chess
+b = chess.Board(sys.argv[1])
+for san in sys.argv[2:]:
+    try:
+        b.parse_san(san)
+        print(san, "ok")
+    except chess.AmbiguousMoveError:
+        print(san, "ambiguous")
+    except chess.IllegalMoveError:
+        print(san, "illegal")
+    except chess.InvalidMoveError:
+        print(san, "invalid")
+"#,
+        &[fen, "Nd2", "Ke3", "Qd4", "Nbd2"],
+    );
+    assert_eq!(
+        verdicts,
+        "Nd2 ambiguous\nKe3 illegal\nQd4 illegal\nNbd2 ok\n"
+    );
+    assert!(
+        stdout.contains("'Nd2' is ambiguous here: say which, Nbd2 or Nfd2."),
+        "{stdout}"
+    );
+    assert!(stdout.contains("'Ke3' is illegal here."), "{stdout}");
+    assert!(stdout.contains("'Qd4' is illegal here."), "{stdout}");
+    assert!(
+        stdout.contains(
+            "'frobnicate' is neither a move (SAN or UCI, e.g. Nf3 or g1f3) nor a command"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("'z9z9' is neither a move"), "{stdout}");
+    let g = only_game(&pgn);
+    let m = moves(&g);
+    assert_eq!(m.len(), 2, "Nbd2 and the engine's reply: {m:?}");
+    assert_eq!(m[0], "b1d2");
+    assert_eq!(g["headers"]["Result"], "*");
+    assert_eq!(g["headers"]["Termination"], "unterminated");
+    assert_eq!(g["fen"].as_str().unwrap(), final_fen(&stdout));
+}
+
+#[test]
+fn undo_takes_back_a_move_pair() {
+    let (out, pgn, _dir) = game(&["--depth", "1"], "undo\ne4\nundo\nd4\nNf3\nundo\nquit\n");
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Nothing to take back."), "{stdout}");
+    assert_eq!(stdout.matches("Took back e4 ").count(), 1, "{stdout}");
+    assert_eq!(stdout.matches("Took back Nf3 ").count(), 1, "{stdout}");
+    let g = only_game(&pgn);
+    let m = moves(&g);
+    assert_eq!(m.len(), 2, "{m:?}");
+    assert_eq!(m[0], "d2d4");
+    assert_eq!(g["headers"]["PlyCount"], "2");
+    assert_eq!(g["fen"].as_str().unwrap(), final_fen(&stdout));
+
+    // Playing Black, after the engine's first move there is no pair to take back.
+    let (out, pgn, _dir) = game(&["--color", "black", "--depth", "1"], "undo\nquit\n");
+    assert!(text(&out.stdout).contains("Nothing to take back."));
+    assert_eq!(moves(&only_game(&pgn)).len(), 1);
+}
+
+#[test]
+fn resigning_loses_for_either_colour() {
+    let (out, pgn, _dir) = game(&["--depth", "1"], "resign\n");
+    assert!(text(&out.stdout).contains("Game over: White resigns (0-1)."));
+    let g = only_game(&pgn);
+    assert_eq!(g["headers"]["Result"], "0-1");
+    assert_eq!(g["headers"]["Termination"], "normal");
+    assert_eq!(moves(&g).len(), 0);
+
+    let (out, pgn, _dir) = game(&["--color", "black", "--depth", "1"], "resign\n");
+    assert!(text(&out.stdout).contains("Game over: Black resigns (1-0)."));
+    let g = only_game(&pgn);
+    assert_eq!(g["headers"]["Result"], "1-0");
+    assert_eq!(g["headers"]["White"], "polybook");
+    assert_eq!(g["headers"]["Black"], "Human");
+    assert_eq!(moves(&g).len(), 1, "the engine moved first");
+}
+
+/// Stockfish's score (centipawns, White's view) of each FEN, as python-chess reports it.
+fn stockfish_scores(fens: &[&str]) -> Vec<i64> {
+    let out = python(
+        r#"
+import sys, chess, chess.engine
+with chess.engine.SimpleEngine.popen_uci("/usr/games/stockfish") as sf:
+    for fen in sys.argv[1:]:
+        info = sf.analyse(chess.Board(fen), chess.engine.Limit(depth=14))
+        print(info["score"].white().score(mate_score=100000))
+"#,
+        fens,
+    );
+    out.lines().map(|l| l.parse().unwrap()).collect()
+}
+
+#[test]
+fn draw_offers_depend_on_the_move_number_and_the_score() {
+    // Too early in the game.
+    let (out, _, _dir) = game(&["--depth", "1"], "draw\nquit\n");
+    assert!(text(&out.stdout).contains("polybook declines the draw: too early"));
+
+    // At move 40, the person (White) offers: a level rook ending, a queen down, a rook up.
+    let level = "3rk3/8/8/8/8/8/8/4KR2 w - - 0 40";
+    let queen_down = "4k3/3q4/8/8/8/8/8/4K3 w - - 0 40";
+    let winning = "r3k3/8/8/8/8/8/8/4K2R w - - 0 40"; // Rh8+ and Rxa8
+    let sf = stockfish_scores(&[level, queen_down, winning]);
+    assert!(sf[0].abs() <= 50, "Stockfish sees a level game: {sf:?}");
+    assert!(sf[1] <= -500, "Stockfish sees Black winning: {sf:?}");
+    assert!(sf[2] >= 300, "Stockfish sees White winning: {sf:?}");
+
+    // Declined where the engine (Black) stands better.
+    let (out, pgn, _dir) = game(&["--fen", queen_down, "--depth", "4"], "draw\nquit\n");
+    assert!(
+        text(&out.stdout).contains("polybook declines the draw (its score +"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(only_game(&pgn)["headers"]["Result"], "*");
+
+    // Accepted in the level ending (its score within 0.10 of 0) and when it stands worse.
+    for fen in [level, winning] {
+        let (out, pgn, _dir) = game(&["--fen", fen, "--depth", "4"], "draw\n");
+        let stdout = text(&out.stdout);
+        let score: f64 = stdout
+            .split("polybook accepts the draw (its score ")
+            .nth(1)
+            .and_then(|s| s.split(')').next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{stdout}"));
+        if fen == level {
+            assert!(score.abs() <= 0.10, "{stdout}");
+        } else {
+            assert!(score < -3.0, "{stdout}");
+        }
+        assert!(stdout.contains("Game over: Draw by agreement (1/2-1/2)."));
+        let g = only_game(&pgn);
+        assert_eq!(g["headers"]["Result"], "1/2-1/2");
+        assert_eq!(g["headers"]["Termination"], "normal");
+    }
+}
+
+/// The book moves of the start position as python-chess reads them: SAN, weight, share.
+fn python_book_rows() -> Vec<(String, u64, String)> {
+    let out = python(
+        r#"
+import sys, chess, chess.polyglot
+b = chess.Board()
+with chess.polyglot.open_reader(sys.argv[1]) as r:
+    entries = list(r.find_all(b, minimum_weight=0))
+total = sum(e.weight for e in entries)
+for e in entries:
+    print(b.san(e.move), e.weight, "%.1f%%" % (100.0 * e.weight / total))
+"#,
+        &[book().to_str().unwrap()],
+    );
+    out.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[0].to_string(), f[1].parse().unwrap(), f[2].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_book_command_equals_python_chess() {
+    let (out, _, _dir) = game(&["--book", book().to_str().unwrap()], "book\nquit\n");
+    let stdout = text(&out.stdout);
+    let expected = python_book_rows();
+    assert!(expected.len() > 5, "{expected:?}");
+    let rows: Vec<(String, u64, String)> = stdout
+        .lines()
+        .skip_while(|l| !l.contains("move      weight   share"))
+        .skip(1)
+        .take_while(|l| !l.contains("book moves, total weight"))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(f.len(), 3, "{l}");
+            (f[0].to_string(), f[1].parse().unwrap(), f[2].to_string())
+        })
+        .collect();
+    assert_eq!(rows, expected);
+    let total: u64 = expected.iter().map(|r| r.1).sum();
+    assert!(
+        stdout.contains(&format!(
+            "{} book moves, total weight {total}",
+            expected.len()
+        )),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_engine_plays_the_heaviest_book_move_with_best() {
+    let (out, pgn, _dir) = game(
+        &[
+            "--book",
+            book().to_str().unwrap(),
+            "--book-selection",
+            "best",
+            "--color",
+            "black",
+        ],
+        "quit\n",
+    );
+    let heaviest = python(
+        r#"
+import sys, chess, chess.polyglot
+with chess.polyglot.open_reader(sys.argv[1]) as r:
+    e = max(r.find_all(chess.Board()), key=lambda e: e.weight)
+print(e.move.uci(), chess.Board().san(e.move))
+"#,
+        &[book().to_str().unwrap()],
+    );
+    let (uci, san) = heaviest.trim().split_once(' ').unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(&format!("1. {san}   polybook, from the book: {san} ")),
+        "{stdout}"
+    );
+    let g = only_game(&pgn);
+    assert_eq!(moves(&g), [uci]);
+    assert!(
+        g["comments"][0].as_str().unwrap().starts_with("book"),
+        "{g}"
+    );
+}
+
+#[test]
+fn quit_and_the_end_of_input_write_the_game_python_chess_reads_back() {
+    let book = book();
+    let args = [
+        "--book",
+        book.to_str().unwrap(),
+        "--seed",
+        "11",
+        "--depth",
+        "3",
+    ];
+    let (out, pgn, _dir) = game(&args, "e4\nNf3\nquit\n");
+    let stdout = text(&out.stdout);
+    let g = only_game(&pgn);
+    let m = moves(&g);
+    assert_eq!(m.len(), 4, "{m:?}");
+    assert_eq!((m[0], m[2]), ("e2e4", "g1f3"));
+    assert_eq!(g["headers"]["PlyCount"], "4");
+    assert_eq!(g["headers"]["Result"], "*");
+    assert_eq!(g["fen"].as_str().unwrap(), final_fen(&stdout));
+    // gnuchess.bin answers 1. e4 and 2. Nf3 from the book.
+    assert!(
+        g["comments"][1].as_str().unwrap().starts_with("book"),
+        "{g}"
+    );
+    assert!(
+        g["comments"][3].as_str().unwrap().starts_with("book"),
+        "{g}"
+    );
+
+    // The same seed, the same book moves; the input just ends.
+    let (out2, pgn2, _dir2) = game(&args, "e4\nNf3\n");
+    let g2 = only_game(&pgn2);
+    assert_eq!(moves(&g2), m);
+    assert_eq!(final_fen(&text(&out2.stdout)), final_fen(&stdout));
+}
+
+#[test]
+fn save_and_pgn_append_and_default_names_never_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = play_in(
+        dir.path(),
+        &["--depth", "1"],
+        "e4\nsave mid.pgn\nd4\nquit\n",
+    );
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains("Saved the game so far to mid.pgn."));
+    let mid = only_game(&dir.path().join("mid.pgn"));
+    assert_eq!(moves(&mid).len(), 2);
+    assert_eq!(mid["headers"]["Result"], "*");
+
+    // A second game in the same folder gets a file of its own.
+    let out = play_in(dir.path(), &["--depth", "1"], "resign\n");
+    assert!(out.status.success());
+    let games: Vec<PathBuf> = pgn_files(dir.path())
+        .into_iter()
+        .filter(|p| p.file_name().unwrap() != "mid.pgn")
+        .collect();
+    assert_eq!(games.len(), 2, "{games:?}");
+    assert_eq!(
+        moves(&only_game(&games[0])).len() + moves(&only_game(&games[1])).len(),
+        4
+    );
+
+    // --pgn adds each game to the file.
+    for input in ["e4\nquit\n", "resign\n"] {
+        let out = play_in(dir.path(), &["--depth", "1", "--pgn", "all.pgn"], input);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let all = read_pgn(&dir.path().join("all.pgn"));
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0]["headers"]["Result"], "*");
+    assert_eq!(moves(&all[0]).len(), 2);
+    assert_eq!(all[1]["headers"]["Result"], "0-1");
+}
+
+#[test]
+fn clocks_are_shown_and_a_fallen_flag_loses() {
+    let (out, pgn, _dir) = game(&["--tc", "300+3"], "quit\n");
+    assert!(text(&out.stdout).contains("White 5:00.0  Black 5:00.0"));
+    assert_eq!(only_game(&pgn)["headers"]["TimeControl"], "300+3");
+
+    // Half a second for the game; the move comes after a second.
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["play", "--tc", "0.5"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    stdin.write_all(b"e4\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("Game over: White loses on time (0-1)."),
+        "{stdout}"
+    );
+    let files = pgn_files(dir.path());
+    let g = only_game(&files[0]);
+    assert_eq!(g["headers"]["Result"], "0-1");
+    assert_eq!(g["headers"]["Termination"], "time forfeit");
+    assert_eq!(moves(&g).len(), 0, "the late move is not played");
+}
+
+/// A refused start: exit code, one error line, nothing played and no file written.
+fn refused(args: &[&str], code: i32, message: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = play_in(dir.path(), args, "e4\nquit\n");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("polybook: error: "), "{stderr}");
+    assert!(stderr.contains(message), "{args:?}: {stderr}");
+    assert_eq!(text(&out.stdout), "", "no game");
+    assert!(pgn_files(dir.path()).is_empty());
+}
+
+#[test]
+fn bad_input_is_refused_before_the_game() {
+    let books = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/books");
+    refused(&["--book", "/no/such/book.bin"], 1, "/no/such/book.bin");
+    let html = books.join("invalid/html-page-saved-as.bin");
+    refused(
+        &["--book", html.to_str().unwrap()],
+        1,
+        "html-page-saved-as.bin",
+    );
+    refused(&["--fen", "not a fen"], 1, "invalid FEN 'not a fen'");
+    refused(
+        &["--fen", "8/8/8/8/8/8/8/8 w - - 0 1"],
+        1,
+        "impossible position",
+    );
+    // Fool's mate: White is mated already.
+    refused(
+        &[
+            "--fen",
+            "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3",
+        ],
+        1,
+        "the game is over in the --fen position (checkmate)",
+    );
+    refused(&["--tc", "ten"], 2, "time control 'ten'");
+    refused(&["--tc", "0"], 2, "time control '0'");
+    refused(&["--depth", "0"], 2, "--depth 0");
+    refused(&["--pgn", "/no/such/folder/game.pgn"], 1, "does not exist");
+    // Two ways of thinking at once: clap's usage error.
+    let dir = tempfile::tempdir().unwrap();
+    let out = play_in(dir.path(), &["--tc", "60", "--depth", "3"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(pgn_files(dir.path()).is_empty());
+}
