@@ -495,11 +495,14 @@ impl Visitor for GameVisitor<'_> {
         if game.stopped {
             return ControlFlow::Continue(());
         }
-        let mv = match san_plus
-            .san
-            .to_move(&game.pos)
-            .or_else(|err| lenient(san_plus.san, &game.pos).ok_or(err))
-        {
+        let resolved = match super::resolve::resolve(&san_plus.san, &game.pos) {
+            Some(m) => Ok(m),
+            None => san_plus
+                .san
+                .to_move(&game.pos)
+                .or_else(|err| lenient(san_plus.san, &game.pos).ok_or(err)),
+        };
+        let mv = match resolved {
             Ok(m) => m,
             Err(err) => {
                 self.bad_move(game, san_plus, err);

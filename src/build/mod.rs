@@ -14,6 +14,7 @@ mod entries;
 mod game;
 pub mod input;
 mod merge;
+mod resolve;
 mod spill;
 mod tally;
 

@@ -1,0 +1,217 @@
+//! A fast path from SAN to the move it names, for the moves that make up almost every game.
+//!
+//! shakmaty's `San::to_move` generates the legal moves to the target square and filters them;
+//! that is a third of a build's time. When the side to move is not in check, most SAN moves
+//! have exactly one piece of the named kind that can reach the target, and checking that this
+//! move doesn't expose the king takes two slider lookups. [`resolve`] does just that and answers
+//! `None` for everything else (checks, en passant, castling, ambiguity before the legality
+//! test, malformed SAN), which the caller hands to shakmaty. So every answer is the one
+//! shakmaty gives: the tests below compare the two on every legal move of random games.
+
+use shakmaty::san::San;
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Rank, Role, Square, attacks};
+
+/// The move `san` names in `pos` if it is a common case settled cheaply, else `None`.
+pub fn resolve(san: &San, pos: &Chess) -> Option<Move> {
+    let San::Normal {
+        role,
+        file,
+        rank,
+        capture,
+        to,
+        promotion,
+    } = *san
+    else {
+        return None;
+    };
+    if pos.checkers().any() || pos.us().contains(to) {
+        return None;
+    }
+    let board = pos.board();
+    let captured = board.role_at(to);
+    if capture != captured.is_some() {
+        return None;
+    }
+    let turn = pos.turn();
+    let occupied = board.occupied();
+    let mut origins = match role {
+        Role::Pawn => pawn_origin(pos, to, capture, file, promotion)?,
+        Role::King => {
+            if promotion.is_some() {
+                return None;
+            }
+            attacks::king_attacks(to) & pos.our(Role::King)
+        }
+        _ => {
+            if promotion.is_some() {
+                return None;
+            }
+            attacks::attacks(to, role.of(turn), occupied) & pos.our(role)
+        }
+    };
+    if let Some(f) = file {
+        origins &= Bitboard::from_file(f);
+    }
+    if let Some(r) = rank {
+        origins &= Bitboard::from_rank(r);
+    }
+    let from = origins.single_square()?;
+    let m = Move::Normal {
+        role,
+        from,
+        capture: captured,
+        to,
+        promotion,
+    };
+    let king = board.king_of(turn)?;
+    let legal = if role == Role::King {
+        // The king must not step onto an attacked square (seen through its own square).
+        board
+            .attacks_to(to, !turn, occupied.without(from))
+            .is_empty()
+    } else {
+        // Not in check: only a slider behind the moved piece can now see the king.
+        let after = occupied.without(from).with(to);
+        let their = |r: Role| pos.their(r).without(to);
+        let queens = their(Role::Queen);
+        (attacks::rook_attacks(king, after) & (their(Role::Rook) | queens)).is_empty()
+            && (attacks::bishop_attacks(king, after) & (their(Role::Bishop) | queens)).is_empty()
+    };
+    legal.then_some(m)
+}
+
+/// The square a pawn move to `to` comes from, as a one-square set (empty if none can).
+fn pawn_origin(
+    pos: &Chess,
+    to: Square,
+    capture: bool,
+    file: Option<shakmaty::File>,
+    promotion: Option<Role>,
+) -> Option<Bitboard> {
+    let turn = pos.turn();
+    let (back, last, double_target) = match turn {
+        Color::White => (-8, Rank::Eighth, Rank::Fourth),
+        Color::Black => (8, Rank::First, Rank::Fifth),
+    };
+    // A promotion exactly on the last rank, to a piece.
+    if (to.rank() == last) != promotion.is_some()
+        || matches!(promotion, Some(Role::Pawn | Role::King))
+    {
+        return None;
+    }
+    let pawns = pos.our(Role::Pawn);
+    if capture {
+        // `exd5`: the file is written; the pawn stands one rank back on it.
+        let f = file?;
+        if (i32::from(f) - i32::from(to.file())).abs() != 1 {
+            return None;
+        }
+        let from = Square::from_coords(f, to.rank()).offset(back)?;
+        return Some(pawns & Bitboard::from_square(from));
+    }
+    let one = to.offset(back)?;
+    if pawns.contains(one) {
+        return Some(Bitboard::from_square(one));
+    }
+    if to.rank() == double_target && !pos.board().occupied().contains(one) {
+        let two = one.offset(back)?;
+        return Some(pawns & Bitboard::from_square(two));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    use shakmaty::san::San;
+
+    /// Every way of writing a move that a PGN might hold: shakmaty's SAN, the fully
+    /// disambiguated form, no disambiguation, a wrong capture mark, and the other promotions.
+    fn spellings(pos: &Chess, m: Move) -> Vec<San> {
+        let mut out = vec![San::from_move(pos, m)];
+        if let Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion,
+        } = m
+        {
+            for (file, rank) in [
+                (Some(from.file()), Some(from.rank())),
+                (None, None),
+                (Some(from.file()), None),
+                (None, Some(from.rank())),
+            ] {
+                for capture in [capture.is_some(), capture.is_none()] {
+                    for promotion in [promotion, None, Some(Role::Knight), Some(Role::King)] {
+                        out.push(San::Normal {
+                            role,
+                            file,
+                            rank,
+                            capture,
+                            to,
+                            promotion,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn agrees_with_shakmaty_on_random_games() {
+        let mut rng = StdRng::seed_from_u64(2026);
+        let (mut fast, mut asked) = (0u64, 0u64);
+        for _ in 0..400 {
+            let mut pos = Chess::default();
+            for _ in 0..200 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                for &m in &moves {
+                    for san in spellings(&pos, m) {
+                        asked += 1;
+                        if let Some(got) = resolve(&san, &pos) {
+                            fast += 1;
+                            assert_eq!(
+                                san.to_move(&pos),
+                                Ok(got),
+                                "{san} in {}",
+                                shakmaty::fen::Fen::from_position(
+                                    &pos,
+                                    shakmaty::EnPassantMode::Legal
+                                )
+                            );
+                        }
+                    }
+                    // The SAN a PGN writer gives is almost always settled on the fast path.
+                }
+                let m = moves[rng.random_range(0..moves.len())];
+                pos.play_unchecked(m);
+            }
+        }
+        assert!(fast * 10 > asked, "fast path used for {fast} of {asked}");
+    }
+
+    #[test]
+    fn the_usual_san_takes_the_fast_path() {
+        let mut pos = Chess::default();
+        let mut fast = 0;
+        let line = "e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6 O-O Be7 Re1 b5 Bb3 d6 c3 O-O h3 Nb8 d4 Nbd7";
+        for text in line.split_whitespace() {
+            let san: San = text.parse().unwrap();
+            let expected = san.to_move(&pos).unwrap();
+            if let Some(m) = resolve(&san, &pos) {
+                assert_eq!(m, expected);
+                fast += 1;
+            }
+            pos.play_unchecked(expected);
+        }
+        assert_eq!(fast, 18, "all but the two castlings");
+    }
+}
