@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::ArgGroup;
 use polybook::book::{Book, Probe};
-use polybook::position::parse_fen;
+use polybook::position::parse_fen_and_normalize;
 use serde::Serialize;
 use shakmaty::fen::Fen;
 use shakmaty::san::San;
@@ -91,7 +91,7 @@ fn probe_epd(book: &Book, path: &PathBuf, args: &Args, out: &mut impl Write) -> 
     let file = File::open(path).map_err(|e| CliError::data(format!("{}: {e}", path.display())))?;
     let mut reader = BufReader::new(file);
     // One buffer for every input line and one for every JSON line, reused.
-    let (mut bytes, mut json) = (Vec::new(), Vec::new());
+    let (mut bytes, mut json, mut fen) = (Vec::new(), Vec::new(), String::new());
     let mut bad = 0usize;
     let mut number = 0usize;
     loop {
@@ -114,10 +114,11 @@ fn probe_epd(book: &Book, path: &PathBuf, args: &Args, out: &mut impl Write) -> 
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        match parse_fen(position_part(line)) {
+        fen.clear();
+        match parse_fen_and_normalize(position_part(line), &mut fen) {
             Ok(pos) if args.json => {
                 json.clear();
-                json_line(&fen_string(&pos), &pos, &book.probe(&pos), &mut json);
+                json_line(&fen, &pos, &book.probe(&pos), &mut json);
                 out.write_all(&json).map_err(write_error)?;
             }
             Ok(pos) => print_position(book, &pos, args, false, out).map_err(write_error)?,
@@ -403,6 +404,7 @@ fn print_position(
 mod json_tests {
     use super::*;
     use polybook::book::{Entry, Key, RawMove};
+    use polybook::position::parse_fen;
 
     #[test]
     fn the_direct_json_line_is_what_serde_writes() {
