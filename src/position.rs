@@ -6,7 +6,10 @@
 use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanError};
 use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Move, Position};
+use shakmaty::{
+    Bitboard, Board, ByColor, ByRole, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move,
+    Position, Setup, Square,
+};
 use thiserror::Error;
 
 /// Why a position or a move list was refused.
@@ -40,6 +43,177 @@ pub fn parse_fen(fen: &str) -> Result<Chess, PositionError> {
             fen: fen.to_string(),
             why: e.to_string(),
         })
+}
+
+/// [`parse_fen`], also appending the position's FEN as [`fen_of`] writes it to `fen_out`.
+///
+/// A FEN already spelled the way `fen_of` spells it (single spaces, castling as a subset of `KQkq`
+/// in that order, no leading zeros; its counters may be missing, as in EPD) is read by a short
+/// path and echoed, with only the en-passant square recomputed: `probe --epd` reads thousands, and
+/// shakmaty's general parser and writer were most of its time. Anything else goes the long way.
+pub fn parse_fen_and_normalize(fen: &str, fen_out: &mut String) -> Result<Chess, PositionError> {
+    let fen = fen.trim();
+    if let Some(pos) = parse_canonical_fen(fen, fen_out) {
+        return Ok(pos);
+    }
+    let pos = parse_fen(fen)?;
+    Fen::from_position(&pos, EnPassantMode::Legal).append_to_string(fen_out);
+    Ok(pos)
+}
+
+/// The short path of [`parse_fen_and_normalize`]: `None` for any FEN it does not take (which
+/// includes every FEN that is not a legal position, so that errors come from one place).
+fn parse_canonical_fen(fen: &str, fen_out: &mut String) -> Option<Chess> {
+    let bytes = fen.as_bytes();
+    // One bitboard per piece letter, in BOARD_CHAR's order.
+    let mut pieces = [0u64; 12];
+    let mut i = 0;
+    // The board: eight ranks from the eighth, each adding up to eight files, digits never side by side.
+    for rank in (0..8).rev() {
+        let (mut file, mut after_digit) = (0u32, false);
+        while file < 8 {
+            let code = BOARD_CHAR[usize::from(*bytes.get(i)?)];
+            i += 1;
+            match code {
+                1..=8 if !after_digit => {
+                    file += u32::from(code);
+                    after_digit = true;
+                }
+                PIECE..=u8::MAX => {
+                    pieces[usize::from(code - PIECE)] |= 1 << (8 * rank + file);
+                    file += 1;
+                    after_digit = false;
+                }
+                _ => return None,
+            }
+        }
+        if file != 8 || (rank > 0 && bytes.get(i) != Some(&b'/')) {
+            return None;
+        }
+        i += usize::from(rank > 0);
+    }
+    let bb = |i: usize| Bitboard(pieces[i]);
+    let by_role = ByRole {
+        pawn: bb(0) | bb(6),
+        knight: bb(1) | bb(7),
+        bishop: bb(2) | bb(8),
+        rook: bb(3) | bb(9),
+        queen: bb(4) | bb(10),
+        king: bb(5) | bb(11),
+    };
+    let by_color = ByColor {
+        white: pieces[..6]
+            .iter()
+            .fold(Bitboard(0), |all, &b| all | Bitboard(b)),
+        black: pieces[6..]
+            .iter()
+            .fold(Bitboard(0), |all, &b| all | Bitboard(b)),
+    };
+    let mut setup = Setup::empty();
+    setup.board = Board::try_from_bitboards(by_role, by_color).ok()?;
+
+    // The other fields, each after exactly one space.
+    let mut field = || next_field(bytes, &mut i);
+    setup.turn = match field()?.1 {
+        b"w" => Color::White,
+        b"b" => Color::Black,
+        _ => return None,
+    };
+    let (castling_start, castling) = field()?;
+    let echoed = castling_start + castling.len(); // board, turn and castling
+    if castling != b"-" {
+        // K, Q, k, q at most once each and in that order; each names the corner rook, as
+        // shakmaty's parser reads them when the position is legal.
+        let mut last = None;
+        for &c in castling {
+            let index = b"KQkq".iter().position(|&k| k == c)?;
+            if last.is_some_and(|l| l >= index) {
+                return None;
+            }
+            last = Some(index);
+            setup
+                .castling_rights
+                .add([Square::H1, Square::A1, Square::H8, Square::A8][index]);
+        }
+        last?;
+    }
+    setup.ep_square = match field()?.1 {
+        b"-" => None,
+        &[f @ b'a'..=b'h', r @ b'1'..=b'8'] => {
+            Some(Square::new(u32::from(r - b'1') * 8 + u32::from(f - b'a')))
+        }
+        _ => return None,
+    };
+    let counters = match field() {
+        None => None, // at the end: EPD's four fields
+        Some((half_start, half)) => {
+            let (full_start, full) = field()?;
+            if field().is_some() {
+                return None;
+            }
+            setup.halfmoves = canonical_number(half)?;
+            setup.fullmoves = std::num::NonZeroU32::new(canonical_number(full)?)?;
+            Some((half_start, full_start + full.len()))
+        }
+    };
+    let castling_rights = setup.castling_rights;
+    let pos = Chess::from_setup(setup, CastlingMode::Standard).ok()?;
+    if pos.castles().castling_rights() != castling_rights {
+        return None;
+    }
+
+    fen_out.push_str(&fen[..echoed]);
+    fen_out.push(' ');
+    match pos.ep_square(EnPassantMode::Legal) {
+        Some(sq) => {
+            fen_out.push(sq.file().char());
+            fen_out.push(sq.rank().char());
+        }
+        None => fen_out.push('-'),
+    }
+    fen_out.push(' ');
+    fen_out.push_str(counters.map_or("0 1", |(start, end)| &fen[start..end]));
+    Some(pos)
+}
+
+/// The field after the space at `*i`, with where it starts; `*i` moves to its end.
+fn next_field<'a>(bytes: &'a [u8], i: &mut usize) -> Option<(usize, &'a [u8])> {
+    if bytes.get(*i) != Some(&b' ') {
+        return None;
+    }
+    let start = *i + 1;
+    *i = bytes[start..]
+        .iter()
+        .position(|&b| b == b' ')
+        .map_or(bytes.len(), |n| start + n);
+    Some((start, &bytes[start..*i]))
+}
+
+/// What each byte is in a FEN's board: 0 nothing, 1 to 8 a digit, `PIECE + i` the letter
+/// `PIECE_LETTERS[i]` (white's pawn, knight, bishop, rook, queen and king, then black's).
+const BOARD_CHAR: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut d = 1;
+    while d <= 8 {
+        table[(b'0' + d) as usize] = d;
+        d += 1;
+    }
+    let letters = b"PNBRQKpnbrqk";
+    let mut i = 0;
+    while i < letters.len() {
+        table[letters[i] as usize] = PIECE + i as u8;
+        i += 1;
+    }
+    table
+};
+const PIECE: u8 = 16;
+
+/// A number as a FEN writer spells it: digits without leading zeros, small enough not to overflow.
+fn canonical_number(s: &[u8]) -> Option<u32> {
+    let ok = (1..=9).contains(&s.len())
+        && s.iter().all(u8::is_ascii_digit)
+        && (s == b"0" || s[0] != b'0');
+    ok.then(|| s.iter().fold(0, |n, &d| n * 10 + u32::from(d - b'0')))
 }
 
 /// The FEN of a position, with the en-passant square only where a capture is legal.
@@ -126,5 +300,82 @@ mod tests {
             parse_fen("not a fen"),
             Err(PositionError::BadFen { .. })
         ));
+    }
+
+    #[test]
+    fn the_short_fen_path_agrees_with_the_long_one() {
+        // Positions two plies from a few roots (castling, en passant, promotions), each written
+        // several ways, and odd spellings.
+        let roots = [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "n1n5/PPPk4/8/8/8/8/4Kppp/5N1N b - - 0 1",
+        ];
+        let mut fens: Vec<String> = Vec::new();
+        for root in roots {
+            let root = parse_fen(root).unwrap();
+            for m in root.legal_moves() {
+                let child = root.clone().play(m).unwrap();
+                for m in child.legal_moves() {
+                    let pos = child.clone().play(m).unwrap();
+                    let fen = fen_of(&pos);
+                    let always = Fen::from_position(&pos, EnPassantMode::Always).to_string();
+                    let epd: Vec<&str> = fen.split(' ').take(4).collect();
+                    // What fen_of writes takes the short path.
+                    assert!(
+                        parse_canonical_fen(&fen, &mut String::new()).is_some(),
+                        "{fen}"
+                    );
+                    fens.extend([fen.clone(), always, epd.join(" "), format!("{fen} ")]);
+                }
+            }
+        }
+        for odd in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w QKkq - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 00 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 0",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 4294967296",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 x",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR  w KQkq - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR_w_KQkq_-_0_1",
+            "rnbqkbnr/pppppppp/44/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KKQkq - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e3 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN w KQkq - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNRR w KQkq - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR/8 w KQkq - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b - - 0 1",
+            "4k3/8/8/8/8/8/8/4K2R w K - 0 1",
+            "4k3/8/8/8/8/8/8/4K3 w K - 0 1",
+            "4k3/8/8/8/8/8/8/4KR2 w K - 0 1",
+            "4k3/8/8/8/8/8/4K3/7R w K - 0 1",
+            "8/8/8/8/8/8/8/8 w - - 0 1",
+            "4k3/8/8/8/8/8/8/4K3 w - - 0 1",
+            "4k3/8/8/8/8/8/8/4K3 x - - 0 1",
+            "4k3/8/8/8/8/8/8/4K3 w - i3 0 1",
+            "4k3/8/8/8/8/8/8/4K3 w - - 0 1 +3+3",
+            "4k3/8/8/8/8/8/8/4K3 w - - 99 999999999",
+            "4k3/8/8/8/8/8/8/4K3 w - - 1234567890 1",
+            "4Q~k3/8/8/8/8/8/8/4K3 w - - 0 1",
+            "",
+            "not a fen",
+        ] {
+            fens.push(odd.to_string());
+        }
+        for fen in &fens {
+            let mut short = String::new();
+            let got = parse_fen_and_normalize(fen, &mut short);
+            match parse_fen(fen) {
+                Ok(pos) => {
+                    assert_eq!(short, fen_of(&pos), "{fen}");
+                    assert_eq!(fen_of(&got.unwrap()), short, "{fen}");
+                }
+                Err(e) => assert_eq!(got.err(), Some(e), "{fen}"),
+            }
+        }
     }
 }

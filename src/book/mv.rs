@@ -109,6 +109,23 @@ impl RawMove {
     }
 }
 
+impl RawMove {
+    /// Appends the [`Display`](fmt::Display) spelling to `buf`, without `fmt`'s machinery
+    /// (`probe --epd --json` writes thousands).
+    pub fn append_ascii_to(self, buf: &mut Vec<u8>) {
+        if self.0 & 0x8000 != 0 || self.promotion_code() > 4 {
+            buf.extend_from_slice(self.to_string().as_bytes());
+            return;
+        }
+        for sq in [self.from(), self.to()] {
+            buf.extend_from_slice(&[sq.file().char() as u8, sq.rank().char() as u8]);
+        }
+        if let Some(role) = self.promotion() {
+            buf.push(role.char() as u8);
+        }
+    }
+}
+
 impl fmt::Display for RawMove {
     /// Polyglot's spelling: from, to and a promotion letter (`e1h1` for white's short castling).
     /// Ill-formed codes print as the raw number in hex, e.g. `0x8000`.
@@ -175,5 +192,14 @@ mod tests {
         assert!(!RawMove(28 | 12 << 6 | 5 << 12).is_well_formed());
         assert!(!RawMove(0).is_well_formed());
         assert_eq!(RawMove(0x8000).to_string(), "0x8000");
+    }
+
+    #[test]
+    fn ascii_spelling_is_the_display_one() {
+        for code in 0..=u16::MAX {
+            let mut buf = Vec::new();
+            RawMove(code).append_ascii_to(&mut buf);
+            assert_eq!(buf, RawMove(code).to_string().as_bytes());
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::ArgGroup;
 use polybook::book::{Book, Probe};
-use polybook::position::parse_fen;
+use polybook::position::parse_fen_and_normalize;
 use serde::Serialize;
 use shakmaty::fen::Fen;
 use shakmaty::san::San;
@@ -68,7 +68,9 @@ struct IllegalJson {
 pub fn run(args: Args) -> CliResult {
     let book = open_book(&args.book)?;
     let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    // Large buffers: `--epd` writes megabytes, and each flush is a system call (and, into a pipe,
+    // a wake-up of the reader).
+    let mut out = BufWriter::with_capacity(IO_BUFFER, stdout.lock());
     let result = match &args.epd {
         Some(path) => probe_epd(&book, path, &args, &mut out),
         None => {
@@ -80,6 +82,9 @@ pub fn run(args: Args) -> CliResult {
     result
 }
 
+/// The size of the input and output buffers.
+const IO_BUFFER: usize = 64 * 1024;
+
 fn write_error(e: io::Error) -> CliError {
     CliError::data(format!("cannot write the output: {e}"))
 }
@@ -89,15 +94,38 @@ fn write_error(e: io::Error) -> CliError {
 /// with input positions); the rest are still probed, and the exit code says that something failed.
 fn probe_epd(book: &Book, path: &PathBuf, args: &Args, out: &mut impl Write) -> CliResult {
     let file = File::open(path).map_err(|e| CliError::data(format!("{}: {e}", path.display())))?;
+    let mut reader = BufReader::with_capacity(IO_BUFFER, file);
+    // One buffer for every input line and one for every JSON line, reused.
+    let (mut bytes, mut json, mut fen) = (Vec::new(), Vec::new(), String::new());
     let mut bad = 0usize;
-    for (index, line) in BufReader::new(file).lines().enumerate() {
-        let number = index + 1;
-        let line = line.map_err(|e| CliError::data(format!("{}:{number}: {e}", path.display())))?;
+    let mut number = 0usize;
+    loop {
+        bytes.clear();
+        let read = reader.read_until(b'\n', &mut bytes);
+        number += 1;
+        let read = read.map_err(|e| CliError::data(format!("{}:{number}: {e}", path.display())))?;
+        if read == 0 {
+            break;
+        }
+        // What `BufRead::lines` gives: the line without its `\n`, and an error if it is not UTF-8.
+        let line =
+            std::str::from_utf8(bytes.strip_suffix(b"\n").unwrap_or(&bytes)).map_err(|_| {
+                CliError::data(format!(
+                    "{}:{number}: stream did not contain valid UTF-8",
+                    path.display()
+                ))
+            })?;
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        match parse_fen(position_part(line)) {
+        fen.clear();
+        match parse_fen_and_normalize(position_part(line), &mut fen) {
+            Ok(pos) if args.json => {
+                json.clear();
+                json_line(&fen, &pos, &book.probe(&pos), &mut json);
+                out.write_all(&json).map_err(write_error)?;
+            }
             Ok(pos) => print_position(book, &pos, args, false, out).map_err(write_error)?,
             Err(e) => {
                 bad += 1;
@@ -124,17 +152,31 @@ fn probe_epd(book: &Book, path: &PathBuf, args: &Args, out: &mut impl Write) -> 
 /// The position part of a FEN or EPD line: six fields when the fifth and sixth are a FEN's move
 /// counters, else the four fields an EPD line starts with (its operations follow).
 fn position_part(line: &str) -> &str {
+    // Where the first six fields end (the line's end for missing ones), in one pass.
     let bytes = line.as_bytes();
-    let mut field_ends = (1..=bytes.len()).filter(|&i| {
-        !bytes[i - 1].is_ascii_whitespace() && (i == bytes.len() || bytes[i].is_ascii_whitespace())
-    });
-    let fourth = field_ends.nth(3).unwrap_or(bytes.len());
-    let sixth = field_ends.nth(1).unwrap_or(bytes.len());
-    let counters: Vec<&str> = line[fourth..sixth].split_whitespace().collect();
-    if counters.len() == 2 && counters.iter().all(|f| f.parse::<u32>().is_ok()) {
-        &line[..sixth]
-    } else {
-        &line[..fourth]
+    let mut ends = [bytes.len(); 6];
+    let mut i = 0;
+    for end in &mut ends {
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == bytes.len() {
+            break;
+        }
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        *end = i;
+    }
+    let (fourth, sixth) = (ends[3], ends[5]);
+    let mut counters = line[fourth..sixth].split_whitespace();
+    match (counters.next(), counters.next(), counters.next()) {
+        (Some(half), Some(full), None)
+            if half.parse::<u32>().is_ok() && full.parse::<u32>().is_ok() =>
+        {
+            &line[..sixth]
+        }
+        _ => &line[..fourth],
     }
 }
 
@@ -150,20 +192,36 @@ fn uci_string(m: Move) -> String {
     s
 }
 
-/// SAN with `+` or `#`; mate is looked for only after a check, where it can be.
+/// SAN with `+` or `#`.
 fn san_string(pos: &Chess, m: Move) -> String {
     let mut s = String::with_capacity(8);
     San::from_move(pos, m).append_to_string(&mut s);
-    let mut after = pos.clone();
-    after.play_unchecked(m);
-    if after.is_check() {
-        s.push(if after.legal_moves().is_empty() {
-            '#'
-        } else {
-            '+'
-        });
+    if let Some(suffix) = check_suffix(pos, m) {
+        s.push(char::from(suffix));
     }
     s
+}
+
+/// `+` or `#` if the move gives check; mate is looked for only after a check, where it can be.
+fn check_suffix(pos: &Chess, m: Move) -> Option<u8> {
+    let mut after = pos.clone();
+    after.play_unchecked(m);
+    after.is_check().then(|| {
+        if after.legal_moves().is_empty() {
+            b'#'
+        } else {
+            b'+'
+        }
+    })
+}
+
+/// An entry's share of the total weight (0 when every weight is 0).
+fn share(weight: u16, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        f64::from(weight) / total as f64
+    }
 }
 
 fn to_json(pos: &Chess, probe: &Probe) -> ProbeJson {
@@ -180,11 +238,7 @@ fn to_json(pos: &Chess, probe: &Probe) -> ProbeJson {
                 raw: m.entry.mv.to_string(),
                 weight: m.entry.weight,
                 learn: m.entry.learn,
-                share: if total == 0 {
-                    0.0
-                } else {
-                    f64::from(m.entry.weight) / total as f64
-                },
+                share: share(m.entry.weight, total),
             })
             .collect(),
         illegal: probe
@@ -199,49 +253,85 @@ fn to_json(pos: &Chess, probe: &Probe) -> ProbeJson {
     }
 }
 
-/// One position as a compact JSON object, written directly: the same text `serde_json` would
-/// write (and written by it when a string would need escaping), without its per-character work.
+/// One position as a compact JSON line, written directly into `buf`: the same text `serde_json`
+/// writes for [`to_json`]'s object, without the strings of that object or `format!`'s machinery.
 /// `probe --epd` prints thousands of these.
-fn write_json_line(json: &ProbeJson, out: &mut impl Write) -> io::Result<()> {
-    let plain = |t: &str| !t.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
-    let all_plain = plain(&json.fen)
-        && json
-            .entries
-            .iter()
-            .all(|e| plain(&e.uci) && plain(&e.san) && plain(&e.raw))
-        && json.illegal.iter().all(|e| plain(&e.raw));
-    if !all_plain {
-        return serde_json::to_writer(&mut *out, json).map_err(io::Error::from);
+///
+/// No string needs escaping: `fen` is a FEN as [`parse_fen_and_normalize`] writes it (piece
+/// letters, digits, `/`, `-` and spaces), and moves and keys are letters and digits.
+fn json_line(fen: &str, pos: &Chess, probe: &Probe, buf: &mut Vec<u8>) {
+    debug_assert!(!fen.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20));
+    let total = probe.total_weight();
+    buf.extend_from_slice(b"{\"fen\":\"");
+    buf.extend_from_slice(fen.as_bytes());
+    buf.extend_from_slice(b"\",\"key\":\"");
+    push_hex16(buf, probe.key.0);
+    buf.extend_from_slice(b"\",\"entries\":[");
+    for (i, m) in probe.legal.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(b"{\"uci\":\"");
+        m.mv.to_uci(CastlingMode::Standard).append_ascii_to(buf);
+        buf.extend_from_slice(b"\",\"san\":\"");
+        push_san(buf, pos, m.mv);
+        buf.extend_from_slice(b"\",\"raw\":\"");
+        m.entry.mv.append_ascii_to(buf);
+        buf.extend_from_slice(b"\",\"weight\":");
+        push_u32(buf, u32::from(m.entry.weight));
+        buf.extend_from_slice(b",\"learn\":");
+        push_u32(buf, m.entry.learn);
+        buf.extend_from_slice(b",\"share\":");
+        let share = share(m.entry.weight, total);
+        serde_json::to_writer(&mut *buf, &share).expect("writing to a Vec cannot fail");
+        buf.push(b'}');
     }
-    write!(
-        out,
-        r#"{{"fen":"{}","key":"{}","entries":["#,
-        json.fen, json.key
-    )?;
-    for (i, e) in json.entries.iter().enumerate() {
-        let comma = if i == 0 { "" } else { "," };
-        write!(
-            out,
-            r#"{comma}{{"uci":"{}","san":"{}","raw":"{}","weight":{},"learn":{},"share":{}}}"#,
-            e.uci,
-            e.san,
-            e.raw,
-            e.weight,
-            e.learn,
-            serde_json::Number::from_f64(e.share)
-                .map_or_else(|| "0".to_string(), |n| n.to_string())
-        )?;
+    buf.extend_from_slice(b"],\"illegal\":[");
+    for (i, e) in probe.illegal.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(b"{\"raw\":\"");
+        e.mv.append_ascii_to(buf);
+        buf.extend_from_slice(b"\",\"weight\":");
+        push_u32(buf, u32::from(e.weight));
+        buf.extend_from_slice(b",\"learn\":");
+        push_u32(buf, e.learn);
+        buf.push(b'}');
     }
-    write!(out, r#"],"illegal":["#)?;
-    for (i, e) in json.illegal.iter().enumerate() {
-        let comma = if i == 0 { "" } else { "," };
-        write!(
-            out,
-            r#"{comma}{{"raw":"{}","weight":{},"learn":{}}}"#,
-            e.raw, e.weight, e.learn
-        )?;
+    buf.extend_from_slice(b"]}\n");
+}
+
+/// A key as 16 lowercase hex digits.
+fn push_hex16(buf: &mut Vec<u8>, key: u64) {
+    buf.extend(
+        (0..16)
+            .rev()
+            .map(|i| b"0123456789abcdef"[(key >> (4 * i)) as usize & 0xf]),
+    );
+}
+
+/// A number in decimal.
+fn push_u32(buf: &mut Vec<u8>, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
     }
-    write!(out, "]}}")
+    buf.extend_from_slice(&digits[i..]);
+}
+
+/// SAN with `+` or `#`, as [`san_string`] writes it.
+fn push_san(buf: &mut Vec<u8>, pos: &Chess, m: Move) {
+    San::from_move(pos, m).append_ascii_to(buf);
+    if let Some(suffix) = check_suffix(pos, m) {
+        buf.push(suffix);
+    }
 }
 
 fn print_position(
@@ -254,11 +344,7 @@ fn print_position(
     let probe = book.probe(pos);
     let json = to_json(pos, &probe);
     if args.json {
-        if args.epd.is_some() {
-            write_json_line(&json, out)?;
-        } else {
-            serde_json::to_writer_pretty(&mut *out, &json)?;
-        }
+        serde_json::to_writer_pretty(&mut *out, &json)?;
         return writeln!(out);
     }
     if board {
@@ -319,42 +405,66 @@ fn print_position(
 #[cfg(test)]
 mod json_tests {
     use super::*;
+    use polybook::book::{Entry, Key, RawMove};
+    use polybook::position::parse_fen;
 
     #[test]
     fn the_direct_json_line_is_what_serde_writes() {
-        let json = ProbeJson {
-            fen: "8/8/8/8/8/8/8/K6k w - - 0 1".into(),
-            key: "0123456789abcdef".into(),
-            entries: vec![
-                EntryJson {
-                    uci: "e1g1".into(),
-                    san: "O-O+".into(),
-                    raw: "e1h1".into(),
-                    weight: 7,
-                    learn: 3,
-                    share: 0.7,
-                },
-                EntryJson {
-                    uci: "a7a8q".into(),
-                    san: "a8=Q#".into(),
-                    raw: "a7a8q".into(),
-                    weight: 3,
-                    learn: 0,
-                    share: 1.0 / 3.0,
-                },
-            ],
-            illegal: vec![IllegalJson {
-                raw: "e1a1".into(),
-                weight: 1,
-                learn: 0,
-            }],
-        };
-        let mut direct = Vec::new();
-        write_json_line(&json, &mut direct).unwrap();
-        assert_eq!(
-            String::from_utf8(direct).unwrap(),
-            serde_json::to_string(&json).unwrap()
-        );
+        // Legal and illegal entries, castling, promotions with check and mate, an ill-formed code,
+        // zero and extreme weights.
+        // (FEN, entries as (move, weight, learn))
+        type Case<'a> = (&'a str, &'a [(&'a str, u16, u32)]);
+        let cases: [Case; 4] = [
+            (
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                &[("e2e4", 7, 3), ("e1h1", 9, 0), ("g1f3", 65535, u32::MAX)],
+            ),
+            (
+                "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
+                &[("e1h1", 5, 0), ("e1a1", 4, 0), ("a1a8", 2, 1)],
+            ),
+            (
+                "k7/4P3/1K6/8/8/8/8/8 w - - 0 1",
+                &[("e7e8q", 3, 0), ("e7e8r", 1, 0), ("e7e8n", 1, 0)],
+            ),
+            (
+                "4k3/8/8/8/8/8/8/4K3 w - - 0 1",
+                &[("e1e2", 0, 0), ("e1d1", 0, 0)],
+            ),
+        ];
+        let mut entries = Vec::new();
+        let positions: Vec<Chess> = cases
+            .iter()
+            .map(|(fen, moves)| {
+                let pos = parse_fen(fen).unwrap();
+                for &(uci, weight, learn) in *moves {
+                    let mv = RawMove::from_uci_str(uci).unwrap();
+                    entries.push(Entry {
+                        key: Key::of(&pos),
+                        mv,
+                        weight,
+                        learn,
+                    });
+                }
+                entries.push(Entry {
+                    key: Key::of(&pos),
+                    mv: RawMove(0x8000),
+                    weight: 1,
+                    learn: 2,
+                });
+                pos
+            })
+            .collect();
+        entries.sort_by_key(|e| e.key);
+        let bytes = entries.iter().flat_map(|e| e.to_bytes()).collect();
+        let book = Book::from_bytes("test.bin", bytes).unwrap();
+        for pos in &positions {
+            let probe = book.probe(pos);
+            let mut direct = Vec::new();
+            json_line(&fen_string(pos), pos, &probe, &mut direct);
+            let serde = serde_json::to_string(&to_json(pos, &probe)).unwrap() + "\n";
+            assert_eq!(String::from_utf8(direct).unwrap(), serde);
+        }
     }
 }
 
