@@ -1,6 +1,6 @@
 //! The 3-man tablebase against references: every position of KRvK1000.epd (whose `bm #N` come
 //! from a real tablebase), a brute-force mate search with python-chess on a sample of KQvK and
-//! KRvK positions.
+//! KRvK positions, and `polybook solve` on the whole KRvK file.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -158,4 +158,17 @@ fn short_mates_agree_with_python_chess_brute_force() {
         text.contains(&format!("checked {}", 2 * 7 * per_bucket)),
         "{text}"
     );
+}
+
+#[test]
+fn solve_finds_every_krvk1000_mate_at_once() {
+    let out = Command::new(env!("CARGO_BIN_EXE_polybook"))
+        .arg("solve")
+        .arg(data("KRvK1000.epd"))
+        .args(["--movetime", "1000", "--quiet"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("solved 1000/1000"), "{text}");
 }
