@@ -327,7 +327,11 @@ impl Engine {
             }
             return result;
         }
+        // The table knows nothing of the game: with earlier positions that could repeat, the
+        // search (which probes the table below the root) decides.
+        let repeatable = (pos.halfmoves() as usize).min(game.len());
         if self.options.tablebase
+            && repeatable == 0
             && let Some(result) = tablebase_root(pos, start, on_iteration)
         {
             return result;
@@ -430,7 +434,7 @@ fn tablebase_score(value: Value, ply: usize, halfmoves: u32) -> i32 {
 
 /// The root of a tablebase position: the table's best move and line, without a search. `None`
 /// when the position is not covered, or its mate would come after the fifty-move rule (the
-/// search then finds what it can).
+/// search then finds what it can). Only for a root that no earlier position can repeat.
 fn tablebase_root(
     pos: &Chess,
     start: Instant,
