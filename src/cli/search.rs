@@ -38,11 +38,15 @@ pub struct EngineArgs {
     /// Turn the spite-check analogy on (experimental).
     #[arg(long)]
     spite_check: bool,
+    /// Turn the 3-man tablebase (KQvK, KRvK) off: the search alone.
+    #[arg(long)]
+    no_tablebase: bool,
     /// Transposition table size in MB.
     #[arg(long, default_value_t = 64)]
     hash: usize,
     /// Set a search option by name, e.g. `--set NullMove=false` (repeatable; names: MDP,
-    /// CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, Hash).
+    /// CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, Tablebase,
+    /// Hash).
     #[arg(long, value_name = "NAME=VALUE")]
     set: Vec<String>,
 }
@@ -58,6 +62,7 @@ impl EngineArgs {
             lmr: !self.no_lmr,
             lmp: !self.no_lmp,
             spite_check: self.spite_check,
+            tablebase: !self.no_tablebase,
             hash_mb: self.hash.clamp(1, 65536),
         };
         for s in &self.set {

@@ -10,6 +10,7 @@
 //! - [`tt`]: the transposition table.
 //! - [`search`]: iterative deepening, PVS, pruning, quiescence; [`search::SearchOptions`] holds
 //!   the switches and [`search::Limits`] when to stop.
+//! - [`tablebase`]: KQvK and KRvK with distance to mate, generated on first use.
 //! - [`suite`]: EPD and PGN test suites (bm, am, dm, matetrack's `bm #N`, mate puzzles).
 
 pub mod eval;
@@ -18,6 +19,7 @@ pub mod pesto;
 pub mod search;
 pub mod see;
 pub mod suite;
+pub mod tablebase;
 pub mod tt;
 
 pub use search::{Engine, Iteration, Limits, Score, SearchOptions, SearchResult};

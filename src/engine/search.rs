@@ -18,6 +18,7 @@ use thiserror::Error;
 
 use super::eval::{Params, evaluate, has_non_pawn_material, role_index, see_value};
 use super::see::see_ge;
+use super::tablebase::{self, Value};
 use super::tt::{Bound, TranspositionTable};
 
 /// The score of delivering mate right now (at ply 0).
@@ -63,6 +64,9 @@ pub struct SearchOptions {
     /// H.G. Muller's spite-check analogy (experimental and partial: step 8 of `negamax`; the
     /// transposition-table "analogy" for checking moves is not implemented).
     pub spite_check: bool,
+    /// The 3-man tablebase (KQvK, KRvK with distance to mate): exact scores for those positions
+    /// in the tree, and at the root the table's move without a search.
+    pub tablebase: bool,
     /// Transposition table size in MB.
     pub hash_mb: usize,
 }
@@ -78,6 +82,7 @@ impl Default for SearchOptions {
             lmr: true,
             lmp: true,
             spite_check: false,
+            tablebase: true,
             hash_mb: 64,
         }
     }
@@ -85,7 +90,7 @@ impl Default for SearchOptions {
 
 impl SearchOptions {
     /// The option names accepted by [`SearchOptions::set`] (case-insensitive).
-    pub const NAMES: [&'static str; 9] = [
+    pub const NAMES: [&'static str; 10] = [
         "MDP",
         "CheckExtension",
         "NullMove",
@@ -94,6 +99,7 @@ impl SearchOptions {
         "LMR",
         "LMP",
         "SpiteCheck",
+        "Tablebase",
         "Hash",
     ];
 
@@ -117,6 +123,7 @@ impl SearchOptions {
             "lmr" => &mut self.lmr,
             "lmp" => &mut self.lmp,
             "spitecheck" => &mut self.spite_check,
+            "tablebase" => &mut self.tablebase,
             "hash" => {
                 self.hash_mb = value
                     .parse()
@@ -320,6 +327,15 @@ impl Engine {
             }
             return result;
         }
+        // The table knows nothing of the game: with earlier positions that could repeat, the
+        // search (which probes the table below the root) decides.
+        let repeatable = (pos.halfmoves() as usize).min(game.len());
+        if self.options.tablebase
+            && repeatable == 0
+            && let Some(result) = tablebase_root(pos, start, on_iteration)
+        {
+            return result;
+        }
         let root_hash = hash_of(pos);
         let mut score: i32 = 0;
         for depth in 1..=max_depth as i32 {
@@ -404,6 +420,58 @@ impl Engine {
         result.time = start.elapsed();
         result
     }
+}
+
+/// The score of a tablebase value at `ply` (mates counted from the root as the search counts
+/// them). A mate that the fifty-move rule would come before, with best defence, is a draw.
+fn tablebase_score(value: Value, ply: usize, halfmoves: u32) -> i32 {
+    match value {
+        Value::Win { plies } if halfmoves + plies <= 100 => MATE - ply as i32 - plies as i32,
+        Value::Loss { plies } if halfmoves + plies <= 100 => -MATE + ply as i32 + plies as i32,
+        _ => 0,
+    }
+}
+
+/// The root of a tablebase position: the table's best move and line, without a search. `None`
+/// when the position is not covered, or its mate would come after the fifty-move rule (the
+/// search then finds what it can). Only for a root that no earlier position can repeat.
+fn tablebase_root(
+    pos: &Chess,
+    start: Instant,
+    on_iteration: &mut dyn FnMut(&Iteration),
+) -> Option<SearchResult> {
+    if !tablebase::covers(pos) {
+        return None;
+    }
+    let value = tablebase::probe(pos)?;
+    let score = tablebase_score(value, 0, pos.halfmoves());
+    if score == 0 && value != Value::Draw {
+        return None;
+    }
+    let (best, _) = tablebase::best_move(pos)?;
+    let pv = if value == Value::Draw {
+        vec![best]
+    } else {
+        tablebase::principal_variation(pos, MAX_PLY)
+    };
+    let iteration = Iteration {
+        depth: pv.len() as u32,
+        seldepth: pv.len() as u32,
+        score: Score::from_internal(score),
+        nodes: 0,
+        time: start.elapsed(),
+        hashfull: 0,
+        pv: pv.clone(),
+    };
+    on_iteration(&iteration);
+    Some(SearchResult {
+        best_move: Some(best),
+        score: iteration.score,
+        depth: iteration.depth,
+        nodes: 0,
+        time: iteration.time,
+        pv,
+    })
 }
 
 /// What the search remembers about each ply of the current line.
@@ -601,6 +669,15 @@ impl Search<'_> {
             }
             if pos.halfmoves() >= 100 && !(in_check && pos.legal_moves().is_empty()) {
                 return 0;
+            }
+
+            // 2a. Tablebase: with three men on the board (KQvK, KRvK) the exact distance to
+            //     mate is known.
+            if self.opts.tablebase
+                && tablebase::covers(pos)
+                && let Some(v) = tablebase::probe(pos)
+            {
+                return tablebase_score(v, ply, pos.halfmoves());
             }
 
             // 3. Mate Distance Pruning: even mating right here cannot score more than
@@ -938,6 +1015,12 @@ impl Search<'_> {
             } else {
                 evaluate(pos, self.params)
             };
+        }
+        if self.opts.tablebase
+            && tablebase::covers(pos)
+            && let Some(v) = tablebase::probe(pos)
+        {
+            return tablebase_score(v, ply, pos.halfmoves());
         }
         if self.opts.mdp {
             alpha = alpha.max(-MATE + ply as i32);
