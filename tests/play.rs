@@ -332,7 +332,14 @@ fn draw_offers_depend_on_the_move_number_and_the_score() {
             .split("polybook accepts the draw (its score ")
             .nth(1)
             .and_then(|s| s.split(')').next())
-            .and_then(|s| s.parse().ok())
+            // A mate score (the engine sees KRvK mates with its tablebase) is far below -3.
+            .and_then(|s| {
+                if s.starts_with("-M") {
+                    Some(-1000.0)
+                } else {
+                    s.parse().ok()
+                }
+            })
             .unwrap_or_else(|| panic!("{stdout}"));
         if fen == level {
             assert!(score.abs() <= 0.10, "{stdout}");
