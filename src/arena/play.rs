@@ -197,28 +197,7 @@ fn normalize_move(text: &str) -> String {
 /// `false` at the end of the input.
 fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>) -> io::Result<bool> {
     buf.clear();
-    let mut any = false;
-    loop {
-        let chunk = match input.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            return Ok(any);
-        }
-        any = true;
-        let (used, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        let keep = used.min(MAX_LINE.saturating_sub(buf.len()));
-        buf.extend_from_slice(&chunk[..keep]);
-        input.consume(used);
-        if done {
-            return Ok(true);
-        }
-    }
+    Ok(crate::uci::read_bounded_line(input, buf, MAX_LINE)? > 0)
 }
 
 const HELP: &str = "\

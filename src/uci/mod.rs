@@ -230,9 +230,24 @@ pub fn run<R: BufRead>(mut input: R, output: impl Write + Send + 'static) {
 
 /// Reads one line into `buf` (without its end), keeping at most [`MAX_LINE`] bytes of it.
 fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> {
+    read_bounded_line(input, buf, MAX_LINE)
+}
+
+/// Appends one line of `input` to `buf` (its end consumed but not kept), keeping at most `max`
+/// bytes in `buf` and skipping the rest of a longer line; returns the bytes consumed (0 at the
+/// end of the input). An interrupted read is retried.
+pub(crate) fn read_bounded_line<R: BufRead>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<usize> {
     let mut total = 0;
     loop {
-        let chunk = input.fill_buf()?;
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
         if chunk.is_empty() {
             return Ok(total);
         }
@@ -240,7 +255,7 @@ fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> 
             Some(i) => (i + 1, true),
             None => (chunk.len(), false),
         };
-        let keep = used.min(MAX_LINE.saturating_sub(buf.len()));
+        let keep = used.min(max.saturating_sub(buf.len()));
         buf.extend_from_slice(&chunk[..keep]);
         input.consume(used);
         total += used;
