@@ -39,7 +39,7 @@ use shakmaty::{Chess, Color, KnownOutcome, Move, Position};
 
 use super::clock::{Clock, TimeControl};
 use super::game::{Game, Termination, pgn_date};
-use crate::book::{Book, BookMove, ChooseOptions, choose};
+use crate::book::{Book, BookMove, ChooseOptions, choose, persist, temp_beside};
 use crate::engine::{Engine, Limits, Score, SearchOptions};
 use crate::position::{fen_of, parse_move};
 use crate::uci::time::{Clock as ClockState, TimePlan};
@@ -790,32 +790,11 @@ fn share(weight: u16, total: u64) -> f64 {
     }
 }
 
-/// A temporary file beside `path`, for a write that appears only when complete.
-fn temp_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".polybook-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    }
-    Ok(tmp)
-}
-
 /// Writes `bytes` to `path` through a temporary file renamed onto it (replacing the file).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut tmp = temp_beside(path)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    persist(tmp, path)
 }
 
 /// Adds `text` after what `path` holds (a PGN file of several games), atomically: the old

@@ -2,7 +2,7 @@
 //! the target path holds either the old file or the complete new book, never half a book.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
@@ -37,21 +37,13 @@ pub struct BookWriter {
 impl BookWriter {
     pub fn create(path: impl AsRef<Path>) -> Result<BookWriter, BookError> {
         let path = path.as_ref().to_path_buf();
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
         if path.is_dir() {
             return Err(BookError::IsDirectory { path });
         }
-        let tmp = tempfile::Builder::new()
-            .prefix(".polybook-")
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .map_err(|source| BookError::Io {
-                path: path.clone(),
-                source,
-            })?;
+        let tmp = temp_beside(&path).map_err(|source| BookError::Io {
+            path: path.clone(),
+            source,
+        })?;
         Ok(BookWriter {
             path,
             out: BufWriter::with_capacity(1 << 16, tmp),
@@ -83,11 +75,30 @@ impl BookWriter {
             source,
         };
         let tmp = self.out.into_inner().map_err(|e| io_err(e.into_error()))?;
-        tmp.as_file().sync_all().map_err(io_err)?;
-        set_default_permissions(tmp.as_file());
-        tmp.persist(&path).map_err(|e| io_err(e.error))?;
-        Ok(())
+        persist(tmp, &path).map_err(io_err)
     }
+}
+
+/// A temporary file in `path`'s folder, with ordinary permissions, for a write that appears at
+/// `path` only when complete (see [`persist`]). Every file polybook writes goes this way: books, dumps, PGN.
+pub fn temp_beside(path: &Path) -> io::Result<NamedTempFile> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".polybook-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    set_default_permissions(tmp.as_file());
+    Ok(tmp)
+}
+
+/// Syncs a file made by [`temp_beside`] and renames it onto `path` (replacing what was there).
+pub fn persist(tmp: NamedTempFile, path: &Path) -> io::Result<()> {
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Temporary files are created 0600; a book is an ordinary file (0644 less the umask's bits,

@@ -1,12 +1,12 @@
 //! Where a command's text goes: standard output, or a file that appears only when complete.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
 
 use super::CliError;
+use polybook::book::{persist, temp_beside};
 
 /// Text output: standard output, or a temporary file beside the target that is renamed onto it
 /// by [`Output::finish`] (so an interrupted command never leaves half a file at the target path).
@@ -33,14 +33,7 @@ impl Output {
                 path.display()
             )));
         }
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let tmp = tempfile::Builder::new()
-            .prefix(".polybook-")
-            .suffix(".tmp")
-            .tempfile_in(&dir)
+        let tmp = temp_beside(path)
             .map_err(|e| CliError::data(format!("{}: cannot write: {e}", path.display())))?;
         Ok(Output::File {
             path: path.to_path_buf(),
@@ -56,10 +49,7 @@ impl Output {
                 let fail =
                     |e: io::Error| CliError::data(format!("{}: cannot write: {e}", path.display()));
                 let tmp = out.into_inner().map_err(|e| fail(e.into_error()))?;
-                tmp.as_file().sync_all().map_err(fail)?;
-                set_default_permissions(tmp.as_file());
-                tmp.persist(&path).map_err(|e| fail(e.error))?;
-                Ok(())
+                persist(tmp, &path).map_err(fail)
             }
         }
     }
@@ -86,17 +76,6 @@ impl Write for Output {
             Output::File { out, .. } => out.flush(),
         }
     }
-}
-
-/// Temporary files are created 0600; the output is an ordinary file.
-fn set_default_permissions(file: &File) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    #[cfg(not(unix))]
-    let _ = file;
 }
 
 /// A failed write to standard output. A reader that went away (`polybook dump book.bin | head`)
