@@ -8,8 +8,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use shakmaty::zobrist::Zobrist64;
-use shakmaty::{EnPassantMode, Position};
+use shakmaty::zobrist::{Zobrist64, ZobristValue};
+use shakmaty::{CastlingSide, Chess, Color, EnPassantMode, Move, Position, Role, Square};
 
 /// The Polyglot key of a position.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -19,6 +19,60 @@ impl Key {
     /// The Polyglot key of `pos`.
     pub fn of<P: Position>(pos: &P) -> Key {
         Key(pos.zobrist_hash::<Zobrist64>(EnPassantMode::PseudoLegal).0)
+    }
+
+    /// The key of `after`, the position `mv` leads to from `before`, whose key is `self`:
+    /// only what the move changed is hashed again (a fraction of [`Key::of`]'s work).
+    pub fn after(self, before: &Chess, mv: Move, after: &Chess) -> Key {
+        type Z = Zobrist64;
+        let mut z = Zobrist64(self.0);
+        z ^= Z::zobrist_for_white_turn();
+        for pos in [before, after] {
+            if let Some(sq) = pos.ep_square(EnPassantMode::PseudoLegal) {
+                z ^= Z::zobrist_for_en_passant_file(sq.file());
+            }
+        }
+        let (was, is) = (before.castles(), after.castles());
+        if was.castling_rights() != is.castling_rights() {
+            for color in Color::ALL {
+                for side in CastlingSide::ALL {
+                    if was.has(color, side) != is.has(color, side) {
+                        z ^= Z::zobrist_for_castling_right(color, side);
+                    }
+                }
+            }
+        }
+        let us = before.turn();
+        match mv {
+            Move::Normal {
+                role,
+                from,
+                capture,
+                to,
+                promotion,
+            } => {
+                z ^= Z::zobrist_for_piece(from, role.of(us));
+                z ^= Z::zobrist_for_piece(to, promotion.unwrap_or(role).of(us));
+                if let Some(captured) = capture {
+                    z ^= Z::zobrist_for_piece(to, captured.of(!us));
+                }
+            }
+            Move::EnPassant { from, to } => {
+                z ^= Z::zobrist_for_piece(from, Role::Pawn.of(us));
+                z ^= Z::zobrist_for_piece(to, Role::Pawn.of(us));
+                let captured = Square::from_coords(to.file(), from.rank());
+                z ^= Z::zobrist_for_piece(captured, Role::Pawn.of(!us));
+            }
+            Move::Castle { king, rook } => {
+                let side = CastlingSide::from_king_side(king < rook);
+                z ^= Z::zobrist_for_piece(king, Role::King.of(us));
+                z ^= Z::zobrist_for_piece(rook, Role::Rook.of(us));
+                z ^= Z::zobrist_for_piece(side.king_to(us), Role::King.of(us));
+                z ^= Z::zobrist_for_piece(side.rook_to(us), Role::Rook.of(us));
+            }
+            Move::Put { .. } => return Key::of(after),
+        }
+        Key(z.0)
     }
 }
 
@@ -37,5 +91,66 @@ impl FromStr for Key {
         let s = s.trim();
         let s = s.strip_prefix("0x").unwrap_or(s);
         u64::from_str_radix(s, 16).map(Key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    use shakmaty::CastlingMode;
+    use shakmaty::fen::Fen;
+
+    /// Every legal move of `pos`: the key after it, updated, is the key computed afresh.
+    fn check_every_move(pos: &Chess) -> usize {
+        let key = Key::of(pos);
+        let moves = pos.legal_moves();
+        for &m in &moves {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            assert_eq!(
+                key.after(pos, m, &after),
+                Key::of(&after),
+                "{m:?} in {pos:?}"
+            );
+        }
+        moves.len()
+    }
+
+    #[test]
+    fn updated_keys_equal_fresh_ones() {
+        // Castling both ways with rights lost and kept, en passant (also with a pinned pawn),
+        // promotions with and without capture, rook captures that take away castling rights.
+        for fen in [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 0 1",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "8/8/8/K2pP2q/8/8/8/7k w - d6 0 1",
+            "n1n5/PPPk4/8/8/8/8/4Kppp/5N1N b - - 0 1",
+            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+        ] {
+            let pos: Chess = fen
+                .parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap();
+            assert!(check_every_move(&pos) > 0);
+        }
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut checked = 0;
+        for _ in 0..200 {
+            let mut pos = Chess::default();
+            for _ in 0..150 {
+                checked += check_every_move(&pos);
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                pos.play_unchecked(moves[rng.random_range(0..moves.len())]);
+            }
+        }
+        assert!(checked > 100_000, "{checked}");
     }
 }

@@ -73,7 +73,16 @@ pub fn halve_combined(group: &mut [Tallied<ExactCounts>]) {
 /// Appends to `out` the entries of one position (all of `group` has one key), sorted as polyglot
 /// sorts them: weight descending, then in order of first appearance.
 pub fn position_entries(group: &[Tallied<ExactCounts>], rules: &EntryRules, out: &mut Vec<Entry>) {
-    let mut kept: Vec<(u64, u64, u16)> = Vec::with_capacity(group.len());
+    // (weight, first appearance, move); most positions have a few moves, kept on the stack.
+    let mut on_stack = [(0u64, 0u64, 0u16); 32];
+    let mut on_heap = Vec::new();
+    let room: &mut [(u64, u64, u16)] = if group.len() <= on_stack.len() {
+        &mut on_stack
+    } else {
+        on_heap.resize(group.len(), (0, 0, 0));
+        &mut on_heap
+    };
+    let mut len = 0;
     for t in group {
         let c = &t.counts;
         if c.n < rules.min_games || c.points == 0 {
@@ -102,9 +111,11 @@ pub fn position_entries(group: &[Tallied<ExactCounts>], rules: &EntryRules, out:
             }
         };
         if weight > 0 {
-            kept.push((weight, t.first, t.mv & !BLACK_MOVED));
+            room[len] = (weight, t.first, t.mv & !BLACK_MOVED);
+            len += 1;
         }
     }
+    let kept = &mut room[..len];
     // Exact counts can pass 16 bits: scale the position's weights into them, keeping proportions.
     let max = kept.iter().map(|k| k.0).max().unwrap_or(0);
     if max > u64::from(u16::MAX) {
@@ -114,9 +125,10 @@ pub fn position_entries(group: &[Tallied<ExactCounts>], rules: &EntryRules, out:
             k.0 = (scaled as u64).max(1);
         }
     }
+    // First appearances differ, so this order is total.
     kept.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let key = Key(group[0].key);
-    out.extend(kept.into_iter().map(|(weight, _, mv)| Entry {
+    out.extend(kept.iter().map(|&(weight, _, mv)| Entry {
         key,
         mv: RawMove(mv),
         weight: weight as u16,

@@ -13,7 +13,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Move, Position, Role, Square};
 
-use crate::book::RawMove;
+use crate::book::{Key, RawMove};
 
 /// One ply to count: the position before the move, the move, and the points the mover scored
 /// (2 win, 1 draw, 0 loss).
@@ -530,20 +530,9 @@ impl Visitor for GameVisitor<'_> {
                 points,
             });
         }
-        let next = game.pos.update_zobrist_hash::<Zobrist64>(
-            Zobrist64(game.key),
-            mv,
-            EnPassantMode::PseudoLegal,
-        );
+        let before = game.pos.clone();
         game.pos.play_unchecked(mv);
-        game.key = match next {
-            Some(k) => k.0,
-            None => {
-                game.pos
-                    .zobrist_hash::<Zobrist64>(EnPassantMode::PseudoLegal)
-                    .0
-            }
-        };
+        game.key = Key(game.key).after(&before, mv, &game.pos).0;
         game.ply += 1;
         if game.ply >= self.filter.max_ply {
             // Plies past --max-ply are neither played nor checked: skip the rest of the movetext.

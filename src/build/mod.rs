@@ -493,27 +493,40 @@ fn run<C: Counts>(
     };
 
     if tallies_done.iter().all(|t| t.runs.is_empty()) {
-        // Everything fit in memory: partitions in order are keys in order.
-        let mut group = Vec::new();
-        for p in 0..PARTITIONS {
-            let owner = p % tallies_done.len();
-            // Entries that cannot be kept are only counted, not sorted.
-            let (part, held) =
-                tallies_done[owner]
-                    .tally
-                    .drain_partition_with(p, 0, Some(opts.rules.min_games));
-            report.entries_before_filter += held - part.len() as u64;
-            let mut i = 0;
-            while i < part.len() {
-                let key = part[i].key;
-                group.clear();
-                while i < part.len() && part[i].key == key {
-                    group.push(widen(&part[i]));
-                    i += 1;
-                }
-                write_group(&mut group, &mut report)?;
+        // Everything fit in memory: partitions in order are keys in order. Each tally's
+        // partitions become entries on a thread of their own; this one writes them in order.
+        let owners = tallies_done.len();
+        let rules = &opts.rules;
+        std::thread::scope(|s| -> Result<(), BuildError> {
+            let mut channels = Vec::new();
+            for (t, done) in tallies_done.iter_mut().enumerate() {
+                let (tx, rx) = sync_channel::<PartitionEntries>(4);
+                channels.push(rx);
+                s.spawn(move || {
+                    for p in (t..PARTITIONS).step_by(owners) {
+                        if tx
+                            .send(partition_entries(&mut done.tally, p, rules))
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
             }
-        }
+            for p in 0..PARTITIONS {
+                let part = channels[p % owners].recv().map_err(|_| BuildError::Temp {
+                    dir: String::new(),
+                    why: "a thread writing entries failed".into(),
+                })?;
+                report.entries_before_filter += part.before_filter;
+                report.positions += part.positions;
+                report.entries += part.entries.len() as u64;
+                for e in &part.entries {
+                    writer.write(e)?;
+                }
+            }
+            Ok(())
+        })?;
     } else {
         // Spill what is left, then merge every run.
         let mut runs = Vec::new();
@@ -551,6 +564,46 @@ fn run<C: Counts>(
     report.seconds = start.elapsed().as_secs_f64();
     report.games_per_second = report.games as f64 / report.seconds.max(1e-9);
     Ok(report)
+}
+
+/// The book entries of one partition of a tally held in memory.
+struct PartitionEntries {
+    entries: Vec<Entry>,
+    /// Distinct (position, move) pairs the partition held.
+    before_filter: u64,
+    /// Positions with at least one entry.
+    positions: u64,
+}
+
+/// Empties partition `p` of `tally` into its book entries, in book order.
+fn partition_entries<C: Counts>(
+    tally: &mut Tally<C>,
+    p: usize,
+    rules: &EntryRules,
+) -> PartitionEntries {
+    // Entries that cannot be kept are only counted, not sorted.
+    let (part, held) = tally.drain_partition_with(p, 0, Some(rules.min_games));
+    let mut out = PartitionEntries {
+        entries: Vec::new(),
+        before_filter: held,
+        positions: 0,
+    };
+    let mut group = Vec::new();
+    let mut i = 0;
+    while i < part.len() {
+        let key = part[i].key;
+        group.clear();
+        while i < part.len() && part[i].key == key {
+            group.push(widen(&part[i]));
+            i += 1;
+        }
+        let before = out.entries.len();
+        position_entries(&group, rules, &mut out.entries);
+        if out.entries.len() > before {
+            out.positions += 1;
+        }
+    }
+    out
 }
 
 fn parse_chunk(data: &[u8], filter: &GameFilter) -> ChunkOutput {
