@@ -9,7 +9,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use shakmaty::zobrist::{Zobrist64, ZobristValue};
-use shakmaty::{CastlingSide, Chess, Color, EnPassantMode, Move, Position, Role, Square};
+use shakmaty::{
+    Bitboard, CastlingSide, Castles, Chess, Color, EnPassantMode, Move, Position, Role, Square,
+};
 
 /// The Polyglot key of a position.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -24,25 +26,33 @@ impl Key {
     /// The key of `after`, the position `mv` leads to from `before`, whose key is `self`:
     /// only what the move changed is hashed again (a fraction of [`Key::of`]'s work).
     pub fn after(self, before: &Chess, mv: Move, after: &Chess) -> Key {
+        KeyUpdate::new(self, before, mv).finish(after)
+    }
+}
+
+/// A key being carried across one move without copying the position: [`KeyUpdate::new`] reads
+/// what it needs before the move is played, [`KeyUpdate::finish`] the rest after.
+pub struct KeyUpdate {
+    z: Zobrist64,
+    /// The castling rights before the move, and their part of the key.
+    rights: Bitboard,
+    rights_z: Zobrist64,
+    /// Not a move of standard chess: the key is computed afresh.
+    afresh: bool,
+}
+
+impl KeyUpdate {
+    /// Starts the key after `mv` from the key of `before` (the position `mv` is played in).
+    #[inline]
+    pub fn new(key: Key, before: &Chess, mv: Move) -> KeyUpdate {
         type Z = Zobrist64;
-        let mut z = Zobrist64(self.0);
+        let mut z = Zobrist64(key.0);
         z ^= Z::zobrist_for_white_turn();
-        for pos in [before, after] {
-            if let Some(sq) = pos.ep_square(EnPassantMode::PseudoLegal) {
-                z ^= Z::zobrist_for_en_passant_file(sq.file());
-            }
-        }
-        let (was, is) = (before.castles(), after.castles());
-        if was.castling_rights() != is.castling_rights() {
-            for color in Color::ALL {
-                for side in CastlingSide::ALL {
-                    if was.has(color, side) != is.has(color, side) {
-                        z ^= Z::zobrist_for_castling_right(color, side);
-                    }
-                }
-            }
+        if let Some(sq) = before.ep_square(EnPassantMode::PseudoLegal) {
+            z ^= Z::zobrist_for_en_passant_file(sq.file());
         }
         let us = before.turn();
+        let mut afresh = false;
         match mv {
             Move::Normal {
                 role,
@@ -70,10 +80,52 @@ impl Key {
                 z ^= Z::zobrist_for_piece(side.king_to(us), Role::King.of(us));
                 z ^= Z::zobrist_for_piece(side.rook_to(us), Role::Rook.of(us));
             }
-            Move::Put { .. } => return Key::of(after),
+            Move::Put { .. } => afresh = true,
+        }
+        let castles = before.castles();
+        KeyUpdate {
+            z,
+            rights: castles.castling_rights(),
+            rights_z: castling_key(castles),
+            afresh,
+        }
+    }
+
+    /// The key of `after`, the position the move led to.
+    #[inline]
+    pub fn finish(self, after: &Chess) -> Key {
+        type Z = Zobrist64;
+        if self.afresh {
+            return Key::of(after);
+        }
+        let mut z = self.z;
+        let castles = after.castles();
+        if castles.castling_rights() != self.rights {
+            z ^= self.rights_z;
+            z ^= castling_key(castles);
+        }
+        if let Some(sq) = after.ep_square(EnPassantMode::PseudoLegal) {
+            z ^= Z::zobrist_for_en_passant_file(sq.file());
         }
         Key(z.0)
     }
+}
+
+/// The part of a key that the castling rights make.
+#[inline]
+fn castling_key(castles: &Castles) -> Zobrist64 {
+    let mut z = Zobrist64(0);
+    if castles.castling_rights().is_empty() {
+        return z;
+    }
+    for color in Color::ALL {
+        for side in CastlingSide::ALL {
+            if castles.has(color, side) {
+                z ^= Zobrist64::zobrist_for_castling_right(color, side);
+            }
+        }
+    }
+    z
 }
 
 impl fmt::Display for Key {

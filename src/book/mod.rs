@@ -24,7 +24,7 @@ mod writer;
 pub use choose::{ChooseOptions, Selection, choose};
 pub use entry::{ENTRY_SIZE, Entry};
 pub use error::BookError;
-pub use key::Key;
+pub use key::{Key, KeyUpdate};
 pub use mv::RawMove;
 pub use reader::{Book, BookMove, Probe};
 pub(crate) use reader::{describe_non_book, open_file};

@@ -70,70 +70,83 @@ pub fn halve_combined(group: &mut [Tallied<ExactCounts>]) {
     }
 }
 
-/// Appends to `out` the entries of one position (all of `group` has one key), sorted as polyglot
-/// sorts them: weight descending, then in order of first appearance.
-pub fn position_entries(group: &[Tallied<ExactCounts>], rules: &EntryRules, out: &mut Vec<Entry>) {
-    // (weight, first appearance, move); most positions have a few moves, kept on the stack.
-    let mut on_stack = [(0u64, 0u64, 0u16); 32];
-    let mut on_heap = Vec::new();
-    let room: &mut [(u64, u64, u16)] = if group.len() <= on_stack.len() {
-        &mut on_stack
-    } else {
-        on_heap.resize(group.len(), (0, 0, 0));
-        &mut on_heap
-    };
-    let mut len = 0;
-    for t in group {
-        let c = &t.counts;
-        if c.n < rules.min_games || c.points == 0 {
-            continue;
+/// Turns the tally of one position at a time into its book entries.
+pub struct EntryMaker<'a> {
+    rules: &'a EntryRules,
+    /// (weight, first appearance, move) of the moves kept, reused from position to position.
+    kept: Vec<(u64, u64, u16)>,
+}
+
+impl<'a> EntryMaker<'a> {
+    pub fn new(rules: &'a EntryRules) -> Self {
+        EntryMaker {
+            rules,
+            kept: Vec::new(),
         }
-        // The same floating-point steps as polyglot's keep_entry(), so borderline cases agree.
-        let score = (c.points as f64 / c.n as f64) / 2.0;
-        if score < rules.min_score / 100.0 {
-            continue;
-        }
-        let mover = if t.mv & BLACK_MOVED != 0 {
-            Color::Black
-        } else {
-            Color::White
-        };
-        if rules.side.is_some_and(|side| side != mover) {
-            continue;
-        }
-        let weight = if rules.uniform {
-            1
-        } else {
-            match rules.weights {
-                WeightScheme::Polyglot => c.points,
-                WeightScheme::Games => c.n,
-                WeightScheme::Wins => c.wins,
+    }
+
+    /// Appends to `out` the entries of one position (all of `group` has one key), sorted as
+    /// polyglot sorts them: weight descending, then in order of first appearance.
+    pub fn append(&mut self, group: &[Tallied<ExactCounts>], out: &mut Vec<Entry>) {
+        let rules = self.rules;
+        let kept = &mut self.kept;
+        kept.clear();
+        for t in group {
+            let c = &t.counts;
+            if c.n < rules.min_games || c.points == 0 {
+                continue;
             }
+            // The same floating-point steps as polyglot's keep_entry(), so borderline cases agree.
+            let score = (c.points as f64 / c.n as f64) / 2.0;
+            if score < rules.min_score / 100.0 {
+                continue;
+            }
+            let mover = if t.mv & BLACK_MOVED != 0 {
+                Color::Black
+            } else {
+                Color::White
+            };
+            if rules.side.is_some_and(|side| side != mover) {
+                continue;
+            }
+            let weight = if rules.uniform {
+                1
+            } else {
+                match rules.weights {
+                    WeightScheme::Polyglot => c.points,
+                    WeightScheme::Games => c.n,
+                    WeightScheme::Wins => c.wins,
+                }
+            };
+            if weight > 0 {
+                kept.push((weight, t.first, t.mv & !BLACK_MOVED));
+            }
+        }
+        // Exact counts can pass 16 bits: scale the position's weights into them, keeping
+        // proportions.
+        let max = kept.iter().map(|k| k.0).max().unwrap_or(0);
+        if max > u64::from(u16::MAX) {
+            for k in kept.iter_mut() {
+                let scaled = (u128::from(k.0) * u128::from(u16::MAX) + u128::from(max) / 2)
+                    / u128::from(max);
+                k.0 = (scaled as u64).max(1);
+            }
+        }
+        // First appearances differ, so this order is total.
+        if kept.len() > 1 {
+            kept.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        }
+        let Some(first) = group.first() else {
+            return;
         };
-        if weight > 0 {
-            room[len] = (weight, t.first, t.mv & !BLACK_MOVED);
-            len += 1;
-        }
+        let key = Key(first.key);
+        out.extend(kept.iter().map(|&(weight, _, mv)| Entry {
+            key,
+            mv: RawMove(mv),
+            weight: weight as u16,
+            learn: 0,
+        }));
     }
-    let kept = &mut room[..len];
-    // Exact counts can pass 16 bits: scale the position's weights into them, keeping proportions.
-    let max = kept.iter().map(|k| k.0).max().unwrap_or(0);
-    if max > u64::from(u16::MAX) {
-        for k in kept.iter_mut() {
-            let scaled =
-                (u128::from(k.0) * u128::from(u16::MAX) + u128::from(max) / 2) / u128::from(max);
-            k.0 = (scaled as u64).max(1);
-        }
-    }
-    // First appearances differ, so this order is total.
-    kept.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let key = Key(group[0].key);
-    out.extend(kept.iter().map(|&(weight, _, mv)| Entry {
-        key,
-        mv: RawMove(mv),
-        weight: weight as u16,
-        learn: 0,
-    }));
 }
 
 #[cfg(test)]
@@ -159,7 +172,7 @@ mod tests {
             rec(5 | BLACK_MOVED, 4, 9, 9, 0), // a Black move (another key in real life)
         ];
         let mut out = Vec::new();
-        position_entries(&group, &EntryRules::default(), &mut out);
+        EntryMaker::new(&EntryRules::default()).append(&group, &mut out);
         let got: Vec<(u16, u16)> = out.iter().map(|e| (e.mv.0, e.weight)).collect();
         assert_eq!(got, vec![(5, 9), (1, 3), (4, 3)]);
         let mut out = Vec::new();
@@ -168,7 +181,7 @@ mod tests {
             min_score: 50.0,
             ..EntryRules::default()
         };
-        position_entries(&group, &rules, &mut out);
+        EntryMaker::new(&rules).append(&group, &mut out);
         let got: Vec<u16> = out.iter().map(|e| e.mv.0).collect();
         assert_eq!(got, vec![1]); // move 4 scores 30 %
     }
@@ -185,7 +198,7 @@ mod tests {
             ..EntryRules::default()
         };
         let mut out = Vec::new();
-        position_entries(&group, &rules, &mut out);
+        EntryMaker::new(&rules).append(&group, &mut out);
         let got: Vec<u16> = out.iter().map(|e| e.weight).collect();
         assert_eq!(got, vec![65535, 32768, 1]);
     }

@@ -10,10 +10,12 @@ use pgn_reader::{RawTag, SanPlus, Skip, Visitor};
 use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanError};
 use shakmaty::uci::UciMove;
-use shakmaty::zobrist::Zobrist64;
-use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Move, Position, Role, Square};
+use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role, Square};
 
-use crate::book::{Key, RawMove};
+use crate::book::{Key, KeyUpdate, RawMove};
+
+/// The Polyglot key of the standard start position (the format's first test vector).
+const START_KEY: u64 = 0x463b_9618_1691_fc9c;
 
 /// One ply to count: the position before the move, the move, and the points the mover scored
 /// (2 win, 1 draw, 0 loss).
@@ -478,7 +480,11 @@ impl Visitor for GameVisitor<'_> {
             Some(GameResult::BlackWins) => 0,
             _ => 1,
         };
-        let key = pos.zobrist_hash::<Zobrist64>(EnPassantMode::PseudoLegal).0;
+        let key = if tags.fen.is_none() {
+            START_KEY
+        } else {
+            Key::of(&pos).0
+        };
         ControlFlow::Continue(Movetext {
             pos,
             key,
@@ -530,9 +536,9 @@ impl Visitor for GameVisitor<'_> {
                 points,
             });
         }
-        let before = game.pos.clone();
+        let update = KeyUpdate::new(Key(game.key), &game.pos, mv);
         game.pos.play_unchecked(mv);
-        game.key = Key(game.key).after(&before, mv, &game.pos).0;
+        game.key = update.finish(&game.pos).0;
         game.ply += 1;
         if game.ply >= self.filter.max_ply {
             // Plies past --max-ply are neither played nor checked: skip the rest of the movetext.
@@ -668,6 +674,11 @@ mod tests {
         let out = run("1. g1f3 d7d5 2. e2e4 d5e4 *\n", &GameFilter::default());
         assert_eq!(out.plies.len(), 4);
         assert!(out.incidents.is_empty(), "{:?}", out.incidents);
+    }
+
+    #[test]
+    fn the_start_key_is_the_start_positions() {
+        assert_eq!(Key::of(&Chess::default()).0, START_KEY);
     }
 
     #[test]

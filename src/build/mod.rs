@@ -33,7 +33,7 @@ pub use input::Input;
 pub use merge::{MergeReport, merge_books};
 
 use crate::book::{BookError, BookWriter, Entry};
-use entries::{halve_combined, position_entries, widen};
+use entries::{EntryMaker, halve_combined, widen};
 use game::{ChunkOutput, GameVisitor, Ply};
 use spill::{RunWriter, merge_runs};
 use tally::{Counts, ExactCounts, PARTITIONS, PolyglotCounts, Pressure, Tallied, Tally};
@@ -476,12 +476,13 @@ fn run<C: Counts>(
 
     let mut writer = BookWriter::create(output)?;
     let mut entries: Vec<Entry> = Vec::new();
+    let mut maker = EntryMaker::new(&opts.rules);
     let mut write_group = |group: &mut Vec<Tallied<ExactCounts>>,
                            report: &mut BuildReport|
      -> Result<(), BookError> {
         report.entries_before_filter += group.len() as u64;
         entries.clear();
-        position_entries(group, &opts.rules, &mut entries);
+        maker.append(group, &mut entries);
         if !entries.is_empty() {
             report.positions += 1;
             report.entries += entries.len() as u64;
@@ -588,6 +589,7 @@ fn partition_entries<C: Counts>(
         before_filter: held,
         positions: 0,
     };
+    let mut maker = EntryMaker::new(rules);
     let mut group = Vec::new();
     let mut i = 0;
     while i < part.len() {
@@ -598,7 +600,7 @@ fn partition_entries<C: Counts>(
             i += 1;
         }
         let before = out.entries.len();
-        position_entries(&group, rules, &mut out.entries);
+        maker.append(&group, &mut out.entries);
         if out.entries.len() > before {
             out.positions += 1;
         }
