@@ -12,14 +12,10 @@ use shakmaty::san::{San, SanError};
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role, Square};
 
-use super::lines::{LineCache, Step};
 use crate::book::{Key, KeyUpdate, RawMove};
 
-/// A game not on the tree of known lines.
-const OFF_TREE: u32 = u32::MAX;
-
 /// The Polyglot key of the standard start position (the format's first test vector).
-pub const START_KEY: u64 = 0x463b_9618_1691_fc9c;
+const START_KEY: u64 = 0x463b_9618_1691_fc9c;
 
 /// One ply to count: the position before the move, the move, and the points the mover scored
 /// (2 win, 1 draw, 0 loss).
@@ -216,11 +212,8 @@ pub struct Tags {
 
 /// The state of a game while its moves are read.
 pub struct Movetext {
-    /// The position, unless the game is on the tree of known lines (see `node`).
     pos: Chess,
     key: u64,
-    /// Where the game is on the tree of known lines ([`OFF_TREE`]: it left it, or never was).
-    node: u32,
     ply: usize,
     /// Points for White (2, 1, 0); Black's are 2 minus this.
     white_points: u8,
@@ -237,17 +230,15 @@ pub struct Movetext {
 /// The pgn-reader visitor: feed it a chunk of PGN with [`pgn_reader::Reader`].
 pub struct GameVisitor<'a> {
     filter: &'a GameFilter,
-    lines: &'a mut LineCache,
     /// The last game's tags began but its movetext never did (yet).
     in_tags: bool,
     pub out: ChunkOutput,
 }
 
 impl<'a> GameVisitor<'a> {
-    pub fn new(filter: &'a GameFilter, lines: &'a mut LineCache) -> Self {
+    pub fn new(filter: &'a GameFilter) -> Self {
         GameVisitor {
             filter,
-            lines,
             in_tags: false,
             out: ChunkOutput::default(),
         }
@@ -276,41 +267,6 @@ impl<'a> GameVisitor<'a> {
     }
 
     /// Ends the game at a move that cannot be played, and says why.
-    /// Records the legal move `raw` played by `turn` in the game's current position.
-    #[inline]
-    fn played(&mut self, game: &Movetext, turn: Color, raw: u16) {
-        if game.tagless && game.ply == 0 {
-            self.out.used += 1;
-        }
-        let record = match turn {
-            Color::White => game.record_white,
-            Color::Black => game.record_black,
-        };
-        if record {
-            let (colour_bit, points) = match turn {
-                Color::White => (0, game.white_points),
-                Color::Black => (BLACK_MOVED, 2 - game.white_points),
-            };
-            self.out.plies.push(Ply {
-                key: game.key,
-                mv: raw | colour_bit,
-                points,
-            });
-        }
-    }
-
-    /// Counts the ply just played; past `--max-ply`, the rest of the movetext is skipped
-    /// without being played or checked.
-    #[inline]
-    fn next_ply(&self, game: &mut Movetext) -> ControlFlow<()> {
-        game.ply += 1;
-        if game.ply >= self.filter.max_ply {
-            game.stopped = true;
-            return ControlFlow::Break(());
-        }
-        ControlFlow::Continue(())
-    }
-
     fn bad_move(&mut self, game: &mut Movetext, san_plus: SanPlus, err: SanError) {
         let reason = match (err, san_plus.san) {
             (_, San::Null | San::Put { .. }) => Reason::NullMove,
@@ -524,15 +480,14 @@ impl Visitor for GameVisitor<'_> {
             Some(GameResult::BlackWins) => 0,
             _ => 1,
         };
-        let (key, node) = if tags.fen.is_none() {
-            (START_KEY, LineCache::ROOT)
+        let key = if tags.fen.is_none() {
+            START_KEY
         } else {
-            (Key::of(&pos).0, OFF_TREE)
+            Key::of(&pos).0
         };
         ControlFlow::Continue(Movetext {
             pos,
             key,
-            node,
             ply: 0,
             white_points,
             record_white,
@@ -545,43 +500,6 @@ impl Visitor for GameVisitor<'_> {
     fn san(&mut self, game: &mut Movetext, san_plus: SanPlus) -> ControlFlow<()> {
         if game.stopped {
             return ControlFlow::Continue(());
-        }
-        // On the tree of lines met before, a known move costs no chess; the game leaves the tree
-        // (its position is materialized) at the first move the tree can't answer.
-        let mut left_at = None;
-        if game.node != OFF_TREE {
-            let node = game.node;
-            let turn = if game.ply % 2 == 0 {
-                Color::White
-            } else {
-                Color::Black
-            };
-            match self.lines.step(node, &san_plus.san) {
-                Step::Known { raw, child } => {
-                    self.played(game, turn, raw);
-                    game.node = child;
-                    game.key = self.lines.key(child);
-                    return self.next_ply(game);
-                }
-                Step::Move { edge, mv, raw } => {
-                    self.played(game, turn, raw);
-                    let before = self.lines.position(node);
-                    let update = KeyUpdate::new(Key(game.key), before, mv);
-                    game.pos.clone_from(before);
-                    game.pos.play_unchecked(mv);
-                    game.key = update.finish(&game.pos).0;
-                    game.node = self
-                        .lines
-                        .add_child(edge, &game.pos, game.key)
-                        .unwrap_or(OFF_TREE);
-                    return self.next_ply(game);
-                }
-                Step::Unknown => {
-                    game.pos.clone_from(self.lines.position(node));
-                    game.node = OFF_TREE;
-                    left_at = Some(node);
-                }
-            }
         }
         let resolved = match super::resolve::resolve(&san_plus.san, &game.pos) {
             Some(m) => Ok(m),
@@ -597,16 +515,37 @@ impl Visitor for GameVisitor<'_> {
                 return ControlFlow::Continue(());
             }
         };
-        // Every legal move of standard chess has a Polyglot encoding.
-        let raw = RawMove::from_move(mv).map_or(0, |r| r.0);
-        self.played(game, game.pos.turn(), raw);
-        if let Some(node) = left_at {
-            self.lines.add_edge(node, san_plus.san, mv, raw);
+        if game.tagless && game.ply == 0 {
+            self.out.used += 1;
+        }
+        let turn = game.pos.turn();
+        let record = match turn {
+            Color::White => game.record_white,
+            Color::Black => game.record_black,
+        };
+        if record {
+            // Every legal move of standard chess has a Polyglot encoding.
+            let raw = RawMove::from_move(mv).map_or(0, |r| r.0);
+            let (colour_bit, points) = match turn {
+                Color::White => (0, game.white_points),
+                Color::Black => (BLACK_MOVED, 2 - game.white_points),
+            };
+            self.out.plies.push(Ply {
+                key: game.key,
+                mv: raw | colour_bit,
+                points,
+            });
         }
         let update = KeyUpdate::new(Key(game.key), &game.pos, mv);
         game.pos.play_unchecked(mv);
         game.key = update.finish(&game.pos).0;
-        self.next_ply(game)
+        game.ply += 1;
+        if game.ply >= self.filter.max_ply {
+            // Plies past --max-ply are neither played nor checked: skip the rest of the movetext.
+            game.stopped = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
     }
 
     fn begin_variation(&mut self, _game: &mut Movetext) -> ControlFlow<(), Skip> {
@@ -677,8 +616,7 @@ mod tests {
     use super::*;
 
     fn run(pgn: &str, filter: &GameFilter) -> ChunkOutput {
-        let mut lines = LineCache::new(1 << 20, START_KEY);
-        let mut visitor = GameVisitor::new(filter, &mut lines);
+        let mut visitor = GameVisitor::new(filter);
         super::super::read_games(pgn.as_bytes(), &mut visitor);
         visitor.out
     }

@@ -13,7 +13,6 @@
 mod entries;
 mod game;
 pub mod input;
-mod lines;
 mod merge;
 mod resolve;
 mod spill;
@@ -35,8 +34,7 @@ pub use merge::{MergeReport, merge_books};
 
 use crate::book::{BookError, BookWriter, Entry};
 use entries::{EntryMaker, halve_combined, widen};
-use game::{ChunkOutput, GameVisitor, Ply, START_KEY};
-use lines::LineCache;
+use game::{ChunkOutput, GameVisitor, Ply};
 use spill::{RunWriter, merge_runs};
 use tally::{Counts, ExactCounts, PARTITIONS, PolyglotCounts, Pressure, Tallied, Tally};
 
@@ -203,8 +201,6 @@ struct MemoryPlan {
     batch_plies: usize,
     /// Bytes for each tally thread's table.
     tally_budget: usize,
-    /// Bytes for each parser's tree of known lines.
-    line_cache: usize,
 }
 
 impl MemoryPlan {
@@ -216,14 +212,11 @@ impl MemoryPlan {
         let batch_plies = (pipeline / 4 / 16).max(4096);
         // A parsed chunk waiting to be counted holds about 2.5 times its size in plies.
         let in_flight = (pipeline / (4 * chunk_size)).clamp(2 * workers + 2, BATCH_CHUNKS);
-        // The trees of known lines: 1/32 of the memory, at most 32 MB in all.
-        let lines = (opts.memory / 32).min(32 << 20);
         MemoryPlan {
             chunk_size,
             in_flight,
             batch_plies,
-            tally_budget: (opts.memory - pipeline - lines) / tallies,
-            line_cache: lines / workers,
+            tally_budget: (opts.memory - pipeline) / tallies,
         }
     }
 }
@@ -345,7 +338,6 @@ fn run<C: Counts>(
             let work_rx = work_rx.clone();
             let filter = &opts.filter;
             s.spawn(move || {
-                let mut lines = LineCache::new(plan.line_cache, START_KEY);
                 loop {
                     let chunk = match work_rx.lock() {
                         Ok(rx) => match rx.recv() {
@@ -354,7 +346,7 @@ fn run<C: Counts>(
                         },
                         Err(_) => return,
                     };
-                    let out = parse_chunk(&chunk.data, filter, &mut lines);
+                    let out = parse_chunk(&chunk.data, filter);
                     drop(chunk.data);
                     let remaining = Arc::new(AtomicUsize::new(tally_txs.len()));
                     let plies = out.plies.len() as u64;
@@ -616,8 +608,8 @@ fn partition_entries<C: Counts>(
     out
 }
 
-fn parse_chunk(data: &[u8], filter: &GameFilter, lines: &mut LineCache) -> ChunkOutput {
-    let mut visitor = GameVisitor::new(filter, lines);
+fn parse_chunk(data: &[u8], filter: &GameFilter) -> ChunkOutput {
+    let mut visitor = GameVisitor::new(filter);
     visitor.out.plies.reserve(data.len() / 6);
     read_games(data, &mut visitor);
     visitor.out
