@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use shakmaty::zobrist::{Zobrist64, ZobristValue};
 use shakmaty::{
-    Bitboard, CastlingSide, Castles, Chess, Color, EnPassantMode, Move, Position, Role, Square,
+    Bitboard, Castles, CastlingSide, Chess, Color, EnPassantMode, Move, Position, Role, Square,
 };
 
 /// The Polyglot key of a position.

@@ -1,11 +1,12 @@
 //! A fast path from SAN to the move it names, for the moves that make up almost every game.
 //!
 //! shakmaty's `San::to_move` generates the legal moves to the target square and filters them;
-//! that is a third of a build's time. When the side to move is not in check, most SAN moves
-//! have exactly one piece of the named kind that can reach the target, and checking that this
-//! move doesn't expose the king takes two slider lookups. [`resolve`] does just that and answers
-//! `None` for everything else (checks, en passant, castling, ambiguity before the legality
-//! test, malformed SAN), which the caller hands to shakmaty. So every answer is the one
+//! that is a third of a build's time. Most SAN moves have exactly one piece of the named kind
+//! that can reach the target, and checking that this move doesn't expose the king takes a ray
+//! lookup (and two slider lookups when the piece stood on a line through the king, or the king
+//! is in check: then the move must also take the checker or block it). [`resolve`] does just
+//! that and answers `None` for everything else (en passant, castling, double check, ambiguity
+//! before the legality test, illegal or malformed SAN), which the caller hands to shakmaty. So every answer is the one
 //! shakmaty gives: the tests below compare the two on every legal move of random games.
 
 use shakmaty::san::San;
@@ -24,7 +25,7 @@ pub fn resolve(san: &San, pos: &Chess) -> Option<Move> {
     else {
         return None;
     };
-    if pos.checkers().any() || pos.us().contains(to) {
+    if pos.us().contains(to) {
         return None;
     }
     let board = pos.board();
@@ -46,7 +47,14 @@ pub fn resolve(san: &San, pos: &Chess) -> Option<Move> {
             if promotion.is_some() {
                 return None;
             }
-            attacks::attacks(to, role.of(turn), occupied) & pos.our(role)
+            // The lookup for the role itself (shakmaty's `attacks` is a call that dispatches).
+            let reach = match role {
+                Role::Knight => attacks::knight_attacks(to),
+                Role::Bishop => attacks::bishop_attacks(to, occupied),
+                Role::Rook => attacks::rook_attacks(to, occupied),
+                _ => attacks::queen_attacks(to, occupied),
+            };
+            reach & pos.our(role)
         }
     };
     if let Some(f) = file {
@@ -64,13 +72,25 @@ pub fn resolve(san: &San, pos: &Chess) -> Option<Move> {
         promotion,
     };
     let king = board.king_of(turn)?;
+    let checkers = pos.checkers();
     let legal = if role == Role::King {
         // The king must not step onto an attacked square (seen through its own square).
         board
             .attacks_to(to, !turn, occupied.without(from))
             .is_empty()
+    } else if checkers.is_empty() && attacks::ray(king, from).is_empty() {
+        // Not in check, and the piece leaves no line through the king: nothing is uncovered.
+        true
     } else {
-        // Not in check: only a slider behind the moved piece can now see the king.
+        // In check, the move must take the one checker or step between it and the king.
+        if let Some(checker) = checkers.first() {
+            if checkers.more_than_one()
+                || !(attacks::between(king, checker).contains(to) || checker == to)
+            {
+                return None;
+            }
+        }
+        // No slider (the checker included, unless taken or blocked) may see the king after it.
         let after = occupied.without(from).with(to);
         let their = |r: Role| pos.their(r).without(to);
         let queens = their(Role::Queen);
@@ -162,10 +182,35 @@ mod tests {
         out
     }
 
+    fn every_piece_to_every_square(pos: &Chess) -> Vec<San> {
+        let mut out = Vec::new();
+        for to in Square::ALL {
+            let capture = pos.board().occupied().contains(to);
+            for role in Role::ALL {
+                let files: Vec<Option<shakmaty::File>> = if role == Role::Pawn && capture {
+                    [to.file().offset(-1), to.file().offset(1)].to_vec()
+                } else {
+                    vec![None]
+                };
+                for file in files {
+                    out.push(San::Normal {
+                        role,
+                        file,
+                        rank: None,
+                        capture,
+                        to,
+                        promotion: None,
+                    });
+                }
+            }
+        }
+        out
+    }
+
     #[test]
     fn agrees_with_shakmaty_on_random_games() {
         let mut rng = StdRng::seed_from_u64(2026);
-        let (mut fast, mut asked) = (0u64, 0u64);
+        let (mut fast, mut asked, mut fast_in_check) = (0u64, 0u64, 0u64);
         for _ in 0..400 {
             let mut pos = Chess::default();
             for _ in 0..200 {
@@ -178,6 +223,7 @@ mod tests {
                         asked += 1;
                         if let Some(got) = resolve(&san, &pos) {
                             fast += 1;
+                            fast_in_check += u64::from(pos.is_check());
                             assert_eq!(
                                 san.to_move(&pos),
                                 Ok(got),
@@ -191,11 +237,22 @@ mod tests {
                     }
                     // The SAN a PGN writer gives is almost always settled on the fast path.
                 }
+                // Moves that are not legal: every piece kind to every square (pawns also
+                // capturing from either side), in check and in a sample of other positions.
+                if pos.is_check() || rng.random_range(0..8) == 0 {
+                    for san in every_piece_to_every_square(&pos) {
+                        if let Some(got) = resolve(&san, &pos) {
+                            assert_eq!(san.to_move(&pos), Ok(got), "{san} in {pos:?}");
+                        }
+                    }
+                }
                 let m = moves[rng.random_range(0..moves.len())];
                 pos.play_unchecked(m);
             }
         }
         assert!(fast * 10 > asked, "fast path used for {fast} of {asked}");
+        // Evasions of check take the fast path too (and are compared above).
+        assert!(fast_in_check > 1000, "{fast_in_check} answers in check");
     }
 
     #[test]
