@@ -83,12 +83,11 @@ pub fn resolve(san: &San, pos: &Chess) -> Option<Move> {
         true
     } else {
         // In check, the move must take the one checker or step between it and the king.
-        if let Some(checker) = checkers.first() {
-            if checkers.more_than_one()
-                || !(attacks::between(king, checker).contains(to) || checker == to)
-            {
-                return None;
-            }
+        if let Some(checker) = checkers.first()
+            && (checkers.more_than_one()
+                || !(attacks::between(king, checker).contains(to) || checker == to))
+        {
+            return None;
         }
         // No slider (the checker included, unless taken or blocked) may see the king after it.
         let after = occupied.without(from).with(to);
