@@ -657,7 +657,7 @@ fn tally_thread<C: Counts>(
             for work in batch.iter() {
                 let plies = work.plies.partition(p);
                 // Fetch a few plies ahead: overlap the cache misses.
-                const AHEAD: usize = 32;
+                const AHEAD: usize = 8;
                 for (i, &ply) in plies.iter().enumerate() {
                     if let Some(later) = plies.get(i + AHEAD) {
                         tally.prefetch(later.key);

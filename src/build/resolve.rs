@@ -72,7 +72,7 @@ pub fn resolve(san: &San, pos: &Chess) -> Option<Move> {
         promotion,
     };
     let king = board.king_of(turn)?;
-    let checkers = pos.checkers();
+    let checkers = checkers(pos, king);
     let legal = if role == Role::King {
         // The king must not step onto an attacked square (seen through its own square).
         board
@@ -97,6 +97,53 @@ pub fn resolve(san: &San, pos: &Chess) -> Option<Move> {
             && (attacks::bishop_attacks(king, after) & (their(Role::Bishop) | queens)).is_empty()
     };
     legal.then_some(m)
+}
+
+/// The pieces giving check to the side to move, whose king is on `king`: as shakmaty's
+/// `checkers`, but a slider lookup is made only when an enemy slider stands on one of the king's
+/// lines (in most positions none does, and the lookups are a build's costliest cache misses).
+fn checkers(pos: &Chess, king: Square) -> Bitboard {
+    let turn = pos.turn();
+    let occupied = pos.board().occupied();
+    let mut found = (attacks::knight_attacks(king) & pos.their(Role::Knight))
+        | (attacks::pawn_attacks(turn, king) & pos.their(Role::Pawn));
+    let queens = pos.their(Role::Queen);
+    let straight = pos.their(Role::Rook) | queens;
+    if (Bitboard(LINES[0][usize::from(king)]) & straight).any() {
+        found |= attacks::rook_attacks(king, occupied) & straight;
+    }
+    let diagonal = pos.their(Role::Bishop) | queens;
+    if (Bitboard(LINES[1][usize::from(king)]) & diagonal).any() {
+        found |= attacks::bishop_attacks(king, occupied) & diagonal;
+    }
+    found
+}
+
+/// For each square, the squares on its rank and file (`LINES[0]`) and on its diagonals
+/// (`LINES[1]`), itself excluded.
+const LINES: [[u64; 64]; 2] = [lines(false), lines(true)];
+
+const fn lines(diagonal: bool) -> [u64; 64] {
+    let mut out = [0u64; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        let (file, rank) = ((sq % 8) as i32, (sq / 8) as i32);
+        let mut t = 0;
+        while t < 64 {
+            let (df, dr) = ((t % 8) as i32 - file, (t / 8) as i32 - rank);
+            let on = if diagonal {
+                df.abs() == dr.abs()
+            } else {
+                df == 0 || dr == 0
+            };
+            if on && t != sq {
+                out[sq] |= 1 << t;
+            }
+            t += 1;
+        }
+        sq += 1;
+    }
+    out
 }
 
 /// The square a pawn move to `to` comes from, as a one-square set (empty if none can).
@@ -235,6 +282,9 @@ mod tests {
                         }
                     }
                     // The SAN a PGN writer gives is almost always settled on the fast path.
+                }
+                if let Some(king) = pos.board().king_of(pos.turn()) {
+                    assert_eq!(checkers(&pos, king), pos.checkers());
                 }
                 // Moves that are not legal: every piece kind to every square (pawns also
                 // capturing from either side), in check and in a sample of other positions.
