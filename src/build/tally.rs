@@ -135,8 +135,10 @@ impl<C: Counts> Partition<C> {
         if i + 1 == self.slots.len() { 0 } else { i + 1 }
     }
 
+    /// Past 3/4 full, linear probing's misses get long (8.5 probes on average at 3/4, 32 at
+    /// 7/8), and inserting new pairs is most of what a build does.
     fn needs_growth(&self) -> bool {
-        (self.len + 1) * 8 > self.slots.len() * 7
+        (self.len + 1) * 4 > self.slots.len() * 3
     }
 
     fn grown_capacity(&self) -> usize {
