@@ -17,6 +17,7 @@ use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Move, MoveList, Positi
 use thiserror::Error;
 
 use super::eval::{Params, evaluate, has_non_pawn_material, role_index, see_value};
+use super::mate::{MateLimits, MateOutcome, MateSearch, MateTable};
 use super::see::see_ge;
 use super::tablebase::{self, Value};
 use super::tt::{Bound, TranspositionTable};
@@ -149,7 +150,9 @@ pub struct Limits {
     pub depth: Option<u32>,
     pub movetime: Option<Duration>,
     pub nodes: Option<u64>,
-    /// Stop once a mate in this many moves (or fewer) is found.
+    /// A mate search (UCI `go mate N`): look for a mate in at most this many moves with the
+    /// dedicated mate search first (see [`super::mate`]), and stop as soon as one is proven. When
+    /// there is none, the normal search runs (to depth `2N + 8` unless a depth was given).
     pub mate: Option<u32>,
 }
 
@@ -254,7 +257,12 @@ pub struct Engine {
     tt: TranspositionTable,
     /// History heuristic: how often a quiet move (by side, from, to) caused a cutoff.
     history: Vec<[[i32; 64]; 64]>,
+    /// The mate search's table (made on the first mate search).
+    mate_table: Option<MateTable>,
 }
+
+/// The size of the mate search's table in MB.
+const MATE_TABLE_MB: usize = 16;
 
 impl Engine {
     pub fn new(options: SearchOptions) -> Self {
@@ -263,6 +271,7 @@ impl Engine {
             options,
             params: Params::default(),
             history: vec![[[0; 64]; 64]; 2],
+            mate_table: None,
         }
     }
 
@@ -335,6 +344,58 @@ impl Engine {
             && let Some(result) = tablebase_root(pos, start, on_iteration)
         {
             return result;
+        }
+        let mut max_depth = max_depth;
+        if let Some(n) = limits.mate.filter(|&n| n > 0) {
+            let table = self
+                .mate_table
+                .get_or_insert_with(|| MateTable::new(MATE_TABLE_MB));
+            table.clear();
+            let mut mate = MateSearch::new(
+                table,
+                game,
+                MateLimits {
+                    deadline: search.deadline,
+                    nodes: search.node_limit,
+                    stop: search.stop.clone(),
+                },
+            );
+            let outcome = mate.run(pos, n, &mut |_, _| {});
+            search.nodes = mate.nodes;
+            match outcome {
+                MateOutcome::Mate { moves, pv } => {
+                    let iteration = Iteration {
+                        depth: 2 * moves - 1,
+                        seldepth: mate.seldepth.max(2 * moves - 1),
+                        score: Score::Mate(moves as i32),
+                        nodes: mate.nodes,
+                        time: start.elapsed(),
+                        hashfull: 0,
+                        pv: pv.clone(),
+                    };
+                    on_iteration(&iteration);
+                    result.best_move = pv.first().copied().or(result.best_move);
+                    result.score = iteration.score;
+                    result.depth = iteration.depth;
+                    result.nodes = mate.nodes;
+                    result.time = iteration.time;
+                    if !pv.is_empty() {
+                        result.pv = pv;
+                    }
+                    return result;
+                }
+                MateOutcome::Stopped { .. } => {
+                    result.nodes = mate.nodes;
+                    result.time = start.elapsed();
+                    return result;
+                }
+                // No mate that short: the normal search chooses the move.
+                MateOutcome::NoMate => {
+                    if limits.depth.is_none() {
+                        max_depth = max_depth.min(2 * n.min(MAX_PLY as u32) + 8);
+                    }
+                }
+            }
         }
         let root_hash = hash_of(pos);
         let mut score: i32 = 0;
