@@ -218,7 +218,8 @@ impl<'a> MateSearch<'a> {
         if !self.enter_node(ply) {
             return false;
         }
-        if self.is_draw(pos, hash) || pos.has_insufficient_material(pos.turn()) {
+        // (The root itself may repeat a game position: that is no draw yet.)
+        if (ply > 0 && self.is_draw(pos, hash)) || pos.has_insufficient_material(pos.turn()) {
             return false;
         }
         let tt_move = match self.table.probe(hash) {

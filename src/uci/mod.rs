@@ -710,6 +710,19 @@ impl Session {
             let w = words[i];
             let next = words.get(i + 1);
             let mut takes = true;
+            // A number that isn't one: say so (the parameter is then ignored).
+            let bad = match w {
+                "wtime" | "btime" | "winc" | "binc" | "movetime" => num::<i64>(next).is_none(),
+                "movestogo" | "depth" | "mate" => num::<u32>(next).is_none(),
+                "nodes" => num::<u64>(next).is_none(),
+                _ => false,
+            };
+            if bad {
+                self.info(&format!(
+                    "go: '{w}' expects a number, got '{}' (ignored)",
+                    truncate(next.copied().unwrap_or(""), 20)
+                ));
+            }
             match w {
                 "wtime" => go.wtime = num::<i64>(next).map(|t| t.max(0) as u64),
                 "btime" => go.btime = num::<i64>(next).map(|t| t.max(0) as u64),
