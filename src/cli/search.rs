@@ -38,6 +38,10 @@ pub struct EngineArgs {
     /// Turn the spite-check analogy on (experimental).
     #[arg(long)]
     spite_check: bool,
+    /// Mate tasks (`--mate N`, `solve`'s mate puzzles) without the dedicated mate search: the
+    /// normal search, stopped at the first mate short enough.
+    #[arg(long)]
+    no_mate_search: bool,
     /// Turn the 3-man tablebase (KQvK, KRvK) off: the search alone.
     #[arg(long)]
     no_tablebase: bool,
@@ -45,8 +49,8 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = 64)]
     hash: usize,
     /// Set a search option by name, e.g. `--set NullMove=false` (repeatable; names: MDP,
-    /// CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, Tablebase,
-    /// Hash).
+    /// CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, MateSearch,
+    /// Tablebase, Hash).
     #[arg(long, value_name = "NAME=VALUE")]
     set: Vec<String>,
 }
@@ -62,6 +66,7 @@ impl EngineArgs {
             lmr: !self.no_lmr,
             lmp: !self.no_lmp,
             spite_check: self.spite_check,
+            mate_search: !self.no_mate_search,
             tablebase: !self.no_tablebase,
             hash_mb: self.hash.clamp(1, 65536),
         };

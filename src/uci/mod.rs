@@ -100,7 +100,7 @@ const DEFAULT_OVERHEAD_MS: u64 = 30;
 const MAX_HASH_MB: i64 = 1024;
 
 /// The search switches offered as UCI options: (UCI name, name for [`SearchOptions::set`]).
-const SWITCHES: [(&str, &str); 9] = [
+const SWITCHES: [(&str, &str); 10] = [
     ("MateDistancePruning", "MDP"),
     ("CheckExtension", "CheckExtension"),
     ("NullMove", "NullMove"),
@@ -109,6 +109,7 @@ const SWITCHES: [(&str, &str); 9] = [
     ("LMR", "LMR"),
     ("LMP", "LMP"),
     ("SpiteCheckAnalogy", "SpiteCheck"),
+    ("MateSearch", "MateSearch"),
     ("Tablebase", "Tablebase"),
 ];
 
@@ -122,6 +123,7 @@ fn switch_default(o: &SearchOptions, set_name: &str) -> bool {
         "LMR" => o.lmr,
         "LMP" => o.lmp,
         "Tablebase" => o.tablebase,
+        "MateSearch" => o.mate_search,
         _ => o.spite_check,
     }
 }
