@@ -1157,7 +1157,7 @@ impl Search<'_> {
             return stand_pat;
         };
         // The pair's change of the evaluation, seen from the side to move here.
-        let delta = if (ply - a.ply) % 2 == 0 {
+        let delta = if (ply - a.ply).is_multiple_of(2) {
             a.delta
         } else {
             -a.delta
