@@ -159,7 +159,9 @@ pub struct Limits {
     pub nodes: Option<u64>,
     /// A mate search (UCI `go mate N`): look for a mate in at most this many moves with the
     /// dedicated mate search first (see [`super::mate`]), and stop as soon as one is proven. When
-    /// there is none, the normal search runs (to depth `2N + 8` unless a depth was given).
+    /// there is none, the normal search runs (to depth `2N + 8` unless a depth was given). With a
+    /// `movetime` or `nodes` budget the mate search has half of it, and when it runs out the
+    /// normal search has the rest, stopping at the first mate that short.
     pub mate: Option<u32>,
 }
 
@@ -361,9 +363,11 @@ impl Engine {
             let mut mate = MateSearch::new(
                 table,
                 game,
+                // With a time or node budget, the mate search has the first half of it; the
+                // normal search, looking for a mate that short too, has the rest.
                 MateLimits {
-                    deadline: search.deadline,
-                    nodes: search.node_limit,
+                    deadline: limits.movetime.map(|t| start + t / 2),
+                    nodes: limits.nodes.map_or(u64::MAX, |n| n / 2),
                     stop: search.stop.clone(),
                 },
             );
@@ -391,11 +395,16 @@ impl Engine {
                     }
                     return result;
                 }
-                MateOutcome::Stopped { .. } => {
+                // Stopped from outside (UCI `stop`, the clock): answer now.
+                MateOutcome::Stopped { .. }
+                    if search.stop.load(Ordering::Relaxed)
+                        || (limits.movetime.is_none() && limits.nodes.is_none()) =>
+                {
                     result.nodes = mate.nodes;
                     result.time = start.elapsed();
                     return result;
                 }
+                MateOutcome::Stopped { .. } => {}
                 // No mate that short: the normal search chooses the move.
                 MateOutcome::NoMate => {
                     if limits.depth.is_none() {
