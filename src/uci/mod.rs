@@ -844,7 +844,12 @@ impl Session {
         });
         let limits = Limits {
             depth: go.depth,
-            movetime: None,
+            // The clock is kept by the watchdog below; a mate search is told its time too, so
+            // that it can leave half of it to the normal search (see `Limits::mate`).
+            movetime: match (go.mate, &plan) {
+                (Some(_), Some(p)) if !waits => Some(p.hard),
+                _ => None,
+            },
             nodes: go.nodes,
             mate: go.mate,
         };
