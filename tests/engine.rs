@@ -316,6 +316,34 @@ fn mate_search_finds_the_mates_the_normal_search_missed_at_1_s() {
 }
 
 #[test]
+fn mate_search_respects_repetitions_of_the_game() {
+    // Mate in 2: 1. Nf6+ gxf6 2. Bxf7#. If the position after 1. Nf6+ was seen before in the
+    // game, Black may claim the repetition there instead of being mated: that mate no longer
+    // counts, and the search must not claim it.
+    let pos =
+        parse_fen("r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1").unwrap();
+    let key = play_moves(pos.clone(), "Nf6+").unwrap();
+    let free = search(&pos, &[], &mate_limits(2, 1_000_000), no_tablebase());
+    assert_eq!(free.score, Score::Mate(2));
+    assert_eq!(
+        free.pv.first().map(|m| m.to_string()),
+        Some("Nd5-f6".into())
+    );
+    let r = search(
+        &pos,
+        &[hash_of(&key)],
+        &mate_limits(2, 1_000_000),
+        no_tablebase(),
+    );
+    assert!(
+        r.pv.first() != free.pv.first() || r.score != Score::Mate(2),
+        "{:?} {:?}",
+        r.score,
+        r.pv
+    );
+}
+
+#[test]
 fn mate_search_without_a_mate_hands_over_to_the_normal_search() {
     // KRvK, mate in 8: no mate in 3 exists, so the normal search picks the move (to depth 2N + 8
     // = 14 at most) and no mate is claimed.

@@ -360,9 +360,10 @@ impl Engine {
                 .mate_table
                 .get_or_insert_with(|| MateTable::new(MATE_TABLE_MB));
             table.clear();
+            // Only the positions since the last capture or pawn move can come again.
             let mut mate = MateSearch::new(
                 table,
-                game,
+                &game[game.len() - repeatable..],
                 // With a time or node budget, the mate search has the first half of it; the
                 // normal search, looking for a mate that short too, has the rest.
                 MateLimits {
