@@ -242,6 +242,47 @@ fn no_or_one_legal_move_and_searchmoves() {
 }
 
 #[test]
+fn go_mate_runs_the_mate_search() {
+    // The binary, so that each search runs to its end (a new command or EOF would stop it).
+    let mut e = Engine::start(&["uci"]);
+    let wait = Duration::from_secs(30);
+    // A mate in 2 (quiet defences): one info line with the exact distance, the mating move.
+    e.send("position fen r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1");
+    e.send("go mate 2");
+    let (info, _) = e.expect("info ", wait);
+    assert!(
+        info.starts_with("info depth 3 seldepth 3 multipv 1 score mate 2 "),
+        "{info}"
+    );
+    assert!(info.ends_with(" pv d5f6 g7f6 c4f7"), "{info}");
+    assert_eq!(e.expect("bestmove", wait).0, "bestmove d5f6 ponder g7f6");
+    // A mate in 4 whose key move is quiet (1. Qf4, mate_in_4.pgn line 701), which the normal
+    // search missed in a second.
+    e.send("position fen rnbq1b1r/ppp1pQ1p/1n1p2p1/4P2k/3P4/8/PPP2PPP/RNB1K2R w - - 0 1");
+    e.send("go mate 4");
+    let (info, _) = e.expect("info ", wait);
+    assert!(info.contains(" score mate 4 "), "{info}");
+    assert!(e.expect("bestmove", wait).0.starts_with("bestmove f7f4"));
+    // No mate in 2 from the start: the normal search answers, with no mate score.
+    e.send("position startpos");
+    e.send("go mate 2 nodes 20000");
+    let (info, _) = e.expect("info depth 1 ", wait);
+    assert!(info.contains(" score cp "), "{info}");
+    e.expect("bestmove", wait);
+    // A value that is not a number: one line saying so, and the rest of the command still runs.
+    e.send("go mate x depth 1");
+    let (info, _) = e.expect("info string", wait);
+    assert_eq!(
+        info,
+        "info string go: 'mate' expects a number, got 'x' (ignored)"
+    );
+    e.expect("info depth 1 ", wait);
+    e.expect("bestmove", wait);
+    e.send("quit");
+    let _ = e.child.wait();
+}
+
+#[test]
 fn fuzz_random_and_truncated_lines_then_readyok() {
     let mut rng = StdRng::seed_from_u64(0x5eed);
     let valid = [

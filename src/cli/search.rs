@@ -38,6 +38,10 @@ pub struct EngineArgs {
     /// Turn the spite-check analogy on (experimental).
     #[arg(long)]
     spite_check: bool,
+    /// Mate tasks (`--mate N`, `solve`'s mate puzzles) without the dedicated mate search: the
+    /// normal search, stopped at the first mate short enough.
+    #[arg(long)]
+    no_mate_search: bool,
     /// Turn the 3-man tablebase (KQvK, KRvK) off: the search alone.
     #[arg(long)]
     no_tablebase: bool,
@@ -45,8 +49,8 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = 64)]
     hash: usize,
     /// Set a search option by name, e.g. `--set NullMove=false` (repeatable; names: MDP,
-    /// CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, Tablebase,
-    /// Hash).
+    /// CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, MateSearch,
+    /// Tablebase, Hash).
     #[arg(long, value_name = "NAME=VALUE")]
     set: Vec<String>,
 }
@@ -62,6 +66,7 @@ impl EngineArgs {
             lmr: !self.no_lmr,
             lmp: !self.no_lmp,
             spite_check: self.spite_check,
+            mate_search: !self.no_mate_search,
             tablebase: !self.no_tablebase,
             hash_mb: self.hash.clamp(1, 65536),
         };
@@ -90,9 +95,14 @@ pub struct LimitArgs {
 }
 
 impl LimitArgs {
+    /// No limit was given.
+    pub fn is_default(&self) -> bool {
+        self.depth.is_none() && self.movetime.is_none() && self.nodes.is_none()
+    }
+
     /// The limits, or `default` when none was given.
     pub fn limits(&self, default: Limits) -> Limits {
-        if self.depth.is_none() && self.movetime.is_none() && self.nodes.is_none() {
+        if self.is_default() {
             return default;
         }
         Limits {
@@ -114,6 +124,10 @@ pub struct Args {
     moves: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
+    /// Look for a mate in at most N moves (as UCI `go mate N`): a dedicated mate search that
+    /// stops as soon as one is proven; without one, the normal search picks the move.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=62))]
+    mate: Option<u32>,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -136,10 +150,17 @@ fn game(fen: Option<&str>, moves: Option<&str>) -> Result<(Chess, Vec<u64>), Cli
 pub fn run(args: Args) -> CliResult {
     let options = args.engine.options()?;
     let (pos, history) = game(args.fen.as_deref(), args.moves.as_deref())?;
-    let limits = args.limits.limits(Limits {
+    let mut limits = args.limits.limits(Limits {
         depth: Some(12),
         ..Limits::default()
     });
+    if args.mate.is_some() {
+        limits.mate = args.mate;
+        // A mate search with no other limit runs until it has an answer.
+        if args.limits.is_default() {
+            limits.depth = None;
+        }
+    }
     let mut engine = Engine::new(options);
     let stop = Arc::new(AtomicBool::new(false));
     let result = engine.search(&pos, &history, &limits, stop, &mut |it| {

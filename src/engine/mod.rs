@@ -10,10 +10,12 @@
 //! - [`tt`]: the transposition table.
 //! - [`search`]: iterative deepening, PVS, pruning, quiescence; [`search::SearchOptions`] holds
 //!   the switches and [`search::Limits`] when to stop.
+//! - [`mate`]: the mate search (`go mate N`): is there a mate within N moves?
 //! - [`tablebase`]: KQvK and KRvK with distance to mate, generated on first use.
 //! - [`suite`]: EPD and PGN test suites (bm, am, dm, matetrack's `bm #N`, mate puzzles).
 
 pub mod eval;
+pub mod mate;
 pub mod perft;
 pub mod pesto;
 pub mod search;

@@ -17,6 +17,7 @@ use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Move, MoveList, Positi
 use thiserror::Error;
 
 use super::eval::{Params, evaluate, has_non_pawn_material, role_index, see_value};
+use super::mate::{MateLimits, MateOutcome, MateSearch, MateTable};
 use super::see::see_ge;
 use super::tablebase::{self, Value};
 use super::tt::{Bound, TranspositionTable};
@@ -61,9 +62,13 @@ pub struct SearchOptions {
     pub lmr: bool,
     /// Late move pruning.
     pub lmp: bool,
-    /// H.G. Muller's spite-check analogy (experimental and partial: step 8 of `negamax`; the
-    /// transposition-table "analogy" for checking moves is not implemented).
+    /// H.G. Muller's spite-check analogy (experimental): step 8 of `negamax` (the null move
+    /// searched again after a check and its evasion) and the transposition-table "analogy" at
+    /// the leaves (see [`Analogy`]).
     pub spite_check: bool,
+    /// Mate tasks (`Limits::mate`, UCI `go mate N`) go to the dedicated mate search first
+    /// ([`super::mate`]); off, the normal search only stops at the first mate short enough.
+    pub mate_search: bool,
     /// The 3-man tablebase (KQvK, KRvK with distance to mate): exact scores for those positions
     /// in the tree, and at the root the table's move without a search.
     pub tablebase: bool,
@@ -82,6 +87,7 @@ impl Default for SearchOptions {
             lmr: true,
             lmp: true,
             spite_check: false,
+            mate_search: true,
             tablebase: true,
             hash_mb: 64,
         }
@@ -90,7 +96,7 @@ impl Default for SearchOptions {
 
 impl SearchOptions {
     /// The option names accepted by [`SearchOptions::set`] (case-insensitive).
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 11] = [
         "MDP",
         "CheckExtension",
         "NullMove",
@@ -99,6 +105,7 @@ impl SearchOptions {
         "LMR",
         "LMP",
         "SpiteCheck",
+        "MateSearch",
         "Tablebase",
         "Hash",
     ];
@@ -123,6 +130,7 @@ impl SearchOptions {
             "lmr" => &mut self.lmr,
             "lmp" => &mut self.lmp,
             "spitecheck" => &mut self.spite_check,
+            "matesearch" => &mut self.mate_search,
             "tablebase" => &mut self.tablebase,
             "hash" => {
                 self.hash_mb = value
@@ -149,7 +157,11 @@ pub struct Limits {
     pub depth: Option<u32>,
     pub movetime: Option<Duration>,
     pub nodes: Option<u64>,
-    /// Stop once a mate in this many moves (or fewer) is found.
+    /// A mate search (UCI `go mate N`): look for a mate in at most this many moves with the
+    /// dedicated mate search first (see [`super::mate`]), and stop as soon as one is proven. When
+    /// there is none, the normal search runs (to depth `2N + 8` unless a depth was given). With a
+    /// `movetime` or `nodes` budget the mate search has half of it, and when it runs out the
+    /// normal search has the rest, stopping at the first mate that short.
     pub mate: Option<u32>,
 }
 
@@ -254,7 +266,12 @@ pub struct Engine {
     tt: TranspositionTable,
     /// History heuristic: how often a quiet move (by side, from, to) caused a cutoff.
     history: Vec<[[i32; 64]; 64]>,
+    /// The mate search's table (made on the first mate search).
+    mate_table: Option<MateTable>,
 }
+
+/// The size of the mate search's table in MB.
+const MATE_TABLE_MB: usize = 16;
 
 impl Engine {
     pub fn new(options: SearchOptions) -> Self {
@@ -263,6 +280,7 @@ impl Engine {
             options,
             params: Params::default(),
             history: vec![[[0; 64]; 64]; 2],
+            mate_table: None,
         }
     }
 
@@ -335,6 +353,66 @@ impl Engine {
             && let Some(result) = tablebase_root(pos, start, on_iteration)
         {
             return result;
+        }
+        let mut max_depth = max_depth;
+        if let Some(n) = limits.mate.filter(|&n| n > 0 && self.options.mate_search) {
+            let table = self
+                .mate_table
+                .get_or_insert_with(|| MateTable::new(MATE_TABLE_MB));
+            table.clear();
+            // Only the positions since the last capture or pawn move can come again.
+            let mut mate = MateSearch::new(
+                table,
+                &game[game.len() - repeatable..],
+                // With a time or node budget, the mate search has the first half of it; the
+                // normal search, looking for a mate that short too, has the rest.
+                MateLimits {
+                    deadline: limits.movetime.map(|t| start + t / 2),
+                    nodes: limits.nodes.map_or(u64::MAX, |n| n / 2),
+                    stop: search.stop.clone(),
+                },
+            );
+            let outcome = mate.run(pos, n, &mut |_, _| {});
+            search.nodes = mate.nodes;
+            match outcome {
+                MateOutcome::Mate { moves, pv } => {
+                    let iteration = Iteration {
+                        depth: 2 * moves - 1,
+                        seldepth: mate.seldepth.max(2 * moves - 1),
+                        score: Score::Mate(moves as i32),
+                        nodes: mate.nodes,
+                        time: start.elapsed(),
+                        hashfull: 0,
+                        pv: pv.clone(),
+                    };
+                    on_iteration(&iteration);
+                    result.best_move = pv.first().copied().or(result.best_move);
+                    result.score = iteration.score;
+                    result.depth = iteration.depth;
+                    result.nodes = mate.nodes;
+                    result.time = iteration.time;
+                    if !pv.is_empty() {
+                        result.pv = pv;
+                    }
+                    return result;
+                }
+                // Stopped from outside (UCI `stop`, the clock): answer now.
+                MateOutcome::Stopped { .. }
+                    if search.stop.load(Ordering::Relaxed)
+                        || (limits.movetime.is_none() && limits.nodes.is_none()) =>
+                {
+                    result.nodes = mate.nodes;
+                    result.time = start.elapsed();
+                    return result;
+                }
+                MateOutcome::Stopped { .. } => {}
+                // No mate that short: the normal search chooses the move.
+                MateOutcome::NoMate => {
+                    if limits.depth.is_none() {
+                        max_depth = max_depth.min(2 * n.min(MAX_PLY as u32) + 8);
+                    }
+                }
+            }
         }
         let root_hash = hash_of(pos);
         let mut score: i32 = 0;
@@ -485,6 +563,34 @@ struct Frame {
     captured: bool,
     /// A null move was tried from this ply.
     null: bool,
+    /// The spite-check analogy in force below this ply (set only with the switch on).
+    analogy: Option<Analogy>,
+}
+
+/// The spite-check analogy (H.G. Muller's proposal, the transposition-table part).
+///
+/// A check and its evasion that win no material (a "spite check") change little on the board:
+/// the checking piece and the king stand elsewhere, and the opponent's threat is still there,
+/// only two plies further, perhaps now over the horizon. The positions below the pair are then
+/// analogous to those below the position before it: moving the two pieces back maps one onto
+/// the other, and with Zobrist keys that map is an XOR with `shift` = key after the pair XOR key
+/// before it. The position before the pair was searched to a greater depth (by its other moves
+/// or its null move), so the transposition table often knows the analogous position of a leaf.
+///
+/// At a leaf, where quiescence would stand pat on the static evaluation, the table is probed
+/// for `key ^ shift`; its stored bound, corrected by `delta` (how much the pair changed the
+/// static evaluation), bounds the stand-pat score: an upper bound caps it (the threat that was
+/// pushed over the horizon is seen again), a lower bound raises it, an exact score replaces it.
+/// A mate score of the analogous position counts as just short of a mate, since the analogy is
+/// no proof. The most recent pair below the root is the one in force.
+#[derive(Clone, Copy, Debug)]
+struct Analogy {
+    /// Key after the check and evasion XOR key before them.
+    shift: u64,
+    /// Static evaluation after the pair minus before it, for the side to move at `ply`.
+    delta: i32,
+    /// The ply of the position after the pair.
+    ply: usize,
 }
 
 struct Search<'a> {
@@ -522,6 +628,23 @@ fn lmr_reduction(depth: i32, moves: usize) -> i32 {
     let d = (depth.max(1) as f32).ln();
     let m = (moves.max(1) as f32).ln();
     (0.75 + d * m / 2.25) as i32
+}
+
+/// The stand-pat score `stand_pat` bounded by the analogous position's stored `score` and
+/// `bound`, corrected by `delta` (see [`Analogy`]). A mate score counts as just short of a mate.
+fn bound_by_analogy(stand_pat: i32, score: i32, bound: Bound, delta: i32) -> i32 {
+    let v = if score >= MATE_BOUND {
+        MATE_BOUND - 1
+    } else if score <= -MATE_BOUND {
+        -MATE_BOUND + 1
+    } else {
+        (score + delta).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+    };
+    match bound {
+        Bound::Upper => stand_pat.min(v),
+        Bound::Lower => stand_pat.max(v),
+        Bound::Exact => v,
+    }
 }
 
 impl Search<'_> {
@@ -647,7 +770,8 @@ impl Search<'_> {
             depth += 1;
         }
         if depth <= 0 {
-            return self.quiescence(pos, ply, alpha, beta);
+            let analogy = self.analogy_at(pos, ply).map(|a| (hash, a));
+            return self.quiescence(pos, ply, alpha, beta, analogy);
         }
 
         if !self.enter_node(ply) {
@@ -718,6 +842,9 @@ impl Search<'_> {
         self.stack[ply].eval = eval;
         self.stack[ply].in_check = in_check;
         self.stack[ply].null = false;
+        if self.opts.spite_check {
+            self.stack[ply].analogy = self.analogy_at(pos, ply);
+        }
         let improving = !in_check && ply >= 2 && eval > self.stack[ply - 2].eval;
         let last_was_capture = ply >= 1 && self.stack[ply - 1].captured;
         let mut spite_extend = false;
@@ -967,6 +1094,37 @@ impl Search<'_> {
         best
     }
 
+    /// The spite-check analogy in force at `ply` (see [`Analogy`]): a new one when the last two
+    /// plies were a check and an evasion, neither of which captured, else the parent's. `None`
+    /// with the switch off. Reads the frames and hashes of plies `ply - 1` and `ply - 2`, which
+    /// the search has set before its children run.
+    fn analogy_at(&self, pos: &Chess, ply: usize) -> Option<Analogy> {
+        if !self.opts.spite_check || ply == 0 {
+            return None;
+        }
+        let inherited = self.stack[ply - 1].analogy;
+        if ply < 2 || self.hashes.len() < 2 {
+            return inherited;
+        }
+        let (check, evasion) = (&self.stack[ply - 2], &self.stack[ply - 1]);
+        if !evasion.in_check
+            || evasion.captured
+            || check.captured
+            || check.null
+            || check.eval == -INF
+            || pos.is_check()
+        {
+            return inherited;
+        }
+        let n = self.hashes.len();
+        let (before, after) = (self.hashes[n - 2], hash_of(pos));
+        Some(Analogy {
+            shift: before ^ after,
+            delta: evaluate(pos, self.params) - check.eval,
+            ply,
+        })
+    }
+
     /// Did the last two plies consist of a check and an evasion that captured nothing?
     fn after_check_and_quiet_evasion(&self, ply: usize) -> bool {
         ply >= 2 && self.stack[ply - 1].in_check && !self.stack[ply - 1].captured
@@ -1002,9 +1160,32 @@ impl Search<'_> {
         !self.stopped
     }
 
+    /// The spite-check analogy at a leaf (see [`Analogy`]): the stand-pat score bounded by what
+    /// the transposition table knows of the analogous position `hash ^ a.shift`.
+    fn analogous_stand_pat(&self, stand_pat: i32, hash: u64, a: Analogy, ply: usize) -> i32 {
+        let Some(e) = self.tt.probe(hash ^ a.shift, ply) else {
+            return stand_pat;
+        };
+        // The pair's change of the evaluation, seen from the side to move here.
+        let delta = if (ply - a.ply).is_multiple_of(2) {
+            a.delta
+        } else {
+            -a.delta
+        };
+        bound_by_analogy(stand_pat, e.score, e.bound, delta)
+    }
+
     /// Quiescence search: only captures and queen promotions (all moves when in check) until
     /// the position is quiet, so that the evaluation never stands in the middle of an exchange.
-    fn quiescence(&mut self, pos: &Chess, ply: usize, mut alpha: i32, mut beta: i32) -> i32 {
+    /// `analogy`: the position's hash and the spite-check analogy in force, if any.
+    fn quiescence(
+        &mut self,
+        pos: &Chess,
+        ply: usize,
+        mut alpha: i32,
+        mut beta: i32,
+        analogy: Option<(u64, Analogy)>,
+    ) -> i32 {
         if !self.enter_node(ply) {
             return 0;
         }
@@ -1039,6 +1220,9 @@ impl Search<'_> {
         if !in_check {
             // Stand pat: the side to move may decline every capture.
             stand_pat = evaluate(pos, self.params);
+            if let Some((hash, a)) = analogy {
+                stand_pat = self.analogous_stand_pat(stand_pat, hash, a, ply);
+            }
             if stand_pat >= beta {
                 return stand_pat;
             }
@@ -1069,7 +1253,8 @@ impl Search<'_> {
             }
             let mut child = pos.clone();
             child.play_unchecked(m);
-            let score = -self.quiescence(&child, ply + 1, -beta, -alpha);
+            let child_analogy = analogy.map(|(h, a)| (Self::child_hash(pos, h, m, &child), a));
+            let score = -self.quiescence(&child, ply + 1, -beta, -alpha, child_analogy);
             if self.stopped {
                 return 0;
             }
@@ -1105,6 +1290,43 @@ mod tests {
             o.set("LMR", "maybe"),
             Err(OptionError::BadValue { .. })
         ));
+    }
+
+    #[test]
+    fn spite_check_analogy_maps_positions_by_a_key_shift() {
+        use crate::position::{parse_fen, parse_move};
+        // P: White to move. The spite check Qe3+ and the evasion Kf7 give P'. Any later quiet
+        // move m away from the two pieces leads from P' to a position whose key, XOR the shift,
+        // is the key of P followed by m: the analogous position.
+        let p = parse_fen("4k3/7p/8/8/8/Q7/1P6/4K3 w - - 0 1").unwrap();
+        let play = |pos: &Chess, moves: &[&str]| {
+            let mut pos = pos.clone();
+            for m in moves {
+                let m = parse_move(&pos, m).unwrap();
+                pos.play_unchecked(m);
+            }
+            pos
+        };
+        let p2 = play(&p, &["Qe3+", "Kf7"]);
+        let shift = hash_of(&p) ^ hash_of(&p2);
+        for m in [["b3", "h6"], ["b4", "h5"]] {
+            assert_eq!(hash_of(&play(&p2, &m)) ^ shift, hash_of(&play(&p, &m)));
+        }
+        // Bounds: an upper bound caps, a lower bound raises, an exact score replaces, each
+        // corrected by the evaluation change; mate scores count as just short of a mate.
+        assert_eq!(bound_by_analogy(100, 20, Bound::Upper, 10), 30);
+        assert_eq!(bound_by_analogy(10, 20, Bound::Upper, 10), 10);
+        assert_eq!(bound_by_analogy(10, 20, Bound::Lower, -5), 15);
+        assert_eq!(bound_by_analogy(100, 20, Bound::Lower, -5), 100);
+        assert_eq!(bound_by_analogy(100, 20, Bound::Exact, 0), 20);
+        assert_eq!(
+            bound_by_analogy(0, -MATE + 5, Bound::Upper, 50),
+            -MATE_BOUND + 1
+        );
+        assert_eq!(
+            bound_by_analogy(0, MATE - 5, Bound::Exact, 50),
+            MATE_BOUND - 1
+        );
     }
 
     #[test]

@@ -100,7 +100,7 @@ const DEFAULT_OVERHEAD_MS: u64 = 30;
 const MAX_HASH_MB: i64 = 1024;
 
 /// The search switches offered as UCI options: (UCI name, name for [`SearchOptions::set`]).
-const SWITCHES: [(&str, &str); 9] = [
+const SWITCHES: [(&str, &str); 10] = [
     ("MateDistancePruning", "MDP"),
     ("CheckExtension", "CheckExtension"),
     ("NullMove", "NullMove"),
@@ -109,6 +109,7 @@ const SWITCHES: [(&str, &str); 9] = [
     ("LMR", "LMR"),
     ("LMP", "LMP"),
     ("SpiteCheckAnalogy", "SpiteCheck"),
+    ("MateSearch", "MateSearch"),
     ("Tablebase", "Tablebase"),
 ];
 
@@ -122,6 +123,7 @@ fn switch_default(o: &SearchOptions, set_name: &str) -> bool {
         "LMR" => o.lmr,
         "LMP" => o.lmp,
         "Tablebase" => o.tablebase,
+        "MateSearch" => o.mate_search,
         _ => o.spite_check,
     }
 }
@@ -710,6 +712,19 @@ impl Session {
             let w = words[i];
             let next = words.get(i + 1);
             let mut takes = true;
+            // A number that isn't one: say so (the parameter is then ignored).
+            let bad = match w {
+                "wtime" | "btime" | "winc" | "binc" | "movetime" => num::<i64>(next).is_none(),
+                "movestogo" | "depth" | "mate" => num::<u32>(next).is_none(),
+                "nodes" => num::<u64>(next).is_none(),
+                _ => false,
+            };
+            if bad {
+                self.info(&format!(
+                    "go: '{w}' expects a number, got '{}' (ignored)",
+                    truncate(next.copied().unwrap_or(""), 20)
+                ));
+            }
             match w {
                 "wtime" => go.wtime = num::<i64>(next).map(|t| t.max(0) as u64),
                 "btime" => go.btime = num::<i64>(next).map(|t| t.max(0) as u64),
@@ -829,7 +844,12 @@ impl Session {
         });
         let limits = Limits {
             depth: go.depth,
-            movetime: None,
+            // The clock is kept by the watchdog below; a mate search is told its time too, so
+            // that it can leave half of it to the normal search (see `Limits::mate`).
+            movetime: match (go.mate, &plan) {
+                (Some(_), Some(p)) if !waits => Some(p.hard),
+                _ => None,
+            },
             nodes: go.nodes,
             mate: go.mate,
         };
