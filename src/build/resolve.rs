@@ -47,14 +47,13 @@ pub fn resolve(san: &San, pos: &Chess) -> Option<Move> {
             if promotion.is_some() {
                 return None;
             }
-            // The lookup for the role itself (shakmaty's `attacks` is a call that dispatches).
-            let reach = match role {
-                Role::Knight => attacks::knight_attacks(to),
-                Role::Bishop => attacks::bishop_attacks(to, occupied),
-                Role::Rook => attacks::rook_attacks(to, occupied),
-                _ => attacks::queen_attacks(to, occupied),
-            };
-            reach & pos.our(role)
+            let ours = pos.our(role);
+            match role {
+                Role::Knight => attacks::knight_attacks(to) & ours,
+                Role::Bishop => seeing(to, Bitboard::EMPTY, ours, occupied),
+                Role::Rook => seeing(to, ours, Bitboard::EMPTY, occupied),
+                _ => seeing(to, ours, ours, occupied),
+            }
         }
     };
     if let Some(f) = file {
@@ -93,28 +92,45 @@ pub fn resolve(san: &San, pos: &Chess) -> Option<Move> {
         let after = occupied.without(from).with(to);
         let their = |r: Role| pos.their(r).without(to);
         let queens = their(Role::Queen);
-        (attacks::rook_attacks(king, after) & (their(Role::Rook) | queens)).is_empty()
-            && (attacks::bishop_attacks(king, after) & (their(Role::Bishop) | queens)).is_empty()
+        seeing(
+            king,
+            their(Role::Rook) | queens,
+            their(Role::Bishop) | queens,
+            after,
+        )
+        .is_empty()
     };
     legal.then_some(m)
 }
 
-/// The pieces giving check to the side to move, whose king is on `king`: as shakmaty's
-/// `checkers`, but a slider lookup is made only when an enemy slider stands on one of the king's
-/// lines (in most positions none does, and the lookups are a build's costliest cache misses).
+/// The pieces giving check to the side to move, whose king is on `king` (as shakmaty's
+/// `checkers`).
 fn checkers(pos: &Chess, king: Square) -> Bitboard {
-    let turn = pos.turn();
-    let occupied = pos.board().occupied();
-    let mut found = (attacks::knight_attacks(king) & pos.their(Role::Knight))
-        | (attacks::pawn_attacks(turn, king) & pos.their(Role::Pawn));
     let queens = pos.their(Role::Queen);
-    let straight = pos.their(Role::Rook) | queens;
-    if (Bitboard(LINES[0][usize::from(king)]) & straight).any() {
-        found |= attacks::rook_attacks(king, occupied) & straight;
-    }
-    let diagonal = pos.their(Role::Bishop) | queens;
-    if (Bitboard(LINES[1][usize::from(king)]) & diagonal).any() {
-        found |= attacks::bishop_attacks(king, occupied) & diagonal;
+    (attacks::knight_attacks(king) & pos.their(Role::Knight))
+        | (attacks::pawn_attacks(pos.turn(), king) & pos.their(Role::Pawn))
+        | seeing(
+            king,
+            pos.their(Role::Rook) | queens,
+            pos.their(Role::Bishop) | queens,
+            pos.board().occupied(),
+        )
+}
+
+/// Which of the sliders `straight` (moving along ranks and files) and `diagonal` (along
+/// diagonals) see `sq` over `occupied`.
+///
+/// A board has few sliders, so each one on a line through `sq` is tested by the squares between
+/// (two small tables that stay in cache) rather than by shakmaty's attack lookups, whose large
+/// tables are a build's costliest cache misses.
+fn seeing(sq: Square, straight: Bitboard, diagonal: Bitboard, occupied: Bitboard) -> Bitboard {
+    let i = usize::from(sq);
+    let mut candidates = (straight & Bitboard(LINES[0][i])) | (diagonal & Bitboard(LINES[1][i]));
+    let mut found = Bitboard::EMPTY;
+    while let Some(s) = candidates.pop_front() {
+        if (attacks::between(sq, s) & occupied).is_empty() {
+            found.add(s);
+        }
     }
     found
 }
@@ -285,6 +301,14 @@ mod tests {
                 }
                 if let Some(king) = pos.board().king_of(pos.turn()) {
                     assert_eq!(checkers(&pos, king), pos.checkers());
+                }
+                let board = pos.board();
+                let occupied = board.occupied();
+                let (straight, diagonal) = (board.rooks_and_queens(), board.bishops_and_queens());
+                for sq in Square::ALL {
+                    let magic = (attacks::rook_attacks(sq, occupied) & straight)
+                        | (attacks::bishop_attacks(sq, occupied) & diagonal);
+                    assert_eq!(seeing(sq, straight, diagonal, occupied), magic);
                 }
                 // Moves that are not legal: every piece kind to every square (pawns also
                 // capturing from either side), in check and in a sample of other positions.
