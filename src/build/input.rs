@@ -178,21 +178,12 @@ impl<R: Read> Chunker<R> {
         let mut buf = std::mem::take(&mut self.carry);
         let mut want = self.target;
         loop {
-            while !self.eof && buf.len() < want {
-                let start = buf.len();
-                buf.resize(want.max(start + (1 << 16)), 0);
-                let n = loop {
-                    match self.input.read(&mut buf[start..]) {
-                        Ok(n) => break n,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                        Err(e) => {
-                            buf.truncate(start);
-                            return Err(e);
-                        }
-                    }
-                };
-                buf.truncate(start + n);
-                self.eof = n == 0;
+            if !self.eof && buf.len() < want {
+                // Read straight into the buffer's spare room (no zero-filling first).
+                let room = want - buf.len();
+                buf.reserve_exact(room);
+                let n = (&mut self.input).take(room as u64).read_to_end(&mut buf)?;
+                self.eof = n < room;
             }
             if self.eof {
                 return Ok((!buf.is_empty()).then_some(buf));
