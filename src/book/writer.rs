@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
 
-use super::{BookError, Entry};
+use super::{BookError, ENTRY_SIZE, Entry};
 
 /// Sorts entries the way Polyglot books are sorted: key ascending, then weight descending; entries
 /// equal in both keep their order (the sort is stable).
@@ -32,6 +32,8 @@ pub struct BookWriter {
     path: PathBuf,
     out: BufWriter<NamedTempFile>,
     count: u64,
+    /// Wait for the disk before the rename (see [`BookWriter::sync`]).
+    sync: bool,
 }
 
 impl BookWriter {
@@ -48,7 +50,17 @@ impl BookWriter {
             path,
             out: BufWriter::with_capacity(1 << 16, tmp),
             count: 0,
+            sync: true,
         })
+    }
+
+    /// Whether [`BookWriter::finish`] waits for the data to reach the disk before the rename
+    /// (the default). Without it the book is still never seen half-written, since it appears
+    /// only by the rename, but a power cut soon after could lose it; a book build, which can be
+    /// run again, skips the wait unless asked (`polybook build --fsync`).
+    pub fn sync(mut self, sync: bool) -> Self {
+        self.sync = sync;
+        self
     }
 
     /// Appends one entry.
@@ -62,12 +74,24 @@ impl BookWriter {
             })
     }
 
+    /// Appends `count` entries already in the book's byte format ([`Entry::to_bytes`], in book
+    /// order), e.g. encoded on other threads.
+    pub fn write_encoded(&mut self, bytes: &[u8], count: u64) -> Result<(), BookError> {
+        debug_assert_eq!(bytes.len() as u64, count * ENTRY_SIZE as u64);
+        self.count += count;
+        self.out.write_all(bytes).map_err(|source| BookError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
     /// How many entries have been written.
     pub fn count(&self) -> u64 {
         self.count
     }
 
-    /// Flushes, syncs and renames the temporary file onto the target path.
+    /// Flushes, syncs (see [`BookWriter::sync`]) and renames the temporary file onto the target
+    /// path.
     pub fn finish(self) -> Result<(), BookError> {
         let path = self.path;
         let io_err = |source| BookError::Io {
@@ -75,7 +99,11 @@ impl BookWriter {
             source,
         };
         let tmp = self.out.into_inner().map_err(|e| io_err(e.into_error()))?;
-        persist(tmp, &path).map_err(io_err)
+        if self.sync {
+            persist(tmp, &path).map_err(io_err)
+        } else {
+            tmp.persist(&path).map(drop).map_err(|e| io_err(e.error))
+        }
     }
 }
 

@@ -74,6 +74,8 @@ pub struct BuildOptions {
     pub strict: bool,
     /// Bytes of PGN per chunk handed to a parser (at most; less when `memory` is small).
     pub chunk_size: usize,
+    /// Wait for the book to reach the disk before it takes its name.
+    pub fsync: bool,
 }
 
 impl Default for BuildOptions {
@@ -86,6 +88,7 @@ impl Default for BuildOptions {
             temp_dir: None,
             strict: false,
             chunk_size: 1 << 20,
+            fsync: false,
         }
     }
 }
@@ -474,7 +477,7 @@ fn run<C: Counts>(
         tallies_done.push(r?);
     }
 
-    let mut writer = BookWriter::create(output)?;
+    let mut writer = BookWriter::create(output)?.sync(opts.fsync);
     let mut entries: Vec<Entry> = Vec::new();
     let mut maker = EntryMaker::new(&opts.rules);
     let mut write_group = |group: &mut Vec<Tallied<ExactCounts>>,
@@ -521,10 +524,8 @@ fn run<C: Counts>(
                 })?;
                 report.entries_before_filter += part.before_filter;
                 report.positions += part.positions;
-                report.entries += part.entries.len() as u64;
-                for e in &part.entries {
-                    writer.write(e)?;
-                }
+                report.entries += part.entries;
+                writer.write_encoded(&part.bytes, part.entries)?;
             }
             Ok(())
         })?;
@@ -569,7 +570,9 @@ fn run<C: Counts>(
 
 /// The book entries of one partition of a tally held in memory.
 struct PartitionEntries {
-    entries: Vec<Entry>,
+    /// The entries, already in the book's byte format.
+    bytes: Vec<u8>,
+    entries: u64,
     /// Distinct (position, move) pairs the partition held.
     before_filter: u64,
     /// Positions with at least one entry.
@@ -585,12 +588,14 @@ fn partition_entries<C: Counts>(
     // Entries that cannot be kept are only counted, not sorted.
     let (part, held) = tally.drain_partition_with(p, 0, Some(rules.min_games));
     let mut out = PartitionEntries {
-        entries: Vec::new(),
+        bytes: Vec::new(),
+        entries: 0,
         before_filter: held,
         positions: 0,
     };
     let mut maker = EntryMaker::new(rules);
     let mut group = Vec::new();
+    let mut entries = Vec::new();
     let mut i = 0;
     while i < part.len() {
         let key = part[i].key;
@@ -599,10 +604,14 @@ fn partition_entries<C: Counts>(
             group.push(widen(&part[i]));
             i += 1;
         }
-        let before = out.entries.len();
-        maker.append(&group, &mut out.entries);
-        if out.entries.len() > before {
+        entries.clear();
+        maker.append(&group, &mut entries);
+        if !entries.is_empty() {
             out.positions += 1;
+            out.entries += entries.len() as u64;
+            for e in &entries {
+                out.bytes.extend_from_slice(&e.to_bytes());
+            }
         }
     }
     out

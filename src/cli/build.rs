@@ -90,6 +90,10 @@ pub struct Args {
     /// Where to put spilled runs (default: the system's temporary folder).
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<PathBuf>,
+    /// Wait for the book to reach the disk before it takes its name (it is always written
+    /// to a temporary file and renamed, so it is never seen half-written).
+    #[arg(long)]
+    fsync: bool,
     /// No progress bar and no summary on stderr.
     #[arg(short, long)]
     quiet: bool,
@@ -189,6 +193,7 @@ pub fn run(args: Args) -> CliResult {
         memory: usize::try_from(args.memory).unwrap_or(usize::MAX),
         temp_dir: args.temp_dir.clone(),
         strict: args.strict,
+        fsync: args.fsync,
         ..BuildOptions::default()
     };
     if let Some(t) = args.threads {
