@@ -194,6 +194,17 @@ impl<'a> MateSearch<'a> {
         MateOutcome::NoMate
     }
 
+    /// What the table knows of `hash` within `n` moves: a settled answer (`Ok`), or else the
+    /// move to try first (`Err`, 0 for none).
+    fn known(&self, hash: u64, n: u32) -> Result<bool, u16> {
+        match self.table.probe(hash) {
+            Some(e) if e.proven != 0 && u32::from(e.proven) <= n => Ok(true),
+            Some(e) if u32::from(e.disproved) >= n => Ok(false),
+            Some(e) => Err(e.mv),
+            None => Err(0),
+        }
+    }
+
     fn enter_node(&mut self, ply: usize) -> bool {
         self.nodes += 1;
         if self.nodes & 1023 == 0
@@ -222,11 +233,9 @@ impl<'a> MateSearch<'a> {
         if (ply > 0 && self.is_draw(pos, hash)) || pos.has_insufficient_material(pos.turn()) {
             return false;
         }
-        let tt_move = match self.table.probe(hash) {
-            Some(e) if e.proven != 0 && u32::from(e.proven) <= n => return true,
-            Some(e) if u32::from(e.disproved) >= n => return false,
-            Some(e) => e.mv,
-            None => 0,
+        let tt_move = match self.known(hash, n) {
+            Ok(answer) => return answer,
+            Err(mv) => mv,
         };
         if ply + 2 >= MAX_PLY {
             return false;
@@ -323,11 +332,9 @@ impl<'a> MateSearch<'a> {
         if n == 0 || self.is_draw(pos, hash) || pos.has_insufficient_material(!pos.turn()) {
             return false;
         }
-        let tt_move = match self.table.probe(hash) {
-            Some(e) if e.proven != 0 && u32::from(e.proven) <= n => return true,
-            Some(e) if u32::from(e.disproved) >= n => return false,
-            Some(e) => e.mv,
-            None => 0,
+        let tt_move = match self.known(hash, n) {
+            Ok(answer) => return answer,
+            Err(mv) => mv,
         };
         let killers = self.killers[ply];
         let key = |m: &Move| -> i32 {
