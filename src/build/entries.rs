@@ -87,17 +87,17 @@ impl<'a> EntryMaker<'a> {
 
     /// Appends to `out` the entries of one position (all of `group` has one key), sorted as
     /// polyglot sorts them: weight descending, then in order of first appearance.
-    pub fn append(&mut self, group: &[Tallied<ExactCounts>], out: &mut Vec<Entry>) {
+    pub fn append<C: Counts>(&mut self, group: &[Tallied<C>], out: &mut Vec<Entry>) {
         let rules = self.rules;
         let kept = &mut self.kept;
         kept.clear();
         for t in group {
-            let c = &t.counts;
-            if c.n < rules.min_games || c.points == 0 {
+            let (n, points) = (t.counts.n(), t.counts.points());
+            if n < rules.min_games || points == 0 {
                 continue;
             }
             // The same floating-point steps as polyglot's keep_entry(), so borderline cases agree.
-            let score = (c.points as f64 / c.n as f64) / 2.0;
+            let score = (points as f64 / n as f64) / 2.0;
             if score < rules.min_score / 100.0 {
                 continue;
             }
@@ -113,9 +113,9 @@ impl<'a> EntryMaker<'a> {
                 1
             } else {
                 match rules.weights {
-                    WeightScheme::Polyglot => c.points,
-                    WeightScheme::Games => c.n,
-                    WeightScheme::Wins => c.wins,
+                    WeightScheme::Polyglot => points,
+                    WeightScheme::Games => n,
+                    WeightScheme::Wins => t.counts.wins(),
                 }
             };
             if weight > 0 {

@@ -588,24 +588,16 @@ fn partition_entries<C: Counts>(
     // Entries that cannot be kept are only counted, not sorted.
     let (part, held) = tally.drain_partition_with(p, 0, Some(rules.min_games));
     let mut out = PartitionEntries {
-        bytes: Vec::new(),
+        bytes: Vec::with_capacity(part.len() * crate::book::ENTRY_SIZE),
         entries: 0,
         before_filter: held,
         positions: 0,
     };
     let mut maker = EntryMaker::new(rules);
-    let mut group = Vec::new();
     let mut entries = Vec::new();
-    let mut i = 0;
-    while i < part.len() {
-        let key = part[i].key;
-        group.clear();
-        while i < part.len() && part[i].key == key {
-            group.push(widen(&part[i]));
-            i += 1;
-        }
+    for group in part.chunk_by(|a, b| a.key == b.key) {
         entries.clear();
-        maker.append(&group, &mut entries);
+        maker.append(group, &mut entries);
         if !entries.is_empty() {
             out.positions += 1;
             out.entries += entries.len() as u64;
