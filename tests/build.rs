@@ -453,6 +453,72 @@ fn spilling_to_disk_gives_the_same_book() {
     assert!(spilled == in_memory);
 }
 
+/// When one tally thread spills and the other does not, the book interleaves the merged runs of
+/// the first with the partitions the second made in memory, in key order. Games from a [FEN]
+/// whose key's top byte is even all go to the first of two tally threads, which must spill;
+/// a few with an odd top byte go to the second.
+#[test]
+fn one_tally_spilling_and_one_not_give_the_same_book() {
+    use shakmaty::fen::Fen;
+    use shakmaty::san::San;
+    use shakmaty::{Chess, EnPassantMode, Position};
+
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut pgn = String::new();
+    let (mut even, mut odd) = (0, 0);
+    while even < 40_000 {
+        let mut pos = Chess::default();
+        for _ in 0..8 + next(24) {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            pos.play_unchecked(moves[next(moves.len())]);
+        }
+        let moves = pos.legal_moves();
+        if moves.is_empty() {
+            continue;
+        }
+        let top = polybook::book::Key::of(&pos).0 >> 56;
+        if top % 2 == 1 {
+            if odd >= 300 {
+                continue;
+            }
+            odd += 1;
+        } else {
+            even += 1;
+        }
+        let fen = Fen::from_position(&pos, EnPassantMode::Legal);
+        let san = San::from_move(&pos, moves[next(moves.len())]);
+        pgn.push_str(&format!(
+            "[SetUp \"1\"]\n[FEN \"{fen}\"]\n[Result \"1/2-1/2\"]\n\n{san} 1/2-1/2\n\n"
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("fen.pgn");
+    std::fs::write(&input, pgn).unwrap();
+    let tmp = dir.path().join("runs");
+    std::fs::create_dir(&tmp).unwrap();
+    let opts = ["--min-games", "1", "--threads", "2"];
+    let in_memory = build(&[&input], &dir.path().join("m.bin"), &opts);
+    let out = dir.path().join("s.bin");
+    let mut args = vec!["build", s(&input), "-o", s(&out), "--json"];
+    args.extend(opts);
+    args.extend(["--memory", "1M", "--temp-dir", s(&tmp)]);
+    let o = polybook(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(report["spilled_runs"].as_u64().unwrap() >= 1, "{report}");
+    assert!(in_memory.len() > 16 * 40_000, "{}", in_memory.len());
+    assert!(std::fs::read(&out).unwrap() == in_memory);
+}
+
 /// Each bad input: one line on stderr naming the problem, a non-zero exit, no book written.
 #[test]
 fn bad_input_gets_one_clear_line_and_no_book() {

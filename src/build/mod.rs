@@ -21,7 +21,7 @@ mod tally;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, channel, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -36,7 +36,7 @@ use crate::book::{BookError, BookWriter, Entry};
 use entries::{EntryMaker, halve_combined, widen};
 use game::{ChunkOutput, GameVisitor, Ply};
 use spill::{RunWriter, merge_runs};
-use tally::{Counts, ExactCounts, PARTITIONS, PolyglotCounts, Pressure, Tallied, Tally};
+use tally::{Counts, ExactCounts, PARTITIONS, PolyglotCounts, Pressure, Tally};
 
 /// Why a build failed.
 #[derive(Debug, Error)]
@@ -261,6 +261,8 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 struct TallyResult<C> {
     tally: Tally<C>,
     runs: Vec<PathBuf>,
+    /// Its partitions were all sent as entries (nothing spilled): `tally` is empty.
+    in_memory: bool,
 }
 
 fn run<C: Counts>(
@@ -290,14 +292,20 @@ fn run<C: Counts>(
     let (stats_tx, stats_rx) = channel::<ChunkStats>();
     let mut tally_txs = Vec::new();
     let mut tally_rxs = Vec::new();
+    let mut entry_txs = Vec::new();
+    let mut entry_rxs = Vec::new();
     for _ in 0..tallies {
         let (tx, rx) = sync_channel::<TallyWork>(in_flight);
         tally_txs.push(tx);
         tally_rxs.push(rx);
+        let (tx, rx) = channel::<PartitionEntries>();
+        entry_txs.push(tx);
+        entry_rxs.push(rx);
     }
 
     let mut report = BuildReport::default();
     let mut failure: Option<BuildError> = None;
+    let mut book = BookOut::new(output, opts.fsync);
 
     let results: Vec<Result<TallyResult<C>, BuildError>> = std::thread::scope(|s| {
         // The reader: inputs → chunks, one input after the other.
@@ -385,13 +393,19 @@ fn run<C: Counts>(
         // The tally threads: each applies its share of every chunk, in chunk order.
         let handles: Vec<_> = tally_rxs
             .into_iter()
+            .zip(entry_txs)
             .enumerate()
-            .map(|(t, rx)| {
+            .map(|(t, (rx, entry_tx))| {
                 let token_tx = token_tx.clone();
                 let spill_dir = &spill_dir;
                 let abort = &abort;
                 s.spawn(move || {
-                    let r = tally_thread::<C>(t, tallies, rx, token_tx, plan, opts, spill_dir);
+                    let channels = TallyChannels {
+                        rx,
+                        token_tx,
+                        entry_tx,
+                    };
+                    let r = tally_thread::<C>(t, tallies, channels, plan, opts, spill_dir);
                     if r.is_err() {
                         abort.store(true, Ordering::Relaxed);
                     }
@@ -452,6 +466,16 @@ fn run<C: Counts>(
         if let Ok(Err(e)) = reader.join() {
             failure.get_or_insert(e);
         }
+        // The tally threads send each partition's entries as they finish it.
+        if failure.is_none()
+            && !cancel.load(Ordering::Relaxed)
+            && let Err(e) = book.receive(&entry_rxs, &mut report)
+        {
+            failure = Some(e.into());
+            abort.store(true, Ordering::Relaxed);
+        }
+        // Entries nobody will write: the tally threads stop making them.
+        drop(entry_rxs);
         handles
             .into_iter()
             .map(|h| {
@@ -477,60 +501,9 @@ fn run<C: Counts>(
         tallies_done.push(r?);
     }
 
-    let mut writer = BookWriter::create(output)?.sync(opts.fsync);
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut maker = EntryMaker::new(&opts.rules);
-    let mut write_group = |group: &mut Vec<Tallied<ExactCounts>>,
-                           report: &mut BuildReport|
-     -> Result<(), BookError> {
-        report.entries_before_filter += group.len() as u64;
-        entries.clear();
-        maker.append(group, &mut entries);
-        if !entries.is_empty() {
-            report.positions += 1;
-            report.entries += entries.len() as u64;
-        }
-        for e in &entries {
-            writer.write(e)?;
-        }
-        Ok(())
-    };
-
-    if tallies_done.iter().all(|t| t.runs.is_empty()) {
-        // Everything fit in memory: partitions in order are keys in order. Each tally's
-        // partitions become entries on a thread of their own; this one writes them in order.
-        let owners = tallies_done.len();
-        let rules = &opts.rules;
-        std::thread::scope(|s| -> Result<(), BuildError> {
-            let mut channels = Vec::new();
-            for (t, done) in tallies_done.iter_mut().enumerate() {
-                let (tx, rx) = sync_channel::<PartitionEntries>(4);
-                channels.push(rx);
-                s.spawn(move || {
-                    for p in (t..PARTITIONS).step_by(owners) {
-                        if tx
-                            .send(partition_entries(&mut done.tally, p, rules))
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
-                });
-            }
-            for p in 0..PARTITIONS {
-                let part = channels[p % owners].recv().map_err(|_| BuildError::Temp {
-                    dir: String::new(),
-                    why: "a thread writing entries failed".into(),
-                })?;
-                report.entries_before_filter += part.before_filter;
-                report.positions += part.positions;
-                report.entries += part.entries;
-                writer.write_encoded(&part.bytes, part.entries)?;
-            }
-            Ok(())
-        })?;
-    } else {
-        // Spill what is left, then merge every run.
+    if tallies_done.iter().any(|t| !t.in_memory) {
+        // Spill what is left, then merge every run; the partitions of tallies that finished in
+        // memory go in between, in key order.
         let mut runs = Vec::new();
         for (t, done) in tallies_done.iter_mut().enumerate() {
             let seq = done.runs.len() as u64;
@@ -543,12 +516,26 @@ fn run<C: Counts>(
         report.spilled_runs = runs.len();
         let runs = reduce_runs(runs, &spill_dir)?;
         let halve = opts.rules.weights == WeightScheme::Polyglot;
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut maker = EntryMaker::new(&opts.rules);
         let mut book_err = None;
         merge_runs(&runs, |group| {
-            if halve {
-                halve_combined(group);
-            }
-            write_group(group, &mut report).map_err(|e| {
+            let written = (|| -> Result<(), BookError> {
+                book.write_held_before(partition(group[0].key), &mut report)?;
+                if halve {
+                    halve_combined(group);
+                }
+                report.entries_before_filter += group.len() as u64;
+                entries.clear();
+                maker.append(group, &mut entries);
+                if !entries.is_empty() {
+                    report.positions += 1;
+                    report.entries += entries.len() as u64;
+                }
+                let writer = book.writer()?;
+                entries.iter().try_for_each(|e| writer.write(e))
+            })();
+            written.map_err(|e| {
                 book_err = Some(e);
                 std::io::Error::other("book write failed")
             })
@@ -560,8 +547,9 @@ fn run<C: Counts>(
                 why: e.to_string(),
             },
         })?;
+        book.write_held_before(PARTITIONS, &mut report)?;
     }
-    writer.finish()?;
+    book.finish()?;
     drop(spill_dir);
     report.seconds = start.elapsed().as_secs_f64();
     report.games_per_second = report.games as f64 / report.seconds.max(1e-9);
@@ -636,46 +624,59 @@ fn partition(key: u64) -> usize {
     (key >> 56) as usize
 }
 
+/// A tally thread's channels: chunks in, tokens back to the reader, entries out.
+struct TallyChannels {
+    rx: Receiver<TallyWork>,
+    /// One token per chunk counted by every tally thread, so the reader may read another.
+    token_tx: SyncSender<()>,
+    /// The entries of each partition, in order, when nothing was spilled.
+    entry_tx: Sender<PartitionEntries>,
+}
+
 /// Applies every chunk, in input order, to the partitions `t, t + n, t + 2n, …` that this
-/// tally thread owns among `n`.
+/// tally thread owns among `n`. When nothing was spilled, the last chunks are applied one
+/// partition at a time, and each partition, then complete, is made into book entries at once
+/// (while its slots are still in cache) and sent on.
 fn tally_thread<C: Counts>(
     t: usize,
     n: usize,
-    rx: Receiver<TallyWork>,
-    token_tx: SyncSender<()>,
+    channels: TallyChannels,
     plan: &MemoryPlan,
     opts: &BuildOptions,
     spill_dir: &Mutex<Option<tempfile::TempDir>>,
 ) -> Result<TallyResult<C>, BuildError> {
+    let TallyChannels {
+        rx,
+        token_tx,
+        entry_tx,
+    } = channels;
     let mut tally: Tally<C> = Tally::new(Some(plan.tally_budget));
     let mut runs = Vec::new();
     let mut pending: BTreeMap<u64, TallyWork> = BTreeMap::new();
     let mut next = 0u64;
     let mut batch: Vec<TallyWork> = Vec::new();
     let mut batch_plies = 0;
-    let mut apply = |batch: &mut Vec<TallyWork>| -> Result<(), BuildError> {
-        for p in (t..PARTITIONS).step_by(n) {
-            for work in batch.iter() {
-                let plies = work.plies.partition(p);
-                // Fetch a few plies ahead: overlap the cache misses.
-                const AHEAD: usize = 8;
-                for (i, &ply) in plies.iter().enumerate() {
-                    if let Some(later) = plies.get(i + AHEAD) {
-                        tally.prefetch(later.key);
-                    }
-                    if let Pressure::Spill = tally.add(ply) {
-                        let seq = runs.len() as u64;
-                        runs.push(spill_tally(&mut tally, t, seq, spill_dir, opts)?);
-                        let _ = tally.add(ply);
-                    }
-                }
-            }
-        }
+    let release = |batch: &mut Vec<TallyWork>| {
         for work in batch.drain(..) {
             if work.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
                 let _ = token_tx.send(());
             }
         }
+    };
+    let apply = |tally: &mut Tally<C>,
+                 batch: &mut Vec<TallyWork>,
+                 runs: &mut Vec<PathBuf>|
+     -> Result<(), BuildError> {
+        for p in (t..PARTITIONS).step_by(n) {
+            for work in batch.iter() {
+                apply_partition(tally, work, p, |tally| {
+                    let seq = runs.len() as u64;
+                    runs.push(spill_tally(tally, t, seq, spill_dir, opts)?);
+                    Ok(())
+                })?;
+            }
+        }
+        release(batch);
         Ok(())
     };
     for work in rx {
@@ -685,13 +686,151 @@ fn tally_thread<C: Counts>(
             batch_plies += work.plies.plies.len();
             batch.push(work);
             if batch_plies >= plan.batch_plies || batch.len() >= plan.in_flight / 2 {
-                apply(&mut batch)?;
+                apply(&mut tally, &mut batch, &mut runs)?;
                 batch_plies = 0;
             }
         }
     }
-    apply(&mut batch)?;
-    Ok(TallyResult { tally, runs })
+    if !runs.is_empty() {
+        apply(&mut tally, &mut batch, &mut runs)?;
+        return Ok(TallyResult {
+            tally,
+            runs,
+            in_memory: false,
+        });
+    }
+    for p in (t..PARTITIONS).step_by(n) {
+        for work in &batch {
+            // Partitions already made into entries have given their memory back, so growing
+            // past the budget here overshoots it by one partition's growth at most.
+            apply_partition(&mut tally, work, p, |_| Ok(()))?;
+        }
+        if entry_tx
+            .send(partition_entries(&mut tally, p, &opts.rules))
+            .is_err()
+        {
+            break;
+        }
+    }
+    release(&mut batch);
+    Ok(TallyResult {
+        tally,
+        runs,
+        in_memory: true,
+    })
+}
+
+/// Counts the plies of one chunk that fall in partition `p`; `spill` is called when the tally
+/// reaches its budget (it must empty the tally or accept that it grows past it).
+fn apply_partition<C: Counts>(
+    tally: &mut Tally<C>,
+    work: &TallyWork,
+    p: usize,
+    mut spill: impl FnMut(&mut Tally<C>) -> Result<(), BuildError>,
+) -> Result<(), BuildError> {
+    let plies = work.plies.partition(p);
+    // Fetch a few plies ahead: overlap the cache misses.
+    const AHEAD: usize = 8;
+    for (i, &ply) in plies.iter().enumerate() {
+        if let Some(later) = plies.get(i + AHEAD) {
+            tally.prefetch(later.key);
+        }
+        if let Pressure::Spill = tally.add(ply) {
+            spill(tally)?;
+            tally.add_anyway(ply);
+        }
+    }
+    Ok(())
+}
+
+/// The book being written: the partitions' entries in partition order, as the tally threads
+/// finish them, then (if some tally spilled) the merge of the spilled runs with the partitions
+/// held back meanwhile.
+struct BookOut<'a> {
+    output: &'a Path,
+    fsync: bool,
+    writer: Option<BookWriter>,
+    /// Partitions received before an earlier one, which must come from the spilled runs.
+    held: Vec<Option<PartitionEntries>>,
+    /// Every partition below this one is written.
+    next: usize,
+}
+
+impl<'a> BookOut<'a> {
+    fn new(output: &'a Path, fsync: bool) -> Self {
+        BookOut {
+            output,
+            fsync,
+            writer: None,
+            held: (0..PARTITIONS).map(|_| None).collect(),
+            next: 0,
+        }
+    }
+
+    /// The book's writer, created (as a temporary file) on first use.
+    fn writer(&mut self) -> Result<&mut BookWriter, BookError> {
+        let writer = match self.writer.take() {
+            Some(w) => w,
+            None => BookWriter::create(self.output)?.sync(self.fsync),
+        };
+        Ok(self.writer.insert(writer))
+    }
+
+    fn write_partition(
+        &mut self,
+        part: PartitionEntries,
+        report: &mut BuildReport,
+    ) -> Result<(), BookError> {
+        report.entries_before_filter += part.before_filter;
+        report.positions += part.positions;
+        report.entries += part.entries;
+        self.writer()?.write_encoded(&part.bytes, part.entries)
+    }
+
+    /// Writes the partitions as the tally threads (one receiver each, partition `p` from
+    /// `rxs[p % n]`) send them. A tally thread that spilled sends nothing: from its first
+    /// partition on, the others' partitions are held for [`BookOut::write_held_before`].
+    fn receive(
+        &mut self,
+        rxs: &[Receiver<PartitionEntries>],
+        report: &mut BuildReport,
+    ) -> Result<(), BookError> {
+        let mut spilled = vec![false; rxs.len()];
+        for p in 0..PARTITIONS {
+            let owner = p % rxs.len();
+            if spilled[owner] {
+                continue;
+            }
+            match rxs[owner].recv() {
+                Ok(part) if self.next == p => {
+                    self.write_partition(part, report)?;
+                    self.next = p + 1;
+                }
+                Ok(part) => self.held[p] = Some(part),
+                Err(_) => spilled[owner] = true,
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the held partitions below partition `end`.
+    fn write_held_before(&mut self, end: usize, report: &mut BuildReport) -> Result<(), BookError> {
+        while self.next < end {
+            if let Some(part) = self.held[self.next].take() {
+                self.write_partition(part, report)?;
+            }
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(), BookError> {
+        self.writer()?;
+        match self.writer.take() {
+            Some(writer) => writer.finish(),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Runs merged at once (each holds a file open and a read buffer).

@@ -300,15 +300,26 @@ impl<C: Counts> Tally<C> {
     /// Counts one ply, unless the table must first be spilled.
     #[inline]
     pub fn add(&mut self, ply: Ply) -> Pressure {
+        self.add_within(ply, true)
+    }
+
+    /// Counts one ply, growing past the budget if need be.
+    pub fn add_anyway(&mut self, ply: Ply) {
+        let _ = self.add_within(ply, false);
+    }
+
+    #[inline]
+    fn add_within(&mut self, ply: Ply, budgeted: bool) -> Pressure {
         let p = (ply.key >> 56) as usize;
         let part = &mut self.parts[p];
         if part.needs_growth() {
             let old = part.slots.len();
             let new = part.grown_capacity();
             let extra = (new - old) * Self::SLOT_BYTES;
-            if self
-                .budget
-                .is_some_and(|budget| self.bytes + extra > budget && self.distinct > 0)
+            if budgeted
+                && self
+                    .budget
+                    .is_some_and(|budget| self.bytes + extra > budget && self.distinct > 0)
             {
                 return Pressure::Spill;
             }
