@@ -3,9 +3,12 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
+use std::ops::{Deref, Range};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use memmap2::Mmap;
 
 use super::BuildError;
 
@@ -154,6 +157,113 @@ pub fn open(input: &Input, count: Arc<AtomicU64>) -> io::Result<Box<dyn Read + S
     })
 }
 
+/// The bytes of one chunk: read into memory, or a range of a mapped file.
+pub enum ChunkData {
+    Owned(Vec<u8>),
+    Mapped(Arc<Mmap>, Range<usize>),
+}
+
+impl Deref for ChunkData {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            ChunkData::Owned(v) => v,
+            ChunkData::Mapped(map, range) => &map[range.clone()],
+        }
+    }
+}
+
+/// An input cut into chunks that each end at a game boundary. A plain file is mapped into memory
+/// and cut in place (no copy); anything else is read as a stream and cut by a [`Chunker`].
+pub enum Chunks {
+    Mapped {
+        map: Arc<Mmap>,
+        pos: usize,
+        target: usize,
+        count: Arc<AtomicU64>,
+    },
+    Stream(Chunker<Box<dyn Read + Send>>),
+}
+
+impl Chunks {
+    pub fn open(input: &Input, count: Arc<AtomicU64>, target: usize) -> io::Result<Chunks> {
+        if let Input::File(path) = input
+            && let Some(map) = map_plain(path)?
+        {
+            return Ok(Chunks::Mapped {
+                map: Arc::new(map),
+                pos: 0,
+                target,
+                count,
+            });
+        }
+        Ok(Chunks::Stream(Chunker::new(open(input, count)?, target)))
+    }
+
+    /// The next chunk, or `None` at the end of the input.
+    pub fn next_chunk(&mut self) -> io::Result<Option<ChunkData>> {
+        match self {
+            Chunks::Stream(chunker) => Ok(chunker.next_chunk()?.map(ChunkData::Owned)),
+            Chunks::Mapped {
+                map,
+                pos,
+                target,
+                count,
+            } => {
+                let Some(range) = next_range(map, *pos, *target) else {
+                    return Ok(None);
+                };
+                *pos = range.end;
+                count.fetch_add(range.len() as u64, Ordering::Relaxed);
+                Ok(Some(ChunkData::Mapped(map.clone(), range)))
+            }
+        }
+    }
+}
+
+/// The file mapped into memory if it is a regular, non-empty, uncompressed file; `None` for
+/// anything else (which is then read as a stream).
+fn map_plain(path: &Path) -> io::Result<Option<Mmap>> {
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the map is only read. As with any program that maps its input, a file truncated by
+    // another program while it is being read can end the process (SIGBUS); polybook never
+    // writes to its inputs, and refuses to write its book over one.
+    let Ok(map) = (unsafe { Mmap::map(&file) }) else {
+        return Ok(None);
+    };
+    if Compression::detect(&map[..map.len().min(8)]) != Compression::None {
+        return Ok(None);
+    }
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Ok(Some(map))
+}
+
+/// The range of the next chunk of `data` from `start`: about `target` bytes, ending just before a
+/// game's first tag line (or at the end).
+fn next_range(data: &[u8], start: usize, target: usize) -> Option<Range<usize>> {
+    if start >= data.len() {
+        return None;
+    }
+    let mut want = target.max(1);
+    loop {
+        let end = start.saturating_add(want);
+        if end >= data.len() {
+            return Some(start..data.len());
+        }
+        if let Some(cut) = last_game_start(&data[start..end]) {
+            return Some(start..start + cut);
+        }
+        // One game longer than the chunk: look further.
+        want *= 2;
+    }
+}
+
 /// Cuts a stream of PGN into chunks of about `target` bytes, each ending just before a game's
 /// first tag line, so that no game is split between two chunks.
 pub struct Chunker<R> {
@@ -248,6 +358,29 @@ mod tests {
             total.push_str(&chunk);
         }
         assert_eq!(total, text);
+    }
+
+    #[test]
+    fn a_mapped_file_is_cut_at_game_boundaries_too() {
+        let game =
+            "[Event \"x\"]\n[Result \"1-0\"]\n\n1. e4 { [%clk 0:01:00]\n[%eval 0.3] } e5 1-0\n\n";
+        let long = format!("[Event \"y\"]\n\n1. d4 {{ {} }} *\n\n", "z".repeat(700));
+        let text = format!("{}{long}{}", game.repeat(30), game.repeat(20));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.pgn");
+        std::fs::write(&path, &text).unwrap();
+        let count = Arc::new(AtomicU64::new(0));
+        let mut chunks = Chunks::open(&Input::File(path), count.clone(), 100).unwrap();
+        assert!(matches!(chunks, Chunks::Mapped { .. }));
+        let mut total = String::new();
+        while let Some(chunk) = chunks.next_chunk().unwrap() {
+            let chunk = std::str::from_utf8(&chunk).unwrap();
+            assert!(chunk.starts_with("[Event"), "{chunk:?}");
+            assert!(chunk.ends_with("\n\n"), "{chunk:?}");
+            total.push_str(chunk);
+        }
+        assert_eq!(total, text);
+        assert_eq!(count.load(Ordering::Relaxed), text.len() as u64);
     }
 
     #[test]

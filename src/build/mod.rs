@@ -128,7 +128,7 @@ impl Progress for () {
 struct Chunk {
     index: u64,
     source: usize,
-    data: Vec<u8>,
+    data: input::ChunkData,
 }
 
 /// What a parser reports about one chunk (the plies go to the tally threads).
@@ -319,8 +319,8 @@ fn run<C: Counts>(
                     name: input.name(),
                     why: e.to_string(),
                 };
-                let stream = input::open(input, bytes_read.clone()).map_err(read_err)?;
-                let mut chunker = input::Chunker::new(stream, plan.chunk_size);
+                let mut chunker = input::Chunks::open(input, bytes_read.clone(), plan.chunk_size)
+                    .map_err(read_err)?;
                 while let Some(data) = chunker.next_chunk().map_err(read_err)? {
                     if abort.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
                         return Ok(());
