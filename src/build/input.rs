@@ -3,12 +3,12 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::ops::{Deref, Range};
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use memmap2::Mmap;
+use memmap2::{Mmap, MmapOptions};
 
 use super::BuildError;
 
@@ -157,10 +157,11 @@ pub fn open(input: &Input, count: Arc<AtomicU64>) -> io::Result<Box<dyn Read + S
     })
 }
 
-/// The bytes of one chunk: read into memory, or a range of a mapped file.
+/// The bytes of one chunk: read into memory, or the start of a mapped piece of a file.
 pub enum ChunkData {
     Owned(Vec<u8>),
-    Mapped(Arc<Mmap>, Range<usize>),
+    /// The chunk is the first `len` bytes of the map (the map may go on into the next game).
+    Mapped(Mmap, usize),
 }
 
 impl Deref for ChunkData {
@@ -169,17 +170,19 @@ impl Deref for ChunkData {
     fn deref(&self) -> &[u8] {
         match self {
             ChunkData::Owned(v) => v,
-            ChunkData::Mapped(map, range) => &map[range.clone()],
+            ChunkData::Mapped(map, len) => &map[..*len],
         }
     }
 }
 
 /// An input cut into chunks that each end at a game boundary. A plain file is mapped into memory
-/// and cut in place (no copy); anything else is read as a stream and cut by a [`Chunker`].
+/// a chunk at a time (no copy; each piece is unmapped once parsed, so the file never counts in
+/// full towards the memory used); anything else is read as a stream and cut by a [`Chunker`].
 pub enum Chunks {
     Mapped {
-        map: Arc<Mmap>,
-        pos: usize,
+        file: File,
+        size: u64,
+        pos: u64,
         target: usize,
         count: Arc<AtomicU64>,
     },
@@ -189,12 +192,13 @@ pub enum Chunks {
 impl Chunks {
     pub fn open(input: &Input, count: Arc<AtomicU64>, target: usize) -> io::Result<Chunks> {
         if let Input::File(path) = input
-            && let Some(map) = map_plain(path)?
+            && let Some((file, size)) = plain_file(path)?
         {
             return Ok(Chunks::Mapped {
-                map: Arc::new(map),
+                file,
+                size,
                 pos: 0,
-                target,
+                target: target.max(1),
                 count,
             });
         }
@@ -206,62 +210,63 @@ impl Chunks {
         match self {
             Chunks::Stream(chunker) => Ok(chunker.next_chunk()?.map(ChunkData::Owned)),
             Chunks::Mapped {
-                map,
+                file,
+                size,
                 pos,
                 target,
                 count,
             } => {
-                let Some(range) = next_range(map, *pos, *target) else {
-                    return Ok(None);
-                };
-                *pos = range.end;
-                count.fetch_add(range.len() as u64, Ordering::Relaxed);
-                Ok(Some(ChunkData::Mapped(map.clone(), range)))
+                let chunk = next_mapped(file, *size, *pos, *target)?;
+                if let Some(chunk) = &chunk {
+                    *pos += chunk.len() as u64;
+                    count.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+                }
+                Ok(chunk)
             }
         }
     }
 }
 
-/// The file mapped into memory if it is a regular, non-empty, uncompressed file; `None` for
-/// anything else (which is then read as a stream).
-fn map_plain(path: &Path) -> io::Result<Option<Mmap>> {
-    let file = File::open(path)?;
+/// The chunk of `file` (of `size` bytes) from `pos`: about `target` bytes, ending just before a
+/// game's first tag line, or at the end of the file.
+fn next_mapped(file: &File, size: u64, pos: u64, target: usize) -> io::Result<Option<ChunkData>> {
+    if pos >= size {
+        return Ok(None);
+    }
+    let mut want = target as u64;
+    loop {
+        let len = want.min(size - pos);
+        // SAFETY: the map is only read. As with any program that maps its input, a file
+        // truncated by another program while it is being read can end the process (SIGBUS);
+        // polybook never writes to its inputs, and refuses to write its book over one.
+        let map = unsafe { MmapOptions::new().offset(pos).len(len as usize).map(file)? };
+        let cut = if pos + len == size {
+            Some(map.len())
+        } else {
+            last_game_start(&map)
+        };
+        if let Some(cut) = cut {
+            return Ok(Some(ChunkData::Mapped(map, cut)));
+        }
+        // One game longer than the chunk: map more.
+        want *= 2;
+    }
+}
+
+/// The file and its size if it is a regular, non-empty, uncompressed file, which can be mapped;
+/// `None` for anything else (which is then read as a stream).
+fn plain_file(path: &Path) -> io::Result<Option<(File, u64)>> {
+    let mut file = File::open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() || meta.len() == 0 {
         return Ok(None);
     }
-    // SAFETY: the map is only read. As with any program that maps its input, a file truncated by
-    // another program while it is being read can end the process (SIGBUS); polybook never
-    // writes to its inputs, and refuses to write its book over one.
-    let Ok(map) = (unsafe { Mmap::map(&file) }) else {
-        return Ok(None);
-    };
-    if Compression::detect(&map[..map.len().min(8)]) != Compression::None {
+    let mut head = [0u8; 8];
+    let n = file.read(&mut head)?;
+    if Compression::detect(&head[..n]) != Compression::None {
         return Ok(None);
     }
-    #[cfg(unix)]
-    let _ = map.advise(memmap2::Advice::Sequential);
-    Ok(Some(map))
-}
-
-/// The range of the next chunk of `data` from `start`: about `target` bytes, ending just before a
-/// game's first tag line (or at the end).
-fn next_range(data: &[u8], start: usize, target: usize) -> Option<Range<usize>> {
-    if start >= data.len() {
-        return None;
-    }
-    let mut want = target.max(1);
-    loop {
-        let end = start.saturating_add(want);
-        if end >= data.len() {
-            return Some(start..data.len());
-        }
-        if let Some(cut) = last_game_start(&data[start..end]) {
-            return Some(start..start + cut);
-        }
-        // One game longer than the chunk: look further.
-        want *= 2;
-    }
+    Ok(Some((file, meta.len())))
 }
 
 /// Cuts a stream of PGN into chunks of about `target` bytes, each ending just before a game's

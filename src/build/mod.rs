@@ -129,6 +129,8 @@ struct Chunk {
     index: u64,
     source: usize,
     data: input::ChunkData,
+    /// How far into the inputs the chunk ends (0 to 1), when their size is known.
+    progress: Option<f64>,
 }
 
 /// What a parser reports about one chunk (the plies go to the tally threads).
@@ -187,6 +189,7 @@ impl Bucketed {
 struct TallyWork {
     index: u64,
     plies: Arc<Bucketed>,
+    progress: Option<f64>,
     /// Tally threads that still have to apply this chunk; the last one frees its slot.
     remaining: Arc<AtomicUsize>,
 }
@@ -311,6 +314,12 @@ fn run<C: Counts>(
         // The reader: inputs → chunks, one input after the other.
         let bytes_read = &bytes_read;
         let abort_ref = &abort;
+        // The inputs' raw size, which the bytes read are counted against (unknown for stdin).
+        let total_size = inputs
+            .iter()
+            .map(Input::size)
+            .sum::<Option<u64>>()
+            .filter(|&t| t > 0);
         let reader = s.spawn(move || -> Result<(), BuildError> {
             let abort = abort_ref;
             let mut index = 0u64;
@@ -332,6 +341,9 @@ fn run<C: Counts>(
                         index,
                         source,
                         data,
+                        progress: total_size.map(|total| {
+                            (bytes_read.load(Ordering::Relaxed) as f64 / total as f64).min(1.0)
+                        }),
                     };
                     if work_tx.send(chunk).is_err() {
                         return Ok(());
@@ -366,6 +378,7 @@ fn run<C: Counts>(
                         let work = TallyWork {
                             index: chunk.index,
                             plies: bucketed.clone(),
+                            progress: chunk.progress,
                             remaining: remaining.clone(),
                         };
                         if tx.send(work).is_err() {
@@ -729,6 +742,7 @@ fn apply_partition<C: Counts>(
     mut spill: impl FnMut(&mut Tally<C>) -> Result<(), BuildError>,
 ) -> Result<(), BuildError> {
     let plies = work.plies.partition(p);
+    tally.set_progress(work.progress);
     // Fetch a few plies ahead: overlap the cache misses.
     const AHEAD: usize = 8;
     for (i, &ply) in plies.iter().enumerate() {

@@ -141,8 +141,19 @@ impl<C: Counts> Partition<C> {
         (self.len + 1) * 4 > self.slots.len() * 3
     }
 
-    fn grown_capacity(&self) -> usize {
-        (self.slots.len() * 3 / 2).max(64)
+    /// The next size: half as large again, or, once a tenth of the input is counted, room for
+    /// what the partition will hold at the end, foreseen as what it holds now scaled to the
+    /// whole input (an overestimate, since the openings repeat: at most about 1.4 times the final
+    /// count at a tenth, less later), at most four times as large.
+    fn grown_capacity(&self, progress: Option<f64>) -> usize {
+        let step = (self.slots.len() * 3 / 2).max(64);
+        match progress {
+            Some(done) if done >= 0.1 => {
+                let foreseen = (self.len as f64 / done * 4.0 / 3.0) as usize;
+                foreseen.clamp(step, self.slots.len() * 4)
+            }
+            _ => step,
+        }
     }
 
     fn resize(&mut self, capacity: usize) {
@@ -256,6 +267,8 @@ pub struct Tally<C> {
     /// Past this many bytes the tally spills instead of growing (`None`: never).
     budget: Option<usize>,
     distinct: u64,
+    /// How far into the input the plies being counted come from (0 to 1), when known.
+    progress: Option<f64>,
 }
 
 /// What the tally asks its owner to do before it can go on.
@@ -273,7 +286,14 @@ impl<C: Counts> Tally<C> {
             bytes: 0,
             budget,
             distinct: 0,
+            progress: None,
         }
+    }
+
+    /// Tells how far into the input the next plies come from (0 to 1), so that partitions can
+    /// grow straight to about their final size.
+    pub fn set_progress(&mut self, progress: Option<f64>) {
+        self.progress = progress;
     }
 
     /// The memory one (position, move) takes in a full slot.
@@ -314,17 +334,22 @@ impl<C: Counts> Tally<C> {
         let part = &mut self.parts[p];
         if part.needs_growth() {
             let old = part.slots.len();
-            let new = part.grown_capacity();
-            let extra = (new - old) * Self::SLOT_BYTES;
-            if budgeted
-                && self
-                    .budget
-                    .is_some_and(|budget| self.bytes + extra > budget && self.distinct > 0)
-            {
-                return Pressure::Spill;
+            let over = |new: usize| {
+                budgeted
+                    && self.budget.is_some_and(|budget| {
+                        self.bytes + (new - old) * Self::SLOT_BYTES > budget && self.distinct > 0
+                    })
+            };
+            let mut new = part.grown_capacity(self.progress);
+            if over(new) {
+                // Short of room for the foreseen size, grow by the smallest step.
+                new = part.grown_capacity(None);
+                if over(new) {
+                    return Pressure::Spill;
+                }
             }
             part.resize(new);
-            self.bytes += extra;
+            self.bytes += (new - old) * Self::SLOT_BYTES;
         }
         let before = part.len;
         part.add(ply);
