@@ -150,7 +150,7 @@ impl<C: Counts> Partition<C> {
         match progress {
             Some(done) if done >= 0.1 => {
                 let foreseen = (self.len as f64 / done * 4.0 / 3.0) as usize;
-                foreseen.clamp(step, self.slots.len() * 4)
+                foreseen.clamp(step, step.max(self.slots.len() * 4))
             }
             _ => step,
         }
@@ -438,7 +438,14 @@ mod tests {
 
     #[test]
     fn many_keys_survive_growth() {
+        for progress in [None, Some(0.05), Some(0.1), Some(0.5), Some(1.0)] {
+            many_keys_survive_growth_at(progress);
+        }
+    }
+
+    fn many_keys_survive_growth_at(progress: Option<f64>) {
         let mut t: Tally<ExactCounts> = Tally::new(None);
+        t.set_progress(progress);
         for i in 0..100_000u64 {
             let key = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
             t.add(ply(key, 1, 2));
