@@ -536,15 +536,16 @@ impl Visitor for GameVisitor<'_> {
                 points,
             });
         }
-        let update = KeyUpdate::new(Key(game.key), &game.pos, mv);
-        game.pos.play_unchecked(mv);
-        game.key = update.finish(&game.pos).0;
         game.ply += 1;
         if game.ply >= self.filter.max_ply {
-            // Plies past --max-ply are neither played nor checked: skip the rest of the movetext.
+            // Plies past --max-ply are neither played nor checked (nor is the last one played):
+            // skip the rest of the movetext.
             game.stopped = true;
             return ControlFlow::Break(());
         }
+        let update = KeyUpdate::new(Key(game.key), &game.pos, mv);
+        game.pos.play_unchecked(mv);
+        game.key = update.finish(&game.pos).0;
         ControlFlow::Continue(())
     }
 
