@@ -3,6 +3,8 @@
 //! mid-match; misbehaving engines (tests/fake_engine.py) that play an illegal move, crash, hang
 //! or never finish the handshake; an SPRT that stops a match; Ctrl-C; bad input.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -10,19 +12,18 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_polybook");
-const STOCKFISH: &str = "/usr/games/stockfish";
-
 fn here(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
 fn book() -> PathBuf {
-    here("../shared/data/books/gnuchess.bin")
+    common::data("books/gnuchess.bin")
 }
 
 fn fake(mode: &str, n: i32) -> String {
     format!(
-        "cmd:python3 {} {mode} {n}",
+        "cmd:{} {} {mode} {n}",
+        common::python_chess(),
         here("tests/fake_engine.py").display()
     )
 }
@@ -36,7 +37,7 @@ fn polybook(args: &[&str]) -> Output {
 
 /// The games of a PGN as python-chess reads them (see tests/match_check.py).
 fn check_games(pgn: &Path, book: Option<&Path>) -> Vec<Value> {
-    let mut cmd = Command::new("python3");
+    let mut cmd = Command::new(common::python_chess());
     cmd.arg(here("tests/match_check.py")).arg(pgn);
     if let Some(b) = book {
         cmd.arg(b);
@@ -76,7 +77,7 @@ fn a_match_against_stockfish_from_a_book() {
         "--engine",
         "builtin:Hash=16",
         "--engine",
-        &format!("cmd:{STOCKFISH}"),
+        &format!("cmd:{}", common::stockfish()),
         "--option",
         "2:Skill Level=3",
         "--option",
@@ -191,7 +192,7 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
             "--engine",
             "builtin:Hash=16",
             "--engine",
-            &format!("cmd:{STOCKFISH}"),
+            &format!("cmd:{}", common::stockfish()),
             "--option",
             "2:Skill Level=0",
             "--book",
@@ -528,7 +529,7 @@ fn openings_from_an_epd_file_then_the_book() {
     let dir = tempfile::tempdir().unwrap();
     let epd = dir.path().join("o.epd");
     // Two lines of Win At Chess (EPD with operations) and a FEN with its counters.
-    let wac: Vec<String> = std::fs::read_to_string(here("../shared/data/epd/wac.epd"))
+    let wac: Vec<String> = std::fs::read_to_string(common::data("epd/wac.epd"))
         .unwrap()
         .lines()
         .take(2)

@@ -1,18 +1,15 @@
 //! The Polyglot format core against real data: the spec's key test vectors, python-chess's probe
 //! expectations on real books, and the atomic writer.
 
+mod common;
+use common::data;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use polybook::book::{Book, ChooseOptions, Entry, Key, RawMove, Selection, choose, write_book};
 use polybook::position::{parse_fen, play_moves};
 use shakmaty::{Chess, Position};
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data")
-        .join(rel)
-}
 
 fn polybook(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_polybook"))
@@ -70,7 +67,7 @@ fn legal_uci(book: &Book, pos: &Chess) -> Vec<String> {
 }
 
 /// python-chess's test.py assertions on performance.bin and lasker-trap.bin
-/// (../shared/data/spec/python-chess_polyglot_probe_expectations.tsv).
+/// (tests/data/spec/python-chess_polyglot_probe_expectations.tsv).
 #[test]
 fn python_chess_probe_expectations() {
     let book = Book::open(data("books/performance.bin")).unwrap();
@@ -164,12 +161,12 @@ fn python_chess_probe_expectations() {
     );
 }
 
-/// Every position reachable by book moves (10 plies, at most 3,000 a book) of every shared book,
+/// Every position reachable by book moves (10 plies, at most 3,000 a book) of every bundled book,
 /// probed by polybook and by python-chess: same moves, weights, learn values, order and keys.
-/// The comparison script is the shared benchmark script, run against this build.
+/// The comparison script is the benchmark script bench/probe_vs_python_chess.py, run against this build.
 #[test]
-fn probe_matches_python_chess_on_every_shared_book() {
-    let script = data("../bench/probe_vs_python_chess.py");
+fn probe_matches_python_chess_on_every_bundled_book() {
+    let script = common::root().join("bench/probe_vs_python_chess.py");
     let mut books: Vec<PathBuf> = std::fs::read_dir(data("books"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -178,7 +175,7 @@ fn probe_matches_python_chess_on_every_shared_book() {
     books.sort();
     assert!(books.len() >= 10);
     for book in books {
-        let out = Command::new("python3")
+        let out = Command::new(common::python_chess())
             .arg(&script)
             .arg(&book)
             .args([

@@ -1,12 +1,14 @@
 //! The engine on real data: perft suites, mate puzzles, KRvK mates, MDP, draws, suites and the
 //! command line's handling of bad input.
 //!
-//! Expected values come from the data files in ../shared/data/epd (perft counts, mate lengths,
+//! Expected values come from the data files in tests/data/epd (perft counts, mate lengths,
 //! puzzle solutions) or from the rules of chess; limits are in nodes or depth, not time, so the
 //! results don't depend on the machine's load.
 //!
 //! The full perft run (every position and depth of every standard suite) is
 //! `cargo test --release --test engine -- --ignored`.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,13 +25,11 @@ use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position, PositionError};
 
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/epd")
-        .join(name)
+    common::data("epd").join(name)
 }
 
 fn read(name: &str) -> String {
-    let bytes = std::fs::read(data(name)).expect("the shared test data is present");
+    let bytes = std::fs::read(data(name)).expect("the test data is present (tests/data)");
     String::from_utf8_lossy(&bytes).into_owned()
 }
 

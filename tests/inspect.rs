@@ -1,21 +1,16 @@
 //! The inspection commands against the reference tools: `lines` and `info` against polyglot's
-//! `dump-book` and `info-book` on every shared book, `dump` against python-chess's reader and the
+//! `dump-book` and `info-book` on every bundled book, `dump` against python-chess's reader and the
 //! raw bytes, `verify` on valid, invalid and crafted books, and bad input for every command.
+
+mod common;
+use common::data;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const POLYGLOT: &str = "/usr/games/polyglot";
-
 /// One record: key, move, weight, learn.
 type RawEntry = (u64, u16, u16, u32);
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data")
-        .join(rel)
-}
 
 fn polybook<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_polybook"))
@@ -32,23 +27,20 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// Every shared book (`books/*.bin`), sorted by name.
-fn shared_books() -> Vec<PathBuf> {
+/// Every bundled book (`books/*.bin`), sorted by name.
+fn bundled_books() -> Vec<PathBuf> {
     let mut books: Vec<PathBuf> = std::fs::read_dir(data("books"))
-        .expect("../shared/data/books")
+        .expect("tests/data/books")
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "bin"))
         .collect();
     books.sort();
-    assert!(books.len() >= 15, "only {} shared books", books.len());
+    assert!(books.len() >= 15, "only {} bundled books", books.len());
     books
 }
 
 fn require_polyglot() {
-    assert!(
-        Path::new(POLYGLOT).exists(),
-        "{POLYGLOT} is missing: apt-get install -y polyglot (the reference for lines and info)"
-    );
+    common::polyglot();
 }
 
 /// What `polyglot dump-book` writes into its output file (it exits 0 even on errors, so its
@@ -56,7 +48,7 @@ fn require_polyglot() {
 fn polyglot_dump(book: &str, color: &str, dir: &Path) -> Vec<u8> {
     let out = dir.join(format!("polyglot-{color}.txt"));
     let _ = std::fs::remove_file(&out);
-    let run = Command::new(POLYGLOT)
+    let run = Command::new(common::polyglot())
         .args(["dump-book", "-bin", book, "-color", color, "-out"])
         .arg(&out)
         .stdout(Stdio::null())
@@ -93,19 +85,19 @@ fn assert_lines_match(book: &str, color: &str, dir: &Path) {
 }
 
 #[test]
-fn lines_for_white_equal_polyglot_dump_book_on_every_shared_book() {
+fn lines_for_white_equal_polyglot_dump_book_on_every_bundled_book() {
     require_polyglot();
     let dir = tempfile::tempdir().unwrap();
-    for book in shared_books() {
+    for book in bundled_books() {
         assert_lines_match(book.to_str().unwrap(), "white", dir.path());
     }
 }
 
 #[test]
-fn lines_for_black_equal_polyglot_dump_book_on_every_shared_book() {
+fn lines_for_black_equal_polyglot_dump_book_on_every_bundled_book() {
     require_polyglot();
     let dir = tempfile::tempdir().unwrap();
-    for book in shared_books() {
+    for book in bundled_books() {
         assert_lines_match(book.to_str().unwrap(), "black", dir.path());
     }
 }
@@ -213,7 +205,7 @@ fn lines_and_info_equal_polyglot_on_crafted_corner_cases() {
 /// The five numbers `polyglot info-book` prints: lines white, lines black, positions white,
 /// positions black, isolated.
 fn polyglot_info(book: &Path) -> [u64; 5] {
-    let out = Command::new(POLYGLOT)
+    let out = Command::new(common::polyglot())
         .args(["info-book", "-bin"])
         .arg(book)
         .output()
@@ -309,9 +301,9 @@ fn assert_info_matches(book: &Path) {
 }
 
 #[test]
-fn info_equals_polyglot_info_book_on_every_shared_book() {
+fn info_equals_polyglot_info_book_on_every_bundled_book() {
     require_polyglot();
-    for book in shared_books() {
+    for book in bundled_books() {
         assert_info_matches(&book);
     }
     // The human table carries the same numbers.
@@ -335,7 +327,7 @@ fn spell(code: u16) -> String {
 }
 
 #[test]
-fn dump_equals_python_chess_reader_on_every_shared_book() {
+fn dump_equals_python_chess_reader_on_every_bundled_book() {
     let script = r#"
 import sys, chess.polyglot
 for path in sys.argv[1:]:
@@ -343,8 +335,8 @@ for path in sys.argv[1:]:
         for e in r:
             print("%s,%016x,%d,%d,%d" % (path, e.key, e.raw_move, e.weight, e.learn))
 "#;
-    let books = shared_books();
-    let out = Command::new("python3")
+    let books = bundled_books();
+    let out = Command::new(common::python_chess())
         .arg("-c")
         .arg(script)
         .args(&books)
@@ -508,8 +500,8 @@ fn lines_to_a_file_is_written_whole_and_equals_standard_output() {
 }
 
 #[test]
-fn verify_accepts_every_shared_book() {
-    for book in shared_books() {
+fn verify_accepts_every_bundled_book() {
+    for book in bundled_books() {
         let out = polybook(&[Path::new("verify"), &book]);
         assert_eq!(
             out.status.code(),
@@ -532,7 +524,7 @@ fn verify_accepts_every_shared_book() {
 }
 
 #[test]
-fn verify_reports_the_invalid_shared_books() {
+fn verify_reports_the_invalid_bundled_books() {
     let cases = [
         (
             "gnuchess-smallbook-trailing-byte.bin",

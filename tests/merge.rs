@@ -1,15 +1,12 @@
-//! `polybook merge` against `polyglot merge-book` on the shared books: the same union of entries,
+//! `polybook merge` against `polyglot merge-book` on the bundled books: the same union of entries,
 //! weights held at 65535 where polyglot's wrap around, and every position sorted by weight.
+
+mod common;
+use common::data;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data")
-        .join(rel)
-}
 
 /// The raw records of a book file: (key, move, weight, learn), read here byte by byte.
 fn records(path: &Path) -> Vec<(u64, u16, u16, u32)> {
@@ -40,7 +37,7 @@ fn merge_matches_polyglot_merge_book_but_saturates_and_sorts() {
     for (a, b) in pairs {
         let (a, b) = (data(a), data(b));
         let pg = dir.path().join("pg.bin");
-        let o = Command::new("/usr/games/polyglot")
+        let o = Command::new(common::polyglot())
             .args(["merge-book", "-in1"])
             .arg(&a)
             .arg("-in2")

@@ -3,6 +3,8 @@
 //! python-chess's `chess.pgn`, draw offers against Stockfish's view of the position, clocks and
 //! flag fall, and the errors before a game starts.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -13,7 +15,7 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_polybook");
 
 fn book() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/books/gnuchess.bin")
+    common::data("books/gnuchess.bin")
 }
 
 /// Runs `polybook play ARGS` in `dir` with `input` on stdin.
@@ -68,7 +70,7 @@ fn game(args: &[&str], input: &str) -> (Output, PathBuf, tempfile::TempDir) {
 }
 
 fn python(script: &str, args: &[&str]) -> String {
-    let out = Command::new("python3")
+    let out = Command::new(common::python_chess())
         .arg("-c")
         .arg(script)
         .args(args)
@@ -287,6 +289,7 @@ fn resigning_loses_for_either_colour() {
 
 /// Stockfish's score (centipawns, White's view) of each FEN, as python-chess reports it.
 fn stockfish_scores(fens: &[&str]) -> Vec<i64> {
+    common::stockfish();
     let out = python(
         r#"
 import sys, chess, chess.engine
@@ -564,7 +567,7 @@ fn refused(args: &[&str], code: i32, message: &str) {
 
 #[test]
 fn bad_input_is_refused_before_the_game() {
-    let books = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/books");
+    let books = common::data("books");
     refused(&["--book", "/no/such/book.bin"], 1, "/no/such/book.bin");
     let html = books.join("invalid/html-page-saved-as.bin");
     refused(

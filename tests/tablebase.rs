@@ -2,6 +2,8 @@
 //! from a real tablebase), a brute-force mate search with python-chess on a sample of KQvK and
 //! KRvK positions, and `polybook solve` on the whole KRvK file.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -11,14 +13,12 @@ use polybook::engine::tablebase::{Value, probe};
 use polybook::position::parse_fen;
 
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/epd")
-        .join(name)
+    common::data("epd").join(name)
 }
 
 #[test]
 fn every_krvk1000_line_agrees() {
-    let bytes = std::fs::read(data("KRvK1000.epd")).expect("the shared test data is present");
+    let bytes = std::fs::read(data("KRvK1000.epd")).expect("the test data is present (tests/data)");
     let (entries, errors) = parse_epd(&String::from_utf8_lossy(&bytes));
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(entries.len(), 1000);
@@ -134,7 +134,7 @@ fn short_mates_agree_with_python_chess_brute_force() {
         "{counts:?}"
     );
 
-    let mut child = Command::new("python3")
+    let mut child = Command::new(common::python_chess())
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tablebase_check.py"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

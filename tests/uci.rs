@@ -2,6 +2,8 @@
 //! Stockfish), Debian's polyglot adapter (xboard), the timing of `isready` and `stop` mid-search,
 //! the bad-input rules and a fuzz run of random and truncated lines.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -19,7 +21,7 @@ use shakmaty::{CastlingMode, Chess};
 const BIN: &str = env!("CARGO_BIN_EXE_polybook");
 
 fn book() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/books/gnuchess.bin")
+    common::data("books/gnuchess.bin")
 }
 
 // ---- in-process sessions ----------------------------------------------------------------------
@@ -542,7 +544,7 @@ fn works_behind_the_polyglot_adapter() {
         ),
     )
     .unwrap();
-    let mut child = Command::new("/usr/games/polyglot")
+    let mut child = Command::new(common::polyglot())
         .arg(&ini)
         .current_dir(dir.path())
         .stdin(Stdio::piped())
@@ -604,7 +606,7 @@ fn works_behind_the_polyglot_adapter() {
 
 fn python(mode: &str, extra: &[&Path]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/uci_client.py");
-    let out = Command::new("python3")
+    let out = Command::new(common::python_chess())
         .arg(script)
         .arg(mode)
         .arg(BIN)

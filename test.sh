@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The test command: installs what a fresh Debian machine lacks for the tests (the reference tools
+# polyglot, stockfish and python-chess, the compression tools, tmux), then runs the whole suite.
+# Arguments are passed to `cargo test` (e.g. `./test.sh --test build`).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+need_apt=()
+[ -x /usr/games/polyglot ] || need_apt+=(polyglot)
+[ -x /usr/games/stockfish ] || need_apt+=(stockfish)
+command -v xz >/dev/null || need_apt+=(xz-utils)
+command -v zstd >/dev/null || need_apt+=(zstd)
+command -v bzip2 >/dev/null || need_apt+=(bzip2)
+command -v gzip >/dev/null || need_apt+=(gzip)
+command -v tmux >/dev/null || need_apt+=(tmux)
+command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "test.sh: installing ${need_apt[*]}" >&2
+  if [ "$(id -u)" -eq 0 ]; then sudo=(); elif command -v sudo >/dev/null; then sudo=(sudo); else
+    echo "test.sh: missing ${need_apt[*]}: run 'apt-get install -y ${need_apt[*]}' as root" >&2; exit 1
+  fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+if ! python3 -c 'import chess' 2>/dev/null; then
+  echo "test.sh: installing python-chess" >&2
+  pip install -q chess 2>/dev/null || pip install -q --break-system-packages chess || {
+    echo "test.sh: python-chess missing: run 'pip install chess'" >&2; exit 1; }
+fi
+
+cargo test --release --no-fail-fast "$@"

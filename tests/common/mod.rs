@@ -1,0 +1,59 @@
+//! What every integration test shares: where the bundled data lies, and the reference tools.
+//!
+//! The data is real data made by others, carried in `tests/data/` (provenance and licences in its
+//! README) and `pgn/` (the bundled games). A reference tool that is missing fails its test with one
+//! line naming the tool and how to install it; `./test.sh` installs them all.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The repository's root.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A file of the test data, `tests/data/REL`.
+pub fn data(rel: &str) -> PathBuf {
+    root().join("tests/data").join(rel)
+}
+
+/// One of the bundled game files in `pgn/` (`dortmund.pgn`, `world_matches.pgn`).
+pub fn bundled(name: &str) -> PathBuf {
+    root().join("pgn").join(name)
+}
+
+/// Debian's `polyglot`, the reference for books, lines and info.
+pub fn polyglot() -> &'static str {
+    installed("/usr/games/polyglot", "polyglot", "apt-get install -y polyglot")
+}
+
+/// Debian's `stockfish`, a real UCI engine.
+pub fn stockfish() -> &'static str {
+    installed("/usr/games/stockfish", "stockfish", "apt-get install -y stockfish")
+}
+
+/// `python3` with python-chess, the reference Polyglot reader and UCI client.
+pub fn python_chess() -> &'static str {
+    static FOUND: OnceLock<bool> = OnceLock::new();
+    let found = *FOUND.get_or_init(|| {
+        Command::new("python3")
+            .args(["-c", "import chess, chess.polyglot"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    assert!(
+        found,
+        "reference tool missing: python-chess (pip install chess), or run ./test.sh"
+    );
+    "python3"
+}
+
+fn installed(path: &'static str, name: &str, install: &str) -> &'static str {
+    assert!(
+        Path::new(path).exists(),
+        "reference tool missing: {name} ({path}): {install}, or run ./test.sh"
+    );
+    path
+}
