@@ -1,6 +1,6 @@
 #!/bin/sh
 # The strength ladder: polybook's built-in engine against Stockfish limited to UCI_Elo 1500,
-# 2000, 2400 and 2800, GAMES games each at 10+0.1 from the GNU Chess book in ../shared/data, two games at a time.
+# 2000, 2400 and 2800, GAMES games each at 10+0.1 from the GNU Chess book in tests/data, two games at a time.
 # Each match's PGN goes to ladder-ELO.pgn and its JSON report to ladder-ELO.json.
 #
 #   bench/ladder.sh [GAMES] [ELO...]      (default: 100 games, all four levels)
@@ -16,7 +16,7 @@ for elo in $LEVELS; do
         --engine "cmd:$STOCKFISH" \
         --option 2:UCI_LimitStrength=true --option "2:UCI_Elo=$elo" \
         --option 2:Hash=16 --option 2:Threads=1 \
-        --book ../shared/data/books/gnuchess.bin --book-plies 16 \
+        --book tests/data/books/gnuchess.bin --book-plies 16 \
         --games "$GAMES" --tc 10+0.1 --concurrency 2 --seed "$elo" \
         --event "polybook ladder vs Stockfish UCI_Elo $elo" \
         --pgn "ladder-$elo.pgn" --json > "ladder-$elo.json"

@@ -13,7 +13,7 @@ import argparse, collections, json, resource, subprocess, sys, tempfile, time
 import chess, chess.polyglot
 
 ap = argparse.ArgumentParser()
-ap.add_argument("book", nargs="?", default="../shared/data/books/gnuchess.bin")
+ap.add_argument("book", nargs="?", default="tests/data/books/gnuchess.bin")
 ap.add_argument("--positions", type=int, default=10000)
 ap.add_argument("--polybook", default="target/release/polybook")
 ap.add_argument("--repeat", type=int, default=3)

@@ -45,7 +45,7 @@ mod tests {
 
     #[test]
     fn start_position() {
-        // Counts from the perft suites in ../shared/data/epd.
+        // Counts from the perft suites in tests/data/epd.
         assert_eq!(perft(&Chess::default(), 3), 8902);
         let d = divide(&Chess::default(), 2);
         assert_eq!(d.len(), 20);
