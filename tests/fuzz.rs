@@ -1,0 +1,706 @@
+//! Fuzz targets that run on stable Rust: real files mutated by a seeded generator, fed to the
+//! PGN → book path, the book reader and everything that walks a book, the FEN/EPD parsers and the
+//! engine behind them, and the UCI loop. Every target checks the same promises: no panic, no hang,
+//! errors of one short line, and the properties that must hold whatever the input (the book does not
+//! depend on `--threads` or the chunk size; `merge` writes a book `verify` accepts).
+//!
+//! In the normal test command each target runs a fixed number of cases from a fixed seed, so a run
+//! is repeatable. For a long run:
+//!
+//! ```sh
+//! FUZZ_SECONDS=3600 cargo test --release --test fuzz -- --nocapture --test-threads 1
+//! FUZZ_SECONDS=600 FUZZ_SEED=7 cargo test --release --test fuzz book -- --nocapture
+//! ```
+//!
+//! A failing case is written to `target/fuzz-failures/` and named in the failure. A long run does not
+//! stop at the first failure: it saves each failing input, goes on, and at the end lists the distinct
+//! failures (by their message) with how often each was hit.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use polybook::book::{Book, Key};
+use polybook::build::{BuildOptions, Input, build};
+use polybook::engine::perft::perft;
+use polybook::engine::suite::parse_epd_line;
+use polybook::engine::{Engine, Limits, SearchOptions};
+use polybook::position::{parse_fen, play_moves};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use shakmaty::{Chess, Color, Position};
+
+// ---- the driver ---------------------------------------------------------------------------------
+
+/// How long a target runs: a fixed number of cases, or `FUZZ_SECONDS` of them.
+struct Budget {
+    cases: u64,
+    until: Option<Instant>,
+    seed: u64,
+}
+
+impl Budget {
+    fn new(default_cases: u64) -> Budget {
+        let seconds = std::env::var("FUZZ_SECONDS")
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok());
+        let seed = std::env::var("FUZZ_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(if seconds.is_some() {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_secs())
+            } else {
+                20261124
+            });
+        Budget {
+            cases: if seconds.is_some() {
+                u64::MAX
+            } else {
+                default_cases
+            },
+            until: seconds.map(|s| Instant::now() + Duration::from_secs(s)),
+            seed,
+        }
+    }
+
+    fn more(&self, done: u64) -> bool {
+        done < self.cases && self.until.is_none_or(|t| Instant::now() < t)
+    }
+}
+
+/// Runs `case` on generated inputs until the budget is spent. Each case gets its own generator
+/// (seeded from the run's seed and the case number), so a failure is replayed by its numbers. A case
+/// that panics or runs longer than `hang` has its input saved and fails the test.
+fn fuzz(
+    target: &str,
+    default_cases: u64,
+    hang: Duration,
+    case: impl Fn(&mut StdRng) -> Vec<u8>,
+    check: impl Fn(&[u8]) + Sync,
+) {
+    let budget = Budget::new(default_cases);
+    if budget.until.is_some() {
+        // A long run reports its failures at the end, not each panic as it happens.
+        std::panic::set_hook(Box::new(|_| {}));
+    }
+    let started = Instant::now();
+    let mut done = 0u64;
+    let mut failures: std::collections::BTreeMap<String, (u64, PathBuf)> = Default::default();
+    while budget.more(done) {
+        let mut rng = StdRng::seed_from_u64(budget.seed ^ done.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let input = case(&mut rng);
+        let finished = Arc::new(AtomicBool::new(false));
+        let watchdog = {
+            let finished = finished.clone();
+            let saved = failure_path(target, budget.seed, done);
+            let input = input.clone();
+            let target = target.to_string();
+            std::thread::spawn(move || {
+                let start = Instant::now();
+                while !finished.load(Ordering::Relaxed) {
+                    if start.elapsed() > hang {
+                        save(&saved, &input);
+                        eprintln!(
+                            "fuzz {target}: case {done} hangs (over {hang:?}); input saved to {}",
+                            saved.display()
+                        );
+                        std::process::abort();
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+        };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&input)));
+        finished.store(true, Ordering::Relaxed);
+        watchdog.join().unwrap();
+        if let Err(panic) = outcome {
+            let saved = failure_path(target, budget.seed, done);
+            save(&saved, &input);
+            if budget.until.is_none() {
+                eprintln!(
+                    "fuzz {target}: case {done} (seed {}) failed; input saved to {}",
+                    budget.seed,
+                    saved.display()
+                );
+                std::panic::resume_unwind(panic);
+            }
+            // A long run goes on, and tells the distinct failures apart by their message.
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic without a message");
+            let first_line: String = message
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(160)
+                .collect();
+            failures
+                .entry(first_line)
+                .or_insert_with(|| (0, saved.clone()))
+                .0 += 1;
+        }
+        done += 1;
+    }
+    eprintln!(
+        "fuzz {target}: {done} cases in {:.1} s (seed {}), {} failing",
+        started.elapsed().as_secs_f64(),
+        budget.seed,
+        failures.values().map(|f| f.0).sum::<u64>()
+    );
+    for (message, (count, path)) in &failures {
+        eprintln!(
+            "fuzz {target}: {count} x {message} (first: {})",
+            path.display()
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "fuzz {target}: {} distinct failures",
+        failures.len()
+    );
+}
+
+fn failure_path(target: &str, seed: u64, case: u64) -> PathBuf {
+    common::root()
+        .join("target/fuzz-failures")
+        .join(format!("{target}-{seed}-{case}.bin"))
+}
+
+fn save(path: &Path, bytes: &[u8]) {
+    let _ = std::fs::create_dir_all(path.parent().unwrap());
+    let _ = std::fs::write(path, bytes);
+}
+
+/// An error for the user: one line, short (what, where, why; never the whole input echoed).
+fn assert_one_line(message: &str) {
+    assert!(
+        !message.contains('\n'),
+        "error of several lines: {message:?}"
+    );
+    assert!(
+        message.chars().count() <= 400,
+        "error of {} characters: {:?}…",
+        message.chars().count(),
+        message.chars().take(200).collect::<String>()
+    );
+}
+
+// ---- mutations ----------------------------------------------------------------------------------
+
+/// A mutation of one of `seeds`: a few byte flips, insertions of `tokens` or random bytes,
+/// deletions, duplications, splices with another seed and truncations.
+fn mutate(rng: &mut StdRng, seeds: &[Vec<u8>], tokens: &[&[u8]], max_len: usize) -> Vec<u8> {
+    let mut out = seeds[rng.random_range(0..seeds.len())].clone();
+    out.truncate(max_len);
+    for _ in 0..rng.random_range(1..=8) {
+        let at = rng.random_range(0..=out.len());
+        match rng.random_range(0..8) {
+            0 if !out.is_empty() => {
+                let i = rng.random_range(0..out.len());
+                out[i] = rng.random();
+            }
+            1 | 2 => {
+                let t = tokens[rng.random_range(0..tokens.len())];
+                out.splice(at..at, t.iter().copied());
+            }
+            3 => {
+                let end = (at + rng.random_range(1..64)).min(out.len());
+                out.drain(at..end);
+            }
+            4 => {
+                let end = (at + rng.random_range(1..256)).min(out.len());
+                let piece = out[at..end].to_vec();
+                let to = rng.random_range(0..=out.len());
+                out.splice(to..to, piece);
+            }
+            5 => {
+                let other = &seeds[rng.random_range(0..seeds.len())];
+                if !other.is_empty() {
+                    let from = rng.random_range(0..other.len());
+                    let end = (from + rng.random_range(1..512)).min(other.len());
+                    out.splice(at..at, other[from..end].iter().copied());
+                }
+            }
+            6 if rng.random_ratio(1, 4) => out.truncate(at),
+            _ => {
+                let n = rng.random_range(1..16);
+                let bytes: Vec<u8> = (0..n).map(|_| rng.random()).collect();
+                out.splice(at..at, bytes);
+            }
+        }
+    }
+    out.truncate(max_len);
+    out
+}
+
+fn files_below(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files_below(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+// ---- PGN → book ---------------------------------------------------------------------------------
+
+const PGN_TOKENS: &[&[u8]] = &[
+    b"{",
+    b"}",
+    b"(",
+    b")",
+    b"[",
+    b"]",
+    b"\"",
+    b"\n",
+    b"\n\n",
+    b"\r\n",
+    b"\0",
+    b";",
+    b"%",
+    b"$1",
+    b"[Event \"x\"]\n",
+    b"[FEN \"",
+    b"[SetUp \"1\"]\n",
+    b"[Variant \"Chess960\"]\n",
+    b"[Result \"1-0\"]\n",
+    b"1-0",
+    b"0-1",
+    b"1/2-1/2",
+    b"*",
+    b"1.",
+    b"1...",
+    b" e4 ",
+    b" O-O ",
+    b" O-O-O ",
+    b" Nf3 ",
+    b" exd6 ",
+    b" e8=Q ",
+    b" -- ",
+    b" Z0 ",
+    b"\xef\xbb\xbf",
+    b"\xff\xfe",
+    b"{ [%clk 0:01:00] }",
+    b"[FEN \"nnnnknnn/pppppppp/8/8/8/8/PPPPPPPP/NNNNKNNN w - - 0 1\"]\n",
+];
+
+fn pgn_seeds() -> Vec<Vec<u8>> {
+    let mut files = Vec::new();
+    files_below(&common::data("pgn/edge"), &mut files);
+    let mut seeds: Vec<Vec<u8>> = files
+        .iter()
+        .map(|p| {
+            let mut b = std::fs::read(p).unwrap();
+            b.truncate(24 << 10);
+            b
+        })
+        .collect();
+    let dortmund = std::fs::read(common::bundled("dortmund.pgn")).unwrap();
+    seeds.extend(dortmund.chunks(16 << 10).take(4).map(<[u8]>::to_vec));
+    seeds
+}
+
+/// Builds `pgn` with `threads` parser threads and chunks of `chunk` bytes; the book's bytes or the
+/// error's text.
+fn build_bytes(
+    pgn: &Path,
+    out: &Path,
+    threads: usize,
+    chunk: usize,
+    memory: usize,
+) -> Result<Vec<u8>, String> {
+    let opts = BuildOptions {
+        threads,
+        chunk_size: chunk,
+        memory,
+        rules: polybook::build::EntryRules {
+            min_games: 1,
+            ..Default::default()
+        },
+        ..BuildOptions::default()
+    };
+    let _ = std::fs::remove_file(out);
+    match build(
+        &[Input::File(pgn.to_path_buf())],
+        out,
+        &opts,
+        &AtomicBool::new(false),
+        &(),
+    ) {
+        Ok(_) => Ok(std::fs::read(out).unwrap()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Mutated real PGN: the build never panics, errors are one line, and the book is the same bytes
+/// whatever the threads and the chunk size.
+#[test]
+fn pgn_build() {
+    let seeds = pgn_seeds();
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("in.pgn");
+    let (a, b) = (dir.path().join("a.bin"), dir.path().join("b.bin"));
+    fuzz(
+        "pgn_build",
+        300,
+        Duration::from_secs(60),
+        |rng| mutate(rng, &seeds, PGN_TOKENS, 64 << 10),
+        |input| {
+            std::fs::write(&pgn, input).unwrap();
+            let whole = build_bytes(&pgn, &a, 1, 1 << 20, 64 << 20);
+            let chunked = build_bytes(&pgn, &b, 2, 16 << 10, 4 << 20);
+            if let Err(e) = &whole {
+                assert_one_line(e);
+            }
+            if let Err(e) = &chunked {
+                assert_one_line(e);
+            }
+            if let (Ok(x), Ok(y)) = (&whole, &chunked) {
+                assert!(x == y, "the book depends on --threads / the chunk size");
+            }
+        },
+    );
+}
+
+// ---- books --------------------------------------------------------------------------------------
+
+fn book_seeds() -> Vec<Vec<u8>> {
+    let mut seeds = Vec::new();
+    for name in [
+        "lasker-trap.bin",
+        "rodent3_guide.bin",
+        "rodent3_single_entry.bin",
+        "empty.bin",
+        "gnuchess.bin",
+        "performance.bin",
+        "gm2001.bin",
+        "invalid/gnuchess-smallbook-trailing-byte.bin",
+        "invalid/html-page-saved-as.bin",
+        "invalid/git-lfs-pointer.bin",
+    ] {
+        let mut b = std::fs::read(common::data("books").join(name)).unwrap();
+        b.truncate(8 << 10);
+        seeds.push(b);
+    }
+    seeds
+}
+
+/// A mutation of a real book: byte-level ([`mutate`]) or entry-level (swapped, repeated, moved
+/// entries, as tools that append to or patch a book leave them).
+fn mutate_book(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
+    if rng.random_ratio(1, 2) {
+        let mut b = seeds[rng.random_range(0..seeds.len())].clone();
+        let n = b.len() / 16;
+        if n >= 2 {
+            for _ in 0..rng.random_range(1..4) {
+                let (i, j) = (rng.random_range(0..n), rng.random_range(0..n));
+                match rng.random_range(0..3) {
+                    0 => {
+                        for k in 0..16 {
+                            b.swap(i * 16 + k, j * 16 + k);
+                        }
+                    }
+                    1 => {
+                        let e = b[i * 16..i * 16 + 16].to_vec();
+                        b.extend(e);
+                    }
+                    _ => {
+                        let field = rng.random_range(8..16);
+                        b[i * 16 + field] = rng.random();
+                    }
+                }
+            }
+        }
+        b
+    } else {
+        mutate(
+            rng,
+            seeds,
+            &[&[0; 16], &[0xff; 8], b"<html>", b"version https://git-lfs"],
+            16 << 10,
+        )
+    }
+}
+
+/// Positions to probe: the start, and those reached by the book's own moves (a few plies).
+fn probe_walk(book: &Book) -> usize {
+    let mut frontier = vec![Chess::default()];
+    let mut probed = 0;
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        for pos in frontier.iter().take(40) {
+            let probe = book.probe(pos);
+            probed += 1;
+            for m in probe.legal {
+                let mut child = pos.clone();
+                child.play_unchecked(m.mv);
+                next.push(child);
+            }
+        }
+        frontier = next;
+    }
+    probed
+}
+
+/// Mutated real books: opening, probing, `info`, `lines`, `verify` and `merge` never panic, their
+/// errors are one line, and whatever `merge` writes passes `verify`.
+#[test]
+fn book_reader() {
+    let seeds = book_seeds();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.bin");
+    let merged = dir.path().join("merged.bin");
+    fuzz(
+        "book_reader",
+        1500,
+        Duration::from_secs(60),
+        |rng| mutate_book(rng, &seeds),
+        |input| {
+            std::fs::write(&path, input).unwrap();
+            match polybook::inspect::verify(&path, 20) {
+                Ok(report) => {
+                    for p in &report.problems {
+                        assert_one_line(&p.to_string());
+                    }
+                }
+                Err(e) => assert_one_line(&e.to_string()),
+            }
+            let book = match Book::open(&path) {
+                Ok(book) => book,
+                Err(e) => return assert_one_line(&e.to_string()),
+            };
+            probe_walk(&book);
+            polybook::inspect::book_info(&book);
+            for color in [Color::White, Color::Black] {
+                polybook::inspect::write_lines(&book, "in.bin", color, &mut std::io::sink())
+                    .unwrap();
+            }
+            let _ = std::fs::remove_file(&merged);
+            match polybook::build::merge_books(&[book], &merged) {
+                Ok(_) => {
+                    let report = polybook::inspect::verify(&merged, 20).unwrap();
+                    assert!(
+                        report.is_ok(),
+                        "merge wrote a book verify rejects: {:?}",
+                        report.problems.first().map(|p| p.to_string())
+                    );
+                }
+                Err(e) => assert_one_line(&e.to_string()),
+            }
+        },
+    );
+}
+
+// ---- FEN and EPD --------------------------------------------------------------------------------
+
+const FEN_TOKENS: &[&[u8]] = &[
+    b"/",
+    b"8",
+    b"1",
+    b"K",
+    b"k",
+    b"Q",
+    b"q",
+    b"P",
+    b"p",
+    b"N",
+    b"n",
+    b" w ",
+    b" b ",
+    b"KQkq",
+    b"-",
+    b" - ",
+    b"e3",
+    b"e6",
+    b" 0 1",
+    b" 99 ",
+    b" bm ",
+    b"; ",
+    b"id \"x\"",
+    b" dm 3;",
+    b" ",
+    b"\t",
+    b"8/8/8/8/8/8/8/8",
+    b"pppppppp",
+    b"QQQQQQQQ",
+    b"AHah",
+    b" moves ",
+];
+
+fn fen_seeds() -> Vec<Vec<u8>> {
+    let mut seeds = Vec::new();
+    for name in [
+        "epd/wac.epd",
+        "epd/perftsuite.epd",
+        "epd/bratko-kopec.epd",
+        "epd/KRvK1000.epd",
+    ] {
+        let text = std::fs::read_to_string(common::data(name)).unwrap();
+        seeds.extend(text.lines().take(60).map(|l| l.as_bytes().to_vec()));
+    }
+    for line in std::fs::read_to_string(common::data("spec/polyglot_key_test_vectors.tsv"))
+        .unwrap()
+        .lines()
+    {
+        if let Some(fen) = line.split('\t').next() {
+            seeds.push(fen.as_bytes().to_vec());
+        }
+    }
+    seeds.push(b"nnnnknnn/pppppppp/8/8/8/8/PPPPPPPP/NNNNKNNN w - - 0 1".to_vec());
+    seeds
+}
+
+/// Mutated real FENs and EPD lines: parsing never panics and errors are one short line; a position
+/// that parses can be keyed, walked to depth 2, evaluated by a short search and played on.
+#[test]
+fn fen_and_epd() {
+    let seeds = fen_seeds();
+    fuzz(
+        "fen_and_epd",
+        3000,
+        Duration::from_secs(60),
+        |rng| mutate(rng, &seeds, FEN_TOKENS, 4 << 10),
+        |input| {
+            let text = String::from_utf8_lossy(input);
+            if let Some(Err(e)) = parse_epd_line(&text, 1) {
+                assert_one_line(&e.to_string());
+            }
+            let pos = match parse_fen(&text) {
+                Ok(pos) => pos,
+                Err(e) => return assert_one_line(&e.to_string()),
+            };
+            Key::of(&pos);
+            perft(&pos, 2);
+            let mut engine = Engine::new(SearchOptions {
+                hash_mb: 1,
+                ..SearchOptions::default()
+            });
+            let limits = Limits {
+                nodes: Some(300),
+                ..Limits::default()
+            };
+            engine.search(
+                &pos,
+                &[],
+                &limits,
+                Arc::new(AtomicBool::new(false)),
+                &mut |_| {},
+            );
+            let moves: Vec<String> = pos
+                .legal_moves()
+                .iter()
+                .take(3)
+                .map(|m| m.to_uci(shakmaty::CastlingMode::Standard).to_string())
+                .collect();
+            if let Err(e) = play_moves(pos, &moves.join(" ")) {
+                assert_one_line(&e.to_string());
+            }
+        },
+    );
+}
+
+// ---- UCI ----------------------------------------------------------------------------------------
+
+/// A random UCI session: commands a GUI sends, in any order, some mangled.
+fn uci_stream(rng: &mut StdRng, fens: &[Vec<u8>], book: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for _ in 0..rng.random_range(1..40) {
+        let line = match rng.random_range(0..16) {
+            0 => "uci".to_string(),
+            1 => "isready".to_string(),
+            2 => "ucinewgame".to_string(),
+            3 => "position startpos".to_string(),
+            4 => "position startpos moves e2e4 e7e5 g1f3 b8c6 f1b5".to_string(),
+            5 => format!(
+                "position fen {} moves e2e4",
+                String::from_utf8_lossy(&fens[rng.random_range(0..fens.len())])
+            ),
+            6 => format!("go depth {}", rng.random_range(0..5)),
+            7 => format!("go nodes {}", rng.random_range(0..3000)),
+            8 => format!("go movetime {}", rng.random_range(0..20)),
+            9 => format!(
+                "go wtime {} btime {} winc 0 binc 0",
+                rng.random_range(0..200),
+                rng.random_range(0..200)
+            ),
+            10 => "go infinite".to_string(),
+            11 => "stop".to_string(),
+            12 => format!("setoption name Hash value {}", rng.random_range(0..32)),
+            13 => format!("setoption name BookFile value {}", book.display()),
+            14 => "setoption name OwnBook value true".to_string(),
+            _ => format!("go mate {}", rng.random_range(0..4)),
+        };
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    }
+    if rng.random_ratio(1, 3) {
+        out = mutate(
+            rng,
+            &[out],
+            &[
+                b" ",
+                b"\n",
+                b"go ",
+                b"position ",
+                b"moves ",
+                b"fen ",
+                b"\0",
+                b"\r",
+            ],
+            16 << 10,
+        );
+    }
+    out
+}
+
+/// Random UCI sessions: the loop never panics or hangs, and always ends when its input ends.
+#[test]
+fn uci_session() {
+    let fens = fen_seeds();
+    let book = common::data("books/gm2001.bin");
+    fuzz(
+        "uci_session",
+        150,
+        Duration::from_secs(60),
+        |rng| uci_stream(rng, &fens, &book),
+        |input| {
+            let output = Shared::default();
+            polybook::uci::run(std::io::Cursor::new(input.to_vec()), output.clone());
+            let text = output.0.lock().unwrap();
+            assert!(
+                text.len() < 1 << 24,
+                "the engine printed {} bytes",
+                text.len()
+            );
+        },
+    );
+}
+
+/// Output collected from the UCI loop's threads.
+#[derive(Clone, Default)]
+struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
