@@ -8,6 +8,7 @@ book moves), then times
   - polybook: one `probe --epd FILE --json` process for all of them (start-up and JSON output included),
 and prints both with their ratio. Checks that both list the same moves.
 Usage: bench/probe_speed.py [BOOK] [--positions 10000] [--polybook target/release/polybook] [--repeat 3]
+       bench/probe_speed.py [BOOK] --write-epd POS.epd   (only write the positions)
 """
 import argparse, collections, json, resource, subprocess, sys, tempfile, time
 import chess, chess.polyglot
@@ -17,6 +18,7 @@ ap.add_argument("book", nargs="?", default="tests/data/books/gnuchess.bin")
 ap.add_argument("--positions", type=int, default=10000)
 ap.add_argument("--polybook", default="target/release/polybook")
 ap.add_argument("--repeat", type=int, default=3)
+ap.add_argument("--write-epd", metavar="FILE", help="write the positions to FILE and stop (POS.epd in BENCHMARKS.md)")
 a = ap.parse_args()
 
 with chess.polyglot.open_reader(a.book) as reader:
@@ -30,6 +32,11 @@ with chess.polyglot.open_reader(a.book) as reader:
             k = chess.polyglot.zobrist_hash(child)
             if k not in seen:
                 seen.add(k); queue.append(child)
+
+if a.write_epd:
+    with open(a.write_epd, "w") as f:
+        f.write("\n".join(fens) + "\n")
+    sys.exit(0)
 
 with tempfile.NamedTemporaryFile("w", suffix=".epd", delete=False) as f:
     f.write("\n".join(fens) + "\n"); epd = f.name
