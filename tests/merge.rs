@@ -122,3 +122,79 @@ fn merge_refuses_bad_books_and_its_own_input() {
     let o = run(&[copy.to_str().unwrap(), "-o", "x.bin"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Inputs holding move codes that are no move at all (bit 15 set, from = to, a promotion from the
+/// 4th rank) are merged without those entries, with one warning line per input naming the file,
+/// the count and the first: the book written passes `verify`, and is the merge of the clean inputs.
+#[test]
+fn merge_leaves_out_impossible_move_codes_and_writes_a_valid_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = records(&data("books/gm2001.bin"));
+    let mut broken = clean.clone();
+    let (k0, k1) = (clean[100].0, clean[2000].0);
+    // Each under a key of the book, where it belongs in key order.
+    broken.insert(101, (k0, 0x8000 | clean[100].1, 5, 0));
+    broken.insert(2002, (k1, 9 | 9 << 6, 7, 0));
+    broken.insert(2003, (k1, 28 | 12 << 6 | 4 << 12, 1, 0));
+    let write = |path: &PathBuf, records: &[(u64, u16, u16, u32)]| {
+        let bytes: Vec<u8> = records
+            .iter()
+            .flat_map(|r| {
+                let mut b = r.0.to_be_bytes().to_vec();
+                b.extend(r.1.to_be_bytes());
+                b.extend(r.2.to_be_bytes());
+                b.extend(r.3.to_be_bytes());
+                b
+            })
+            .collect();
+        std::fs::write(path, bytes).unwrap();
+    };
+    let broken_path = dir.path().join("broken.bin");
+    write(&broken_path, &broken);
+    let verify = |path: &PathBuf| {
+        Command::new(env!("CARGO_BIN_EXE_polybook"))
+            .arg("verify")
+            .arg(path)
+            .output()
+            .unwrap()
+    };
+    // The input itself is not a valid book.
+    assert_eq!(verify(&broken_path).status.code(), Some(1));
+    let merged = dir.path().join("merged.bin");
+    let o = Command::new(env!("CARGO_BIN_EXE_polybook"))
+        .arg("merge")
+        .arg(&broken_path)
+        .arg(data("books/performance.bin"))
+        .arg("-o")
+        .arg(&merged)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "polybook: warning: {}: 3 entries with impossible move codes left out (first: entry 101, key {:016x}: move code 0x",
+            broken_path.display(),
+            k0
+        )) && err.contains("bit 15"),
+        "{err}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["dropped"], serde_json::json!([3, 0]));
+    let v = verify(&merged);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    // The same book as the merge of the inputs without those entries.
+    let reference = dir.path().join("reference.bin");
+    let o = Command::new(env!("CARGO_BIN_EXE_polybook"))
+        .arg("merge")
+        .arg(data("books/gm2001.bin"))
+        .arg(data("books/performance.bin"))
+        .arg("-o")
+        .arg(&reference)
+        .output()
+        .unwrap();
+    assert!(o.status.success() && o.stderr.is_empty());
+    assert!(std::fs::read(&merged).unwrap() == std::fs::read(&reference).unwrap());
+}

@@ -21,8 +21,10 @@ pub enum BookError {
         hint: String,
     },
     #[error(
-        "{}: not sorted by key: entry {index} (key {key:016x}) comes after a larger key; `polybook verify` lists every problem",
+        "{}: the file shrank while it was read ({size} bytes when opened, {read} read): another program is writing it",
         path.display()
     )]
-    Unsorted { path: PathBuf, index: u64, key: u64 },
+    Shrunk { path: PathBuf, size: u64, read: u64 },
+    #[error("{}: too large to read into memory ({size} bytes)", path.display())]
+    TooLarge { path: PathBuf, size: u64 },
 }

@@ -1,7 +1,8 @@
 //! The Polyglot book format and nothing more.
 //!
 //! A Polyglot book is a file of 16-byte big-endian records ([`Entry`]): the Zobrist [`Key`] of a
-//! position, a move in Polyglot's encoding ([`RawMove`]), a weight and a learn value, sorted by key.
+//! position, a move in Polyglot's encoding ([`RawMove`]), a weight and a learn value, sorted by key
+//! (a [`Book`] reads unsorted ones too, and says so: [`Book::disorder`]).
 //!
 //! ```
 //! use polybook::book::{Key, RawMove};
@@ -26,6 +27,6 @@ pub use entry::{ENTRY_SIZE, Entry};
 pub use error::BookError;
 pub use key::{Key, KeyUpdate};
 pub use mv::RawMove;
-pub use reader::{Book, BookMove, Probe};
-pub(crate) use reader::{describe_non_book, open_file};
+pub use reader::{Book, BookMove, Disorder, Probe};
+pub(crate) use reader::{describe_non_book, open_file, recognise_non_book};
 pub use writer::{BookWriter, persist, sort_entries, temp_beside, write_book};

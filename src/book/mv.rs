@@ -74,6 +74,56 @@ impl RawMove {
         self.0 & 0x8000 == 0 && self.promotion_code() <= 4 && self.from() != self.to()
     }
 
+    /// Why a move code can be no move at all, if it cannot.
+    ///
+    /// Code 0 is not reported: it is polyglot's "no move", which some tools write as a terminator
+    /// (with key ffffffffffffffff) and which readers skip; `verify` counts such entries apart.
+    ///
+    /// Possible moves go along a line (rank, file or diagonal) or are a knight's jump, between two
+    /// different squares; a promotion is a pawn's step or capture from the 7th to the 8th rank (white)
+    /// or from the 2nd to the 1st (black), to a knight, bishop, rook or queen.
+    pub fn impossibility(self) -> Option<String> {
+        let mv = self;
+        let code = mv.0;
+        if code == 0 {
+            return None;
+        }
+        if code & 0x8000 != 0 {
+            return Some(format!(
+                "move code 0x{code:04x} has bit 15 set, which no move uses"
+            ));
+        }
+        if mv.promotion_code() > 4 {
+            return Some(format!(
+                "move code 0x{code:04x} has promotion code {}, which names no piece",
+                mv.promotion_code()
+            ));
+        }
+        let (from, to) = (mv.from(), mv.to());
+        if from == to {
+            return Some(format!("move {mv}: from and to are the same square"));
+        }
+        let df = (to.file().to_u32() as i32 - from.file().to_u32() as i32).abs();
+        let dr = to.rank().to_u32() as i32 - from.rank().to_u32() as i32;
+        if mv.promotion().is_some() {
+            let (fr, tr) = (from.rank().to_u32(), to.rank().to_u32());
+            let pawn_step = df <= 1 && ((fr == 6 && tr == 7) || (fr == 1 && tr == 0));
+            if !pawn_step {
+                return Some(format!(
+                    "move {mv}: a promotion, but not a pawn's step from the 7th to the 8th rank or \
+                     from the 2nd to the 1st"
+                ));
+            }
+        }
+        let dr = dr.abs();
+        let line = df == 0 || dr == 0 || df == dr;
+        let jump = (df == 1 && dr == 2) || (df == 2 && dr == 1);
+        if !line && !jump {
+            return Some(format!("move {mv}: no piece moves from {from} to {to}"));
+        }
+        None
+    }
+
     /// The legal move this raw move stands for in `pos`, if any.
     ///
     /// King-takes-own-rook is castling when the king may castle that way; an `e1a1` entry in a

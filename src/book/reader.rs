@@ -1,26 +1,66 @@
-//! Reading a book: a memory-mapped file, binary search by key.
+//! Reading a book: the whole file read into memory once, then a search by key.
+//!
+//! Books in the wild are not always sorted (a tool that appended entries to a sorted book, two
+//! swapped entries). Such a book is still read whole: the longest run of entries in key order is
+//! searched directly, and the few entries outside it through a small index sorted by key, so that
+//! a probe finds every entry stored under a key wherever it stands, in stored order.
 
 use std::fs::File;
+use std::io::Read;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use byteorder::{BigEndian, ByteOrder};
-use memmap2::Mmap;
 use shakmaty::{Move, Position};
 
 use super::{BookError, ENTRY_SIZE, Entry, Key};
 
 /// An open Polyglot book.
 ///
-/// The file is memory-mapped, so opening costs nothing however large the book is, and a probe is
-/// a binary search over the keys: O(log n) page touches.
+/// The file is read into memory when it is opened (books are at most a few hundred MB): a file
+/// that another process truncates or rewrites afterwards cannot change the answers or crash the
+/// reader, as a memory map would (SIGBUS). A probe is an interpolation search over the keys.
 pub struct Book {
     path: PathBuf,
-    bytes: Bytes,
+    data: Vec<u8>,
+    /// The longest run of entries in key order (the whole book when it is sorted).
+    main: Range<usize>,
+    /// The indices of the entries outside `main`, sorted by key, then index (empty when sorted).
+    rest: Vec<usize>,
+    disorder: Option<Disorder>,
 }
 
-enum Bytes {
-    Mapped(Mmap),
-    Owned(Vec<u8>),
+/// How far a book is from being sorted by key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Disorder {
+    /// The first entry (0-based) whose key is smaller than the key before it.
+    pub first: u64,
+    /// The fewest entries that must move for the keys to be in order (the entries outside the
+    /// longest subsequence of keys in order).
+    pub out_of_order: u64,
+}
+
+impl Disorder {
+    /// The one warning line for a book read in spite of its order, with the repair.
+    pub fn warning(&self, path: &Path) -> String {
+        format!(
+            "{}: {self}; 'polybook sort {} -o sorted.bin' repairs it",
+            path.display(),
+            path.display()
+        )
+    }
+}
+
+impl std::fmt::Display for Disorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "keys not sorted from entry {} ({} entr{} out of order)",
+            self.first,
+            self.out_of_order,
+            if self.out_of_order == 1 { "y" } else { "ies" }
+        )
+    }
 }
 
 /// A book entry whose move is legal in the probed position.
@@ -49,84 +89,101 @@ impl Probe {
 }
 
 impl Book {
-    /// Opens a book and checks that it is one: its size is a multiple of 16 and its keys are sorted.
+    /// Opens a book: reads the file whole and checks that its size is a multiple of 16.
+    ///
+    /// A book whose keys are not sorted is read all the same (see [`Book::disorder`]): every
+    /// entry is found. A file that shrinks while it is read is an error naming it.
     pub fn open(path: impl AsRef<Path>) -> Result<Book, BookError> {
-        let book = Book::open_unchecked(path)?;
-        book.check_sorted()?;
-        Ok(book)
-    }
-
-    /// Opens a book checking only its size (for `verify`, which reports every problem itself).
-    pub fn open_unchecked(path: impl AsRef<Path>) -> Result<Book, BookError> {
         let path = path.as_ref().to_path_buf();
         let (file, size) = open_file(&path)?;
-        let io_err = |source| BookError::Io {
-            path: path.clone(),
-            source,
-        };
-        let bytes = if size == 0 {
-            Bytes::Owned(Vec::new())
-        } else {
-            // SAFETY: the map is read-only; a book changed under a running probe gives wrong answers,
-            // not undefined behaviour in this process beyond what reading a file while it is rewritten gives.
-            Bytes::Mapped(unsafe { Mmap::map(&file) }.map_err(io_err)?)
-        };
-        Book::from_parts(path, bytes)
+        if !size.is_multiple_of(ENTRY_SIZE as u64) {
+            // Only the start is needed to tell what the file is.
+            let mut head = Vec::with_capacity(512);
+            file.take(512)
+                .read_to_end(&mut head)
+                .map_err(|source| BookError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+            let hint = describe_non_book(&head, size);
+            return Err(BookError::BadSize { path, size, hint });
+        }
+        let data = read_whole(&path, file, size)?;
+        Book::from_parts(path, data)
     }
 
     /// A book held in memory (tests, books read from a pipe). `name` is used in error messages.
     pub fn from_bytes(name: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Book, BookError> {
-        let book = Book::from_parts(name.into(), Bytes::Owned(bytes))?;
-        book.check_sorted()?;
-        Ok(book)
+        Book::from_parts(name.into(), bytes)
     }
 
-    fn from_parts(path: PathBuf, bytes: Bytes) -> Result<Book, BookError> {
-        let data: &[u8] = match &bytes {
-            Bytes::Mapped(m) => m,
-            Bytes::Owned(v) => v,
-        };
+    fn from_parts(path: PathBuf, data: Vec<u8>) -> Result<Book, BookError> {
         if !data.len().is_multiple_of(ENTRY_SIZE) {
-            let hint = describe_non_book(data, data.len() as u64);
+            let hint = describe_non_book(&data, data.len() as u64);
             return Err(BookError::BadSize {
                 path,
                 size: data.len() as u64,
                 hint,
             });
         }
-        Ok(Book { path, bytes })
+        let mut book = Book {
+            path,
+            data,
+            main: 0..0,
+            rest: Vec::new(),
+            disorder: None,
+        };
+        book.index();
+        Ok(book)
+    }
+
+    /// Finds the runs of entries in key order: the longest is searched directly, the entries
+    /// outside it get an index sorted by key. A sorted book is one run and needs no index.
+    fn index(&mut self) {
+        let n = self.len();
+        let (mut start, mut main, mut first) = (0, 0..n, None);
+        if n > 0 {
+            main = 0..0;
+            for i in 1..=n {
+                if i == n || self.key_at(i) < self.key_at(i - 1) {
+                    if i < n && first.is_none() {
+                        first = Some(i);
+                    }
+                    if i - start > main.len() {
+                        main = start..i;
+                    }
+                    start = i;
+                }
+            }
+        }
+        let Some(first) = first else {
+            self.main = 0..n;
+            return;
+        };
+        let mut rest: Vec<usize> = (0..main.start).chain(main.end..n).collect();
+        rest.sort_unstable_by_key(|&i| (self.key_at(i), i));
+        let in_order = longest_run_in_order((0..n).map(|i| self.key_at(i)));
+        self.main = main;
+        self.rest = rest;
+        self.disorder = Some(Disorder {
+            first: first as u64,
+            out_of_order: (n - in_order) as u64,
+        });
+    }
+
+    /// `None` for a book sorted by key; else where its order breaks and how many entries are out
+    /// of order. Such a book is read whole all the same; `polybook sort` repairs it.
+    pub fn disorder(&self) -> Option<Disorder> {
+        self.disorder
+    }
+
+    /// Whether the keys are in order (a well-formed book).
+    pub fn is_sorted(&self) -> bool {
+        self.disorder.is_none()
     }
 
     fn data(&self) -> &[u8] {
-        match &self.bytes {
-            Bytes::Mapped(m) => m,
-            Bytes::Owned(v) => v,
-        }
-    }
-
-    /// The index of the first entry whose key is not sorted, if any.
-    pub fn first_unsorted(&self) -> Option<usize> {
-        let data = self.data();
-        let mut prev = 0u64;
-        for (i, record) in data.chunks_exact(ENTRY_SIZE).enumerate() {
-            let key = BigEndian::read_u64(record);
-            if key < prev {
-                return Some(i);
-            }
-            prev = key;
-        }
-        None
-    }
-
-    fn check_sorted(&self) -> Result<(), BookError> {
-        match self.first_unsorted() {
-            None => Ok(()),
-            Some(index) => Err(BookError::Unsorted {
-                path: self.path.clone(),
-                index: index as u64,
-                key: self.key_at(index),
-            }),
-        }
+        &self.data
     }
 
     /// The path the book was opened from.
@@ -160,14 +217,36 @@ impl Book {
         self.data().chunks_exact(ENTRY_SIZE).map(Entry::from_bytes)
     }
 
-    /// The index of the first entry whose key is not less than `key`.
+    /// Every entry in key order, entries of one key in stored order: the file order of a sorted
+    /// book, and of an unsorted book the order a stable sort by key gives.
+    pub fn entries_by_key(&self) -> impl Iterator<Item = Entry> + '_ {
+        self.entries_by_key_indexed().map(|(_, e)| e)
+    }
+
+    /// [`Book::entries_by_key`] with each entry's index in the file.
+    pub fn entries_by_key_indexed(&self) -> impl Iterator<Item = (u64, Entry)> + '_ {
+        let (mut main, mut rest) = (self.main.clone().peekable(), self.rest.iter().peekable());
+        std::iter::from_fn(move || {
+            let next = match (main.peek(), rest.peek()) {
+                (Some(&m), Some(&&r)) if (self.key_at(r), r) < (self.key_at(m), m) => {
+                    rest.next().copied()
+                }
+                (Some(_), _) => main.next(),
+                (None, _) => rest.next().copied(),
+            };
+            next.map(|i| (i as u64, self.entry(i)))
+        })
+    }
+
+    /// The index of the first entry of `range` (a run in key order) whose key is not less than
+    /// `key`.
     ///
     /// Zobrist keys are spread uniformly over 64 bits, so a few interpolation steps land next
     /// to the key in a large book (O(log log n) on average); a binary search finishes the job, so
     /// even a book with skewed keys costs no more than O(log n).
-    pub fn lower_bound(&self, key: Key) -> usize {
+    fn lower_bound(&self, range: Range<usize>, key: Key) -> usize {
         // Invariant: every entry before `lo` has a smaller key; every entry from `hi` on does not.
-        let (mut lo, mut hi) = (0, self.len());
+        let (mut lo, mut hi) = (range.start, range.end);
         for _ in 0..3 {
             if hi - lo < 64 {
                 break;
@@ -204,16 +283,36 @@ impl Book {
         lo
     }
 
-    /// The entries stored under `key`, in stored order.
+    /// The entries stored under `key`, in stored order, wherever they stand in the file.
     pub fn lookup(&self, key: Key) -> impl Iterator<Item = Entry> + '_ {
-        let start = self.lower_bound(key);
-        (start..self.len()).map_while(move |i| (self.key_at(i) == key.0).then(|| self.entry(i)))
+        let main_start = self.lower_bound(self.main.clone(), key);
+        let mut main = (main_start..self.main.end)
+            .take_while(move |&i| self.key_at(i) == key.0)
+            .peekable();
+        // An unsorted book's other entries: one more (small) search.
+        let rest_start = if self.rest.is_empty() {
+            0
+        } else {
+            self.rest.partition_point(|&i| self.key_at(i) < key.0)
+        };
+        let mut rest = self.rest[rest_start..]
+            .iter()
+            .copied()
+            .take_while(move |&i| self.key_at(i) == key.0)
+            .peekable();
+        std::iter::from_fn(move || {
+            let next = match (main.peek(), rest.peek()) {
+                (Some(&m), Some(&r)) if r < m => rest.next(),
+                (Some(_), _) => main.next(),
+                (None, _) => rest.next(),
+            };
+            next.map(|i| self.entry(i))
+        })
     }
 
     /// Whether any entry has this key.
     pub fn contains(&self, key: Key) -> bool {
-        let i = self.lower_bound(key);
-        i < self.len() && self.key_at(i) == key.0
+        self.lookup(key).next().is_some()
     }
 
     /// Everything the book holds for `pos`: its legal entries and the rest.
@@ -240,6 +339,46 @@ impl Book {
     }
 }
 
+/// Reads a book's `size` bytes; fewer means that the file shrank while it was read.
+fn read_whole(path: &Path, file: File, size: u64) -> Result<Vec<u8>, BookError> {
+    let too_large = || BookError::TooLarge {
+        path: path.to_path_buf(),
+        size,
+    };
+    let len = usize::try_from(size).map_err(|_| too_large())?;
+    let mut data = Vec::new();
+    data.try_reserve_exact(len).map_err(|_| too_large())?;
+    file.take(size)
+        .read_to_end(&mut data)
+        .map_err(|source| BookError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if (data.len() as u64) < size {
+        return Err(BookError::Shrunk {
+            path: path.to_path_buf(),
+            size,
+            read: data.len() as u64,
+        });
+    }
+    Ok(data)
+}
+
+/// The length of the longest subsequence of `keys` in order (patience sorting, O(n log n)).
+fn longest_run_in_order(keys: impl Iterator<Item = u64>) -> usize {
+    // tails[k]: the smallest last key of an ordered subsequence of length k + 1 seen so far.
+    let mut tails: Vec<u64> = Vec::new();
+    for key in keys {
+        let at = tails.partition_point(|&t| t <= key);
+        if at == tails.len() {
+            tails.push(key);
+        } else {
+            tails[at] = key;
+        }
+    }
+    tails.len()
+}
+
 /// Opens a book file for reading and tells its size; a directory or an unreadable file is an error
 /// naming the path.
 pub(crate) fn open_file(path: &Path) -> Result<(File, u64), BookError> {
@@ -260,26 +399,36 @@ pub(crate) fn open_file(path: &Path) -> Result<(File, u64), BookError> {
 /// A guess at what a file that is not a book is, for the error message, from its first bytes and
 /// its size.
 pub(crate) fn describe_non_book(data: &[u8], size: u64) -> String {
-    let stray = size % ENTRY_SIZE as u64;
+    match recognise_non_book(data) {
+        Some(what) => format!(" ({what})"),
+        None => {
+            let stray = size % ENTRY_SIZE as u64;
+            format!(
+                " ({} whole entries and {stray} stray byte{}: a truncated or padded file)",
+                size / ENTRY_SIZE as u64,
+                if stray == 1 { "" } else { "s" }
+            )
+        }
+    }
+}
+
+/// What a file is when its first bytes show it is text of a known kind and not a book (a Git LFS
+/// pointer, an HTML page, PGN), else `None`.
+pub(crate) fn recognise_non_book(data: &[u8]) -> Option<&'static str> {
     let head = &data[..data.len().min(512)];
     let text = String::from_utf8_lossy(head).to_ascii_lowercase();
     let text = text.trim_start_matches('\u{feff}').trim_start();
     if text.starts_with("version https://git-lfs") {
-        " (it is a Git LFS pointer: fetch the real file with `git lfs pull`)".to_string()
+        Some("it is a Git LFS pointer: fetch the real file with `git lfs pull`")
     } else if text.starts_with("<!doctype html")
         || text.starts_with("<html")
         || text.contains("<head")
     {
-        " (it is an HTML page, probably saved from a browser instead of downloading the file)"
-            .to_string()
+        Some("it is an HTML page, probably saved from a browser instead of downloading the file")
     } else if text.starts_with('[') && text.contains('"') {
-        " (it looks like PGN: build a book from it with `polybook build`)".to_string()
+        Some("it looks like PGN: build a book from it with `polybook build`")
     } else {
-        format!(
-            " ({} whole entries and {stray} stray byte{}: a truncated or padded file)",
-            size / ENTRY_SIZE as u64,
-            if stray == 1 { "" } else { "s" }
-        )
+        None
     }
 }
 
@@ -341,29 +490,97 @@ mod tests {
         probes.extend([0, 1, u64::MAX]);
         for p in probes {
             let expected = keys.iter().position(|&k| k >= p).unwrap_or(keys.len());
-            assert_eq!(b.lower_bound(Key(p)), expected, "key {p:x}");
+            assert_eq!(b.lower_bound(0..b.len(), Key(p)), expected, "key {p:x}");
         }
     }
 
     #[test]
-    fn empty_and_unsorted_books() {
+    fn empty_books_and_bad_sizes() {
         assert!(Book::from_bytes("empty.bin", vec![]).unwrap().is_empty());
-        let bytes = [entry(3, "e2e4", 1), entry(1, "e2e4", 1)]
-            .iter()
-            .flat_map(|e| e.to_bytes())
-            .collect();
-        let err = Book::from_bytes("bad.bin", bytes)
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            err.contains("bad.bin") && err.contains("not sorted") && err.contains("entry 1"),
-            "{err}"
-        );
         let err = Book::from_bytes("odd.bin", vec![0; 17])
             .err()
             .unwrap()
             .to_string();
         assert!(err.contains("17 bytes"), "{err}");
+    }
+
+    /// Every key's entries, in file order, by a linear scan: what a probe must find.
+    fn scan(entries: &[Entry], key: u64) -> Vec<Entry> {
+        entries.iter().filter(|e| e.key.0 == key).copied().collect()
+    }
+
+    #[test]
+    fn unsorted_books_are_read_whole() {
+        // A sorted book, then the same with a short unsorted tail, two swapped entries, a
+        // reversed book and a book of random keys: every lookup finds what a scan finds.
+        let sorted: Vec<Entry> = (0..3000u64)
+            .map(|i| {
+                entry(
+                    (i / 3).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 1,
+                    "e2e4",
+                    (i % 3) as u16,
+                )
+            })
+            .collect::<Vec<_>>();
+        let mut sorted = sorted;
+        sorted.sort_by_key(|e| e.key);
+        let mut tail = sorted.clone();
+        let moved: Vec<Entry> = [10, 1500, 2990].iter().map(|&i| tail[i]).collect();
+        for i in [2990, 1500, 10] {
+            tail.remove(i);
+        }
+        tail.extend(moved);
+        let mut swapped = sorted.clone();
+        swapped.swap(100, 2000);
+        let reversed: Vec<Entry> = sorted.iter().rev().copied().collect();
+        let random: Vec<Entry> = (0..2000u64)
+            .map(|i| {
+                entry(
+                    i.wrapping_mul(0xd1b5_4a32_d192_ed03) % 500,
+                    "d2d4",
+                    i as u16,
+                )
+            })
+            .collect();
+        let cases = [
+            (&sorted, None),
+            (&tail, Some((2997, 3))),
+            (&swapped, Some((101, 2))),
+            // Keys come three by three: the reversed book has runs of three equal keys.
+            (&reversed, Some((3, 2997))),
+        ];
+        for (entries, disorder) in cases {
+            let b = book(entries);
+            assert_eq!(b.disorder().map(|d| (d.first, d.out_of_order)), disorder);
+            for e in entries.iter().chain(&random) {
+                for key in [e.key.0, e.key.0 + 1] {
+                    assert_eq!(b.lookup(Key(key)).collect::<Vec<_>>(), scan(entries, key));
+                }
+            }
+            let mut by_key = entries.to_vec();
+            by_key.sort_by_key(|e| e.key);
+            assert_eq!(b.entries_by_key().collect::<Vec<_>>(), by_key);
+        }
+        let b = book(&random);
+        for key in 0..501 {
+            assert_eq!(b.lookup(Key(key)).collect::<Vec<_>>(), scan(&random, key));
+        }
+        let mut by_key = random.clone();
+        by_key.sort_by_key(|e| e.key);
+        assert_eq!(b.entries_by_key().collect::<Vec<_>>(), by_key);
+    }
+
+    #[test]
+    fn a_file_that_shrinks_while_it_is_read_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("book.bin");
+        std::fs::write(&path, [0u8; 64]).unwrap();
+        let file = File::open(&path).unwrap();
+        // The size was taken as 96 bytes; the file holds 64 when it is read.
+        let err = read_whole(&path, file, 96).err().unwrap().to_string();
+        assert!(
+            err.contains("book.bin") && err.contains("shrank") && err.contains("96"),
+            "{err}"
+        );
     }
 }

@@ -30,7 +30,7 @@ use thiserror::Error;
 pub use entries::{EntryRules, WeightScheme};
 pub use game::{GameFilter, PlayerFilter, Reason, Speed, parse_date};
 pub use input::Input;
-pub use merge::{MergeReport, merge_books};
+pub use merge::{MergeReport, SortReport, merge_books, sort_book};
 
 use crate::book::{BookError, BookWriter, Entry};
 use entries::{EntryMaker, halve_combined, widen};

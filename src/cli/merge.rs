@@ -8,6 +8,8 @@ use super::{CliError, CliResult, open_book};
 
 /// Merge books: every entry of every book; the same move in several books gets the summed weight
 /// (held at 65535, where polyglot merge-book wraps around) and the first book's learn value.
+/// Entries whose move code is no move at all are left out, with a warning and a count: the book
+/// written always passes `verify`. Unsorted books are read whole.
 #[derive(clap::Args)]
 pub struct Args {
     /// Two or more books; for equal weights, the first book's moves come first.
@@ -36,6 +38,20 @@ pub fn run(args: Args) -> CliResult {
         }
     }
     let report = polybook::build::merge_books(&books, &args.output).map_err(CliError::data)?;
+    for ((path, dropped), first) in args
+        .books
+        .iter()
+        .zip(&report.dropped)
+        .zip(&report.first_dropped)
+    {
+        if let Some((index, why)) = first {
+            eprintln!(
+                "polybook: warning: {}: {dropped} entr{} with impossible move codes left out (first: entry {index}, {why})",
+                path.display(),
+                if *dropped == 1 { "y" } else { "ies" },
+            );
+        }
+    }
     if args.json {
         println!(
             "{}",

@@ -23,6 +23,7 @@ mod position;
 mod probe;
 mod search;
 mod solve;
+mod sort;
 mod uci;
 mod verify;
 
@@ -52,6 +53,9 @@ enum Command {
     Build(build::Args),
     /// Merge books into one.
     Merge(merge::Args),
+    /// Write a book in the canonical order (key, then weight descending): repairs unsorted books.
+    #[command(visible_alias = "repair")]
+    Sort(sort::Args),
     /// Count the legal move paths of a given length (move generator check).
     Perft(perft::Args),
     /// Search a position and print UCI-style info lines, then the best move.
@@ -95,9 +99,14 @@ impl CliError {
 
 pub type CliResult = Result<(), CliError>;
 
-/// Opens a book for reading, turning any problem into one line for the user.
+/// Opens a book for reading, turning any problem into one line for the user. A book whose keys
+/// are not sorted is read whole all the same, with one warning line that points to the repair.
 pub fn open_book(path: &std::path::Path) -> Result<polybook::book::Book, CliError> {
-    polybook::book::Book::open(path).map_err(CliError::data)
+    let book = polybook::book::Book::open(path).map_err(CliError::data)?;
+    if let Some(disorder) = book.disorder() {
+        eprintln!("polybook: warning: {}", disorder.warning(path));
+    }
+    Ok(book)
 }
 
 pub fn main() -> ExitCode {
@@ -111,6 +120,7 @@ pub fn main() -> ExitCode {
         Some(Command::Verify(args)) => verify::run(args),
         Some(Command::Build(args)) => build::run(args),
         Some(Command::Merge(args)) => merge::run(args),
+        Some(Command::Sort(args)) => sort::run(args),
         Some(Command::Perft(args)) => perft::run(args),
         Some(Command::Search(args)) => search::run(args),
         Some(Command::Bench(args)) => bench::run(args),

@@ -53,6 +53,11 @@ pub fn run(args: Args) -> CliResult {
         }
     }
     write_result(written.and_then(|()| out.flush()))?;
+    if let Some(what) = report.not_a_book {
+        return Err(CliError::data(format!(
+            "{name}: not a Polyglot book: {what}"
+        )));
+    }
     let summary: Vec<String> = ProblemKind::ALL
         .iter()
         .filter(|k| report.count(**k) > 0)

@@ -53,8 +53,10 @@ pub fn book_info(book: &Book) -> BookInfo {
         entries: book.len() as u64,
         ..BookInfo::default()
     };
+    // An unsorted book counts as the book a stable sort by key would make of it: every entry is
+    // found, each key's entries in stored order.
     let mut previous = None;
-    for e in book.entries() {
+    for e in book.entries_by_key() {
         info.max_weight = info.max_weight.max(e.weight);
         if previous != Some(e.key) {
             info.positions += 1;
@@ -75,7 +77,7 @@ pub fn book_info(book: &Book) -> BookInfo {
     // so a first run with key 0 is not counted) and the colour each run's first entry was given.
     let mut total = 0;
     let mut last = 0u64;
-    for e in book.entries().filter(|e| e.mv.0 != 0) {
+    for e in book.entries_by_key().filter(|e| e.mv.0 != 0) {
         if e.key.0 == last {
             continue;
         }

@@ -13,6 +13,10 @@
 //! an entry whose move is 0 (polyglot's "no move") that comes first under its key hides the key's
 //! other moves, and it marks the position as already seen. `info-book` removes such entries before
 //! its walk for black (but not before the walk for white); `dump-book` never does.
+//!
+//! A book whose keys are not sorted is walked as the book a stable sort by key would make of it:
+//! every entry under a key is found, in stored order. (polyglot binary-searches such a book and
+//! misses the entries that stand out of order, so its dump of it depends on where they stand.)
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
@@ -21,7 +25,7 @@ use shakmaty::san::SanPlus;
 use shakmaty::{Color, Move, Position};
 
 use super::board::PgBoard;
-use crate::book::{Book, Entry, RawMove};
+use crate::book::{Book, Entry, Key, RawMove};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Turn {
@@ -78,8 +82,9 @@ pub(crate) struct Walk<'a> {
     text: String,
     marks: Vec<usize>,
     book_positions: HashSet<u64>,
-    /// Where each key's entries are. A walk looks up many positions that are not in the book.
-    index: KeyIndex,
+    /// Where each key's entries are in a sorted book. A walk looks up many positions that are not
+    /// in the book. An unsorted book is searched by [`Book::lookup`], which finds every entry.
+    index: Option<KeyIndex>,
 }
 
 impl<'a> Walk<'a> {
@@ -100,16 +105,22 @@ impl<'a> Walk<'a> {
             text: String::new(),
             marks: Vec::new(),
             book_positions: HashSet::new(),
-            index: KeyIndex::new(book),
+            index: book.is_sorted().then(|| KeyIndex::new(book)),
         }
     }
 
     /// The entries stored under a key, in stored order.
     fn entries(&self, key: u64) -> impl Iterator<Item = Entry> + '_ {
         let book = self.book;
-        (self.index.first(book, key)..book.len())
+        let first = self
+            .index
+            .as_ref()
+            .map_or(book.len(), |ix| ix.first(book, key));
+        let unsorted = self.index.is_none().then(|| book.lookup(Key(key)));
+        (first..book.len())
             .map(move |i| book.entry(i))
             .take_while(move |e| e.key.0 == key)
+            .chain(unsorted.into_iter().flatten())
     }
 
     /// Walks every line from the start position, writing them if an output was given.

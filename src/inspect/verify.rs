@@ -1,14 +1,17 @@
 //! Checking that a file is a well-formed Polyglot book, and listing every problem if it is not.
 //!
 //! The file is read as a stream of 16-byte records (any size, never all in memory), so a broken
-//! file is still examined entry by entry up to its stray bytes.
+//! file is still examined entry by entry up to its stray bytes, unless it is recognised as
+//! something else (a web page, a Git LFS pointer, PGN): then that is the one finding.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::book::{BookError, ENTRY_SIZE, Entry, Key, RawMove, describe_non_book, open_file};
+use crate::book::{
+    BookError, ENTRY_SIZE, Entry, Key, RawMove, describe_non_book, open_file, recognise_non_book,
+};
 
 /// The kinds of problem `verify` looks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -82,6 +85,9 @@ pub struct VerifyReport {
     pub no_moves: u64,
     /// The first problems of each kind, in file order within a kind (at most `limit` of each).
     pub problems: Vec<Problem>,
+    /// What the file is when it is recognised as something other than a book (then its size is
+    /// the one problem reported).
+    pub not_a_book: Option<&'static str>,
     counts: [u64; 4],
 }
 
@@ -109,53 +115,9 @@ impl VerifyReport {
     }
 }
 
-/// Why a move code can be no move at all, if it cannot.
-///
-/// Code 0 is not reported: it is polyglot's "no move", which some tools write as a terminator
-/// (with key ffffffffffffffff) and which readers skip; `verify` counts such entries apart.
-///
-/// Possible moves go along a line (rank, file or diagonal) or are a knight's jump, between two
-/// different squares; a promotion is a pawn's step or capture from the 7th to the 8th rank (white)
-/// or from the 2nd to the 1st (black), to a knight, bishop, rook or queen.
+/// Why a move code can be no move at all, if it cannot (see [`RawMove::impossibility`]).
 pub fn impossible_move(mv: RawMove) -> Option<String> {
-    let code = mv.0;
-    if code == 0 {
-        return None;
-    }
-    if code & 0x8000 != 0 {
-        return Some(format!(
-            "move code 0x{code:04x} has bit 15 set, which no move uses"
-        ));
-    }
-    if mv.promotion_code() > 4 {
-        return Some(format!(
-            "move code 0x{code:04x} has promotion code {}, which names no piece",
-            mv.promotion_code()
-        ));
-    }
-    let (from, to) = (mv.from(), mv.to());
-    if from == to {
-        return Some(format!("move {mv}: from and to are the same square"));
-    }
-    let df = (to.file().to_u32() as i32 - from.file().to_u32() as i32).abs();
-    let dr = to.rank().to_u32() as i32 - from.rank().to_u32() as i32;
-    if mv.promotion().is_some() {
-        let (fr, tr) = (from.rank().to_u32(), to.rank().to_u32());
-        let pawn_step = df <= 1 && ((fr == 6 && tr == 7) || (fr == 1 && tr == 0));
-        if !pawn_step {
-            return Some(format!(
-                "move {mv}: a promotion, but not a pawn's step from the 7th to the 8th rank or \
-                 from the 2nd to the 1st"
-            ));
-        }
-    }
-    let dr = dr.abs();
-    let line = df == 0 || dr == 0 || df == dr;
-    let jump = (df == 1 && dr == 2) || (df == 2 && dr == 1);
-    if !line && !jump {
-        return Some(format!("move {mv}: no piece moves from {from} to {to}"));
-    }
-    None
+    mv.impossibility()
 }
 
 /// Reads as many bytes as there are up to `buf.len()`.
@@ -191,6 +153,7 @@ pub fn verify(path: impl AsRef<Path>, limit: usize) -> Result<VerifyReport, Book
         positions: 0,
         no_moves: 0,
         problems: Vec::new(),
+        not_a_book: None,
         counts: [0; 4],
     };
     let mut head = Vec::new();
@@ -253,6 +216,13 @@ pub fn verify(path: impl AsRef<Path>, limit: usize) -> Result<VerifyReport, Book
         previous = Some(e.key);
     }
     if !size.is_multiple_of(ENTRY_SIZE as u64) {
+        report.not_a_book = recognise_non_book(&head);
+        if report.not_a_book.is_some() {
+            // A web page or an LFS pointer read as entries gives only consequences of that one
+            // finding (unsorted keys, impossible moves): report the finding alone.
+            report.problems.clear();
+            report.counts = [0; 4];
+        }
         report.add(
             limit,
             ProblemKind::Size,

@@ -595,6 +595,9 @@ impl Session {
         match Book::open(PathBuf::from(path)) {
             Ok(book) => {
                 self.info(&format!("book {} ({} entries)", path, book.len()));
+                if let Some(disorder) = book.disorder() {
+                    self.info(&format!("warning: {}", disorder.warning(book.path())));
+                }
                 self.book = Some(book);
             }
             Err(e) => {
