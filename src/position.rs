@@ -8,18 +8,18 @@ use shakmaty::san::{San, SanError};
 use shakmaty::uci::UciMove;
 use shakmaty::{
     Bitboard, Board, ByColor, ByRole, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move,
-    Position, Setup, Square,
+    Position, PositionError as SetupError, Setup, Square,
 };
 use thiserror::Error;
 
 /// Why a position or a move list was refused.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum PositionError {
-    #[error("invalid FEN '{fen}': {why}")]
+    #[error("invalid FEN {}: {why}", quote(fen))]
     BadFen { fen: String, why: String },
-    #[error("impossible position '{fen}': {why}")]
+    #[error("impossible position {}: {why}", quote(fen))]
     Illegal { fen: String, why: String },
-    #[error("move {number} '{text}' is {why} in {fen}")]
+    #[error("move {number} {} is {why} in {fen}", quote(text))]
     BadMove {
         number: usize,
         text: String,
@@ -28,7 +28,55 @@ pub enum PositionError {
     },
 }
 
-/// Parses a FEN (or the first four or more fields of an EPD line) into a legal standard-chess position.
+/// Text from the user or from a file, quoted for a message: whole when short, else its first
+/// 60 characters and its length (`'rnbq…' (10,240 characters)`), so that a huge argument or tag
+/// never floods the terminal.
+pub fn quote(text: &str) -> String {
+    const SHOWN: usize = 60;
+    let chars = text.chars().count();
+    if chars <= 80 {
+        return format!("'{text}'");
+    }
+    let head: String = text.chars().take(SHOWN).collect();
+    let mut count = chars.to_string();
+    // Thousands separators, as in "10,240".
+    let mut i = count.len();
+    while i > 3 {
+        i -= 3;
+        count.insert(i, ',');
+    }
+    format!("'{head}…' ({count} characters)")
+}
+
+/// The position of a setup, if it can be played: the one rule for every position polybook reads
+/// (FEN and EPD arguments, `position fen` in UCI, `[FEN]` tags in PGN).
+///
+/// shakmaty's strict check also refuses setups that are playable chess, which lichess ("From
+/// Position" games), python-chess and PolyGlot accept. They are accepted here:
+/// - more pieces than promotions could have made (`nnnnknnn/pppppppp/…`);
+/// - a check that no last move could have given (three checkers, two aligned sliders): the side
+///   to move must still get out of check, and move generation handles any number of checkers;
+/// - castling rights without the king and rook on their squares: those rights are dropped;
+/// - an en-passant square that no pawn can have just crossed: it is dropped.
+///
+/// Refused, because the game has no defined rules: an empty board, a side without a king or with
+/// two, pawns on the first or last rank, and the side not to move in check.
+pub fn playable(setup: Setup, mode: CastlingMode) -> Result<Chess, Unplayable> {
+    Chess::from_setup(setup, mode)
+        .or_else(SetupError::ignore_too_much_material)
+        .or_else(SetupError::ignore_impossible_check)
+        .or_else(SetupError::ignore_invalid_castling_rights)
+        .or_else(SetupError::ignore_invalid_ep_square)
+        .map_err(|e| Unplayable(e.to_string()))
+}
+
+/// Why a setup cannot be played, in shakmaty's words (`illegal position: missing king`).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct Unplayable(pub String);
+
+/// Parses a FEN (or the first four or more fields of an EPD line) into a standard-chess position
+/// that can be played (see [`playable`]).
 pub fn parse_fen(fen: &str) -> Result<Chess, PositionError> {
     let fen = fen.trim();
     let parsed: Fen =
@@ -37,12 +85,10 @@ pub fn parse_fen(fen: &str) -> Result<Chess, PositionError> {
                 fen: fen.to_string(),
                 why: e.to_string(),
             })?;
-    parsed
-        .into_position(CastlingMode::Standard)
-        .map_err(|e| PositionError::Illegal {
-            fen: fen.to_string(),
-            why: e.to_string(),
-        })
+    playable(parsed.into_setup(), CastlingMode::Standard).map_err(|e| PositionError::Illegal {
+        fen: fen.to_string(),
+        why: e.to_string(),
+    })
 }
 
 /// [`parse_fen`], also appending the position's FEN as [`fen_of`] writes it to `fen_out`.

@@ -3,7 +3,7 @@
 be the judge (games from a [FEN], variants, bad moves, UCI-coordinate moves).
 
 It follows the rules polybook documents: the result comes from the Result tag (1-0, 0-1, anything
-else a draw), games start from their [FEN], variants other than standard chess are skipped, a game
+else a draw), games start from their [FEN] when it can be played (any material, any check on the side to move), variants other than standard chess are skipped, a game
 ends at its first illegal move (the plies before it count), each ply gives its mover 2/1/0 points,
 a position's moves are halved when one reaches 16384 games, an entry is kept with at least
 --min-games games and some points, sorted by key, weight descending, then first appearance.
@@ -18,6 +18,10 @@ import struct
 import chess
 import chess.pgn
 import chess.polyglot
+
+# What makes a setup unplayable (polybook refuses these; anything else from a [FEN] is played).
+UNPLAYABLE = (chess.STATUS_EMPTY | chess.STATUS_NO_WHITE_KING | chess.STATUS_NO_BLACK_KING
+              | chess.STATUS_TOO_MANY_KINGS | chess.STATUS_PAWNS_ON_BACKRANK | chess.STATUS_OPPOSITE_CHECK)
 
 STANDARD = {"", "standard", "chess", "normal", "from position", "fromposition", "from_position"}
 
@@ -57,8 +61,14 @@ def main():
             if game.headers.get("Variant", "").strip().lower() not in STANDARD:
                 continue
             board = game.board()
-            if not board.is_valid():
+            status = board.status()
+            if status & UNPLAYABLE:
                 continue
+            # Playable setups that no game can reach are read as lichess reads them: impossible
+            # castling rights and en-passant squares are dropped, extra material and odd checks stay.
+            board.castling_rights = board.clean_castling_rights()
+            if status & chess.STATUS_INVALID_EP_SQUARE:
+                board.ep_square = None
             result = game.headers.get("Result", "*").strip()
             white_points = 2 if result == "1-0" else 0 if result == "0-1" else 1
             for ply, move in enumerate(game.mainline_moves()):

@@ -27,6 +27,15 @@ pub const MATE: i32 = 32000;
 /// Scores beyond this are mates.
 pub const MATE_BOUND: i32 = MATE - 1000;
 const INF: i32 = MATE + 1;
+/// The most moves a position can have: shakmaty's move list's capacity (more than 218, the most
+/// a reachable position has, because positions with more pieces than promotions could make are
+/// accepted too).
+const MAX_MOVES: usize = {
+    let list = MoveList::new_const();
+    let capacity = list.capacity();
+    std::mem::forget(list);
+    capacity
+};
 /// Scores as stored in the transposition table.
 pub type Score16 = i16;
 /// The deepest ply the search goes to (extensions included).
@@ -926,7 +935,7 @@ impl Search<'_> {
         if moves.is_empty() {
             return if in_check { -MATE + ply as i32 } else { 0 };
         }
-        let mut scores = [0i32; 256];
+        let mut scores = [0i32; MAX_MOVES];
         self.score_moves(pos, &moves, tt_move, ply, &mut scores);
         if ply + 2 < self.killers.len() {
             self.killers[ply + 2] = [None, None];
@@ -1230,7 +1239,7 @@ impl Search<'_> {
             best = stand_pat;
             moves.retain(|m| m.is_capture() || m.promotion() == Some(Role::Queen));
         }
-        let mut scores = [0i32; 256];
+        let mut scores = [0i32; MAX_MOVES];
         self.score_moves(pos, &moves, 0, ply, &mut scores);
         for i in 0..moves.len() {
             let (m, order) = Self::pick(&mut moves, &mut scores, i);
