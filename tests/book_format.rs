@@ -4,7 +4,7 @@
 mod common;
 use common::data;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use polybook::book::{Book, ChooseOptions, Entry, Key, RawMove, Selection, choose, write_book};

@@ -3,7 +3,7 @@
 //! python-chess where polyglot is wrong (games from a FEN, variants, bad moves), and bad input.
 
 mod common;
-use common::{data, bundled};
+use common::{bundled, data};
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

@@ -227,7 +227,7 @@ pub fn run(args: Args) -> CliResult {
     }
     if args.json {
         let text = serde_json::to_string(&report).map_err(CliError::data)?;
-        println!("{text}");
+        outln!("{text}")?;
     }
     Ok(())
 }

@@ -425,17 +425,17 @@ pub fn run(args: Args) -> CliResult {
             "seconds": elapsed.as_secs_f64(),
             "interrupted": interrupted,
         });
-        println!("{report}");
+        outln!("{report}")?;
     } else {
-        println!("{} vs {}: {score}", names[0], names[1]);
-        println!(
+        outln!("{} vs {}: {score}", names[0], names[1])?;
+        outln!(
             "games {}, pairs (0, ½, 1, 1½, 2 points) {:?}, {:.0} s",
             score.games(),
             score.pairs,
             elapsed.as_secs_f64()
-        );
+        )?;
         if let Some(s) = sprt {
-            println!(
+            outln!(
                 "SPRT elo0={} elo1={} alpha={} beta={}: LLR {:.2} ({:.2}, {:.2}): {}",
                 s.elo0,
                 s.elo1,
@@ -449,7 +449,7 @@ pub fn run(args: Args) -> CliResult {
                     Verdict::H0 => "H0 accepted",
                     Verdict::Continue => "no decision",
                 }
-            );
+            )?;
         }
     }
     let _ = std::io::stdout().flush();

@@ -37,12 +37,12 @@ pub fn run(args: Args) -> CliResult {
     }
     let report = polybook::build::merge_books(&books, &args.output).map_err(CliError::data)?;
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string(&report).map_err(CliError::data)?
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "{}: {} entries, {} positions{}",
             args.output.display(),
             report.entries,
@@ -52,7 +52,7 @@ pub fn run(args: Args) -> CliResult {
             } else {
                 String::new()
             }
-        );
+        )?;
     }
     Ok(())
 }

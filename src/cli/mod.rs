@@ -2,10 +2,26 @@
 //!
 //! Printing and exit codes live here; the library returns values and typed errors.
 
+// Results go to standard output through `outln!` (see `output::print`): `println!` panics when
+// the reader has gone away or the disk is full.
+#![deny(clippy::print_stdout)]
+
 use std::fmt::Display;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+/// `println!` for a command's results: returns `Result<(), CliError>`, to be ended with `?` (a
+/// closed pipe ends the command quietly, any other write error with one line; see
+/// `output::write_result`).
+macro_rules! outln {
+    () => {
+        $crate::cli::output::print(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::output::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
 
 mod bench;
 mod board;
@@ -84,6 +100,15 @@ impl CliError {
         }
     }
 
+    /// Standard output's reader went away: the command stops, quietly and successfully (what
+    /// `head` expects of the command before it).
+    pub fn closed_pipe() -> Self {
+        CliError {
+            code: 0,
+            message: String::new(),
+        }
+    }
+
     /// A usage error (exit code 2).
     pub fn usage(message: impl Display) -> Self {
         CliError {
@@ -122,6 +147,7 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.message.is_empty() => ExitCode::from(err.code),
         Err(err) => {
             eprintln!("polybook: error: {}", err.message);
             ExitCode::from(err.code)

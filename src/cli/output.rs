@@ -78,16 +78,24 @@ impl Write for Output {
     }
 }
 
-/// A failed write to standard output. A reader that went away (`polybook dump book.bin | head`)
-/// is not a failure: the command stops quietly.
+/// A failed write to standard output, as the error that ends the command. A reader that went away
+/// (`polybook dump book.bin | head`) is not a failure: the command stops quietly (exit 0, no
+/// message); any other error (`> /dev/full`) is one line and exit 1.
 pub fn write_result(result: io::Result<()>) -> Result<(), CliError> {
-    match result {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(write_error(e)),
-        Ok(()) => Ok(()),
+    result.map_err(write_error)
+}
+
+/// The error that ends a command whose standard output failed (see [`write_result`]).
+pub fn write_error(e: io::Error) -> CliError {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        CliError::closed_pipe()
+    } else {
+        CliError::data(format!("cannot write to standard output: {e}"))
     }
 }
 
-fn write_error(e: io::Error) -> CliError {
-    CliError::data(format!("cannot write the output: {e}"))
+/// Writes to standard output: the one way commands print their results (`outln!`), so that a
+/// failed write ends the command as [`write_result`] says instead of panicking as `println!` does.
+pub fn print(args: std::fmt::Arguments) -> Result<(), CliError> {
+    io::stdout().lock().write_fmt(args).map_err(write_error)
 }

@@ -17,6 +17,7 @@ use rand::Rng;
 use shakmaty::{Chess, Color, Position};
 
 use super::board::diagram;
+use super::output::write_error;
 use super::{CliError, CliResult, open_book};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -169,8 +170,8 @@ pub fn run(args: Args) -> CliResult {
     let pgn = session.pgn();
     drop(session);
     let path = save_game(args.pgn.as_deref(), &pgn)?;
-    let _ = writeln!(io::stdout(), "The game is in {}", path.display());
-    played.map_err(|e| CliError::data(format!("cannot write the output: {e}")))
+    let said = writeln!(io::stdout(), "The game is in {}", path.display());
+    played.and(said).map_err(write_error)
 }
 
 /// The PGN of a game stopped by Ctrl-C: result `*`, termination unterminated.

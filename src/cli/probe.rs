@@ -13,6 +13,7 @@ use shakmaty::san::San;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use super::board::diagram;
+use super::output::write_error;
 use super::position::parse_position;
 use super::{CliError, CliResult, open_book};
 
@@ -84,10 +85,6 @@ pub fn run(args: Args) -> CliResult {
 
 /// The size of the input and output buffers.
 const IO_BUFFER: usize = 64 * 1024;
-
-fn write_error(e: io::Error) -> CliError {
-    CliError::data(format!("cannot write the output: {e}"))
-}
 
 /// Probes each position of an EPD file. A line that is not a position is reported on stderr with
 /// its number (and, with --json, as `{"line": N, "error": "..."}` so that output lines stay aligned

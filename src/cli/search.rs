@@ -1,7 +1,7 @@
 //! `polybook search`: search one position and print UCI-style `info` lines, then `bestmove`.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use polybook::engine::search::hash_of;
@@ -163,18 +163,27 @@ pub fn run(args: Args) -> CliResult {
     }
     let mut engine = Engine::new(options);
     let stop = Arc::new(AtomicBool::new(false));
-    let result = engine.search(&pos, &history, &limits, stop, &mut |it| {
-        println!("{}", it.info_line());
+    // A failed write stops the search; the error ends the command once it has returned.
+    let mut failed = None;
+    let result = engine.search(&pos, &history, &limits, stop.clone(), &mut |it| {
+        if failed.is_none()
+            && let Err(e) = outln!("{}", it.info_line())
+        {
+            failed = Some(e);
+            stop.store(true, Ordering::Relaxed);
+        }
     });
+    if let Some(e) = failed {
+        return Err(e);
+    }
     match result.best_move {
         Some(m) => {
             let mut line = format!("bestmove {}", m.to_uci(CastlingMode::Standard));
             if let Some(p) = result.pv.get(1) {
                 line.push_str(&format!(" ponder {}", p.to_uci(CastlingMode::Standard)));
             }
-            println!("{line}");
+            outln!("{line}")
         }
-        None => println!("bestmove 0000"),
+        None => outln!("bestmove 0000"),
     }
-    Ok(())
 }

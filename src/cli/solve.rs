@@ -125,9 +125,9 @@ pub fn run(args: Args) -> CliResult {
                 nodes: result.nodes,
                 time_ms: result.time.as_millis(),
             };
-            println!("{}", serde_json::to_string(&json).map_err(CliError::data)?);
+            outln!("{}", serde_json::to_string(&json).map_err(CliError::data)?)?;
         } else if !ok || !args.quiet {
-            println!(
+            outln!(
                 "{} line {:<5} {:<12} {:<24} got {:<8} {:<10} depth {:>2} nodes {:>9} {} ms",
                 if ok { "ok  " } else { "FAIL" },
                 entry.line,
@@ -138,10 +138,10 @@ pub fn run(args: Args) -> CliResult {
                 result.depth,
                 result.nodes,
                 result.time.as_millis()
-            );
+            )?;
         }
     }
     eprintln!("{total_nodes} nodes in all");
-    println!("solved {solved}/{}", entries.len());
+    outln!("solved {solved}/{}", entries.len())?;
     Ok(())
 }
