@@ -39,7 +39,8 @@ use shakmaty::{Chess, Color, KnownOutcome, Move, Position};
 
 use super::clock::{Clock, TimeControl};
 use super::game::{Game, Termination, pgn_date};
-use crate::book::{Book, BookMove, ChooseOptions, choose, persist, temp_beside};
+use crate::atomic::AtomicFile;
+use crate::book::{Book, BookMove, ChooseOptions, choose};
 use crate::engine::{Engine, Limits, Score, SearchOptions};
 use crate::position::{fen_of, parse_move};
 use crate::uci::time::{Clock as ClockState, TimePlan};
@@ -792,9 +793,9 @@ fn share(weight: u16, total: u64) -> f64 {
 
 /// Writes `bytes` to `path` through a temporary file renamed onto it (replacing the file).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut tmp = temp_beside(path)?;
+    let mut tmp = AtomicFile::create(path)?;
     tmp.write_all(bytes)?;
-    persist(tmp, path)
+    tmp.commit(true)
 }
 
 /// Adds `text` after what `path` holds (a PGN file of several games), atomically: the old
@@ -819,26 +820,32 @@ pub fn append_atomic(path: &Path, text: &str) -> io::Result<()> {
 /// Writes `bytes` to a new file in `dir` named `stem.pgn`, or `stem-2.pgn`, `stem-3.pgn`... if
 /// that exists: an existing file is never replaced. Returns the path written.
 pub fn write_new(dir: &Path, stem: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-    let mut tmp = temp_beside(&dir.join(stem))?;
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut tmp = AtomicFile::create_in(dir)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    for n in 1..10_000 {
-        let name = if n == 1 {
+    let names = (1..10_000).map(|n| {
+        if n == 1 {
             format!("{stem}.pgn")
         } else {
             format!("{stem}-{n}.pgn")
-        };
-        let path = dir.join(name);
-        match tmp.persist_noclobber(&path) {
-            Ok(_) => return Ok(path),
-            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => tmp = e.file,
-            Err(e) => return Err(e.error),
         }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        format!("{stem}.pgn and 9998 numbered names after it exist"),
-    ))
+    });
+    let path = tmp.commit_new(names).map_err(|e| match e.kind() {
+        io::ErrorKind::AlreadyExists => io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{stem}.pgn and 9998 numbered names after it exist"),
+        ),
+        _ => e,
+    })?;
+    // Shown as given: `game-….pgn`, not `./game-….pgn`.
+    Ok(path
+        .strip_prefix(".")
+        .map(Path::to_path_buf)
+        .unwrap_or(path))
 }
 
 /// The default name of a game's PGN file, from the UTC time now: `game-2026-11-23-142501`.

@@ -256,8 +256,8 @@ fn config(args: &Args) -> Result<MatchConfig, CliError> {
 
 /// The start positions of an openings file: one FEN or EPD a line (EPD operations ignored).
 fn read_openings(path: &std::path::Path) -> Result<Vec<shakmaty::Chess>, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| super::file_error("read openings", path, &e))?;
     let mut starts = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -299,7 +299,7 @@ pub fn run(args: Args) -> CliResult {
                 .create(true)
                 .append(true)
                 .open(path)
-                .map_err(|e| CliError::data(format!("cannot write {}: {e}", path.display())))?,
+                .map_err(|e| super::file_error("write PGN", path, &e))?,
         ),
         None => None,
     };

@@ -120,9 +120,23 @@ impl CliError {
 
 pub type CliResult = Result<(), CliError>;
 
-/// Opens a book for reading, turning any problem into one line for the user.
+/// Opens a book for reading, turning any problem into one line for the user
+/// (`cannot open book 'x.bin': No such file or directory`).
 pub fn open_book(path: &std::path::Path) -> Result<polybook::book::Book, CliError> {
-    polybook::book::Book::open(path).map_err(CliError::data)
+    polybook::book::Book::open(path).map_err(|e| match e {
+        polybook::book::BookError::Io { path, source } => file_error("open book", &path, &source),
+        e => CliError::data(e),
+    })
+}
+
+/// A file that could not be used, named with what it was for: `what` is the verb and the kind of
+/// file (`open book`, `read suite`), as in `cannot open book 'x.bin': No such file or directory`.
+pub fn file_error(what: &str, path: &std::path::Path, e: &std::io::Error) -> CliError {
+    CliError::data(format!(
+        "cannot {what} {}: {}",
+        polybook::text::quote_path(path),
+        polybook::text::reason(e)
+    ))
 }
 
 pub fn main() -> ExitCode {

@@ -195,9 +195,9 @@ fn save_game(target: Option<&Path>, pgn: &str) -> Result<PathBuf, CliError> {
     match target {
         Some(path) => append_atomic(path, pgn)
             .map(|()| path.to_path_buf())
-            .map_err(|e| CliError::data(format!("{}: cannot write the game: {e}", path.display()))),
+            .map_err(|e| super::file_error("write the game to", path, &e)),
         None => write_new(Path::new(""), &default_stem(), pgn.as_bytes())
-            .map_err(|e| CliError::data(format!("cannot write the game here: {e}"))),
+            .map_err(|e| super::file_error("write the game in", Path::new("."), &e)),
     }
 }
 

@@ -90,7 +90,7 @@ const IO_BUFFER: usize = 64 * 1024;
 /// its number (and, with --json, as `{"line": N, "error": "..."}` so that output lines stay aligned
 /// with input positions); the rest are still probed, and the exit code says that something failed.
 fn probe_epd(book: &Book, path: &PathBuf, args: &Args, out: &mut impl Write) -> CliResult {
-    let file = File::open(path).map_err(|e| CliError::data(format!("{}: {e}", path.display())))?;
+    let file = File::open(path).map_err(|e| super::file_error("open EPD file", path, &e))?;
     let mut reader = BufReader::with_capacity(IO_BUFFER, file);
     // One buffer for every input line and one for every JSON line, reused.
     let (mut bytes, mut json, mut fen) = (Vec::new(), Vec::new(), String::new());

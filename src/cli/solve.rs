@@ -70,8 +70,8 @@ fn expected(entry: &SuiteEntry) -> String {
 
 pub fn run(args: Args) -> CliResult {
     let options = args.engine.options()?;
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.file.display())))?;
+    let bytes =
+        std::fs::read(&args.file).map_err(|e| super::file_error("read suite", &args.file, &e))?;
     // Old PGN files are often Latin-1: only FENs, tags and moves matter, all ASCII.
     let text = String::from_utf8_lossy(&bytes);
     let is_pgn = args
