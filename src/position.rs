@@ -15,11 +15,11 @@ use thiserror::Error;
 /// Why a position or a move list was refused.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum PositionError {
-    #[error("invalid FEN '{fen}': {why}")]
+    #[error("invalid FEN {}: {why}", crate::text::quote(fen))]
     BadFen { fen: String, why: String },
-    #[error("impossible position '{fen}': {why}")]
+    #[error("impossible position {}: {why}", crate::text::quote(fen))]
     Illegal { fen: String, why: String },
-    #[error("move {number} '{text}' is {why} in {fen}")]
+    #[error("move {number} {} is {why} in {fen}", crate::text::quote(text))]
     BadMove {
         number: usize,
         text: String,

@@ -6,8 +6,8 @@
 use std::io;
 use std::path::Path;
 
-/// The most characters of the input a message shows.
-pub const QUOTED: usize = 80;
+/// The most characters of the input a message shows whole: the longest FEN fits.
+pub const QUOTED: usize = 92;
 
 /// `text` in single quotes; when longer than [`QUOTED`] characters, its start, an ellipsis and
 /// its length: `'rnbqkbnr/pp…' (10,240 characters)`.
@@ -16,7 +16,7 @@ pub const QUOTED: usize = 80;
 /// use polybook::text::quote;
 /// assert_eq!(quote("e4"), "'e4'");
 /// let long = "x".repeat(10_240);
-/// assert_eq!(quote(&long), format!("'{}…' (10,240 characters)", "x".repeat(60)));
+/// assert_eq!(quote(&long), format!("'{}…' (10,240 characters)", "x".repeat(72)));
 /// ```
 pub fn quote(text: &str) -> String {
     let count = text.chars().count();
@@ -66,7 +66,7 @@ mod tests {
         let over = "é".repeat(QUOTED + 1);
         assert_eq!(
             quote(&over),
-            format!("'{}…' (81 characters)", "é".repeat(60))
+            format!("'{}…' (93 characters)", "é".repeat(72))
         );
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(999), "999");

@@ -475,3 +475,345 @@ fn file_errors_name_the_file_and_what_it_was_for() {
         assert!(listing(full).is_empty(), "{args:?}: {:?}", listing(full));
     }
 }
+
+fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
+    polybook().args(args).output().expect("run polybook")
+}
+
+/// Runs polybook with `input` on standard input, in `dir`.
+fn run_with_input(dir: &Path, args: &[&str], input: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = polybook()
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+/// White mates in one with Ra8#.
+const MATE_IN_ONE: &str = "6k1/5ppp/8/8/8/8/8/R5K1 w - -";
+
+/// `solve` gates CI: exit 1 unless every task is solved (or `--min-solved N` are); a file with no
+/// valid task is an error.
+#[test]
+fn solve_fails_unless_enough_tasks_are_solved() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.epd");
+    // The first task is solved by any search (the mate); the second, which asks to avoid the
+    // mate, by none.
+    std::fs::write(
+        &suite,
+        format!("{MATE_IN_ONE} bm Ra8#; id \"mate\";\n{MATE_IN_ONE} am Ra8#; id \"avoid\";\n"),
+    )
+    .unwrap();
+    let suite = suite.to_str().unwrap();
+    let out = run(&["solve", suite, "--depth", "3"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).lines().last(), Some("solved 1/2"));
+    assert!(
+        text(&out.stderr).contains("polybook: error: solved 1 of 2 positions"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["solve", suite, "--depth", "3", "--min-solved", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run(&["solve", suite, "--depth", "3", "--first", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let empty = dir.path().join("empty.epd");
+    std::fs::write(&empty, "not a position\n").unwrap();
+    let out = run(&["solve", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no valid task (1 line(s) skipped)"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// One rule for limits in `search`, `solve`, `play` and `match`: --depth, --nodes and
+/// --movetime combine (the first reached ends the search, as UCI's `go depth 2 movetime 60000`);
+/// 0 is a usage error.
+#[test]
+fn limits_combine_alike_and_zero_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.epd");
+    std::fs::write(&suite, format!("{MATE_IN_ONE} bm Ra8#;\n")).unwrap();
+    let suite = suite.to_str().unwrap();
+    let both = [
+        "--depth",
+        "2",
+        "--nodes",
+        "100000000",
+        "--movetime",
+        "600000",
+    ];
+    let commands: [Vec<&str>; 4] = [
+        vec!["search"],
+        vec!["solve", suite],
+        vec!["play", "--pgn", "g.pgn"],
+        vec![
+            "match", "--engine", "builtin", "--engine", "builtin", "--games", "2", "--quiet",
+        ],
+    ];
+    for command in &commands {
+        let args: Vec<&str> = command.iter().chain(both.iter()).copied().collect();
+        let out = run_with_input(dir.path(), &args, "e4\nquit\n");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        for zero in ["--depth", "--nodes", "--movetime"] {
+            let args: Vec<&str> = command.iter().copied().chain([zero, "0"]).collect();
+            let out = run_with_input(dir.path(), &args, "quit\n");
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains("must be at least 1"), "{args:?}: {err}");
+        }
+    }
+    // The depth limit was the one reached: the last search went to depth 2.
+    let out = run(&["search", "--depth", "2", "--movetime", "600000"]);
+    let info = text(&out.stdout);
+    let last = info.lines().rfind(|l| l.starts_with("info depth"));
+    assert!(last.unwrap().starts_with("info depth 2 "), "{info}");
+    // Clocks stand alone: --tc with a fixed budget is a usage error in both.
+    for command in [&commands[2], &commands[3]] {
+        let args: Vec<&str> = command
+            .iter()
+            .copied()
+            .chain(["--tc", "10+0.1", "--depth", "2"])
+            .collect();
+        let out = run_with_input(dir.path(), &args, "quit\n");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}
+
+/// `match` explains a bare engine name, a single engine, and shows its default time control.
+#[test]
+fn match_explains_engine_mistakes_and_its_defaults() {
+    let out = run(&["match", "--engine", "stockfish", "--engine", "builtin"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("did you mean 'cmd:stockfish'?"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["match", "--engine", "builtin"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("two engines are needed, one was given"),
+        "{}",
+        text(&out.stderr)
+    );
+    let help = text(&run(&["match", "--help"]).stdout);
+    assert!(help.contains("[default: 10+0.1"), "{help}");
+}
+
+/// Choices are case-insensitive: `--color White` is `--color white`.
+#[test]
+fn choices_ignore_case() {
+    let book = data("books/rodent3_small.bin");
+    let lines = |color: &str| {
+        let out = polybook()
+            .arg("lines")
+            .arg(&book)
+            .args(["--color", color])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{color}: {}", text(&out.stderr));
+        out.stdout
+    };
+    assert!(lines("White") == lines("white"));
+    assert!(lines("BLACK") == lines("black"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_with_input(
+        dir.path(),
+        &["play", "--color", "Black", "--depth", "1", "--no-pgn"],
+        "quit\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("you are Black"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// `probe --json` on one position prints one compact JSON line.
+#[test]
+fn probe_json_is_one_line() {
+    let out = run(&[
+        "probe".as_ref(),
+        data("books/gnuchess.bin").as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["key"], "463b96181691fc9c");
+}
+
+/// On a mate or a stalemate, `search` ends as Stockfish does: an `info depth 0` line with the
+/// same score (`mate 0`, `cp 0`), then the null move.
+#[test]
+fn search_says_mate_or_stalemate_before_the_null_move() {
+    use std::io::Write;
+    for fen in [
+        "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1",
+        "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",
+    ] {
+        let mut sf = Command::new(common::stockfish())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        writeln!(
+            sf.stdin.as_mut().unwrap(),
+            "position fen {fen}\ngo depth 5\nisready\nquit"
+        )
+        .unwrap();
+        let sf = text(&sf.wait_with_output().unwrap().stdout);
+        let sf_score = sf
+            .lines()
+            .find(|l| l.starts_with("info depth 0 score "))
+            .unwrap_or_else(|| panic!("{sf}"));
+        let out = run(&["search", "--fen", fen]);
+        let ours = text(&out.stdout);
+        let lines: Vec<&str> = ours.lines().collect();
+        assert_eq!(lines.last(), Some(&"bestmove 0000"), "{ours}");
+        let info = lines[lines.len() - 2];
+        assert!(info.starts_with(sf_score), "{info} / {sf_score}");
+        assert!(info.contains("string checkmate") || info.contains("string stalemate"));
+    }
+}
+
+/// Usage errors are one or two lines: what is wrong, then the usage line.
+#[test]
+fn usage_errors_are_one_or_two_lines() {
+    for args in [
+        &["search", "--bogus"][..],
+        &["search", "--depth", "abc"],
+        &["play", "--color", "purple"],
+        &["lines"],
+        &["nosuchcommand"],
+    ] {
+        let out = run(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert!((1..=2).contains(&lines.len()), "{args:?}: {err}");
+        assert!(lines[0].starts_with("polybook: error: "), "{args:?}: {err}");
+    }
+}
+
+/// `polybook` with no command prints one hint when a person runs it in a terminal, and nothing
+/// new for a GUI (pipes).
+#[test]
+fn no_command_hints_in_a_terminal_only() {
+    // Pipes, as a GUI starts it: UCI on stdout and nothing on stderr.
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_with_input(dir.path(), &[], "uci\nquit\n");
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains("uciok"));
+    assert_eq!(text(&out.stderr), "");
+    // A terminal (tmux): the hint, once, on stderr.
+    let tmux = Command::new("tmux").arg("-V").output();
+    assert!(
+        tmux.is_ok_and(|o| o.status.success()),
+        "reference tool missing: tmux (apt-get install -y tmux), or run ./test.sh"
+    );
+    let err = dir.path().join("stderr.txt");
+    let socket = dir.path().join("tmux.sock");
+    let script = format!(
+        "'{}' 2>'{}' </dev/tty",
+        env!("CARGO_BIN_EXE_polybook"),
+        err.display()
+    );
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let started = tmux(&["new-session", "-d", "-s", "hint", &script]);
+    assert!(started.status.success(), "{}", text(&started.stderr));
+    let hint = "polybook speaks UCI here; type 'uci', or run 'polybook --help'\n";
+    let mut seen = String::new();
+    for _ in 0..100 {
+        seen = std::fs::read_to_string(&err).unwrap_or_default();
+        if !seen.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    tmux(&["send-keys", "-t", "hint", "quit", "Enter"]);
+    tmux(&["kill-server"]);
+    assert_eq!(seen, hint);
+}
+
+/// `play --no-pgn` writes no file; the default still writes one.
+#[test]
+fn play_no_pgn_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_with_input(
+        dir.path(),
+        &["play", "--depth", "1", "--no-pgn"],
+        "e4\nresign\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stdout).contains("The game is in"));
+    assert!(listing(dir.path()).is_empty(), "{:?}", listing(dir.path()));
+    let out = run_with_input(dir.path(), &["play", "--depth", "1"], "e4\nresign\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(listing(dir.path()).len(), 1);
+}
+
+/// A 10,000-character FEN or move is quoted by its start and its length, not printed back.
+#[test]
+fn long_input_is_quoted_short() {
+    let long_fen = "r".repeat(10_000);
+    let long_move = "e".repeat(10_000);
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["key", "--fen", &long_fen],
+        vec!["key", "--moves", &long_move],
+        vec!["search", "--fen", &long_fen],
+        vec!["perft", "1", "--moves", &long_move],
+        vec!["play", "--fen", &long_fen],
+        vec!["match", "--engine", &long_move, "--engine", "builtin"],
+    ] {
+        let out = run_with_input(dir.path(), &args, "");
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{}", &args[0]);
+        assert!(err.len() < 400, "{}: {} bytes: {err}", args[0], err.len());
+        assert!(err.contains("(10,000 characters)"), "{}: {err}", args[0]);
+    }
+    // UCI answers a long position command in one short line.
+    let out = run_with_input(
+        dir.path(),
+        &["uci"],
+        &format!("position fen {long_fen}\nposition startpos moves {long_move}\nisready\nquit\n"),
+    );
+    let answer = text(&out.stdout);
+    let infos: Vec<&str> = answer
+        .lines()
+        .filter(|l| l.starts_with("info string"))
+        .collect();
+    assert_eq!(infos.len(), 2, "{answer}");
+    assert!(
+        infos
+            .iter()
+            .all(|l| l.len() < 400 && l.contains("(10,000 characters)")),
+        "{infos:?}"
+    );
+}

@@ -7,6 +7,7 @@
 //! the input is a `quit`.
 //!
 //! ```
+//! use polybook::arena::clock::PerMove;
 //! use polybook::arena::play::{PlayOptions, PlaySession, Thinking};
 //! use polybook::position::parse_fen;
 //! use shakmaty::Color;
@@ -14,7 +15,7 @@
 //! // White to move mates in one.
 //! let start = parse_fen("7k/8/6K1/8/8/8/8/R7 w - - 0 1").unwrap();
 //! let options = PlayOptions {
-//!     thinking: Thinking::Depth(2),
+//!     thinking: Thinking::PerMove(PerMove { depth: Some(2), ..PerMove::default() }),
 //!     ..PlayOptions::new(Color::White, |_, _| String::new())
 //! };
 //! let mut out = Vec::new();
@@ -37,7 +38,7 @@ use rand::rngs::StdRng;
 use shakmaty::san::{San, SanPlus};
 use shakmaty::{Chess, Color, KnownOutcome, Move, Position};
 
-use super::clock::{Clock, TimeControl};
+use super::clock::{Clock, PerMove, TimeControl};
 use super::game::{Game, Termination, pgn_date};
 use crate::atomic::AtomicFile;
 use crate::book::{Book, BookMove, ChooseOptions, choose};
@@ -66,10 +67,8 @@ const ENGINE_OVERHEAD: Duration = Duration::from_millis(50);
 pub enum Thinking {
     /// Both sides play on a clock; the engine shares its time out with [`TimePlan`].
     Clock(TimeControl),
-    /// A fixed time per move, no clocks.
-    MoveTime(Duration),
-    /// A fixed depth per move, no clocks.
-    Depth(u32),
+    /// A fixed budget per move (depth, nodes, time: the first reached ends it), no clocks.
+    PerMove(PerMove),
 }
 
 /// A hook called with the PGN so far after every move.
@@ -100,7 +99,10 @@ impl PlayOptions {
     pub fn new(human: Color, diagram: fn(&Chess, bool) -> String) -> PlayOptions {
         PlayOptions {
             human,
-            thinking: Thinking::MoveTime(Duration::from_secs(2)),
+            thinking: Thinking::PerMove(PerMove {
+                movetime: Some(Duration::from_secs(2)),
+                ..PerMove::default()
+            }),
             book: None,
             choose: ChooseOptions::default(),
             search: SearchOptions::default(),
@@ -294,8 +296,7 @@ impl<W: Write> PlaySession<W> {
         let human = self.options.human;
         let how = match self.options.thinking {
             Thinking::Clock(tc) => format!("time control {tc}"),
-            Thinking::MoveTime(t) => format!("{} ms a move", t.as_millis()),
-            Thinking::Depth(d) => format!("depth {d}"),
+            Thinking::PerMove(p) => p.to_string(),
         };
         let book = match &self.options.book {
             Some(b) => format!(
@@ -448,7 +449,7 @@ impl<W: Write> PlaySession<W> {
         text: &str,
         why: &str,
     ) -> io::Result<()> {
-        let shown: String = line.chars().take(40).collect();
+        let shown = crate::text::quote(line);
         match why {
             "ambiguous" => {
                 let san = San::from_ascii(text.trim_end_matches(['+', '#', '!', '?']).as_bytes());
@@ -463,7 +464,7 @@ impl<W: Write> PlaySession<W> {
                 };
                 writeln!(
                     self.out,
-                    "'{shown}' is ambiguous here: say which, {}.",
+                    "{shown} is ambiguous here: say which, {}.",
                     candidates.join(" or ")
                 )
             }
@@ -473,11 +474,11 @@ impl<W: Write> PlaySession<W> {
                 } else {
                     ""
                 };
-                writeln!(self.out, "'{shown}' is illegal here{more}.")
+                writeln!(self.out, "{shown} is illegal here{more}.")
             }
             _ => writeln!(
                 self.out,
-                "'{shown}' is neither a move (SAN or UCI, e.g. Nf3 or g1f3) nor a command; type help."
+                "{shown} is neither a move (SAN or UCI, e.g. Nf3 or g1f3) nor a command; type help."
             ),
         }
     }
@@ -500,13 +501,9 @@ impl<W: Write> PlaySession<W> {
     /// The limits of a short search for `hint` and draw offers.
     fn short_limits(&self) -> Limits {
         match self.options.thinking {
-            Thinking::Depth(d) => Limits {
-                depth: Some(d),
-                ..Limits::default()
-            },
-            Thinking::MoveTime(t) => Limits {
-                movetime: Some(t.min(Duration::from_secs(1))),
-                ..Limits::default()
+            Thinking::PerMove(p) => Limits {
+                movetime: p.movetime.map(|t| t.min(Duration::from_secs(1))),
+                ..p.limits()
             },
             Thinking::Clock(_) => {
                 let left = self.clocks.map_or(Duration::from_secs(1), |c| {
@@ -745,20 +742,7 @@ impl<W: Write> PlaySession<W> {
                     Some(plan.soft),
                 )
             }
-            (Thinking::Depth(d), _) => (
-                Limits {
-                    depth: Some(d),
-                    ..Limits::default()
-                },
-                None,
-            ),
-            (Thinking::MoveTime(t), _) => (
-                Limits {
-                    movetime: Some(t),
-                    ..Limits::default()
-                },
-                None,
-            ),
+            (Thinking::PerMove(p), _) => (p.limits(), None),
             (Thinking::Clock(_), None) => (Limits::default(), None),
         }
     }

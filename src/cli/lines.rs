@@ -20,7 +20,7 @@ pub struct Args {
     /// The Polyglot book (.bin).
     book: PathBuf,
     /// The colour that plays book moves; the other side plays every legal move that stays in book.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, ignore_case = true)]
     color: Side,
     /// Write to this file (atomically: it appears only when complete) instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]

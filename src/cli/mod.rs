@@ -139,8 +139,45 @@ pub fn file_error(what: &str, path: &std::path::Path, e: &std::io::Error) -> Cli
     ))
 }
 
+/// A usage error from clap in the one or two lines the README promises: what is wrong (with the
+/// accepted values or clap's suggestion, when there are), then the usage line.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        // --help and --version print to stdout; a closed pipe there is not an error.
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let rendered = e.render().to_string();
+    let mut what = String::new();
+    let mut usage = None;
+    for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(first) = line.strip_prefix("error: ") {
+            what.push_str(first);
+        } else if line.starts_with("Usage: ") {
+            usage = Some(line.to_string());
+        } else if line.starts_with('[') || line.starts_with("tip: ") {
+            what.push(' ');
+            what.push_str(line);
+        }
+    }
+    eprintln!("polybook: error: {what}");
+    if let Some(usage) = usage {
+        eprintln!("{usage} (see --help)");
+    }
+    ExitCode::from(2)
+}
+
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let result = match cli.command {
         Some(Command::Key(args)) => key::run(args),
         Some(Command::Probe(args)) => probe::run(args),
@@ -157,7 +194,14 @@ pub fn main() -> ExitCode {
         Some(Command::Play(args)) => play::run(args),
         Some(Command::Match(args)) => match_cmd::run(args),
         Some(Command::Uci(args)) => uci::run(args),
-        None => uci::run(uci::Args {}),
+        None => {
+            // A person who typed `polybook` in a terminal is told what it is waiting for; a GUI,
+            // which starts it on pipes, sees nothing new.
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("polybook speaks UCI here; type 'uci', or run 'polybook --help'");
+            }
+            uci::run(uci::Args {})
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

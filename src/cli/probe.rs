@@ -341,7 +341,8 @@ fn print_position(
     let probe = book.probe(pos);
     let json = to_json(pos, &probe);
     if args.json {
-        serde_json::to_writer_pretty(&mut *out, &json)?;
+        // One compact line, as with --epd: `jq` and line-based tools read it as it is.
+        serde_json::to_writer(&mut *out, &json)?;
         return writeln!(out);
     }
     if board {

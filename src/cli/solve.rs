@@ -30,6 +30,10 @@ pub struct Args {
     /// Print only the failures and the summary.
     #[arg(long)]
     quiet: bool,
+    /// Succeed (exit 0) when at least N positions are solved; by default every position must
+    /// be, else the exit code is 1.
+    #[arg(long, value_name = "N")]
+    min_solved: Option<usize>,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -89,6 +93,13 @@ pub fn run(args: Args) -> CliResult {
     if let Some(n) = args.first {
         entries.truncate(n);
     }
+    if entries.is_empty() {
+        return Err(CliError::data(format!(
+            "{}: no valid task ({} line(s) skipped); expected EPD with bm, am or dm, or PGN mate puzzles",
+            polybook::text::quote_path(&args.file),
+            errors.len()
+        )));
+    }
     let base = args.limits.limits(Limits {
         movetime: Some(Duration::from_millis(1000)),
         ..Limits::default()
@@ -143,5 +154,18 @@ pub fn run(args: Args) -> CliResult {
     }
     eprintln!("{total_nodes} nodes in all");
     outln!("solved {solved}/{}", entries.len())?;
+    // The exit code gates CI: every position solved, or at least --min-solved.
+    let needed = args.min_solved.unwrap_or(entries.len());
+    if solved < needed {
+        return Err(CliError::data(format!(
+            "solved {solved} of {} positions, fewer than the {needed} required{}",
+            entries.len(),
+            if args.min_solved.is_none() {
+                " (all; --min-solved N to accept fewer)"
+            } else {
+                ""
+            }
+        )));
+    }
     Ok(())
 }
