@@ -6,12 +6,16 @@
 //! - [`position`]: positions and moves from user input (FEN, SAN, UCI).
 //! - [`engine`]: perft, evaluation, search and test suites.
 //! - [`uci`]: the UCI protocol loop around the engine and the book.
+//! - [`atomic`]: output files that appear whole, and devices and FIFOs written in place.
+//! - [`text`]: user input quoted in messages, and I/O errors as reasons.
 //! - [`arena`]: games between engines or against a person: rules, clocks, openings, matches, PGN.
 
 pub mod arena;
+pub mod atomic;
 pub mod book;
 pub mod build;
 pub mod engine;
 pub mod inspect;
 pub mod position;
+pub mod text;
 pub mod uci;

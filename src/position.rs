@@ -15,37 +15,17 @@ use thiserror::Error;
 /// Why a position or a move list was refused.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum PositionError {
-    #[error("invalid FEN {}: {why}", quote(fen))]
+    #[error("invalid FEN {}: {why}", crate::text::quote(fen))]
     BadFen { fen: String, why: String },
-    #[error("impossible position {}: {why}", quote(fen))]
+    #[error("impossible position {}: {why}", crate::text::quote(fen))]
     Illegal { fen: String, why: String },
-    #[error("move {number} {} is {why} in {fen}", quote(text))]
+    #[error("move {number} {} is {why} in {fen}", crate::text::quote(text))]
     BadMove {
         number: usize,
         text: String,
         why: &'static str,
         fen: String,
     },
-}
-
-/// Text from the user or from a file, quoted for a message: whole when short, else its first
-/// 60 characters and its length (`'rnbq…' (10,240 characters)`), so that a huge argument or tag
-/// never floods the terminal.
-pub fn quote(text: &str) -> String {
-    const SHOWN: usize = 60;
-    let chars = text.chars().count();
-    if chars <= 80 {
-        return format!("'{text}'");
-    }
-    let head: String = text.chars().take(SHOWN).collect();
-    let mut count = chars.to_string();
-    // Thousands separators, as in "10,240".
-    let mut i = count.len();
-    while i > 3 {
-        i -= 3;
-        count.insert(i, ',');
-    }
-    format!("'{head}…' ({count} characters)")
 }
 
 /// The position of a setup, if it can be played: the one rule for every position polybook reads

@@ -592,7 +592,7 @@ fn bad_input_is_refused_before_the_game() {
     );
     refused(&["--tc", "ten"], 2, "time control 'ten'");
     refused(&["--tc", "0"], 2, "time control '0'");
-    refused(&["--depth", "0"], 2, "--depth 0");
+    refused(&["--depth", "0"], 2, "'--depth <N>': must be at least 1");
     refused(&["--pgn", "/no/such/folder/game.pgn"], 1, "does not exist");
     // Two ways of thinking at once: clap's usage error.
     let dir = tempfile::tempdir().unwrap();

@@ -23,6 +23,73 @@ pub struct TimeControl {
     pub increment: Duration,
 }
 
+/// A budget for each move without clocks: every limit given applies, and the first one reached
+/// ends the move, as UCI's `go depth 8 movetime 1000` does.
+///
+/// ```
+/// use std::time::Duration;
+/// use polybook::arena::clock::PerMove;
+///
+/// let both = PerMove { depth: Some(8), movetime: Some(Duration::from_millis(500)), nodes: None };
+/// assert_eq!(both.go_command(), "go depth 8 movetime 500");
+/// assert_eq!(both.to_string(), "depth 8 or 500 ms a move");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PerMove {
+    pub depth: Option<u32>,
+    pub movetime: Option<Duration>,
+    pub nodes: Option<u64>,
+}
+
+impl PerMove {
+    /// The engine's limits for one move.
+    pub fn limits(&self) -> crate::engine::Limits {
+        crate::engine::Limits {
+            depth: self.depth,
+            movetime: self.movetime,
+            nodes: self.nodes,
+            mate: None,
+        }
+    }
+
+    /// The UCI `go` command for one move.
+    pub fn go_command(&self) -> String {
+        let mut go = "go".to_string();
+        if let Some(d) = self.depth {
+            go.push_str(&format!(" depth {d}"));
+        }
+        if let Some(n) = self.nodes {
+            go.push_str(&format!(" nodes {n}"));
+        }
+        if let Some(t) = self.movetime {
+            go.push_str(&format!(" movetime {}", t.as_millis()));
+        }
+        go
+    }
+}
+
+impl fmt::Display for PerMove {
+    /// `depth 8`, `500 ms a move`, `depth 8 or 500 ms a move`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(d) = self.depth {
+            parts.push(format!("depth {d}"));
+        }
+        if let Some(n) = self.nodes {
+            parts.push(format!("{n} nodes"));
+        }
+        if let Some(t) = self.movetime {
+            parts.push(format!("{} ms", t.as_millis()));
+        }
+        let text = parts.join(" or ");
+        if self.movetime.is_some() || self.nodes.is_some() {
+            write!(f, "{text} a move")
+        } else {
+            f.write_str(&text)
+        }
+    }
+}
+
 /// Seconds, with an optional fraction, as a duration (`0.1`, `10`, `2:30`).
 fn seconds(text: &str) -> Option<Duration> {
     let (minutes, secs) = match text.split_once(':') {
@@ -40,9 +107,10 @@ impl FromStr for TimeControl {
     type Err = String;
 
     fn from_str(text: &str) -> Result<TimeControl, String> {
+        let quoted = crate::text::quote(text);
         let bad = || {
             format!(
-                "time control '{text}': expected [MOVES/]SECONDS[+INCREMENT], e.g. 10+0.1, 60, 40/120+1 or 5:00+3"
+                "time control {quoted}: expected [MOVES/]SECONDS[+INCREMENT], e.g. 10+0.1, 60, 40/120+1 or 5:00+3"
             )
         };
         let (moves, rest) = match text.split_once('/') {

@@ -7,6 +7,7 @@
 //! the input is a `quit`.
 //!
 //! ```
+//! use polybook::arena::clock::PerMove;
 //! use polybook::arena::play::{PlayOptions, PlaySession, Thinking};
 //! use polybook::position::parse_fen;
 //! use shakmaty::Color;
@@ -14,7 +15,7 @@
 //! // White to move mates in one.
 //! let start = parse_fen("7k/8/6K1/8/8/8/8/R7 w - - 0 1").unwrap();
 //! let options = PlayOptions {
-//!     thinking: Thinking::Depth(2),
+//!     thinking: Thinking::PerMove(PerMove { depth: Some(2), ..PerMove::default() }),
 //!     ..PlayOptions::new(Color::White, |_, _| String::new())
 //! };
 //! let mut out = Vec::new();
@@ -37,9 +38,10 @@ use rand::rngs::StdRng;
 use shakmaty::san::{San, SanPlus};
 use shakmaty::{Chess, Color, KnownOutcome, Move, Position};
 
-use super::clock::{Clock, TimeControl};
+use super::clock::{Clock, PerMove, TimeControl};
 use super::game::{Game, Termination, pgn_date};
-use crate::book::{Book, BookMove, ChooseOptions, choose, persist, temp_beside};
+use crate::atomic::AtomicFile;
+use crate::book::{Book, BookMove, ChooseOptions, choose};
 use crate::engine::{Engine, Limits, Score, SearchOptions};
 use crate::position::{fen_of, parse_move};
 use crate::uci::time::{Clock as ClockState, TimePlan};
@@ -65,10 +67,8 @@ const ENGINE_OVERHEAD: Duration = Duration::from_millis(50);
 pub enum Thinking {
     /// Both sides play on a clock; the engine shares its time out with [`TimePlan`].
     Clock(TimeControl),
-    /// A fixed time per move, no clocks.
-    MoveTime(Duration),
-    /// A fixed depth per move, no clocks.
-    Depth(u32),
+    /// A fixed budget per move (depth, nodes, time: the first reached ends it), no clocks.
+    PerMove(PerMove),
 }
 
 /// A hook called with the PGN so far after every move.
@@ -99,7 +99,10 @@ impl PlayOptions {
     pub fn new(human: Color, diagram: fn(&Chess, bool) -> String) -> PlayOptions {
         PlayOptions {
             human,
-            thinking: Thinking::MoveTime(Duration::from_secs(2)),
+            thinking: Thinking::PerMove(PerMove {
+                movetime: Some(Duration::from_secs(2)),
+                ..PerMove::default()
+            }),
             book: None,
             choose: ChooseOptions::default(),
             search: SearchOptions::default(),
@@ -293,8 +296,7 @@ impl<W: Write> PlaySession<W> {
         let human = self.options.human;
         let how = match self.options.thinking {
             Thinking::Clock(tc) => format!("time control {tc}"),
-            Thinking::MoveTime(t) => format!("{} ms a move", t.as_millis()),
-            Thinking::Depth(d) => format!("depth {d}"),
+            Thinking::PerMove(p) => p.to_string(),
         };
         let book = match &self.options.book {
             Some(b) => format!(
@@ -447,7 +449,7 @@ impl<W: Write> PlaySession<W> {
         text: &str,
         why: &str,
     ) -> io::Result<()> {
-        let shown: String = line.chars().take(40).collect();
+        let shown = crate::text::quote(line);
         match why {
             "ambiguous" => {
                 let san = San::from_ascii(text.trim_end_matches(['+', '#', '!', '?']).as_bytes());
@@ -462,7 +464,7 @@ impl<W: Write> PlaySession<W> {
                 };
                 writeln!(
                     self.out,
-                    "'{shown}' is ambiguous here: say which, {}.",
+                    "{shown} is ambiguous here: say which, {}.",
                     candidates.join(" or ")
                 )
             }
@@ -472,11 +474,11 @@ impl<W: Write> PlaySession<W> {
                 } else {
                     ""
                 };
-                writeln!(self.out, "'{shown}' is illegal here{more}.")
+                writeln!(self.out, "{shown} is illegal here{more}.")
             }
             _ => writeln!(
                 self.out,
-                "'{shown}' is neither a move (SAN or UCI, e.g. Nf3 or g1f3) nor a command; type help."
+                "{shown} is neither a move (SAN or UCI, e.g. Nf3 or g1f3) nor a command; type help."
             ),
         }
     }
@@ -499,13 +501,9 @@ impl<W: Write> PlaySession<W> {
     /// The limits of a short search for `hint` and draw offers.
     fn short_limits(&self) -> Limits {
         match self.options.thinking {
-            Thinking::Depth(d) => Limits {
-                depth: Some(d),
-                ..Limits::default()
-            },
-            Thinking::MoveTime(t) => Limits {
-                movetime: Some(t.min(Duration::from_secs(1))),
-                ..Limits::default()
+            Thinking::PerMove(p) => Limits {
+                movetime: p.movetime.map(|t| t.min(Duration::from_secs(1))),
+                ..p.limits()
             },
             Thinking::Clock(_) => {
                 let left = self.clocks.map_or(Duration::from_secs(1), |c| {
@@ -744,20 +742,7 @@ impl<W: Write> PlaySession<W> {
                     Some(plan.soft),
                 )
             }
-            (Thinking::Depth(d), _) => (
-                Limits {
-                    depth: Some(d),
-                    ..Limits::default()
-                },
-                None,
-            ),
-            (Thinking::MoveTime(t), _) => (
-                Limits {
-                    movetime: Some(t),
-                    ..Limits::default()
-                },
-                None,
-            ),
+            (Thinking::PerMove(p), _) => (p.limits(), None),
             (Thinking::Clock(_), None) => (Limits::default(), None),
         }
     }
@@ -792,9 +777,9 @@ fn share(weight: u16, total: u64) -> f64 {
 
 /// Writes `bytes` to `path` through a temporary file renamed onto it (replacing the file).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut tmp = temp_beside(path)?;
+    let mut tmp = AtomicFile::create(path)?;
     tmp.write_all(bytes)?;
-    persist(tmp, path)
+    tmp.commit(true)
 }
 
 /// Adds `text` after what `path` holds (a PGN file of several games), atomically: the old
@@ -819,26 +804,32 @@ pub fn append_atomic(path: &Path, text: &str) -> io::Result<()> {
 /// Writes `bytes` to a new file in `dir` named `stem.pgn`, or `stem-2.pgn`, `stem-3.pgn`... if
 /// that exists: an existing file is never replaced. Returns the path written.
 pub fn write_new(dir: &Path, stem: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-    let mut tmp = temp_beside(&dir.join(stem))?;
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut tmp = AtomicFile::create_in(dir)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    for n in 1..10_000 {
-        let name = if n == 1 {
+    let names = (1..10_000).map(|n| {
+        if n == 1 {
             format!("{stem}.pgn")
         } else {
             format!("{stem}-{n}.pgn")
-        };
-        let path = dir.join(name);
-        match tmp.persist_noclobber(&path) {
-            Ok(_) => return Ok(path),
-            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => tmp = e.file,
-            Err(e) => return Err(e.error),
         }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        format!("{stem}.pgn and 9998 numbered names after it exist"),
-    ))
+    });
+    let path = tmp.commit_new(names).map_err(|e| match e.kind() {
+        io::ErrorKind::AlreadyExists => io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{stem}.pgn and 9998 numbered names after it exist"),
+        ),
+        _ => e,
+    })?;
+    // Shown as given: `game-….pgn`, not `./game-….pgn`.
+    Ok(path
+        .strip_prefix(".")
+        .map(Path::to_path_buf)
+        .unwrap_or(path))
 }
 
 /// The default name of a game's PGN file, from the UTC time now: `game-2026-11-23-142501`.

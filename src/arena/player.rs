@@ -37,14 +37,16 @@ impl EngineSpec {
     /// assert_eq!(s.options[1], ("Move Overhead".to_string(), "50".to_string()));
     /// let s = EngineSpec::parse("cmd:/usr/games/stockfish", "/bin/polybook".as_ref()).unwrap();
     /// assert_eq!(s.program.to_str(), Some("/usr/games/stockfish"));
-    /// assert!(EngineSpec::parse("stockfish", "/bin/polybook".as_ref()).is_err());
+    /// let e = EngineSpec::parse("stockfish", "/bin/polybook".as_ref()).unwrap_err();
+    /// assert!(e.ends_with("did you mean 'cmd:stockfish'?"), "{e}");
     /// ```
     pub fn parse(text: &str, polybook_exe: &std::path::Path) -> Result<EngineSpec, String> {
+        let quoted = crate::text::quote(text);
         if text == "builtin" || text.starts_with("builtin:") {
             let mut options = Vec::new();
             if let Some(list) = text.strip_prefix("builtin:") {
                 for part in list.split(',').filter(|p| !p.trim().is_empty()) {
-                    options.push(parse_option(part).map_err(|e| format!("engine '{text}': {e}"))?);
+                    options.push(parse_option(part).map_err(|e| format!("engine {quoted}: {e}"))?);
                 }
             }
             return Ok(EngineSpec {
@@ -58,7 +60,7 @@ impl EngineSpec {
             let mut words = command.split_whitespace();
             let program = words
                 .next()
-                .ok_or_else(|| format!("engine '{text}': no program after 'cmd:'"))?;
+                .ok_or_else(|| format!("engine {quoted}: no program after 'cmd:'"))?;
             return Ok(EngineSpec {
                 program: PathBuf::from(program),
                 args: words.map(str::to_string).collect(),
@@ -66,20 +68,31 @@ impl EngineSpec {
                 label: text.to_string(),
             });
         }
+        // A bare program name or path is the usual slip: say what was meant.
+        let hint = if !text.trim().is_empty() && !text.contains(':') {
+            format!(
+                "; did you mean {}?",
+                crate::text::quote(&format!("cmd:{}", text.trim()))
+            )
+        } else {
+            String::new()
+        };
         Err(format!(
-            "engine '{text}': expected 'builtin', 'builtin:Name=Value,...' or 'cmd:PROGRAM [ARGS]'"
+            "engine {}: expected 'builtin', 'builtin:Name=Value,...' or 'cmd:PROGRAM [ARGS]'{hint}",
+            crate::text::quote(text)
         ))
     }
 }
 
 /// `Name=Value` as an option pair.
 pub fn parse_option(text: &str) -> Result<(String, String), String> {
+    let quoted = crate::text::quote(text);
     let (name, value) = text
         .split_once('=')
-        .ok_or_else(|| format!("option '{text}' is not Name=Value"))?;
+        .ok_or_else(|| format!("option {quoted} is not Name=Value"))?;
     let name = name.trim();
     if name.is_empty() {
-        return Err(format!("option '{text}' has no name"));
+        return Err(format!("option {quoted} has no name"));
     }
     Ok((name.to_string(), value.trim().to_string()))
 }
@@ -87,21 +100,21 @@ pub fn parse_option(text: &str) -> Result<(String, String), String> {
 /// What went wrong with an engine.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum EngineError {
-    #[error("engine '{engine}': cannot start '{program}': {why}")]
+    #[error("engine {}: cannot start {}: {why}", crate::text::quote(.engine), crate::text::quote(.program))]
     Spawn {
         engine: String,
         program: String,
         why: String,
     },
-    #[error("engine '{engine}': no '{expected}' within {seconds} s")]
+    #[error("engine {}: no '{expected}' within {seconds} s", crate::text::quote(.engine))]
     Timeout {
         engine: String,
         expected: &'static str,
         seconds: f64,
     },
-    #[error("engine '{engine}' exited ({why})")]
+    #[error("engine {} exited ({why})", crate::text::quote(.engine))]
     Exited { engine: String, why: String },
-    #[error("engine '{engine}' has no option '{name}' (it has: {known})")]
+    #[error("engine {} has no option {} (it has: {known})", crate::text::quote(.engine), crate::text::quote(.name))]
     UnknownOption {
         engine: String,
         name: String,

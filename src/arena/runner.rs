@@ -16,7 +16,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, KnownOutcome, Move, Position};
 
-use super::clock::{Clock, TimeControl};
+use super::clock::{Clock, PerMove, TimeControl};
 use super::game::{Game, Termination, pgn_date};
 use super::opening::book_walk;
 use super::player::{EngineError, EngineSpec, GoError, UciEngine};
@@ -27,12 +27,8 @@ use crate::book::{Book, ChooseOptions};
 pub enum MoveLimit {
     /// Clocks under a time control, kept by the runner.
     Clock(TimeControl),
-    /// A fixed time per move (`go movetime`).
-    MoveTime(Duration),
-    /// A node budget per move (`go nodes`).
-    Nodes(u64),
-    /// A depth per move (`go depth`).
-    Depth(u32),
+    /// A fixed budget per move (`go depth`, `nodes`, `movetime`: the first reached ends it).
+    PerMove(PerMove),
 }
 
 /// Resign adjudication: a side whose engine reports at most `-score` centipawns for `moves`
@@ -392,12 +388,12 @@ fn go_command(
                 own.left() + config.time_margin + Duration::from_millis(1),
             )
         }
-        (MoveLimit::MoveTime(t), _) => (
-            format!("go movetime {}", t.as_millis()),
-            t + config.time_margin + Duration::from_secs(5),
+        (MoveLimit::PerMove(p), _) => (
+            p.go_command(),
+            p.movetime.map_or(NO_CLOCK_LIMIT, |t| {
+                t + config.time_margin + Duration::from_secs(5)
+            }),
         ),
-        (MoveLimit::Nodes(n), _) => (format!("go nodes {n}"), NO_CLOCK_LIMIT),
-        (MoveLimit::Depth(d), _) => (format!("go depth {d}"), NO_CLOCK_LIMIT),
         (MoveLimit::Clock(_), None) => unreachable!("a clocked match has clocks"),
     }
 }

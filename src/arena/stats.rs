@@ -182,6 +182,9 @@ fn most_likely_with_mean(observed: &[(f64, f64)], s: f64) -> Vec<f64> {
 impl fmt::Display for Score {
     /// `W-D-L`, the score in percent, Elo ± error bar and the LOS.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.games() == 0 {
+            return f.write_str("0-0-0, no game finished yet");
+        }
         write!(
             f,
             "{}-{}-{} ({:.1}%)",
@@ -190,6 +193,9 @@ impl fmt::Display for Score {
             self.losses,
             self.ratio() * 100.0
         )?;
+        if self.wins + self.losses == 0 {
+            return f.write_str(", no decisive game yet: no Elo estimate");
+        }
         match self.elo() {
             Some((elo, err)) => write!(f, ", Elo {elo:+.1} ± {err:.1}")?,
             None if self.games() > 0 => write!(
@@ -249,6 +255,7 @@ impl FromStr for Sprt {
 
     /// `elo0=0,elo1=5,alpha=0.05,beta=0.05` (alpha and beta default to 0.05).
     fn from_str(text: &str) -> Result<Sprt, String> {
+        let quoted = crate::text::quote(text);
         let mut sprt = Sprt {
             elo0: f64::NAN,
             elo1: f64::NAN,
@@ -258,11 +265,11 @@ impl FromStr for Sprt {
         for part in text.split(',').filter(|p| !p.is_empty()) {
             let (name, value) = part
                 .split_once('=')
-                .ok_or_else(|| format!("--sprt '{text}': '{part}' is not NAME=VALUE"))?;
+                .ok_or_else(|| format!("--sprt {quoted}: '{part}' is not NAME=VALUE"))?;
             let value: f64 = value
                 .trim()
                 .parse()
-                .map_err(|_| format!("--sprt '{text}': '{value}' is not a number"))?;
+                .map_err(|_| format!("--sprt {quoted}: '{value}' is not a number"))?;
             match name.trim() {
                 "elo0" => sprt.elo0 = value,
                 "elo1" => sprt.elo1 = value,
@@ -270,21 +277,21 @@ impl FromStr for Sprt {
                 "beta" => sprt.beta = value,
                 other => {
                     return Err(format!(
-                        "--sprt '{text}': unknown '{other}' (expected elo0, elo1, alpha, beta)"
+                        "--sprt {quoted}: unknown '{other}' (expected elo0, elo1, alpha, beta)"
                     ));
                 }
             }
         }
         if !sprt.elo0.is_finite() || !sprt.elo1.is_finite() {
-            return Err(format!("--sprt '{text}': elo0 and elo1 are required"));
+            return Err(format!("--sprt {quoted}: elo0 and elo1 are required"));
         }
         if sprt.elo1 <= sprt.elo0 {
-            return Err(format!("--sprt '{text}': elo1 must be greater than elo0"));
+            return Err(format!("--sprt {quoted}: elo1 must be greater than elo0"));
         }
         for p in [sprt.alpha, sprt.beta] {
             if !(p > 0.0 && p < 0.5) {
                 return Err(format!(
-                    "--sprt '{text}': alpha and beta must be between 0 and 0.5"
+                    "--sprt {quoted}: alpha and beta must be between 0 and 0.5"
                 ));
             }
         }
@@ -295,6 +302,18 @@ impl FromStr for Sprt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The report line before any decisive game: no Elo of ±0 or infinity, no LOS of 50 %.
+    #[test]
+    fn the_score_line_says_when_there_is_no_estimate_yet() {
+        assert_eq!(score(0, 0, 0).to_string(), "0-0-0, no game finished yet");
+        assert_eq!(
+            score(0, 4, 0).to_string(),
+            "0-4-0 (50.0%), no decisive game yet: no Elo estimate"
+        );
+        let one = score(1, 3, 0).to_string();
+        assert!(one.starts_with("1-3-0 (62.5%), Elo +"), "{one}");
+    }
 
     fn score(w: u32, d: u32, l: u32) -> Score {
         Score {

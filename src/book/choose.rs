@@ -23,12 +23,13 @@ impl FromStr for Selection {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Selection, String> {
+        let quoted = crate::text::quote(s);
         match s.to_ascii_lowercase().as_str() {
             "best" => Ok(Selection::Best),
             "weighted" | "weight" | "random" => Ok(Selection::Weighted),
             "uniform" => Ok(Selection::Uniform),
             _ => Err(format!(
-                "unknown book selection '{s}': expected best, weighted or uniform"
+                "unknown book selection {quoted}: expected best, weighted or uniform"
             )),
         }
     }

@@ -12,6 +12,16 @@ pub enum BookError {
         #[source]
         source: io::Error,
     },
+    #[error(
+        "cannot write book {}: {}",
+        crate::text::quote_path(path),
+        crate::text::reason(source)
+    )]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
     #[error("{}: is a directory, not a book", path.display())]
     IsDirectory { path: PathBuf },
     #[error("{}: not a Polyglot book: its size, {size} bytes, is not a multiple of 16{hint}", path.display())]

@@ -29,4 +29,4 @@ pub use key::{Key, KeyUpdate};
 pub use mv::RawMove;
 pub use reader::{Book, BookMove, Disorder, Probe};
 pub(crate) use reader::{describe_non_book, open_file, recognise_non_book};
-pub use writer::{BookWriter, persist, sort_entries, temp_beside, write_book};
+pub use writer::{BookWriter, sort_entries, write_book};

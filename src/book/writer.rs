@@ -1,11 +1,11 @@
-//! Writing a book atomically: to a temporary file in the target's folder, then a rename, so that
-//! the target path holds either the old file or the complete new book, never half a book.
+//! Writing a book atomically ([`crate::atomic`]): to a temporary file in the target's folder, then
+//! a rename, so that the target path holds either the old file or the complete new book, never
+//! half a book.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use tempfile::NamedTempFile;
+use crate::atomic::AtomicFile;
 
 use super::{BookError, ENTRY_SIZE, Entry};
 
@@ -30,7 +30,7 @@ pub fn write_book(path: impl AsRef<Path>, entries: &mut [Entry]) -> Result<(), B
 /// removes its temporary file.
 pub struct BookWriter {
     path: PathBuf,
-    out: BufWriter<NamedTempFile>,
+    out: BufWriter<AtomicFile>,
     count: u64,
     /// Wait for the disk before the rename (see [`BookWriter::sync`]).
     sync: bool,
@@ -42,7 +42,7 @@ impl BookWriter {
         if path.is_dir() {
             return Err(BookError::IsDirectory { path });
         }
-        let tmp = temp_beside(&path).map_err(|source| BookError::Io {
+        let tmp = AtomicFile::create(&path).map_err(|source| BookError::Write {
             path: path.clone(),
             source,
         })?;
@@ -68,7 +68,7 @@ impl BookWriter {
         self.count += 1;
         self.out
             .write_all(&entry.to_bytes())
-            .map_err(|source| BookError::Io {
+            .map_err(|source| BookError::Write {
                 path: self.path.clone(),
                 source,
             })
@@ -79,10 +79,12 @@ impl BookWriter {
     pub fn write_encoded(&mut self, bytes: &[u8], count: u64) -> Result<(), BookError> {
         debug_assert_eq!(bytes.len() as u64, count * ENTRY_SIZE as u64);
         self.count += count;
-        self.out.write_all(bytes).map_err(|source| BookError::Io {
-            path: self.path.clone(),
-            source,
-        })
+        self.out
+            .write_all(bytes)
+            .map_err(|source| BookError::Write {
+                path: self.path.clone(),
+                source,
+            })
     }
 
     /// How many entries have been written.
@@ -94,51 +96,13 @@ impl BookWriter {
     /// path.
     pub fn finish(self) -> Result<(), BookError> {
         let path = self.path;
-        let io_err = |source| BookError::Io {
+        let io_err = |source| BookError::Write {
             path: path.clone(),
             source,
         };
         let tmp = self.out.into_inner().map_err(|e| io_err(e.into_error()))?;
-        if self.sync {
-            persist(tmp, &path).map_err(io_err)
-        } else {
-            tmp.persist(&path).map(drop).map_err(|e| io_err(e.error))
-        }
+        tmp.commit(self.sync).map_err(io_err)
     }
-}
-
-/// A temporary file in `path`'s folder, with ordinary permissions, for a write that appears at
-/// `path` only when complete (see [`persist`]). Every file polybook writes goes this way: books, dumps, PGN.
-pub fn temp_beside(path: &Path) -> io::Result<NamedTempFile> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".polybook-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    set_default_permissions(tmp.as_file());
-    Ok(tmp)
-}
-
-/// Syncs a file made by [`temp_beside`] and renames it onto `path` (replacing what was there).
-pub fn persist(tmp: NamedTempFile, path: &Path) -> io::Result<()> {
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
-/// Temporary files are created 0600; a book is an ordinary file (0644 less the umask's bits,
-/// approximated as 0644 since the umask cannot be read without changing it).
-fn set_default_permissions(file: &File) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    #[cfg(not(unix))]
-    let _ = file;
 }
 
 #[cfg(test)]

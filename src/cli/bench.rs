@@ -92,7 +92,6 @@ pub fn run(args: Args) -> CliResult {
         }
     }
     let nps = (nodes as f64 / time.as_secs_f64().max(1e-9)) as u64;
-    println!("time {} ms", time.as_millis());
-    println!("{nodes} nodes {nps} nps");
-    Ok(())
+    outln!("time {} ms", time.as_millis())?;
+    outln!("{nodes} nodes {nps} nps")
 }

@@ -47,7 +47,7 @@ pub struct Args {
     #[arg(long)]
     uniform: bool,
     /// What a weight measures: polyglot (2 × wins + draws), games (popularity) or wins.
-    #[arg(long, value_enum, default_value_t = WeightScheme::Polyglot)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = WeightScheme::Polyglot)]
     weights: WeightScheme,
 
     /// Only games in which both players are rated at least N (WhiteElo, BlackElo).
@@ -63,7 +63,13 @@ pub struct Args {
     #[arg(long, value_name = "DATE")]
     until: Option<String>,
     /// Only games of these speeds (lichess's classes, from the TimeControl tag), comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "SPEED")]
+    #[arg(
+        long,
+        value_enum,
+        ignore_case = true,
+        value_delimiter = ',',
+        value_name = "SPEED"
+    )]
     time_control: Vec<Speed>,
     /// Only the moves this player made (White or Black tag, any case): a repertoire book.
     #[arg(long, value_name = "NAME")]
@@ -103,15 +109,17 @@ pub struct Args {
 }
 
 fn parse_color(s: &str) -> Result<Color, String> {
+    let quoted = polybook::text::quote(s);
     match s.to_ascii_lowercase().as_str() {
         "white" | "w" => Ok(Color::White),
         "black" | "b" => Ok(Color::Black),
-        _ => Err(format!("'{s}' is not a colour: white or black")),
+        _ => Err(format!("{quoted} is not a colour: white or black")),
     }
 }
 
 /// Parses `1G`, `512M`, `300MB`, `64k`, `1000000` (bytes; binary multiples).
 pub fn parse_size(s: &str) -> Result<u64, String> {
+    let quoted = polybook::text::quote(s);
     let t = s.trim().to_ascii_lowercase();
     let t = t
         .strip_suffix("ib")
@@ -127,13 +135,13 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let value: f64 = num
         .trim()
         .parse()
-        .map_err(|_| format!("'{s}' is not a size (e.g. 512M, 2G)"))?;
+        .map_err(|_| format!("{quoted} is not a size (e.g. 512M, 2G)"))?;
     if value.is_nan() || value <= 0.0 {
-        return Err(format!("'{s}': the size must be positive"));
+        return Err(format!("{quoted}: the size must be positive"));
     }
     let bytes = value * mult as f64;
     if bytes < (1 << 20) as f64 {
-        return Err(format!("'{s}': at least 1M is needed"));
+        return Err(format!("{quoted}: at least 1M is needed"));
     }
     Ok(bytes as u64)
 }
@@ -141,8 +149,12 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 fn date(flag: &str, text: &Option<String>) -> Result<Option<(u32, u32, u32)>, CliError> {
     text.as_deref()
         .map(|t| {
-            parse_date(t)
-                .ok_or_else(|| CliError::usage(format!("--{flag} '{t}': not a date (YYYY.MM.DD)")))
+            parse_date(t).ok_or_else(|| {
+                CliError::usage(format!(
+                    "--{flag} {}: not a date (YYYY.MM.DD)",
+                    polybook::text::quote(t)
+                ))
+            })
         })
         .transpose()
 }
@@ -227,7 +239,7 @@ pub fn run(args: Args) -> CliResult {
     }
     if args.json {
         let text = serde_json::to_string(&report).map_err(CliError::data)?;
-        println!("{text}");
+        outln!("{text}")?;
     }
     Ok(())
 }

@@ -15,6 +15,5 @@ pub struct Args {
 
 pub fn run(args: Args) -> CliResult {
     let pos = parse_position(args.fen.as_deref(), args.moves.as_deref())?;
-    println!("{}", Key::of(&pos));
-    Ok(())
+    outln!("{}", Key::of(&pos))
 }

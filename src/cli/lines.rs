@@ -6,7 +6,7 @@ use clap::ValueEnum;
 use polybook::inspect::write_lines;
 use shakmaty::Color;
 
-use super::output::{Output, write_result};
+use super::output::{Output, cannot_write, write_result};
 use super::{CliResult, open_book};
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -20,7 +20,7 @@ pub struct Args {
     /// The Polyglot book (.bin).
     book: PathBuf,
     /// The colour that plays book moves; the other side plays every legal move that stays in book.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, ignore_case = true)]
     color: Side,
     /// Write to this file (atomically: it appears only when complete) instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -38,13 +38,7 @@ pub fn run(args: Args) -> CliResult {
     match write_lines(&book, &name, color, &mut out) {
         Ok(_) => out.finish(),
         // Into a file, every failure is one; to a closed pipe, the command just stops.
-        Err(e) if args.output.is_some() => Err(super::CliError::data(format!(
-            "{}: cannot write: {e}",
-            args.output
-                .as_deref()
-                .unwrap_or_else(|| "-".as_ref())
-                .display()
-        ))),
+        Err(e) if let Some(path) = &args.output => Err(cannot_write(path, &e)),
         Err(e) => write_result(Err(e)),
     }
 }

@@ -15,6 +15,7 @@ use polybook::arena::stats::{Score, Sprt, Verdict};
 use polybook::book::{ChooseOptions, Selection};
 use serde_json::json;
 
+use super::search::LimitArgs;
 use super::{CliError, CliResult, open_book};
 
 #[derive(clap::Args)]
@@ -63,18 +64,13 @@ pub struct Args {
     /// Games to play (each opening is played twice, colours swapped).
     #[arg(long, default_value_t = 2, value_name = "N")]
     games: usize,
-    /// Time control per side: `[MOVES/]SECONDS[+INC]` (e.g. 10+0.1, 40/60+0.5).
+    /// Time control per side: `[MOVES/]SECONDS[+INC]` (e.g. 10+0.1, 40/60+0.5) [default: 10+0.1
+    /// when no --depth, --nodes or --movetime is given].
     #[arg(long, value_name = "TC", conflicts_with_all = ["movetime", "nodes", "depth"])]
     tc: Option<String>,
-    /// A fixed time per move, in milliseconds.
-    #[arg(long, value_name = "MS", conflicts_with_all = ["nodes", "depth"])]
-    movetime: Option<u64>,
-    /// A fixed number of nodes per move.
-    #[arg(long, value_name = "N", conflicts_with = "depth")]
-    nodes: Option<u64>,
-    /// A fixed depth per move.
-    #[arg(long, value_name = "N")]
-    depth: Option<u32>,
+    /// A fixed budget for each move, without clocks.
+    #[command(flatten)]
+    limits: LimitArgs,
     /// Extra time past zero on the clock before a flag falls, in milliseconds.
     #[arg(long, default_value_t = 0, value_name = "MS")]
     time_margin: u64,
@@ -112,11 +108,12 @@ pub struct Args {
 
 /// `name=value,...` with the names `allowed` as numbers.
 fn key_values(flag: &str, text: &str, allowed: &[&str]) -> Result<Vec<i64>, CliError> {
+    let quoted = polybook::text::quote(text);
     let mut values = vec![None; allowed.len()];
     for part in text.split(',').filter(|p| !p.is_empty()) {
         let bad = || {
             CliError::usage(format!(
-                "--{flag} '{text}': expected {}",
+                "--{flag} {quoted}: expected {}",
                 allowed
                     .iter()
                     .map(|n| format!("{n}=N"))
@@ -139,16 +136,19 @@ fn key_values(flag: &str, text: &str, allowed: &[&str]) -> Result<Vec<i64>, CliE
         .into_iter()
         .zip(allowed)
         .map(|(v, n)| {
-            v.ok_or_else(|| CliError::usage(format!("--{flag} '{text}': {n} is missing")))
+            v.ok_or_else(|| CliError::usage(format!("--{flag} {quoted}: {n} is missing")))
         })
         .collect()
 }
 
 fn config(args: &Args) -> Result<MatchConfig, CliError> {
     if args.engines.len() != 2 {
+        let given = match args.engines.len() {
+            1 => "one was given".to_string(),
+            n => format!("{n} were given"),
+        };
         return Err(CliError::usage(format!(
-            "--engine is given {} times: a match needs exactly two engines",
-            args.engines.len()
+            "two engines are needed, {given}: --engine A --engine B (e.g. --engine builtin --engine cmd:/usr/games/stockfish)"
         )));
     }
     let exe = std::env::current_exe()
@@ -158,7 +158,9 @@ fn config(args: &Args) -> Result<MatchConfig, CliError> {
         EngineSpec::parse(&args.engines[1], &exe).map_err(CliError::usage)?,
     ];
     for text in &args.options {
-        let bad = |why: String| CliError::usage(format!("--option '{text}': {why}"));
+        let bad = |why: String| {
+            CliError::usage(format!("--option {}: {why}", polybook::text::quote(text)))
+        };
         let (n, option) = text
             .split_once(':')
             .ok_or_else(|| bad("expected N:Name=Value, N being 1 or 2".to_string()))?;
@@ -169,20 +171,13 @@ fn config(args: &Args) -> Result<MatchConfig, CliError> {
         };
         engines[n].options.push(parse_option(option).map_err(bad)?);
     }
-    let limit = match (&args.tc, args.movetime, args.nodes, args.depth) {
-        (Some(tc), ..) => MoveLimit::Clock(
+    let limit = match (&args.tc, args.limits.per_move()) {
+        (Some(tc), _) => MoveLimit::Clock(
             tc.parse::<TimeControl>()
                 .map_err(|e| CliError::usage(format!("--tc: {e}")))?,
         ),
-        (None, Some(ms), ..) if ms > 0 => MoveLimit::MoveTime(Duration::from_millis(ms)),
-        (None, None, Some(n), _) if n > 0 => MoveLimit::Nodes(n),
-        (None, None, None, Some(d)) if d > 0 => MoveLimit::Depth(d),
-        (None, None, None, None) => MoveLimit::Clock("10+0.1".parse().expect("a valid default")),
-        _ => {
-            return Err(CliError::usage(
-                "--movetime, --nodes and --depth must be above 0",
-            ));
-        }
+        (None, Some(per_move)) => MoveLimit::PerMove(per_move),
+        (None, None) => MoveLimit::Clock("10+0.1".parse().expect("a valid default")),
     };
     if args.games == 0 {
         return Err(CliError::usage("--games must be at least 1"));
@@ -256,8 +251,8 @@ fn config(args: &Args) -> Result<MatchConfig, CliError> {
 
 /// The start positions of an openings file: one FEN or EPD a line (EPD operations ignored).
 fn read_openings(path: &std::path::Path) -> Result<Vec<shakmaty::Chess>, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::data(format!("cannot read {}: {e}", path.display())))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| super::file_error("read openings", path, &e))?;
     let mut starts = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -299,7 +294,7 @@ pub fn run(args: Args) -> CliResult {
                 .create(true)
                 .append(true)
                 .open(path)
-                .map_err(|e| CliError::data(format!("cannot write {}: {e}", path.display())))?,
+                .map_err(|e| super::file_error("write PGN", path, &e))?,
         ),
         None => None,
     };
@@ -425,17 +420,17 @@ pub fn run(args: Args) -> CliResult {
             "seconds": elapsed.as_secs_f64(),
             "interrupted": interrupted,
         });
-        println!("{report}");
+        outln!("{report}")?;
     } else {
-        println!("{} vs {}: {score}", names[0], names[1]);
-        println!(
+        outln!("{} vs {}: {score}", names[0], names[1])?;
+        outln!(
             "games {}, pairs (0, ½, 1, 1½, 2 points) {:?}, {:.0} s",
             score.games(),
             score.pairs,
             elapsed.as_secs_f64()
-        );
+        )?;
         if let Some(s) = sprt {
-            println!(
+            outln!(
                 "SPRT elo0={} elo1={} alpha={} beta={}: LLR {:.2} ({:.2}, {:.2}): {}",
                 s.elo0,
                 s.elo1,
@@ -449,7 +444,7 @@ pub fn run(args: Args) -> CliResult {
                     Verdict::H0 => "H0 accepted",
                     Verdict::Continue => "no decision",
                 }
-            );
+            )?;
         }
     }
     let _ = std::io::stdout().flush();
@@ -473,8 +468,6 @@ pub fn run(args: Args) -> CliResult {
 fn limit_text(limit: &MoveLimit) -> String {
     match limit {
         MoveLimit::Clock(tc) => format!("tc {tc}"),
-        MoveLimit::MoveTime(t) => format!("movetime {} ms", t.as_millis()),
-        MoveLimit::Nodes(n) => format!("{n} nodes a move"),
-        MoveLimit::Depth(d) => format!("depth {d}"),
+        MoveLimit::PerMove(p) => p.to_string(),
     }
 }

@@ -53,12 +53,12 @@ pub fn run(args: Args) -> CliResult {
         }
     }
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string(&report).map_err(CliError::data)?
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "{}: {} entries, {} positions{}",
             args.output.display(),
             report.entries,
@@ -68,7 +68,7 @@ pub fn run(args: Args) -> CliResult {
             } else {
                 String::new()
             }
-        );
+        )?;
     }
     Ok(())
 }

@@ -2,10 +2,26 @@
 //!
 //! Printing and exit codes live here; the library returns values and typed errors.
 
+// Results go to standard output through `outln!` (see `output::print`): `println!` panics when
+// the reader has gone away or the disk is full.
+#![deny(clippy::print_stdout)]
+
 use std::fmt::Display;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+/// `println!` for a command's results: returns `Result<(), CliError>`, to be ended with `?` (a
+/// closed pipe ends the command quietly, any other write error with one line; see
+/// `output::write_result`).
+macro_rules! outln {
+    () => {
+        $crate::cli::output::print(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::output::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
 
 mod bench;
 mod board;
@@ -88,6 +104,15 @@ impl CliError {
         }
     }
 
+    /// Standard output's reader went away: the command stops, quietly and successfully (what
+    /// `head` expects of the command before it).
+    pub fn closed_pipe() -> Self {
+        CliError {
+            code: 0,
+            message: String::new(),
+        }
+    }
+
     /// A usage error (exit code 2).
     pub fn usage(message: impl Display) -> Self {
         CliError {
@@ -99,18 +124,69 @@ impl CliError {
 
 pub type CliResult = Result<(), CliError>;
 
-/// Opens a book for reading, turning any problem into one line for the user. A book whose keys
-/// are not sorted is read whole all the same, with one warning line that points to the repair.
+/// Opens a book for reading, turning any problem into one line for the user
+/// (`cannot open book 'x.bin': No such file or directory`). A book whose keys are not sorted is
+/// read whole all the same, with one warning line that points to the repair.
 pub fn open_book(path: &std::path::Path) -> Result<polybook::book::Book, CliError> {
-    let book = polybook::book::Book::open(path).map_err(CliError::data)?;
+    let book = polybook::book::Book::open(path).map_err(|e| match e {
+        polybook::book::BookError::Io { path, source } => file_error("open book", &path, &source),
+        e => CliError::data(e),
+    })?;
     if let Some(disorder) = book.disorder() {
         eprintln!("polybook: warning: {}", disorder.warning(path));
     }
     Ok(book)
 }
 
+/// A file that could not be used, named with what it was for: `what` is the verb and the kind of
+/// file (`open book`, `read suite`), as in `cannot open book 'x.bin': No such file or directory`.
+pub fn file_error(what: &str, path: &std::path::Path, e: &std::io::Error) -> CliError {
+    CliError::data(format!(
+        "cannot {what} {}: {}",
+        polybook::text::quote_path(path),
+        polybook::text::reason(e)
+    ))
+}
+
+/// A usage error from clap in the one or two lines the README promises: what is wrong (with the
+/// accepted values or clap's suggestion, when there are), then the usage line.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        // --help and --version print to stdout; a closed pipe there is not an error.
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let rendered = e.render().to_string();
+    let mut what = String::new();
+    let mut usage = None;
+    for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(first) = line.strip_prefix("error: ") {
+            what.push_str(first);
+        } else if line.starts_with("Usage: ") {
+            usage = Some(line.to_string());
+        } else if line.starts_with('[') || line.starts_with("tip: ") {
+            what.push(' ');
+            what.push_str(line);
+        }
+    }
+    eprintln!("polybook: error: {what}");
+    if let Some(usage) = usage {
+        eprintln!("{usage} (see --help)");
+    }
+    ExitCode::from(2)
+}
+
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let result = match cli.command {
         Some(Command::Key(args)) => key::run(args),
         Some(Command::Probe(args)) => probe::run(args),
@@ -128,10 +204,18 @@ pub fn main() -> ExitCode {
         Some(Command::Play(args)) => play::run(args),
         Some(Command::Match(args)) => match_cmd::run(args),
         Some(Command::Uci(args)) => uci::run(args),
-        None => uci::run(uci::Args {}),
+        None => {
+            // A person who typed `polybook` in a terminal is told what it is waiting for; a GUI,
+            // which starts it on pipes, sees nothing new.
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("polybook speaks UCI here; type 'uci', or run 'polybook --help'");
+            }
+            uci::run(uci::Args {})
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.message.is_empty() => ExitCode::from(err.code),
         Err(err) => {
             eprintln!("polybook: error: {}", err.message);
             ExitCode::from(err.code)

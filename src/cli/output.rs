@@ -3,18 +3,18 @@
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use tempfile::NamedTempFile;
-
 use super::CliError;
-use polybook::book::{persist, temp_beside};
+use polybook::atomic::AtomicFile;
+use polybook::text::{quote_path, reason};
 
-/// Text output: standard output, or a temporary file beside the target that is renamed onto it
-/// by [`Output::finish`] (so an interrupted command never leaves half a file at the target path).
+/// Text output: standard output, or a file that appears at its path only when complete
+/// ([`Output::finish`]; an interrupted command never leaves half a file there). A target that is
+/// not a regular file (`/dev/null`, a FIFO) is written in place.
 pub enum Output {
     Stdout(BufWriter<io::Stdout>),
     File {
         path: PathBuf,
-        out: BufWriter<NamedTempFile>,
+        out: BufWriter<AtomicFile>,
     },
 }
 
@@ -27,14 +27,7 @@ impl Output {
                 io::stdout(),
             )));
         };
-        if path.is_dir() {
-            return Err(CliError::data(format!(
-                "{}: is a directory, not a file to write",
-                path.display()
-            )));
-        }
-        let tmp = temp_beside(path)
-            .map_err(|e| CliError::data(format!("{}: cannot write: {e}", path.display())))?;
+        let tmp = AtomicFile::create(path).map_err(|e| cannot_write(path, &e))?;
         Ok(Output::File {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(1 << 16, tmp),
@@ -46,13 +39,19 @@ impl Output {
         match self {
             Output::Stdout(mut out) => out.flush().map_err(write_error),
             Output::File { path, out } => {
-                let fail =
-                    |e: io::Error| CliError::data(format!("{}: cannot write: {e}", path.display()));
-                let tmp = out.into_inner().map_err(|e| fail(e.into_error()))?;
-                persist(tmp, &path).map_err(fail)
+                let tmp = out
+                    .into_inner()
+                    .map_err(|e| cannot_write(&path, e.error()))?;
+                tmp.commit(true).map_err(|e| cannot_write(&path, &e))
             }
         }
     }
+}
+
+/// The error for an output file that could not be written: `cannot write 'x.txt': No space left
+/// on device`.
+pub fn cannot_write(path: &Path, e: &io::Error) -> CliError {
+    CliError::data(format!("cannot write {}: {}", quote_path(path), reason(e)))
 }
 
 impl Write for Output {
@@ -78,16 +77,24 @@ impl Write for Output {
     }
 }
 
-/// A failed write to standard output. A reader that went away (`polybook dump book.bin | head`)
-/// is not a failure: the command stops quietly.
+/// A failed write to standard output, as the error that ends the command. A reader that went away
+/// (`polybook dump book.bin | head`) is not a failure: the command stops quietly (exit 0, no
+/// message); any other error (`> /dev/full`) is one line and exit 1.
 pub fn write_result(result: io::Result<()>) -> Result<(), CliError> {
-    match result {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(write_error(e)),
-        Ok(()) => Ok(()),
+    result.map_err(write_error)
+}
+
+/// The error that ends a command whose standard output failed (see [`write_result`]).
+pub fn write_error(e: io::Error) -> CliError {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        CliError::closed_pipe()
+    } else {
+        CliError::data(format!("cannot write to standard output: {e}"))
     }
 }
 
-fn write_error(e: io::Error) -> CliError {
-    CliError::data(format!("cannot write the output: {e}"))
+/// Writes to standard output: the one way commands print their results (`outln!`), so that a
+/// failed write ends the command as [`write_result`] says instead of panicking as `println!` does.
+pub fn print(args: std::fmt::Arguments) -> Result<(), CliError> {
+    io::stdout().lock().write_fmt(args).map_err(write_error)
 }

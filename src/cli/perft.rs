@@ -32,9 +32,9 @@ pub fn run(args: Args) -> CliResult {
     let total = if args.divide && args.depth > 0 {
         let split = divide(&pos, args.depth);
         for (m, n) in &split {
-            println!("{}: {n}", m.to_uci(CastlingMode::Standard));
+            outln!("{}: {n}", m.to_uci(CastlingMode::Standard))?;
         }
-        println!();
+        outln!()?;
         split.iter().map(|(_, n)| n).sum()
     } else {
         perft(&pos, args.depth)
@@ -49,6 +49,5 @@ pub fn run(args: Args) -> CliResult {
             nps
         );
     }
-    println!("{total}");
-    Ok(())
+    outln!("{total}")
 }

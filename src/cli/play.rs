@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use clap::{ArgGroup, ValueEnum};
-use polybook::arena::clock::TimeControl;
+use clap::ValueEnum;
+use polybook::arena::clock::{PerMove, TimeControl};
 use polybook::arena::play::{
     PlayOptions, PlaySession, Thinking, append_atomic, default_stem, write_new,
 };
@@ -17,6 +17,8 @@ use rand::Rng;
 use shakmaty::{Chess, Color, Position};
 
 use super::board::diagram;
+use super::output::write_error;
+use super::search::LimitArgs;
 use super::{CliError, CliResult, open_book};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -34,23 +36,20 @@ enum BookSelection {
 }
 
 #[derive(clap::Args)]
-#[command(group(ArgGroup::new("thinking").args(["tc", "movetime", "depth"])))]
 pub struct Args {
     /// The engine's Polyglot book (.bin): it plays from it while the position is in it.
     #[arg(long, value_name = "FILE")]
     book: Option<PathBuf>,
     /// Your colour.
-    #[arg(long, value_enum, default_value = "white")]
+    #[arg(long, value_enum, ignore_case = true, default_value = "white")]
     color: Side,
-    /// Play on clocks: [MOVES/]SECONDS[+INCREMENT], e.g. 300+3, 5:00+3, 40/600.
-    #[arg(long, value_name = "TC")]
+    /// Play on clocks: [MOVES/]SECONDS[+INCREMENT], e.g. 300+3, 5:00+3, 40/600. Without it
+    /// and without --depth, --nodes or --movetime, the engine thinks 2000 ms a move.
+    #[arg(long, value_name = "TC", conflicts_with_all = ["depth", "movetime", "nodes"])]
     tc: Option<String>,
-    /// The engine thinks this many milliseconds a move (no clocks; the default is 2000).
-    #[arg(long, value_name = "MS")]
-    movetime: Option<u64>,
-    /// The engine searches to this depth (no clocks).
-    #[arg(long, value_name = "N")]
-    depth: Option<u32>,
+    /// The engine's limits for each move, without clocks.
+    #[command(flatten)]
+    limits: LimitArgs,
     /// Start from this position (FEN) instead of the standard start.
     #[arg(long)]
     fen: Option<String>,
@@ -60,6 +59,9 @@ pub struct Args {
     /// Add the game to this PGN file (default: a new game-DATE-TIME.pgn here).
     #[arg(long, value_name = "FILE")]
     pgn: Option<PathBuf>,
+    /// Write no PGN file at all (`save FILE` during the game still writes one).
+    #[arg(long, conflicts_with = "pgn")]
+    no_pgn: bool,
     /// The engine's transposition table size in MB.
     #[arg(long, value_name = "MB", default_value_t = 64)]
     hash: usize,
@@ -67,21 +69,19 @@ pub struct Args {
     #[arg(long, value_name = "S")]
     seed: Option<u64>,
     /// How the engine picks among the book moves.
-    #[arg(long, value_enum, default_value = "weighted")]
+    #[arg(long, value_enum, ignore_case = true, default_value = "weighted")]
     book_selection: BookSelection,
 }
 
 pub fn run(args: Args) -> CliResult {
     // Everything that can be wrong is checked before the game starts.
-    let thinking = match (&args.tc, args.movetime, args.depth) {
-        (Some(tc), _, _) => Thinking::Clock(tc.parse::<TimeControl>().map_err(CliError::usage)?),
-        (_, Some(ms), _) if ms > 0 => Thinking::MoveTime(Duration::from_millis(ms)),
-        (_, Some(_), _) => return Err(CliError::usage("--movetime must be at least 1 ms")),
-        (_, _, Some(d)) if (1..=100).contains(&d) => Thinking::Depth(d),
-        (_, _, Some(d)) => {
-            return Err(CliError::usage(format!("--depth {d}: expected 1 to 100")));
-        }
-        _ => Thinking::MoveTime(Duration::from_secs(2)),
+    let thinking = match (&args.tc, args.limits.per_move()) {
+        (Some(tc), _) => Thinking::Clock(tc.parse::<TimeControl>().map_err(CliError::usage)?),
+        (None, Some(per_move)) => Thinking::PerMove(per_move),
+        (None, None) => Thinking::PerMove(PerMove {
+            movetime: Some(Duration::from_secs(2)),
+            ..PerMove::default()
+        }),
     };
     let start = match &args.fen {
         Some(fen) => parse_fen(fen).map_err(CliError::data)?,
@@ -124,11 +124,13 @@ pub fn run(args: Args) -> CliResult {
     {
         let snapshot = snapshot.clone();
         let target = args.pgn.clone();
+        let no_pgn = args.no_pgn;
         let _ = ctrlc::set_handler(move || {
             let pgn = snapshot
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .clone();
+                .clone()
+                .filter(|_| !no_pgn);
             eprintln!();
             if let Some(pgn) = pgn {
                 match save_game(target.as_deref(), &interrupted(&pgn)) {
@@ -168,9 +170,13 @@ pub fn run(args: Args) -> CliResult {
     *snapshot.lock().unwrap_or_else(PoisonError::into_inner) = None;
     let pgn = session.pgn();
     drop(session);
-    let path = save_game(args.pgn.as_deref(), &pgn)?;
-    let _ = writeln!(io::stdout(), "The game is in {}", path.display());
-    played.map_err(|e| CliError::data(format!("cannot write the output: {e}")))
+    let said = if args.no_pgn {
+        Ok(())
+    } else {
+        let path = save_game(args.pgn.as_deref(), &pgn)?;
+        writeln!(io::stdout(), "The game is in {}", path.display())
+    };
+    played.and(said).map_err(write_error)
 }
 
 /// The PGN of a game stopped by Ctrl-C: result `*`, termination unterminated.
@@ -194,9 +200,9 @@ fn save_game(target: Option<&Path>, pgn: &str) -> Result<PathBuf, CliError> {
     match target {
         Some(path) => append_atomic(path, pgn)
             .map(|()| path.to_path_buf())
-            .map_err(|e| CliError::data(format!("{}: cannot write the game: {e}", path.display()))),
+            .map_err(|e| super::file_error("write the game to", path, &e)),
         None => write_new(Path::new(""), &default_stem(), pgn.as_bytes())
-            .map_err(|e| CliError::data(format!("cannot write the game here: {e}"))),
+            .map_err(|e| super::file_error("write the game in", Path::new("."), &e)),
     }
 }
 

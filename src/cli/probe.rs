@@ -13,6 +13,7 @@ use shakmaty::san::San;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use super::board::diagram;
+use super::output::write_error;
 use super::position::parse_position;
 use super::{CliError, CliResult, open_book};
 
@@ -85,15 +86,11 @@ pub fn run(args: Args) -> CliResult {
 /// The size of the input and output buffers.
 const IO_BUFFER: usize = 64 * 1024;
 
-fn write_error(e: io::Error) -> CliError {
-    CliError::data(format!("cannot write the output: {e}"))
-}
-
 /// Probes each position of an EPD file. A line that is not a position is reported on stderr with
 /// its number (and, with --json, as `{"line": N, "error": "..."}` so that output lines stay aligned
 /// with input positions); the rest are still probed, and the exit code says that something failed.
 fn probe_epd(book: &Book, path: &PathBuf, args: &Args, out: &mut impl Write) -> CliResult {
-    let file = File::open(path).map_err(|e| CliError::data(format!("{}: {e}", path.display())))?;
+    let file = File::open(path).map_err(|e| super::file_error("open EPD file", path, &e))?;
     let mut reader = BufReader::with_capacity(IO_BUFFER, file);
     // One buffer for every input line and one for every JSON line, reused.
     let (mut bytes, mut json, mut fen) = (Vec::new(), Vec::new(), String::new());
@@ -344,7 +341,8 @@ fn print_position(
     let probe = book.probe(pos);
     let json = to_json(pos, &probe);
     if args.json {
-        serde_json::to_writer_pretty(&mut *out, &json)?;
+        // One compact line, as with --epd: `jq` and line-based tools read it as it is.
+        serde_json::to_writer(&mut *out, &json)?;
         return writeln!(out);
     }
     if board {

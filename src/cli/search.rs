@@ -1,13 +1,13 @@
 //! `polybook search`: search one position and print UCI-style `info` lines, then `bestmove`.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use polybook::engine::search::hash_of;
 use polybook::engine::{Engine, Limits, SearchOptions};
 use polybook::position::{parse_fen, play_moves_each};
-use shakmaty::{CastlingMode, Chess};
+use shakmaty::{CastlingMode, Chess, Position};
 
 use super::{CliError, CliResult};
 
@@ -71,30 +71,52 @@ impl EngineArgs {
             hash_mb: self.hash.clamp(1, 65536),
         };
         for s in &self.set {
-            let (name, value) = s
-                .split_once('=')
-                .ok_or_else(|| CliError::usage(format!("--set expects NAME=VALUE, got '{s}'")))?;
+            let (name, value) = s.split_once('=').ok_or_else(|| {
+                CliError::usage(format!(
+                    "--set expects NAME=VALUE, got {}",
+                    polybook::text::quote(s)
+                ))
+            })?;
             o.set(name.trim(), value.trim()).map_err(CliError::usage)?;
         }
         Ok(o)
     }
 }
 
-/// How long to search.
+/// How long to search, the same in `search`, `solve`, `play` and `match`: every limit given
+/// applies and the first one reached ends the search, as UCI's `go depth 8 movetime 1000` does.
 #[derive(clap::Args, Clone, Debug)]
 pub struct LimitArgs {
-    /// Search to this depth (plies).
-    #[arg(long)]
+    /// Search to this depth (plies; with other limits, the first reached ends the search).
+    #[arg(long, value_name = "N", value_parser = at_least_one::<u32>)]
     depth: Option<u32>,
-    /// Search for this many milliseconds.
-    #[arg(long, value_name = "MS")]
+    /// Search for this many milliseconds (with other limits, the first reached ends the search).
+    #[arg(long, value_name = "MS", value_parser = at_least_one::<u64>)]
     movetime: Option<u64>,
-    /// Search about this many nodes.
-    #[arg(long)]
+    /// Search about this many nodes (with other limits, the first reached ends the search).
+    #[arg(long, value_name = "N", value_parser = at_least_one::<u64>)]
     nodes: Option<u64>,
 }
 
+/// A whole number of at least 1: `--depth 0`, `--movetime 0` and `--nodes 0` are usage errors.
+fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) -> Result<T, String> {
+    match text.trim().parse::<T>() {
+        Ok(n) if n >= T::from(1) => Ok(n),
+        Ok(_) => Err("must be at least 1".to_string()),
+        Err(_) => Err("expected a whole number".to_string()),
+    }
+}
+
 impl LimitArgs {
+    /// The limits given, as a budget for each move of a game (`None` when none was given).
+    pub fn per_move(&self) -> Option<polybook::arena::clock::PerMove> {
+        (!self.is_default()).then(|| polybook::arena::clock::PerMove {
+            depth: self.depth,
+            movetime: self.movetime.map(Duration::from_millis),
+            nodes: self.nodes,
+        })
+    }
+
     /// No limit was given.
     pub fn is_default(&self) -> bool {
         self.depth.is_none() && self.movetime.is_none() && self.nodes.is_none()
@@ -163,18 +185,35 @@ pub fn run(args: Args) -> CliResult {
     }
     let mut engine = Engine::new(options);
     let stop = Arc::new(AtomicBool::new(false));
-    let result = engine.search(&pos, &history, &limits, stop, &mut |it| {
-        println!("{}", it.info_line());
+    // A failed write stops the search; the error ends the command once it has returned.
+    let mut failed = None;
+    let result = engine.search(&pos, &history, &limits, stop.clone(), &mut |it| {
+        if failed.is_none()
+            && let Err(e) = outln!("{}", it.info_line())
+        {
+            failed = Some(e);
+            stop.store(true, Ordering::Relaxed);
+        }
     });
+    if let Some(e) = failed {
+        return Err(e);
+    }
     match result.best_move {
         Some(m) => {
             let mut line = format!("bestmove {}", m.to_uci(CastlingMode::Standard));
             if let Some(p) = result.pv.get(1) {
                 line.push_str(&format!(" ponder {}", p.to_uci(CastlingMode::Standard)));
             }
-            println!("{line}");
+            outln!("{line}")
         }
-        None => println!("bestmove 0000"),
+        None => {
+            // No legal move: say why before the null move, as engines do (`score mate 0`).
+            if pos.is_checkmate() {
+                outln!("info depth 0 score mate 0 string checkmate: no legal move")?;
+            } else if pos.is_stalemate() {
+                outln!("info depth 0 score cp 0 string stalemate: no legal move")?;
+            }
+            outln!("bestmove 0000")
+        }
     }
-    Ok(())
 }

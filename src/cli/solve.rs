@@ -30,6 +30,10 @@ pub struct Args {
     /// Print only the failures and the summary.
     #[arg(long)]
     quiet: bool,
+    /// Succeed (exit 0) when at least N positions are solved; by default every position must
+    /// be, else the exit code is 1.
+    #[arg(long, value_name = "N")]
+    min_solved: Option<usize>,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -70,8 +74,8 @@ fn expected(entry: &SuiteEntry) -> String {
 
 pub fn run(args: Args) -> CliResult {
     let options = args.engine.options()?;
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| CliError::data(format!("cannot read {}: {e}", args.file.display())))?;
+    let bytes =
+        std::fs::read(&args.file).map_err(|e| super::file_error("read suite", &args.file, &e))?;
     // Old PGN files are often Latin-1: only FENs, tags and moves matter, all ASCII.
     let text = String::from_utf8_lossy(&bytes);
     let is_pgn = args
@@ -88,6 +92,13 @@ pub fn run(args: Args) -> CliResult {
     }
     if let Some(n) = args.first {
         entries.truncate(n);
+    }
+    if entries.is_empty() {
+        return Err(CliError::data(format!(
+            "{}: no valid task ({} line(s) skipped); expected EPD with bm, am or dm, or PGN mate puzzles",
+            polybook::text::quote_path(&args.file),
+            errors.len()
+        )));
     }
     let base = args.limits.limits(Limits {
         movetime: Some(Duration::from_millis(1000)),
@@ -125,9 +136,9 @@ pub fn run(args: Args) -> CliResult {
                 nodes: result.nodes,
                 time_ms: result.time.as_millis(),
             };
-            println!("{}", serde_json::to_string(&json).map_err(CliError::data)?);
+            outln!("{}", serde_json::to_string(&json).map_err(CliError::data)?)?;
         } else if !ok || !args.quiet {
-            println!(
+            outln!(
                 "{} line {:<5} {:<12} {:<24} got {:<8} {:<10} depth {:>2} nodes {:>9} {} ms",
                 if ok { "ok  " } else { "FAIL" },
                 entry.line,
@@ -138,10 +149,23 @@ pub fn run(args: Args) -> CliResult {
                 result.depth,
                 result.nodes,
                 result.time.as_millis()
-            );
+            )?;
         }
     }
     eprintln!("{total_nodes} nodes in all");
-    println!("solved {solved}/{}", entries.len());
+    outln!("solved {solved}/{}", entries.len())?;
+    // The exit code gates CI: every position solved, or at least --min-solved.
+    let needed = args.min_solved.unwrap_or(entries.len());
+    if solved < needed {
+        return Err(CliError::data(format!(
+            "solved {solved} of {} positions, fewer than the {needed} required{}",
+            entries.len(),
+            if args.min_solved.is_none() {
+                " (all; --min-solved N to accept fewer)"
+            } else {
+                ""
+            }
+        )));
+    }
     Ok(())
 }

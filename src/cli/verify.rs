@@ -52,7 +52,12 @@ pub fn run(args: Args) -> CliResult {
             });
         }
     }
-    write_result(written.and_then(|()| out.flush()))?;
+    // A closed pipe stops the listing, not the verdict: the exit code still says "not a book".
+    if let Err(e) = write_result(written.and_then(|()| out.flush()))
+        && e.code != 0
+    {
+        return Err(e);
+    }
     if let Some(what) = report.not_a_book {
         return Err(CliError::data(format!(
             "{name}: not a Polyglot book: {what}"

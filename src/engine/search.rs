@@ -44,9 +44,9 @@ pub const MAX_PLY: usize = 128;
 /// An unknown option name or value for [`SearchOptions::set`].
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum OptionError {
-    #[error("unknown search option '{0}' (known: {known})", known = SearchOptions::NAMES.join(", "))]
+    #[error("unknown search option {} (known: {known})", crate::text::quote(.0), known = SearchOptions::NAMES.join(", "))]
     Unknown(String),
-    #[error("bad value '{value}' for search option {name}: expected {expected}")]
+    #[error("bad value {} for search option {name}: expected {expected}", crate::text::quote(.value))]
     BadValue {
         name: String,
         value: String,

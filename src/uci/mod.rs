@@ -50,6 +50,7 @@ use crate::engine::eval::{Params, evaluate};
 use crate::engine::search::{MATE, hash_of};
 use crate::engine::{Engine, Iteration, Limits, Score, SearchOptions};
 use crate::position::{fen_of, parse_fen, parse_move};
+use crate::text::quote;
 use time::{Clock, TimePlan};
 
 /// The longest input line read whole; the rest of a longer line is skipped.
@@ -377,7 +378,7 @@ impl Session {
             "quit" => return false,
             "d" => self.show(),
             "eval" => self.eval(),
-            _ => self.info(&format!("unknown command '{}'", truncate(line, 80))),
+            _ => self.info(&format!("unknown command {}", quote(line))),
         }
         true
     }
@@ -547,7 +548,7 @@ impl Session {
                             }
                         }
                     }
-                    None => self.info(&format!("unknown option '{}'", truncate(&name, 80))),
+                    None => self.info(&format!("unknown option {}", quote(&name))),
                 }
             }
         }
@@ -557,8 +558,8 @@ impl Session {
     fn spin(&self, name: &str, value: &str, min: i64, max: i64) -> Option<i64> {
         let Ok(v) = value.trim().parse::<i128>() else {
             self.info(&format!(
-                "option {name} expects a whole number from {min} to {max}, not '{}'; unchanged",
-                truncate(value, 40)
+                "option {name} expects a whole number from {min} to {max}, not {}; unchanged",
+                quote(value)
             ));
             return None;
         };
@@ -577,8 +578,8 @@ impl Session {
             "false" => Some(false),
             _ => {
                 self.info(&format!(
-                    "option {name} expects true or false, not '{}'; unchanged",
-                    truncate(value, 40)
+                    "option {name} expects true or false, not {}; unchanged",
+                    quote(value)
                 ));
                 None
             }
@@ -620,17 +621,14 @@ impl Session {
             Some(&"fen") if setup.len() > 1 => match parse_fen(&setup[1..].join(" ")) {
                 Ok(pos) => pos,
                 Err(e) => {
-                    self.info(&format!(
-                        "{}; keeping the last position",
-                        truncate(&e.to_string(), 200)
-                    ));
+                    self.info(&format!("{}; keeping the last position", e));
                     return;
                 }
             },
             _ => {
                 self.info(&format!(
-                    "malformed position command '{}': expected 'position startpos|fen <fen> [moves ...]'; keeping the last position",
-                    truncate(&words.join(" "), 80)
+                    "malformed position command {}: expected 'position startpos|fen <fen> [moves ...]'; keeping the last position",
+                    quote(&words.join(" "))
                 ));
                 return;
             }
@@ -645,9 +643,9 @@ impl Session {
                 }
                 Err(why) => {
                     self.info(&format!(
-                        "move {} '{}' is {why} in {}; the position stays before it",
+                        "move {} {} is {why} in {}; the position stays before it",
                         i + 1,
-                        truncate(text, 20),
+                        quote(text),
                         fen_of(&pos)
                     ));
                     break;
@@ -724,8 +722,8 @@ impl Session {
             };
             if bad {
                 self.info(&format!(
-                    "go: '{w}' expects a number, got '{}' (ignored)",
-                    truncate(next.copied().unwrap_or(""), 20)
+                    "go: '{w}' expects a number, got {} (ignored)",
+                    quote(next.copied().unwrap_or(""))
                 ));
             }
             match w {
@@ -757,7 +755,7 @@ impl Session {
                     }
                 }
                 other => {
-                    self.info(&format!("go: ignoring '{}'", truncate(other, 20)));
+                    self.info(&format!("go: ignoring {}", quote(other)));
                     takes = false;
                 }
             }
@@ -1032,14 +1030,4 @@ fn search_moves(
         }
     }
     (Some(best.0), best.1.get(1).copied())
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(max).collect();
-        t.push('…');
-        t
-    }
 }
