@@ -5,7 +5,7 @@ mod common;
 use common::data;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The raw records of a book file: (key, move, weight, learn), read here byte by byte.
