@@ -25,8 +25,9 @@ pub struct Book {
     data: Vec<u8>,
     /// The longest run of entries in key order (the whole book when it is sorted).
     main: Range<usize>,
-    /// The indices of the entries outside `main`, sorted by key, then index (empty when sorted).
-    rest: Vec<usize>,
+    /// The keys and indices of the entries outside `main`, sorted (empty when sorted): the keys
+    /// are copied so that a search reads one array.
+    rest: Vec<(u64, usize)>,
     disorder: Option<Disorder>,
 }
 
@@ -160,8 +161,11 @@ impl Book {
             self.main = 0..n;
             return;
         };
-        let mut rest: Vec<usize> = (0..main.start).chain(main.end..n).collect();
-        rest.sort_unstable_by_key(|&i| (self.key_at(i), i));
+        let mut rest: Vec<(u64, usize)> = (0..main.start)
+            .chain(main.end..n)
+            .map(|i| (self.key_at(i), i))
+            .collect();
+        rest.sort_unstable();
         let in_order = longest_run_in_order((0..n).map(|i| self.key_at(i)));
         self.main = main;
         self.rest = rest;
@@ -228,11 +232,9 @@ impl Book {
         let (mut main, mut rest) = (self.main.clone().peekable(), self.rest.iter().peekable());
         std::iter::from_fn(move || {
             let next = match (main.peek(), rest.peek()) {
-                (Some(&m), Some(&&r)) if (self.key_at(r), r) < (self.key_at(m), m) => {
-                    rest.next().copied()
-                }
+                (Some(&m), Some(&&r)) if r < (self.key_at(m), m) => rest.next().map(|r| r.1),
                 (Some(_), _) => main.next(),
-                (None, _) => rest.next().copied(),
+                (None, _) => rest.next().map(|r| r.1),
             };
             next.map(|i| (i as u64, self.entry(i)))
         })
@@ -293,12 +295,12 @@ impl Book {
         let rest_start = if self.rest.is_empty() {
             0
         } else {
-            self.rest.partition_point(|&i| self.key_at(i) < key.0)
+            self.rest.partition_point(|&(k, _)| k < key.0)
         };
         let mut rest = self.rest[rest_start..]
             .iter()
-            .copied()
-            .take_while(move |&i| self.key_at(i) == key.0)
+            .take_while(move |&&(k, _)| k == key.0)
+            .map(|&(_, i)| i)
             .peekable();
         std::iter::from_fn(move || {
             let next = match (main.peek(), rest.peek()) {
