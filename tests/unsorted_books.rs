@@ -592,3 +592,39 @@ fn a_book_truncated_while_a_command_runs_is_no_crash() {
         stderr(&out)
     );
 }
+
+/// `play`: after 1.e4 g5 the engine plays the book's one move, 2.d4, which stands in the tail.
+#[test]
+fn play_takes_a_book_move_from_the_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let books = make_books(dir.path());
+    let [(tail, tail_warning), _] = cases(&books);
+    let pgn = dir.path().join("game.pgn");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_polybook"))
+        .arg("play")
+        .arg("--book")
+        .arg(&tail)
+        .args(["--color", "black", "--depth", "1", "--seed", "1", "--fen"])
+        .arg("rnbqkbnr/pppppp1p/8/6p1/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")
+        .arg("--pgn")
+        .arg(&pgn)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"quit\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), tail_warning);
+    assert!(
+        stdout(&out).contains("2. d4   polybook, from the book: d4 100.0%"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        std::fs::read_to_string(&pgn)
+            .unwrap()
+            .contains("2. d4 {book}")
+    );
+}

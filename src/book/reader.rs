@@ -572,6 +572,69 @@ mod tests {
         assert_eq!(b.entries_by_key().collect::<Vec<_>>(), by_key);
     }
 
+    /// Seeded random books, sorted, with tails, swaps or in any order: every lookup finds what a
+    /// scan finds, the order in key order is a stable sort's, and the count of entries out of
+    /// order is the fewest that must move (checked against a quadratic longest-subsequence count).
+    #[test]
+    fn random_books_read_like_a_scan() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n.max(1)
+        };
+        for round in 0..300 {
+            let len = next(200) as usize;
+            let range = 1 + next(400);
+            let mut entries: Vec<Entry> = (0..len)
+                .map(|i| entry(next(range), "e2e4", i as u16))
+                .collect();
+            match round % 4 {
+                0 => entries.sort_by_key(|e| e.key),
+                1 => {
+                    entries.sort_by_key(|e| e.key);
+                    let cut = len.saturating_sub(next(5) as usize);
+                    entries[cut..].reverse();
+                }
+                2 => {
+                    entries.sort_by_key(|e| e.key);
+                    for _ in 0..next(3) {
+                        if len > 1 {
+                            entries.swap(next(len as u64) as usize, next(len as u64) as usize);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            let b = book(&entries);
+            for key in 0..=range {
+                assert_eq!(b.lookup(Key(key)).collect::<Vec<_>>(), scan(&entries, key));
+            }
+            let mut by_key = entries.clone();
+            by_key.sort_by_key(|e| e.key);
+            assert_eq!(b.entries_by_key().collect::<Vec<_>>(), by_key);
+            // The longest subsequence in key order, the slow way.
+            let mut best = vec![1usize; len];
+            for i in 0..len {
+                for j in 0..i {
+                    if entries[j].key <= entries[i].key {
+                        best[i] = best[i].max(best[j] + 1);
+                    }
+                }
+            }
+            let in_order = best.iter().max().copied().unwrap_or(0);
+            assert_eq!(
+                b.disorder().map_or(0, |d| d.out_of_order),
+                (len - in_order) as u64
+            );
+            assert_eq!(
+                b.disorder().map(|d| d.first as usize),
+                (1..len).find(|&i| entries[i].key < entries[i - 1].key)
+            );
+        }
+    }
+
     #[test]
     fn a_file_that_shrinks_while_it_is_read_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
