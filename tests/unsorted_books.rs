@@ -628,3 +628,46 @@ fn play_takes_a_book_move_from_the_tail() {
             .contains("2. d4 {book}")
     );
 }
+
+/// A file that holds fewer bytes than its size said when it was opened: a sysfs attribute file
+/// (its size is given as 4096; it holds a few bytes), a deterministic stand-in for a book that
+/// another program truncates while it is read. Every command that reads a book says so in one line.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_file_that_shrinks_while_it_is_read_is_one_clear_error() {
+    let path = Path::new("/sys/devices/system/cpu/online");
+    let size = std::fs::metadata(path)
+        .expect("Linux has /sys/devices/system/cpu/online")
+        .len();
+    let held = std::fs::read(path).unwrap().len() as u64;
+    assert!(size.is_multiple_of(16) && held < size, "{size} {held}");
+    let commands: [&[&str]; 6] = [
+        &["info"],
+        &["dump"],
+        &["probe"],
+        &["lines", "--color", "white"],
+        &["sort", "-o", "/nonexistent/never.bin"],
+        &[
+            "merge",
+            "/nonexistent/never.bin",
+            "-o",
+            "/nonexistent/never.bin",
+        ],
+    ];
+    for command in commands {
+        let mut args = vec![std::ffi::OsStr::new(command[0]), path.as_os_str()];
+        args.extend(command[1..].iter().map(std::ffi::OsStr::new));
+        let out = polybook(&args);
+        assert_eq!(out.status.code(), Some(1), "{command:?}");
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "polybook: error: {}: the file shrank while it was read ({size} bytes when opened, \
+                 {held} read): is another program writing it?\n",
+                path.display()
+            ),
+            "{command:?}"
+        );
+        assert!(out.stdout.is_empty(), "{command:?}");
+    }
+}

@@ -335,7 +335,9 @@ impl Book {
     }
 
     /// The entries whose move is legal in `pos`, in stored order (python-chess's `find_all` with
-    /// `minimum_weight=0`).
+    /// `minimum_weight=0`). In a book whose keys are not sorted this finds every entry of the key;
+    /// python-chess bisects the file and finds them when they lie in its sorted part and its
+    /// bisection reads no entry out of order on its way.
     pub fn find_all<P: Position>(&self, pos: &P) -> Vec<BookMove> {
         self.probe(pos).legal
     }
