@@ -420,6 +420,13 @@ pub(crate) fn describe_non_book(data: &[u8], size: u64) -> String {
 /// pointer, an HTML page, PGN), else `None`.
 pub(crate) fn recognise_non_book(data: &[u8]) -> Option<&'static str> {
     let head = &data[..data.len().min(512)];
+    // Text has no control bytes but tabs and line ends; the keys of a book's entries have many.
+    if head
+        .iter()
+        .any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r') || b == 0x7f)
+    {
+        return None;
+    }
     let text = String::from_utf8_lossy(head).to_ascii_lowercase();
     let text = text.trim_start_matches('\u{feff}').trim_start();
     if text.starts_with("version https://git-lfs") {
@@ -635,6 +642,15 @@ mod tests {
                 (1..len).find(|&i| entries[i].key < entries[i - 1].key)
             );
         }
+    }
+
+    #[test]
+    fn text_files_are_recognised_and_binary_ones_are_not() {
+        assert!(recognise_non_book(b"[Event \"x\"]\n[Site \"y\"]\n").is_some());
+        assert!(recognise_non_book(b"<!DOCTYPE html>\n<html>").is_some());
+        // A book whose first key starts with '[' and holds a '"' is still a book.
+        let e = entry(0x5b22_0000_0000_0001, "e2e4", 0x2222);
+        assert_eq!(recognise_non_book(&e.to_bytes()), None);
     }
 
     #[test]
