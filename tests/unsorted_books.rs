@@ -353,10 +353,13 @@ fn verify_still_rejects_them() {
     for (book, count) in [(&books.tail, 1), (&books.swapped, 2)] {
         let out = polybook(&[Path::new("verify"), book]);
         assert_eq!(out.status.code(), Some(1));
-        assert!(
-            stderr(&out).contains(&format!("{count} unsorted keys")),
-            "{}",
-            stderr(&out)
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "polybook: error: {p}: not a valid book (180358 entries read): {count} unsorted \
+                 keys; 'polybook sort {p} -o sorted.bin' repairs it\n",
+                p = book.display()
+            )
         );
     }
 }
