@@ -1,4 +1,4 @@
-//! Probe latency on a mapped book: the key lookup alone (binary search) and a full probe
+//! Probe latency on a book read into memory: the key lookup alone (interpolation search) and a full probe
 //! (lookup + legality of each entry), averaged over the positions of an EPD file.
 //!
 //! Usage: cargo run --release --example probe_latency -- BOOK EPD [ROUNDS]

@@ -31,7 +31,7 @@ pub enum BookError {
         hint: String,
     },
     #[error(
-        "{}: the file shrank while it was read ({size} bytes when opened, {read} read): another program is writing it",
+        "{}: the file shrank while it was read ({size} bytes when opened, {read} read): is another program writing it?",
         path.display()
     )]
     Shrunk { path: PathBuf, size: u64, read: u64 },

@@ -25,8 +25,9 @@ pub struct Book {
     data: Vec<u8>,
     /// The longest run of entries in key order (the whole book when it is sorted).
     main: Range<usize>,
-    /// The indices of the entries outside `main`, sorted by key, then index (empty when sorted).
-    rest: Vec<usize>,
+    /// The keys and indices of the entries outside `main`, sorted (empty when sorted): the keys
+    /// are copied so that a search reads one array.
+    rest: Vec<(u64, usize)>,
     disorder: Option<Disorder>,
 }
 
@@ -160,8 +161,11 @@ impl Book {
             self.main = 0..n;
             return;
         };
-        let mut rest: Vec<usize> = (0..main.start).chain(main.end..n).collect();
-        rest.sort_unstable_by_key(|&i| (self.key_at(i), i));
+        let mut rest: Vec<(u64, usize)> = (0..main.start)
+            .chain(main.end..n)
+            .map(|i| (self.key_at(i), i))
+            .collect();
+        rest.sort_unstable();
         let in_order = longest_run_in_order((0..n).map(|i| self.key_at(i)));
         self.main = main;
         self.rest = rest;
@@ -228,11 +232,9 @@ impl Book {
         let (mut main, mut rest) = (self.main.clone().peekable(), self.rest.iter().peekable());
         std::iter::from_fn(move || {
             let next = match (main.peek(), rest.peek()) {
-                (Some(&m), Some(&&r)) if (self.key_at(r), r) < (self.key_at(m), m) => {
-                    rest.next().copied()
-                }
+                (Some(&m), Some(&&r)) if r < (self.key_at(m), m) => rest.next().map(|r| r.1),
                 (Some(_), _) => main.next(),
-                (None, _) => rest.next().copied(),
+                (None, _) => rest.next().map(|r| r.1),
             };
             next.map(|i| (i as u64, self.entry(i)))
         })
@@ -293,12 +295,12 @@ impl Book {
         let rest_start = if self.rest.is_empty() {
             0
         } else {
-            self.rest.partition_point(|&i| self.key_at(i) < key.0)
+            self.rest.partition_point(|&(k, _)| k < key.0)
         };
         let mut rest = self.rest[rest_start..]
             .iter()
-            .copied()
-            .take_while(move |&i| self.key_at(i) == key.0)
+            .take_while(move |&&(k, _)| k == key.0)
+            .map(|&(_, i)| i)
             .peekable();
         std::iter::from_fn(move || {
             let next = match (main.peek(), rest.peek()) {
@@ -333,7 +335,9 @@ impl Book {
     }
 
     /// The entries whose move is legal in `pos`, in stored order (python-chess's `find_all` with
-    /// `minimum_weight=0`).
+    /// `minimum_weight=0`). In a book whose keys are not sorted this finds every entry of the key;
+    /// python-chess bisects the file and finds them when they lie in its sorted part and its
+    /// bisection reads no entry out of order on its way.
     pub fn find_all<P: Position>(&self, pos: &P) -> Vec<BookMove> {
         self.probe(pos).legal
     }
@@ -416,6 +420,13 @@ pub(crate) fn describe_non_book(data: &[u8], size: u64) -> String {
 /// pointer, an HTML page, PGN), else `None`.
 pub(crate) fn recognise_non_book(data: &[u8]) -> Option<&'static str> {
     let head = &data[..data.len().min(512)];
+    // Text has no control bytes but tabs and line ends; the keys of a book's entries have many.
+    if head
+        .iter()
+        .any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r') || b == 0x7f)
+    {
+        return None;
+    }
     let text = String::from_utf8_lossy(head).to_ascii_lowercase();
     let text = text.trim_start_matches('\u{feff}').trim_start();
     if text.starts_with("version https://git-lfs") {
@@ -568,6 +579,78 @@ mod tests {
         let mut by_key = random.clone();
         by_key.sort_by_key(|e| e.key);
         assert_eq!(b.entries_by_key().collect::<Vec<_>>(), by_key);
+    }
+
+    /// Seeded random books, sorted, with tails, swaps or in any order: every lookup finds what a
+    /// scan finds, the order in key order is a stable sort's, and the count of entries out of
+    /// order is the fewest that must move (checked against a quadratic longest-subsequence count).
+    #[test]
+    fn random_books_read_like_a_scan() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n.max(1)
+        };
+        for round in 0..300 {
+            let len = next(200) as usize;
+            let range = 1 + next(400);
+            let mut entries: Vec<Entry> = (0..len)
+                .map(|i| entry(next(range), "e2e4", i as u16))
+                .collect();
+            match round % 4 {
+                0 => entries.sort_by_key(|e| e.key),
+                1 => {
+                    entries.sort_by_key(|e| e.key);
+                    let cut = len.saturating_sub(next(5) as usize);
+                    entries[cut..].reverse();
+                }
+                2 => {
+                    entries.sort_by_key(|e| e.key);
+                    for _ in 0..next(3) {
+                        if len > 1 {
+                            entries.swap(next(len as u64) as usize, next(len as u64) as usize);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            let b = book(&entries);
+            for key in 0..=range {
+                assert_eq!(b.lookup(Key(key)).collect::<Vec<_>>(), scan(&entries, key));
+            }
+            let mut by_key = entries.clone();
+            by_key.sort_by_key(|e| e.key);
+            assert_eq!(b.entries_by_key().collect::<Vec<_>>(), by_key);
+            // The longest subsequence in key order, the slow way.
+            let mut best = vec![1usize; len];
+            for i in 0..len {
+                for j in 0..i {
+                    if entries[j].key <= entries[i].key {
+                        best[i] = best[i].max(best[j] + 1);
+                    }
+                }
+            }
+            let in_order = best.iter().max().copied().unwrap_or(0);
+            assert_eq!(
+                b.disorder().map_or(0, |d| d.out_of_order),
+                (len - in_order) as u64
+            );
+            assert_eq!(
+                b.disorder().map(|d| d.first as usize),
+                (1..len).find(|&i| entries[i].key < entries[i - 1].key)
+            );
+        }
+    }
+
+    #[test]
+    fn text_files_are_recognised_and_binary_ones_are_not() {
+        assert!(recognise_non_book(b"[Event \"x\"]\n[Site \"y\"]\n").is_some());
+        assert!(recognise_non_book(b"<!DOCTYPE html>\n<html>").is_some());
+        // A book whose first key starts with '[' and holds a '"' is still a book.
+        let e = entry(0x5b22_0000_0000_0001, "e2e4", 0x2222);
+        assert_eq!(recognise_non_book(&e.to_bytes()), None);
     }
 
     #[test]

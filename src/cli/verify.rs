@@ -68,8 +68,14 @@ pub fn run(args: Args) -> CliResult {
         .filter(|k| report.count(**k) > 0)
         .map(|k| format!("{} {}", report.count(*k), k.name()))
         .collect();
+    // Order, duplicates and impossible move codes are what `sort` repairs; a bad size is not.
+    let repair = if report.count(ProblemKind::Size) == 0 {
+        format!("; 'polybook sort {name} -o sorted.bin' repairs it")
+    } else {
+        String::new()
+    };
     Err(CliError::data(format!(
-        "{name}: not a valid book ({} entries read): {}",
+        "{name}: not a valid book ({} entries read): {}{repair}",
         report.entries,
         summary.join(", ")
     )))
