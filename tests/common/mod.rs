@@ -26,12 +26,20 @@ pub fn bundled(name: &str) -> PathBuf {
 
 /// Debian's `polyglot`, the reference for books, lines and info.
 pub fn polyglot() -> &'static str {
-    installed("/usr/games/polyglot", "polyglot", "apt-get install -y polyglot")
+    installed(
+        "/usr/games/polyglot",
+        "polyglot",
+        "apt-get install -y polyglot",
+    )
 }
 
 /// Debian's `stockfish`, a real UCI engine.
 pub fn stockfish() -> &'static str {
-    installed("/usr/games/stockfish", "stockfish", "apt-get install -y stockfish")
+    installed(
+        "/usr/games/stockfish",
+        "stockfish",
+        "apt-get install -y stockfish",
+    )
 }
 
 /// `python3` with python-chess, the reference Polyglot reader and UCI client.
