@@ -618,7 +618,8 @@ fn the_bundled_book_is_the_bundled_games_book() {
     assert!(std::fs::read(root.join("books/bundled.bin")).unwrap() == expected);
 }
 
-/// Chess960 games are skipped unless `--chess960`; with it, they start from their FEN.
+/// Chess960 games are skipped unless `--chess960` (a file of nothing else is then an error); with
+/// it, they start from their FEN.
 #[test]
 fn chess960_games_only_on_request() {
     let dir = tempfile::tempdir().unwrap();
@@ -640,10 +641,15 @@ fn chess960_games_only_on_request() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         serde_json::from_slice(&o.stdout).unwrap()
     };
-    let without = run(&[]);
-    assert_eq!(without["games"], 112);
-    assert_eq!(without["skipped"]["variant"], 112);
-    assert_eq!(without["entries"], 0);
+    // Without it no game is usable: an error that says why, and no book.
+    let o = polybook(&["build", s(&frc), "-o", s(&out)]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no usable game") && stderr.contains("112 read, none usable (112 variant)"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
     let with = run(&["--chess960"]);
     assert_eq!(with["used"], 112);
     assert!(with["skipped"].as_object().unwrap().is_empty(), "{with}");
@@ -652,14 +658,20 @@ fn chess960_games_only_on_request() {
     assert!(with["entries"].as_u64().unwrap() > 9000);
 }
 
-/// Ctrl-C (SIGINT) mid-build: exit code 130, no book, no temporary file or spilled run left.
-#[cfg(unix)]
-#[test]
-fn an_interrupted_build_leaves_nothing_behind() {
-    let dir = tempfile::tempdir().unwrap();
-    let runs = dir.path().join("runs");
-    std::fs::create_dir(&runs).unwrap();
-    let out = dir.path().join("book.bin");
+/// Whether process `pid` holds a file open in `dir` (a spilled run: it has no name, so only the
+/// process's open files show it).
+#[cfg(target_os = "linux")]
+fn has_file_open_in(pid: u32, dir: &Path) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target.starts_with(dir)))
+}
+
+/// Starts a build of the GNU Chess games that spills runs to `runs`, and waits until it does.
+#[cfg(target_os = "linux")]
+fn spilling_build(runs: &Path, out: &Path) -> std::process::Child {
     let child = Command::new(env!("CARGO_BIN_EXE_polybook"))
         .args([
             "build",
@@ -667,23 +679,66 @@ fn an_interrupted_build_leaves_nothing_behind() {
             "--memory",
             "2M",
             "--temp-dir",
-            s(&runs),
+            s(runs),
             "-o",
-            s(&out),
+            s(out),
         ])
         .arg(data("pgn/gnuchess-book_1.02.pgn.xz"))
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until runs are being spilled, then interrupt.
     let start = std::time::Instant::now();
-    while !std::fs::read_dir(&runs)
-        .unwrap()
-        .any(|e| e.unwrap().path().is_dir())
-    {
+    while !has_file_open_in(child.id(), runs) {
         assert!(start.elapsed().as_secs() < 60, "no run was spilled");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
+    child
+}
+
+/// Spilled runs have no names: even `kill -9` mid-build leaves nothing in --temp-dir; SIGTERM and
+/// SIGHUP stop a build as Ctrl-C does (exit 130, no book).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_build_leaves_no_spilled_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    for signal in ["-KILL", "-TERM", "-HUP"] {
+        let out = dir.path().join("book.bin");
+        let child = spilling_build(&runs, &out);
+        // The runs are open but not in the folder.
+        assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0);
+        let kill = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let o = child.wait_with_output().unwrap();
+        if signal == "-KILL" {
+            assert_eq!(o.status.code(), None);
+        } else {
+            assert_eq!(o.status.code(), Some(130), "{signal}");
+            assert!(
+                String::from_utf8_lossy(&o.stderr).contains("interrupted; no book written"),
+                "{signal}"
+            );
+            assert!(!out.exists());
+        }
+        assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0, "{signal}");
+    }
+}
+
+/// Ctrl-C (SIGINT) mid-build: exit code 130, no book, no temporary file or spilled run left.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_interrupted_build_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    let out = dir.path().join("book.bin");
+    // Wait until runs are being spilled, then interrupt.
+    let child = spilling_build(&runs, &out);
     let kill = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -704,8 +759,10 @@ fn an_interrupted_build_leaves_nothing_behind() {
     );
 }
 
-/// Binary garbage between games, a tag line longer than any buffer and a game cut inside its tags
-/// are skipped and counted; every real game is still read (the book is polyglot's of the real ones).
+/// Binary garbage between games and a game cut inside its tags are skipped and counted; a 300 KB
+/// tag line (its quote never closed: the value runs to the end of the line, as a short one does)
+/// is read whole, a game with no moves; every real game is still read (the book is polyglot's of
+/// the real ones).
 #[test]
 fn garbage_and_broken_tags_do_not_stop_a_build() {
     let dir = tempfile::tempdir().unwrap();
@@ -734,8 +791,406 @@ fn garbage_and_broken_tags_do_not_stop_a_build() {
     let o = polybook(&["build", s(&messy), "-o", s(&out), "--json", "-q"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(report["used"], 347, "{report}");
-    assert_eq!(report["skipped"]["bad_tags"], 2, "{report}");
+    assert_eq!(report["used"], 348, "{report}");
+    assert_eq!(report["skipped"]["bad_tags"], 1, "{report}");
     let expected = polyglot_book(&bundled("dortmund.pgn"), dir.path(), &[]).unwrap();
     assert!(std::fs::read(&out).unwrap() == expected);
+}
+
+/// Real games damaged the ways real files are: comments and variations never closed, stray `[`
+/// lines, NUL bytes, LF lines in a CRLF file, a 20 KB tag, and a last game cut inside a comment.
+/// (The bundled historical games: CRLF, multi-line comments, variations, [FEN] games.)
+fn damaged_real_file(dir: &Path) -> PathBuf {
+    let mut text = std::fs::read(bundled("world_matches.pgn")).unwrap();
+    text.extend(std::fs::read(bundled("dortmund.pgn")).unwrap());
+    let starts: Vec<usize> = text
+        .windows(9)
+        .enumerate()
+        .filter(|(_, w)| w == b"\n[Event \"")
+        .map(|(i, _)| i + 1)
+        .collect();
+    let mut games: Vec<Vec<u8>> = std::iter::once(0)
+        .chain(starts.iter().copied())
+        .zip(starts.iter().copied().chain(std::iter::once(text.len())))
+        .map(|(a, b)| text[a..b].to_vec())
+        .collect();
+    let n = games.len();
+    for (i, g) in games.iter_mut().enumerate() {
+        let rfind = |g: &[u8], b: u8| g.iter().rposition(|&x| x == b);
+        match i % 37 {
+            // A game's last comment or variation never closed.
+            3 => {
+                if let Some(c) = rfind(g, b'}') {
+                    g.remove(c);
+                }
+            }
+            7 => {
+                if let Some(c) = rfind(g, b')') {
+                    g.remove(c);
+                }
+            }
+            // Stray lines that look a little like tags, and NUL bytes, in the movetext.
+            11 => {
+                let at = g.len() * 2 / 3;
+                let at = at + g[at..].iter().position(|&b| b == b'\n').unwrap_or(0) + 1;
+                let at = at.min(g.len());
+                g.splice(
+                    at..at,
+                    b"[\n[Event\n[%eval 0.3]\n\0\0[ \"x\"\n".iter().copied(),
+                );
+            }
+            // LF lines in the CRLF file.
+            17 => g.retain(|&b| b != b'\r'),
+            // A long tag first.
+            23 => {
+                let long = format!("[Annotator \"{}\"]\r\n", "z".repeat(20_000));
+                g.splice(0..0, long.bytes());
+            }
+            // NUL bytes in a tag value.
+            29 => {
+                if let Some(q) = g.iter().position(|&b| b == b'"') {
+                    g.splice(q + 1..q + 1, [0, 0]);
+                }
+            }
+            _ => {}
+        }
+        if i == n - 1 {
+            let open = g.iter().position(|&b| b == b'{').unwrap_or(g.len() / 2);
+            g.truncate(open + 1);
+        }
+    }
+    let path = dir.join("damaged.pgn");
+    std::fs::write(&path, games.concat()).unwrap();
+    path
+}
+
+/// The book and the report are the same bytes whatever --threads and --memory (which change the
+/// chunks the input is cut into: 16 KB at 1M, about 280 KB at 64M, 1 MB at the default), on a
+/// damaged real file and on its compressed copy.
+#[test]
+fn the_book_does_not_depend_on_threads_or_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let damaged = damaged_real_file(dir.path());
+    let compressed = dir.path().join("damaged.pgn.gz");
+    {
+        let mut gz = flate2::write::GzEncoder::new(
+            std::fs::File::create(&compressed).unwrap(),
+            flate2::Compression::fast(),
+        );
+        gz.write_all(&std::fs::read(&damaged).unwrap()).unwrap();
+        gz.finish().unwrap();
+    }
+    let mut first: Option<(Vec<u8>, serde_json::Value)> = None;
+    for input in [&damaged, &compressed] {
+        for threads in ["1", "2"] {
+            for memory in ["1M", "64M", "1G"] {
+                let out = dir.path().join("b.bin");
+                let o = polybook(&[
+                    "build",
+                    s(input),
+                    "-o",
+                    s(&out),
+                    "--json",
+                    "-q",
+                    "--min-games",
+                    "1",
+                    "--threads",
+                    threads,
+                    "--memory",
+                    memory,
+                ]);
+                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                let mut report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                for timing in ["seconds", "games_per_second", "spilled_runs", "examples"] {
+                    report[timing] = serde_json::Value::Null;
+                }
+                let book = std::fs::read(&out).unwrap();
+                match &first {
+                    None => {
+                        // The damage is seen: games cut short at their unclosed comments.
+                        assert!(
+                            report["truncated"]["unfinished"].as_u64().unwrap() >= 10,
+                            "{report}"
+                        );
+                        assert!(book.len() > 16 * 10_000);
+                        first = Some((book, report));
+                    }
+                    Some((b, r)) => {
+                        assert_eq!(
+                            &report, r,
+                            "{input:?} --threads {threads} --memory {memory}"
+                        );
+                        assert!(
+                            &book == b,
+                            "{input:?} --threads {threads} --memory {memory}: another book"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A tag longer than the PGN reader's buffer (lichess and engine exports carry long ones) is read
+/// whole: a real game from a [FEN] with a 20 KB or a 1 MB tag before its others gives the book
+/// it gives without it, even with --strict.
+#[test]
+fn a_long_tag_does_not_split_its_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read(bundled("world_matches.pgn")).unwrap();
+    // The second game starts from a [FEN].
+    let starts: Vec<usize> = text
+        .windows(9)
+        .enumerate()
+        .filter(|(_, w)| w == b"\n[Event \"")
+        .map(|(i, _)| i + 1)
+        .take(2)
+        .collect();
+    let game = &text[starts[0]..starts[1]];
+    assert!(game.windows(5).any(|w| w == b"[FEN "));
+    let plain = dir.path().join("plain.pgn");
+    std::fs::write(&plain, game).unwrap();
+    let expected = build(
+        &[&plain],
+        &dir.path().join("plain.bin"),
+        &["--min-games", "1"],
+    );
+    // Its 21 plies; the loser's 10 moves score no points and are not kept.
+    assert_eq!(expected.len(), 16 * 11);
+    for len in [20_000, 1 << 20] {
+        let long = dir.path().join("long.pgn");
+        let mut bytes = format!("[Annotator \"{}\"]\r\n", "a".repeat(len)).into_bytes();
+        bytes.extend_from_slice(game);
+        std::fs::write(&long, bytes).unwrap();
+        let out = dir.path().join("long.bin");
+        let o = polybook(&[
+            "build",
+            s(&long),
+            "-o",
+            s(&out),
+            "--min-games",
+            "1",
+            "--strict",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            (report["games"].as_u64(), report["used"].as_u64()),
+            (Some(1), Some(1))
+        );
+        assert!(std::fs::read(&out).unwrap() == expected, "a {len}-byte tag");
+    }
+}
+
+/// A 1 MB [FEN] tag is quoted, not echoed: the example line names its length.
+#[test]
+fn a_huge_fen_is_quoted_not_echoed() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("huge.pgn");
+    // 1 MiB: 1,048,576 characters.
+    let fen = "rnbqkbnr/".repeat(116_508) + "rnbq";
+    std::fs::write(
+        &pgn,
+        format!("[FEN \"{fen}\"]\n[SetUp \"1\"]\n\n1. e4 *\n\n[Event \"ok\"]\n\n1. d4 *\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("b.bin");
+    let o = polybook(&["build", s(&pgn), "-o", s(&out), "--min-games", "1"]);
+    assert!(o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.len() < 2000, "{} bytes of messages", stderr.len());
+    assert!(
+        stderr.contains("'rnbqkbnr/rnbq") && stderr.contains("(1,048,576 characters)"),
+        "{stderr}"
+    );
+    let o = polybook(&["build", s(&pgn), "-o", s(&out), "--strict"]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.len() < 400 && stderr.contains("characters)"),
+        "{stderr}"
+    );
+}
+
+/// Input with no usable game (a licence text, an empty file) is an error: exit 1, one line, no
+/// book. Filters that leave out every game give an empty book and one warning line; games left
+/// out by filters are counted apart, not listed as problems.
+#[test]
+fn no_usable_game_is_an_error_and_filters_are_not_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.bin");
+    let empty = dir.path().join("empty.pgn");
+    std::fs::write(&empty, "").unwrap();
+    let licence = common::root().join("LICENSE");
+    for input in [&licence, &empty] {
+        let o = polybook(&["build", s(input), "-o", s(&out)]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("no usable game") && stderr.contains(s(input)),
+            "{stderr}"
+        );
+        assert!(!out.exists());
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+
+    // Elo filters on the Dortmund games: python-chess counts those with both ratings in range.
+    let dortmund = bundled("dortmund.pgn");
+    let count = |min: u32| -> u64 {
+        let script = r#"
+import sys, chess.pgn
+f = open(sys.argv[1], encoding="latin-1")
+n = 0
+while (h := chess.pgn.read_headers(f)) is not None:
+    e = [h.get("WhiteElo", ""), h.get("BlackElo", "")]
+    n += all(x.strip().isdigit() and int(x) >= int(sys.argv[2]) for x in e)
+print(n)
+"#;
+        let o = Command::new(common::python_chess())
+            .args(["-c", script, s(&dortmund), &min.to_string()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+    };
+    let used = count(2700);
+    assert!(used > 0 && used < 347);
+    let o = polybook(&[
+        "build",
+        s(&dortmund),
+        "-o",
+        s(&out),
+        "--min-elo",
+        "2700",
+        "--json",
+    ]);
+    assert!(o.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["used"], used, "{report}");
+    assert_eq!(report["filtered"]["elo_filter"], 347 - used, "{report}");
+    assert!(report["skipped"].get("elo_filter").is_none(), "{report}");
+    let examples = report["examples"].to_string();
+    assert!(
+        !examples.contains("Elo") && !examples.contains("no Elo"),
+        "{examples}"
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!("{} filtered out", 347 - used)),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("warning"), "{stderr}");
+
+    assert_eq!(count(4000), 0);
+    let o = polybook(&[
+        "build",
+        s(&dortmund),
+        "-o",
+        s(&out),
+        "--min-elo",
+        "4000",
+        "-q",
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("warning: the filters left out every game"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap().len(), 0);
+}
+
+/// `--since`/`--until` take YYYY, YYYY.MM, YYYY.MM.DD and YYYY-MM-DD (a year or month given to
+/// --until counts to its end) and refuse dates that do not exist; the games kept are those
+/// python-chess finds in the range (unknown parts of a game's date count as the lowest).
+#[test]
+fn date_filters_take_the_documented_forms() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.bin");
+    let dortmund = bundled("dortmund.pgn");
+    for bad in ["2020-13-45", "2019.02.29", "2020-00", "05/06/2020", "20"] {
+        for flag in ["--since", "--until"] {
+            let o = polybook(&["build", s(&dortmund), "-o", s(&out), flag, bad]);
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{flag} {bad}: {stderr}");
+            assert!(stderr.contains("not a date"), "{stderr}");
+        }
+    }
+    let script = r#"
+import sys, chess.pgn
+def parse(d, fill):
+    p = (d.replace("-", ".").split(".") + [None, None])[:3]
+    return tuple(fill if x is None else int(x) if x.isdigit() else 0 for x in p)
+f = open(sys.argv[1], encoding="latin-1")
+lo, hi = parse(sys.argv[2], 0), parse(sys.argv[3], 99)
+n = 0
+while (h := chess.pgn.read_headers(f)) is not None:
+    d = h.get("UTCDate") or h.get("Date", "")
+    if d[:4].isdigit():
+        n += lo <= parse(d, 0) <= hi
+print(n)
+"#;
+    for (since, until) in [
+        ("2001", "2005"),
+        ("2001.07", "2005.07"),
+        ("2003.07.01", "2008.06.30"),
+        ("2003-08-01", "2010-07"),
+        ("1928", "1928"),
+    ] {
+        let o = Command::new(common::python_chess())
+            .args(["-c", script, s(&dortmund), since, until])
+            .output()
+            .unwrap();
+        let expected: u64 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
+        assert!(expected > 0, "{since}..{until}");
+        let o = polybook(&[
+            "build",
+            s(&dortmund),
+            "-o",
+            s(&out),
+            "--since",
+            since,
+            "--until",
+            until,
+            "--json",
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(report["used"], expected, "{since}..{until}: {report}");
+    }
+}
+
+/// A plain input that shrinks while it is read (truncated by another program) is an error that
+/// names it, not a crash.
+#[cfg(unix)]
+#[test]
+fn an_input_that_shrinks_while_read_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("big.pgn");
+    let text = xz_text(&data("pgn/gnuchess-book_1.02.pgn.xz"));
+    std::fs::write(&pgn, &text[..60 << 20]).unwrap();
+    let out = dir.path().join("b.bin");
+    let child = Command::new(env!("CARGO_BIN_EXE_polybook"))
+        .args(["build", "-q", "--threads", "1", "-o", s(&out), s(&pgn)])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&pgn)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("big.pgn") && stderr.contains("shrank"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
 }

@@ -13,6 +13,8 @@ use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role, Square};
 
 use crate::book::{Key, KeyUpdate, RawMove};
+use crate::position::playable;
+use crate::text::quote;
 
 /// The Polyglot key of the standard start position (the format's first test vector).
 const START_KEY: u64 = 0x463b_9618_1691_fc9c;
@@ -115,7 +117,7 @@ impl Default for GameFilter {
 pub enum Reason {
     /// Skipped: a variant other than standard chess.
     Variant,
-    /// Skipped: a `[FEN]` that does not parse or is not a legal position.
+    /// Skipped: a `[FEN]` that does not parse or is not a playable position.
     BadFen,
     /// Skipped: the result is `*` or missing (with `--skip-unknown-results`).
     UnknownResult,
@@ -137,6 +139,9 @@ pub enum Reason {
     NotPgn,
     /// Skipped: the game's tag section is broken (an unterminated tag, or the text ends in it).
     BadTags,
+    /// Cut short: the movetext cannot go on (a comment still open where the next game starts,
+    /// or at the end of the text).
+    Unfinished,
 }
 
 impl Reason {
@@ -155,6 +160,7 @@ impl Reason {
             Reason::NullMove => "null_move",
             Reason::NotPgn => "not_pgn",
             Reason::BadTags => "bad_tags",
+            Reason::Unfinished => "unfinished",
         }
     }
 
@@ -162,7 +168,20 @@ impl Reason {
     pub fn truncates(self) -> bool {
         matches!(
             self,
-            Reason::IllegalMove | Reason::AmbiguousMove | Reason::NullMove
+            Reason::IllegalMove | Reason::AmbiguousMove | Reason::NullMove | Reason::Unfinished
+        )
+    }
+
+    /// Whether the user's own options left the game out (`--min-elo`, `--since`, `--player`, …):
+    /// counted, but not a problem to report.
+    pub fn is_filter(self) -> bool {
+        matches!(
+            self,
+            Reason::UnknownResult
+                | Reason::Elo
+                | Reason::Date
+                | Reason::TimeControl
+                | Reason::Player
         )
     }
 
@@ -170,7 +189,11 @@ impl Reason {
     pub fn is_defect(self) -> bool {
         matches!(
             self,
-            Reason::BadFen | Reason::IllegalMove | Reason::AmbiguousMove | Reason::NullMove
+            Reason::BadFen
+                | Reason::IllegalMove
+                | Reason::AmbiguousMove
+                | Reason::NullMove
+                | Reason::Unfinished
         )
     }
 }
@@ -232,7 +255,18 @@ pub struct GameVisitor<'a> {
     filter: &'a GameFilter,
     /// The last game's tags began but its movetext never did (yet).
     in_tags: bool,
+    /// The last game's movetext began and has not ended (yet).
+    in_movetext: bool,
     pub out: ChunkOutput,
+}
+
+/// Where a [`GameVisitor`]'s output stood, to go back to (see [`GameVisitor::rewind`]).
+#[derive(Clone, Copy)]
+pub struct Mark {
+    games: u64,
+    used: u64,
+    plies: usize,
+    incidents: usize,
 }
 
 impl<'a> GameVisitor<'a> {
@@ -240,22 +274,51 @@ impl<'a> GameVisitor<'a> {
         GameVisitor {
             filter,
             in_tags: false,
+            in_movetext: false,
             out: ChunkOutput::default(),
         }
     }
 
     /// Call after the last game: a game whose text ended inside its tags is counted as skipped.
     pub fn finish(&mut self) {
+        self.in_movetext = false;
         if std::mem::take(&mut self.in_tags) {
             self.incident(Reason::BadTags, "the text ends inside its tags".into());
         }
     }
 
-    /// Call when the reader gives up on a game (`why`: its error); the game is counted as skipped.
-    pub fn broken(&mut self, why: &str) {
+    /// Call when the reader gives up on a game (`why`: its error): a broken tag section skips
+    /// the game (`true` is returned), a movetext that cannot go on (a comment never closed
+    /// before the next game) cuts it short.
+    pub fn broken(&mut self, why: &str) -> bool {
         if std::mem::take(&mut self.in_tags) {
             self.incident(Reason::BadTags, format!("broken tags: {why}"));
+            return true;
         }
+        if std::mem::take(&mut self.in_movetext) {
+            self.incident(Reason::Unfinished, format!("cut short: {why}"));
+        }
+        false
+    }
+
+    /// Where the output stands now.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            games: self.out.games,
+            used: self.out.used,
+            plies: self.out.plies.len(),
+            incidents: self.out.incidents.len(),
+        }
+    }
+
+    /// Forgets every game read since `mark`, to read their text again.
+    pub fn rewind(&mut self, mark: Mark) {
+        self.out.games = mark.games;
+        self.out.used = mark.used;
+        self.out.plies.truncate(mark.plies);
+        self.out.incidents.truncate(mark.incidents);
+        self.in_tags = false;
+        self.in_movetext = false;
     }
 
     fn incident(&mut self, reason: Reason, detail: String) {
@@ -346,7 +409,7 @@ impl<'a> GameVisitor<'a> {
             Some(VariantKind::Chess960) if self.filter.chess960 => CastlingMode::Chess960,
             Some(_) => {
                 let name = String::from_utf8_lossy(tags.variant.as_deref().unwrap_or_default());
-                return Err((Reason::Variant, format!("variant '{name}'")));
+                return Err((Reason::Variant, format!("variant {}", quote(&name))));
             }
         };
         let Some(fen) = &tags.fen else {
@@ -358,11 +421,11 @@ impl<'a> GameVisitor<'a> {
         let bad = |why: String| {
             (
                 Reason::BadFen,
-                format!("FEN '{}': {why}", String::from_utf8_lossy(fen)),
+                format!("FEN {}: {why}", quote(&String::from_utf8_lossy(fen))),
             )
         };
         let parsed = Fen::from_ascii(fen.trim_ascii()).map_err(|e| bad(e.to_string()))?;
-        parsed.into_position(mode).map_err(|e| bad(e.to_string()))
+        playable(parsed.into_setup(), mode).map_err(|e| bad(e.to_string()))
     }
 }
 
@@ -390,6 +453,42 @@ pub fn parse_date(text: &str) -> Option<(u32, u32, u32)> {
     let month = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
     let day = parts.next().and_then(|d| d.parse().ok()).unwrap_or(0);
     Some((year, month, day))
+}
+
+/// A date given on the command line (`--since`, `--until`): `YYYY`, `YYYY.MM`, `YYYY.MM.DD`,
+/// `YYYY-MM` or `YYYY-MM-DD`, a date that exists (`2020-13-45` does not). The parts not given are
+/// `fill` (0 for the start of a year or month, 99 for its end).
+pub fn parse_date_arg(text: &str, fill: u32) -> Option<(u32, u32, u32)> {
+    let text = text.trim();
+    let sep = if text.contains('-') { '-' } else { '.' };
+    let parts: Vec<&str> = text.split(sep).collect();
+    let number = |s: &str, digits: std::ops::RangeInclusive<usize>| {
+        (digits.contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+    };
+    let year = number(parts.first()?, 4..=4)?;
+    let month = match parts.get(1) {
+        Some(m) => Some(number(m, 1..=2).filter(|m| (1..=12).contains(m))?),
+        None => None,
+    };
+    let day = match (parts.get(2), month) {
+        (Some(d), Some(m)) => {
+            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+            let days = match m {
+                2 if leap => 29,
+                2 => 28,
+                4 | 6 | 9 | 11 => 30,
+                _ => 31,
+            };
+            Some(number(d, 1..=2).filter(|d| (1..=days).contains(d))?)
+        }
+        _ => None,
+    };
+    if parts.len() > 3 {
+        return None;
+    }
+    Some((year, month.unwrap_or(fill), day.unwrap_or(fill)))
 }
 
 fn parse_u32(value: RawTag<'_>) -> Option<u32> {
@@ -485,6 +584,7 @@ impl Visitor for GameVisitor<'_> {
         } else {
             Key::of(&pos).0
         };
+        self.in_movetext = true;
         ControlFlow::Continue(Movetext {
             pos,
             key,
@@ -554,6 +654,7 @@ impl Visitor for GameVisitor<'_> {
     }
 
     fn end_game(&mut self, game: Movetext) {
+        self.in_movetext = false;
         if game.tagless && game.ply == 0 {
             self.incident(Reason::NotPgn, "neither tags nor moves".into());
         }
@@ -717,6 +818,31 @@ mod tests {
         // Moves without tags are a game.
         let out = run("1. e4 e5 *\n", &GameFilter::default());
         assert_eq!((out.games, out.used, out.plies.len()), (1, 1, 2));
+    }
+
+    #[test]
+    fn dates_on_the_command_line() {
+        assert_eq!(parse_date_arg("2020", 0), Some((2020, 0, 0)));
+        assert_eq!(parse_date_arg("2020", 99), Some((2020, 99, 99)));
+        assert_eq!(parse_date_arg("2020.05", 99), Some((2020, 5, 99)));
+        assert_eq!(parse_date_arg("2020.05.31", 0), Some((2020, 5, 31)));
+        assert_eq!(parse_date_arg("2020-05-31", 0), Some((2020, 5, 31)));
+        assert_eq!(parse_date_arg("2020-02-29", 0), Some((2020, 2, 29)));
+        for bad in [
+            "2020-13-45",
+            "2020-02-30",
+            "2019.02.29",
+            "1900-02-29",
+            "2020-00-10",
+            "2020.05.00",
+            "20",
+            "2020.5.5.5",
+            "2020-05.01",
+            "yesterday",
+            "",
+        ] {
+            assert_eq!(parse_date_arg(bad, 0), None, "{bad}");
+        }
     }
 
     #[test]

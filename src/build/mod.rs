@@ -18,6 +18,7 @@ mod resolve;
 mod spill;
 mod tally;
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -28,14 +29,14 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 pub use entries::{EntryRules, WeightScheme};
-pub use game::{GameFilter, PlayerFilter, Reason, Speed, parse_date};
+pub use game::{GameFilter, PlayerFilter, Reason, Speed, parse_date, parse_date_arg};
 pub use input::Input;
 pub use merge::{MergeReport, SortReport, merge_books, sort_book};
 
 use crate::book::{BookError, BookWriter, Entry};
 use entries::{EntryMaker, halve_combined, widen};
 use game::{ChunkOutput, GameVisitor, Ply};
-use spill::{RunWriter, merge_runs};
+use spill::{Run, RunWriter, merge_runs};
 use tally::{Counts, ExactCounts, PARTITIONS, PolyglotCounts, Pressure, Tally};
 
 /// Why a build failed.
@@ -57,6 +58,13 @@ pub enum BuildError {
     OutputIsInput(String),
     #[error("interrupted; no book written")]
     Interrupted,
+    #[error("no usable game in {inputs}: {read} read, none usable{why}; no book written")]
+    NoUsableGame {
+        inputs: String,
+        read: u64,
+        /// What became of them (` (122 not pgn)`), or nothing.
+        why: String,
+    },
 }
 
 /// How to build.
@@ -98,7 +106,9 @@ impl Default for BuildOptions {
 pub struct BuildReport {
     pub games: u64,
     pub used: u64,
-    /// Games left out, by reason.
+    /// Games left out by the user's own filters (`--min-elo`, `--since`, `--player`, …), by filter.
+    pub filtered: BTreeMap<&'static str, u64>,
+    /// Games left out for what they are (a variant, a broken FEN or tags, not PGN), by reason.
     pub skipped: BTreeMap<&'static str, u64>,
     /// Games cut short (their plies before the bad move count), by reason.
     pub truncated: BTreeMap<&'static str, u64>,
@@ -111,7 +121,7 @@ pub struct BuildReport {
     pub spilled_runs: usize,
     pub seconds: f64,
     pub games_per_second: f64,
-    /// The first few games skipped or cut short, for the user to look at.
+    /// The first few games skipped or cut short (not those filtered out), for the user to look at.
     pub examples: Vec<String>,
 }
 
@@ -128,7 +138,7 @@ impl Progress for () {
 struct Chunk {
     index: u64,
     source: usize,
-    data: input::ChunkData,
+    data: Vec<u8>,
     /// How far into the inputs the chunk ends (0 to 1), when their size is known.
     progress: Option<f64>,
 }
@@ -263,7 +273,7 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// What one tally thread hands back.
 struct TallyResult<C> {
     tally: Tally<C>,
-    runs: Vec<PathBuf>,
+    runs: Vec<Run>,
     /// Its partitions were all sent as entries (nothing spilled): `tally` is empty.
     in_memory: bool,
 }
@@ -283,7 +293,8 @@ fn run<C: Counts>(
     let in_flight = plan.in_flight;
     let abort = AtomicBool::new(false);
     let bytes_read = Arc::new(AtomicU64::new(0));
-    let spill_dir: Mutex<Option<tempfile::TempDir>> = Mutex::new(None);
+    let spill_dir = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let spill_dir = spill_dir.as_path();
 
     let (work_tx, work_rx) = sync_channel::<Chunk>(workers * 2);
     // Shared by the parsers only, so that it is gone (and the reader stops) once they all are.
@@ -410,7 +421,6 @@ fn run<C: Counts>(
             .enumerate()
             .map(|(t, (rx, entry_tx))| {
                 let token_tx = token_tx.clone();
-                let spill_dir = &spill_dir;
                 let abort = &abort;
                 s.spawn(move || {
                     let channels = TallyChannels {
@@ -446,10 +456,15 @@ fn run<C: Counts>(
                         for inc in stats.incidents {
                             let map = if inc.reason.truncates() {
                                 &mut report.truncated
+                            } else if inc.reason.is_filter() {
+                                &mut report.filtered
                             } else {
                                 &mut report.skipped
                             };
                             *map.entry(inc.reason.name()).or_insert(0) += 1;
+                            if inc.reason.is_filter() {
+                                continue;
+                            }
                             let name = inputs[stats.source].name();
                             let game = before + inc.game;
                             if opts.strict && inc.reason.is_defect() && failure.is_none() {
@@ -518,21 +533,21 @@ fn run<C: Counts>(
         // Spill what is left, then merge every run; the partitions of tallies that finished in
         // memory go in between, in key order.
         let mut runs = Vec::new();
-        for (t, done) in tallies_done.iter_mut().enumerate() {
+        for done in tallies_done.iter_mut() {
             let seq = done.runs.len() as u64;
             if !done.tally.is_empty() {
                 done.runs
-                    .push(spill_tally(&mut done.tally, t, seq, &spill_dir, opts)?);
+                    .push(spill_tally(&mut done.tally, seq, spill_dir)?);
             }
-            runs.extend(done.runs.iter().cloned());
+            runs.append(&mut done.runs);
         }
         report.spilled_runs = runs.len();
-        let runs = reduce_runs(runs, &spill_dir)?;
+        let runs = reduce_runs(runs, spill_dir)?;
         let halve = opts.rules.weights == WeightScheme::Polyglot;
         let mut entries: Vec<Entry> = Vec::new();
         let mut maker = EntryMaker::new(&opts.rules);
         let mut book_err = None;
-        merge_runs(&runs, |group| {
+        merge_runs(runs, |group| {
             let written = (|| -> Result<(), BookError> {
                 book.write_held_before(partition(group[0].key), &mut report)?;
                 if halve {
@@ -556,14 +571,35 @@ fn run<C: Counts>(
         .map_err(|e| match book_err.take() {
             Some(b) => BuildError::Book(b),
             None => BuildError::Temp {
-                dir: spill_dir_name(&spill_dir),
+                dir: spill_dir.display().to_string(),
                 why: e.to_string(),
             },
         })?;
         book.write_held_before(PARTITIONS, &mut report)?;
     }
+    if report.used == 0 && report.filtered.is_empty() {
+        // Nothing the user asked to leave out, and still nothing to count: not PGN at all.
+        let skipped = report
+            .skipped
+            .iter()
+            .map(|(k, v)| format!("{v} {}", k.replace('_', " ")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(BuildError::NoUsableGame {
+            inputs: match inputs {
+                [one] => one.name(),
+                [first, rest @ ..] => format!("{} and {} more", first.name(), rest.len()),
+                [] => "the inputs".into(),
+            },
+            read: report.games,
+            why: if skipped.is_empty() {
+                String::new()
+            } else {
+                format!(" ({skipped})")
+            },
+        });
+    }
     book.finish()?;
-    drop(spill_dir);
     report.seconds = start.elapsed().as_secs_f64();
     report.games_per_second = report.games as f64 / report.seconds.max(1e-9);
     Ok(report)
@@ -617,19 +653,71 @@ fn parse_chunk(data: &[u8], filter: &GameFilter) -> ChunkOutput {
     visitor.out
 }
 
-/// Reads every game of `data`. pgn-reader recovers from bad movetext by itself; a broken tag
-/// section is an error for that game only, after which reading goes on.
+/// Reads every game of `data`, one game's text at a time: the text is cut where
+/// [`input::next_game_start`] says games start (as the chunks are), and pgn-reader sees only the
+/// current game's text, so that nothing (an unclosed comment, say) runs from one game into the
+/// next and a game reads the same whatever chunk holds it. pgn-reader recovers from bad movetext
+/// by itself; a broken tag section is an error for that game only.
 fn read_games(data: &[u8], visitor: &mut GameVisitor) {
-    let mut reader = pgn_reader::Reader::new(data);
+    let end = Cell::new(0);
+    let mut reader = pgn_reader::Reader::new(GameText {
+        data,
+        pos: 0,
+        end: &end,
+    });
+    let mut start = 0;
+    while start < data.len() {
+        let stop = input::next_game_start(data, start).unwrap_or(data.len());
+        end.set(stop);
+        let mark = visitor.mark();
+        if !read_game_text(&mut reader, visitor) {
+            // A tag section broke. pgn-reader looks for a tag's end only in what its buffer
+            // holds (16 KB at most): read this game again with a buffer that holds it whole,
+            // so that a long tag is read whole.
+            visitor.rewind(mark);
+            let text = &data[start..stop];
+            let mut whole = pgn_reader::Reader::build(text)
+                .set_supported_tag_line_length(text.len())
+                .finish();
+            read_game_text(&mut whole, visitor);
+        }
+        start = stop;
+    }
+    visitor.finish();
+}
+
+/// Reads the games of the reader's text to its end; `false` if a tag section broke on the way
+/// (the visitor has counted it).
+fn read_game_text<R: std::io::Read>(
+    reader: &mut pgn_reader::Reader<R>,
+    visitor: &mut GameVisitor,
+) -> bool {
+    let mut tags_whole = true;
     loop {
         match reader.read_game(visitor) {
             Ok(Some(())) => {}
-            Ok(None) => break,
+            Ok(None) => return tags_whole,
             // Reading from memory fails only on bad syntax, and the reader has moved past it.
-            Err(e) => visitor.broken(&e.to_string()),
+            Err(e) => tags_whole &= !visitor.broken(&e.to_string()),
         }
     }
-    visitor.finish();
+}
+
+/// One game's text of a chunk, as pgn-reader reads it: the bytes up to `end`, which
+/// [`read_games`] moves on from game to game (the reader and its buffer are kept).
+struct GameText<'a> {
+    data: &'a [u8],
+    pos: usize,
+    end: &'a Cell<usize>,
+}
+
+impl std::io::Read for GameText<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.end.get().saturating_sub(self.pos));
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
 }
 
 /// The partition of a key: its top byte (so partitions in order are keys in order).
@@ -656,7 +744,7 @@ fn tally_thread<C: Counts>(
     channels: TallyChannels,
     plan: &MemoryPlan,
     opts: &BuildOptions,
-    spill_dir: &Mutex<Option<tempfile::TempDir>>,
+    spill_dir: &Path,
 ) -> Result<TallyResult<C>, BuildError> {
     let TallyChannels {
         rx,
@@ -678,13 +766,13 @@ fn tally_thread<C: Counts>(
     };
     let apply = |tally: &mut Tally<C>,
                  batch: &mut Vec<TallyWork>,
-                 runs: &mut Vec<PathBuf>|
+                 runs: &mut Vec<Run>|
      -> Result<(), BuildError> {
         for p in (t..PARTITIONS).step_by(n) {
             for work in batch.iter() {
                 apply_partition(tally, work, p, |tally| {
                     let seq = runs.len() as u64;
-                    runs.push(spill_tally(tally, t, seq, spill_dir, opts)?);
+                    runs.push(spill_tally(tally, seq, spill_dir)?);
                     Ok(())
                 })?;
             }
@@ -852,79 +940,246 @@ const MAX_FAN_IN: usize = 64;
 
 /// Merges runs in groups until at most [`MAX_FAN_IN`] are left, so that the last merge never
 /// holds more files open than the system allows.
-fn reduce_runs(
-    mut runs: Vec<PathBuf>,
-    spill_dir: &Mutex<Option<tempfile::TempDir>>,
-) -> Result<Vec<PathBuf>, BuildError> {
-    let mut pass = 0;
+fn reduce_runs(mut runs: Vec<Run>, dir: &Path) -> Result<Vec<Run>, BuildError> {
+    let temp_err = |e: std::io::Error| BuildError::Temp {
+        dir: dir.display().to_string(),
+        why: e.to_string(),
+    };
     while runs.len() > MAX_FAN_IN {
-        let dir = spill_dir_name(spill_dir);
-        let temp_err = |e: std::io::Error| BuildError::Temp {
-            dir: dir.clone(),
-            why: e.to_string(),
-        };
         let mut merged = Vec::new();
-        for (i, group) in runs.chunks(MAX_FAN_IN).enumerate() {
-            let mut out = RunWriter::create(Path::new(&dir), &format!("merge-{pass}-{i}"))
-                .map_err(temp_err)?;
+        let mut rest = runs.into_iter();
+        loop {
+            let group: Vec<Run> = rest.by_ref().take(MAX_FAN_IN).collect();
+            if group.is_empty() {
+                break;
+            }
+            let mut out = RunWriter::create(dir).map_err(temp_err)?;
             merge_runs(group, |records| {
                 records.iter().try_for_each(|r| out.write(r))
             })
             .map_err(temp_err)?;
             merged.push(out.finish().map_err(temp_err)?);
-            for run in group {
-                let _ = std::fs::remove_file(run);
-            }
         }
         runs = merged;
-        pass += 1;
     }
     Ok(runs)
 }
 
-fn spill_dir_name(dir: &Mutex<Option<tempfile::TempDir>>) -> String {
-    dir.lock()
-        .ok()
-        .and_then(|d| d.as_ref().map(|d| d.path().display().to_string()))
-        .unwrap_or_default()
-}
-
-/// Writes every partition of `tally` as one sorted run and empties it.
-fn spill_tally<C: Counts>(
-    tally: &mut Tally<C>,
-    t: usize,
-    seq: u64,
-    spill_dir: &Mutex<Option<tempfile::TempDir>>,
-    opts: &BuildOptions,
-) -> Result<PathBuf, BuildError> {
-    let base = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+/// Writes every partition of `tally` as one sorted run (an unnamed file in `dir`) and empties it.
+fn spill_tally<C: Counts>(tally: &mut Tally<C>, seq: u64, dir: &Path) -> Result<Run, BuildError> {
     let temp_err = |e: std::io::Error| BuildError::Temp {
-        dir: base.display().to_string(),
+        dir: dir.display().to_string(),
         why: e.to_string(),
     };
-    let dir = {
-        let mut guard = spill_dir.lock().map_err(|_| BuildError::Temp {
-            dir: base.display().to_string(),
-            why: "lock poisoned".into(),
-        })?;
-        if guard.is_none() {
-            *guard = Some(
-                tempfile::Builder::new()
-                    .prefix(".polybook-build-")
-                    .tempdir_in(&base)
-                    .map_err(temp_err)?,
-            );
-        }
-        guard
-            .as_ref()
-            .map(|d| d.path().to_path_buf())
-            .unwrap_or_default()
-    };
-    let mut run = RunWriter::create(&dir, &format!("run-{t}-{seq}")).map_err(temp_err)?;
+    let mut run = RunWriter::create(dir).map_err(temp_err)?;
     for p in 0..PARTITIONS {
         for rec in tally.drain_partition(p, seq) {
             run.write(&widen(&rec)).map_err(temp_err)?;
         }
     }
     run.finish().map_err(temp_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use game::Incident;
+
+    /// What reading a text chunk by chunk gave: the chunks' outputs put together, with game
+    /// numbers counted from the start of the text.
+    #[derive(Debug, PartialEq, Eq)]
+    struct Reading {
+        games: u64,
+        used: u64,
+        plies: Vec<Ply>,
+        incidents: Vec<(u64, Reason, String)>,
+    }
+
+    fn read_in_chunks<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Reading {
+        let filter = GameFilter::default();
+        let mut r = Reading {
+            games: 0,
+            used: 0,
+            plies: Vec::new(),
+            incidents: Vec::new(),
+        };
+        for chunk in chunks {
+            let out = parse_chunk(chunk, &filter);
+            r.incidents.extend(out.incidents.into_iter().map(
+                |Incident {
+                     game,
+                     reason,
+                     detail,
+                 }| (r.games + game, reason, detail),
+            ));
+            r.games += out.games;
+            r.used += out.used;
+            r.plies.extend(out.plies);
+        }
+        r
+    }
+
+    fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+        hay.windows(needle.len()).position(|w| w == needle)
+    }
+
+    fn rfind(hay: &[u8], byte: u8) -> Option<usize> {
+        hay.iter().rposition(|&b| b == byte)
+    }
+
+    /// Where a game's movetext begins: after the blank line that ends its tags.
+    fn movetext(game: &[u8]) -> usize {
+        let lf = find(game, b"\n\n").map(|i| i + 2);
+        let crlf = find(game, b"\n\r\n").map(|i| i + 3);
+        lf.into_iter().chain(crlf).min().unwrap()
+    }
+
+    fn lf_only(text: &[u8]) -> Vec<u8> {
+        text.iter().copied().filter(|&b| b != b'\r').collect()
+    }
+
+    /// The games of a real file (historical matches, CRLF: multi-line comments, variations,
+    /// [FEN] games) and of a lichess export (LF, one-line movetext, a comment on every move),
+    /// damaged the ways real files are: comments and variations never closed, stray `[` lines,
+    /// NUL bytes, CRLF and LF mixed, a 20 KB tag, and a text that ends inside a comment.
+    fn damaged_real_games() -> Vec<Vec<u8>> {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let matches = std::fs::read(format!("{root}/pgn/world_matches.pgn")).unwrap();
+        let mut lichess = Vec::new();
+        let xz = std::fs::File::open(format!(
+            "{root}/tests/data/pgn/lichess_magnus_2018-2022.pgn.xz"
+        ))
+        .unwrap();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(xz2::read::XzDecoder::new(xz), 40_000),
+            &mut lichess,
+        )
+        .unwrap();
+        let mut games = Vec::new();
+        for text in [&matches[..], &lichess[..]] {
+            let mut start = 0;
+            let mut n = 0;
+            while let Some(next) = input::next_game_start(text, start) {
+                if n == 24 {
+                    break;
+                }
+                games.push(text[start..next].to_vec());
+                start = next;
+                n += 1;
+            }
+        }
+        // A comment never closed (a multi-line one).
+        let g = &mut games[2];
+        let close = rfind(g, b'}').unwrap();
+        g.remove(close);
+        // A variation never closed.
+        let g = games[4..24].iter_mut().find(|g| g.contains(&b'(')).unwrap();
+        let close = rfind(g, b')').unwrap();
+        g.remove(close);
+        // Stray `[` lines and NUL bytes in the movetext.
+        let g = &mut games[6];
+        let moves = movetext(g);
+        let line = moves + find(&g[moves..], b"\n").unwrap() + 1;
+        g.splice(
+            line..line,
+            b"[\n[Event\n[%eval 0.3]\n\0\0[\n".iter().copied(),
+        );
+        // LF throughout one game, in half of another (the file is CRLF).
+        games[8] = lf_only(&games[8]);
+        let half = games[9].len() / 2;
+        let lf = lf_only(&games[9][..half]);
+        games[9].splice(..half, lf);
+        // A 20 KB tag before the others (before a [FEN] in a game that has one).
+        let g = games
+            .iter()
+            .position(|g| find(g, b"[FEN ").is_some())
+            .unwrap();
+        let long = format!("[Annotator \"{}\"]\n", "x".repeat(20_000));
+        games[g].splice(0..0, long.bytes());
+        // NUL bytes in a tag value and in the movetext.
+        let g = &mut games[12];
+        let quote = find(g, b"\"").unwrap() + 1;
+        g.splice(quote..quote, [0, 0, 0]);
+        let mid = g.len() / 2;
+        g.splice(mid..mid, [0, b' ', 0]);
+        // A comment opened after a game's last one, never closed.
+        let g = &mut games[14];
+        let after = rfind(g, b'}').unwrap() + 1;
+        g.splice(after..after, b"{ never closed\n\n".iter().copied());
+        // A lichess game's last comment never closed.
+        let g = &mut games[30];
+        let close = rfind(g, b'}').unwrap();
+        g.remove(close);
+        // The text ends inside a comment.
+        let last = games.last_mut().unwrap();
+        let open = last.len() / 2 + find(&last[last.len() / 2..], b"{").unwrap() + 1;
+        last.truncate(open);
+        games
+    }
+
+    /// However a text is cut into chunks at game starts, it reads the same: the rule of where a
+    /// game starts is the splitter's and the reader's alike.
+    #[test]
+    fn a_cut_at_any_game_start_reads_the_same() {
+        let games = damaged_real_games();
+        let text = games.concat();
+        let whole = read_in_chunks([&text[..]]);
+        // The damage is seen as such, and nothing else is lost.
+        let reasons: Vec<Reason> = whole.incidents.iter().map(|i| i.1).collect();
+        assert!(
+            reasons.iter().filter(|&&r| r == Reason::Unfinished).count() >= 3,
+            "{:?}",
+            whole.incidents
+        );
+        assert!(!reasons.contains(&Reason::BadTags), "{:?}", whole.incidents);
+        assert!(whole.games >= games.len() as u64);
+        let mut start = 0;
+        for g in &games[..games.len() - 1] {
+            start += g.len();
+            let cut = read_in_chunks([&text[..start], &text[start..]]);
+            assert_eq!(cut, whole, "cut at byte {start}");
+        }
+    }
+
+    /// The chunker, with every chunk size, cuts only at game starts: the reading is the same.
+    #[test]
+    fn chunks_of_every_size_read_the_same() {
+        let games = damaged_real_games();
+        let text = games[..16].concat();
+        let whole = read_in_chunks([&text[..]]);
+        let sizes = (1..600).chain((600..text.len() + 1).step_by(97));
+        for target in sizes {
+            let mut chunker = input::Chunker::new(&text[..], target);
+            let mut chunks = Vec::new();
+            while let Some(chunk) = chunker.next_chunk().unwrap() {
+                chunks.push(chunk);
+            }
+            assert_eq!(chunks.concat(), text);
+            let got = read_in_chunks(chunks.iter().map(|c| &c[..]));
+            assert_eq!(got, whole, "chunks of {target} bytes");
+        }
+    }
+
+    /// A tag longer than pgn-reader's buffer is read whole: the game with it reads as without it.
+    #[test]
+    fn a_long_tag_is_read_whole() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let matches = std::fs::read(format!("{root}/pgn/world_matches.pgn")).unwrap();
+        // The second game has a [FEN] (a position from move 17).
+        let start = input::next_game_start(&matches, 0).unwrap();
+        let end = input::next_game_start(&matches, start).unwrap();
+        let game = &matches[start..end];
+        assert!(find(game, b"[FEN ").is_some());
+        let plain = read_in_chunks([game]);
+        assert!(plain.plies.len() > 10 && plain.incidents.is_empty());
+        for len in [300, 20_000, 1 << 20] {
+            let long = format!("[Annotator \"{}\"]\n", "y".repeat(len));
+            let with_long: Vec<u8> = long.bytes().chain(game.iter().copied()).collect();
+            assert_eq!(
+                read_in_chunks([&with_long[..]]),
+                plain,
+                "a tag of {len} bytes"
+            );
+        }
+    }
 }

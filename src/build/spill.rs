@@ -1,14 +1,15 @@
 //! Sorted runs on disk, for tallies larger than the memory budget, and their k-way merge.
 //!
-//! A run is a temporary file of fixed-size little-endian records sorted by key. Runs live in a
-//! [`tempfile::TempDir`], removed when it is dropped: on success, on error and (with the Ctrl-C
-//! handler stopping the build cleanly) on interruption.
+//! A run is a temporary file of fixed-size little-endian records sorted by key. It has no name:
+//! it is created unlinked (`O_TMPFILE` on Linux, else created and removed at once), so that it
+//! is gone when the build ends, however it ends — even killed with `kill -9`, the system frees
+//! it with the process. Nothing is ever left in `--temp-dir`.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
+use std::path::Path;
 
 use byteorder::{ByteOrder, LittleEndian};
 
@@ -16,17 +17,19 @@ use super::tally::{ExactCounts, Tallied};
 
 const RECORD: usize = 8 + 2 + 8 + 8 + 8 + 8;
 
+/// A run on disk, ready to be read from its start.
+pub struct Run(File);
+
 /// Writes one run, record by record, in key order.
 pub struct RunWriter {
-    path: PathBuf,
     out: BufWriter<File>,
 }
 
 impl RunWriter {
-    pub fn create(dir: &Path, name: &str) -> io::Result<RunWriter> {
-        let path = dir.join(name);
-        let out = BufWriter::with_capacity(1 << 20, File::create(&path)?);
-        Ok(RunWriter { path, out })
+    /// A new run, an unnamed file in `dir`.
+    pub fn create(dir: &Path) -> io::Result<RunWriter> {
+        let out = BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(dir)?);
+        Ok(RunWriter { out })
     }
 
     pub fn write(&mut self, t: &Tallied<ExactCounts>) -> io::Result<()> {
@@ -40,10 +43,11 @@ impl RunWriter {
         self.out.write_all(&buf)
     }
 
-    /// Flushes the run and returns its path.
-    pub fn finish(mut self) -> io::Result<PathBuf> {
-        self.out.flush()?;
-        Ok(self.path)
+    /// Flushes the run and returns it, to be read.
+    pub fn finish(self) -> io::Result<Run> {
+        let mut file = self.out.into_inner().map_err(|e| e.into_error())?;
+        file.rewind()?;
+        Ok(Run(file))
     }
 }
 
@@ -53,9 +57,9 @@ struct RunReader {
 }
 
 impl RunReader {
-    fn open(path: &Path) -> io::Result<RunReader> {
+    fn open(run: Run) -> io::Result<RunReader> {
         let mut r = RunReader {
-            input: BufReader::with_capacity(1 << 18, File::open(path)?),
+            input: BufReader::with_capacity(1 << 18, run.0),
             head: None,
         };
         r.advance()?;
@@ -83,14 +87,14 @@ impl RunReader {
 }
 
 /// Merges sorted runs and calls `each` once per position with all its moves, the counts of the
-/// same move in several runs added up (first appearance: the earliest).
+/// same move in several runs added up (first appearance: the earliest). The runs are consumed.
 pub fn merge_runs(
-    runs: &[PathBuf],
+    runs: Vec<Run>,
     mut each: impl FnMut(&mut Vec<Tallied<ExactCounts>>) -> io::Result<()>,
 ) -> io::Result<()> {
     let mut readers = runs
-        .iter()
-        .map(|p| RunReader::open(p))
+        .into_iter()
+        .map(RunReader::open)
         .collect::<io::Result<Vec<_>>>()?;
     let mut heap: BinaryHeap<Reverse<(u64, usize)>> = readers
         .iter()
@@ -147,11 +151,11 @@ mod tests {
     #[test]
     fn runs_merge_by_key_and_add_up() {
         let dir = tempfile::tempdir().unwrap();
-        let mut a = RunWriter::create(dir.path(), "a").unwrap();
+        let mut a = RunWriter::create(dir.path()).unwrap();
         for r in [rec(1, 5, 0, 1), rec(3, 5, 0, 2), rec(3, 6, 1, 1)] {
             a.write(&r).unwrap();
         }
-        let mut b = RunWriter::create(dir.path(), "b").unwrap();
+        let mut b = RunWriter::create(dir.path()).unwrap();
         for r in [
             rec(2, 5, 1 << 16, 1),
             rec(3, 6, 1 << 16, 4),
@@ -160,8 +164,10 @@ mod tests {
             b.write(&r).unwrap();
         }
         let runs = vec![a.finish().unwrap(), b.finish().unwrap()];
+        // The runs have no names: nothing is in the folder.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         let mut seen = Vec::new();
-        merge_runs(&runs, |g| {
+        merge_runs(runs, |g| {
             g.sort_by_key(|t| t.mv);
             seen.push(
                 g.iter()

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use indicatif::{ProgressBar, ProgressStyle};
 use polybook::build::{
     BuildOptions, BuildReport, EntryRules, GameFilter, PlayerFilter, Speed, WeightScheme,
-    input::expand, parse_date,
+    input::expand, parse_date_arg,
 };
 use shakmaty::Color;
 
@@ -56,10 +56,11 @@ pub struct Args {
     /// Only games in which both players are rated at most N.
     #[arg(long, value_name = "N")]
     max_elo: Option<u32>,
-    /// Only games played on or after DATE (YYYY.MM.DD or YYYY-MM-DD; from UTCDate or Date).
+    /// Only games played on or after DATE: YYYY, YYYY.MM, YYYY.MM.DD or YYYY-MM-DD (from the
+    /// UTCDate tag, else Date; a game without a known year is left out).
     #[arg(long, value_name = "DATE")]
     since: Option<String>,
-    /// Only games played on or before DATE.
+    /// Only games played on or before DATE (a year or a month counts to its end).
     #[arg(long, value_name = "DATE")]
     until: Option<String>,
     /// Only games of these speeds (lichess's classes, from the TimeControl tag), comma-separated.
@@ -146,12 +147,14 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// `--since` (missing month and day: the first) or `--until` (missing parts: the last).
 fn date(flag: &str, text: &Option<String>) -> Result<Option<(u32, u32, u32)>, CliError> {
+    let fill = if flag == "until" { 99 } else { 0 };
     text.as_deref()
         .map(|t| {
-            parse_date(t).ok_or_else(|| {
+            parse_date_arg(t, fill).ok_or_else(|| {
                 CliError::usage(format!(
-                    "--{flag} {}: not a date (YYYY.MM.DD)",
+                    "--{flag} {}: not a date (YYYY, YYYY.MM, YYYY.MM.DD or YYYY-MM-DD)",
                     polybook::text::quote(t)
                 ))
             })
@@ -216,7 +219,9 @@ pub fn run(args: Args) -> CliResult {
     let cancel = Arc::new(AtomicBool::new(false));
     {
         let cancel = cancel.clone();
-        // If a handler cannot be installed, Ctrl-C still stops the build (without the clean-up).
+        // Ctrl-C, SIGTERM and SIGHUP stop the build cleanly: no book, no temporary file. If a
+        // handler cannot be installed they still stop it; the spilled runs, which have no
+        // names, go with the process either way.
         let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
     }
     let show = !args.quiet && std::io::stderr().is_terminal();
@@ -237,6 +242,13 @@ pub fn run(args: Args) -> CliResult {
             human_summary(&report, &args.output.display().to_string())
         );
     }
+    if report.used == 0 {
+        // Only the filters can have left every game out (otherwise the build fails).
+        let filters = list(&report.filtered);
+        eprintln!(
+            "polybook: warning: the filters left out every game ({filters}); the book is empty"
+        );
+    }
     if args.json {
         let text = serde_json::to_string(&report).map_err(CliError::data)?;
         outln!("{text}")?;
@@ -244,14 +256,17 @@ pub fn run(args: Args) -> CliResult {
     Ok(())
 }
 
+/// `12 elo filter, 3 date filter`: counts by reason.
+fn list(m: &std::collections::BTreeMap<&str, u64>) -> String {
+    m.iter()
+        .map(|(k, v)| format!("{v} {}", k.replace('_', " ")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn human_summary(r: &BuildReport, output: &str) -> String {
     let mut s = String::new();
-    let list = |m: &std::collections::BTreeMap<&str, u64>| {
-        m.iter()
-            .map(|(k, v)| format!("{v} {}", k.replace('_', " ")))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let filtered: u64 = r.filtered.values().sum();
     let skipped: u64 = r.skipped.values().sum();
     let truncated: u64 = r.truncated.values().sum();
     s += &format!(
@@ -259,9 +274,14 @@ fn human_summary(r: &BuildReport, output: &str) -> String {
         r.entries, r.positions, r.entries_before_filter
     );
     s += &format!(
-        "games: {} read, {} used, {} skipped{}, {} cut short{}; {} plies counted\n",
+        "games: {} read, {} used, {}{} skipped{}, {} cut short{}; {} plies counted\n",
         r.games,
         r.used,
+        if filtered > 0 {
+            format!("{filtered} filtered out ({}), ", list(&r.filtered))
+        } else {
+            String::new()
+        },
         skipped,
         if skipped > 0 {
             format!(" ({})", list(&r.skipped))
