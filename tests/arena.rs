@@ -462,7 +462,11 @@ fn bad_input_fails_before_any_game() {
             2,
             "time control 'ten'",
         ),
-        (vec!["--engine", "builtin"], 2, "two engines are needed, one was given"),
+        (
+            vec!["--engine", "builtin"],
+            2,
+            "two engines are needed, one was given",
+        ),
         (
             vec!["--engine", "builtin", "--engine", "stockfish"],
             2,
