@@ -142,6 +142,10 @@ def main():
     print("slowest, with the commands before them:")
     for s, before in sorted(samples, key=lambda x: -x[0])[: args.show]:
         print(f"  {ms(s):>9}  after {' | '.join(before)}")
+    print("slowest not right after a hash clear or resize:")
+    rest = [x for x in samples if not x[1][-1].startswith(clears)]
+    for s, before in sorted(rest, key=lambda x: -x[0])[: args.show]:
+        print(f"  {ms(s):>9}  after {' | '.join(before)}")
 
 
 if __name__ == "__main__":

@@ -322,6 +322,11 @@ impl Session {
         let search_options = SearchOptions::default();
         let engine = Engine::new(search_options.clone());
         engine.populate();
+        // The 3-man tablebase is generated on first probe, about 100 ms in which the search does
+        // not see `stop`: generate it now, on a helper thread, while the GUI is still talking.
+        if search_options.tablebase {
+            std::thread::spawn(crate::engine::tablebase::init);
+        }
         Session {
             out,
             options: Options::default(),
