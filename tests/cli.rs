@@ -712,6 +712,14 @@ fn usage_errors_are_one_or_two_lines() {
         assert!((1..=2).contains(&lines.len()), "{args:?}: {err}");
         assert!(lines[0].starts_with("polybook: error: "), "{args:?}: {err}");
     }
+    // What is missing is named.
+    let err = text(&run(&["lines"]).stderr);
+    assert!(
+        err.starts_with(
+            "polybook: error: the following required arguments were not provided: --color <COLOR>, <BOOK>\n"
+        ),
+        "{err}"
+    );
 }
 
 /// `polybook` with no command prints one hint when a person runs it in a terminal, and nothing

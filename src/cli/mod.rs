@@ -165,14 +165,24 @@ fn usage_error(e: clap::Error) -> ExitCode {
     let rendered = e.render().to_string();
     let mut what = String::new();
     let mut usage = None;
+    let mut listed = 0;
     for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
         if let Some(first) = line.strip_prefix("error: ") {
             what.push_str(first);
         } else if line.starts_with("Usage: ") {
             usage = Some(line.to_string());
-        } else if line.starts_with('[') || line.starts_with("tip: ") {
+        } else if line.starts_with("For more information") {
+        } else if let Some(tip) = line.strip_prefix("tip: ") {
+            what.push_str("; ");
+            what.push_str(tip);
+        } else if line.starts_with('[') {
             what.push(' ');
             what.push_str(line);
+        } else {
+            // The arguments clap lists below its first line (the missing ones).
+            what.push_str(if listed == 0 { " " } else { ", " });
+            what.push_str(line);
+            listed += 1;
         }
     }
     eprintln!("polybook: error: {what}");

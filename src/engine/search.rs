@@ -293,6 +293,12 @@ impl Engine {
         }
     }
 
+    /// Has the table's memory allocated now, before a search needs it (see
+    /// `TranspositionTable::populate`).
+    pub fn populate(&self) {
+        self.tt.populate();
+    }
+
     /// Forgets everything learnt in earlier searches (a new game, or a deterministic bench).
     pub fn clear(&mut self) {
         self.tt.clear();

@@ -320,10 +320,17 @@ fn bestmove_line(best: Option<&Move>, ponder: Option<&Move>) -> String {
 impl Session {
     fn new(out: Arc<Output>) -> Self {
         let search_options = SearchOptions::default();
+        let engine = Engine::new(search_options.clone());
+        engine.populate();
+        // The 3-man tablebase is generated on first probe, about 100 ms in which the search does
+        // not see `stop`: generate it now, on a helper thread, while the GUI is still talking.
+        if search_options.tablebase {
+            std::thread::spawn(crate::engine::tablebase::init);
+        }
         Session {
             out,
             options: Options::default(),
-            engine: Some(Engine::new(search_options.clone())),
+            engine: Some(engine),
             search_options,
             book: None,
             rng: StdRng::from_os_rng(),
@@ -437,6 +444,8 @@ impl Session {
                 .stop_requested
                 .store(true, Ordering::Relaxed);
             running.control.stop.store(true, Ordering::Relaxed);
+            // An infinite or ponder search waiting to answer: wake it now.
+            running.handle.thread().unpark();
         }
         match running.handle.join() {
             Ok(engine) => self.engine = Some(engine),
@@ -460,6 +469,7 @@ impl Session {
                 *c.deadlines() = Some((Instant::now(), plan));
             }
             c.pondering.store(false, Ordering::Relaxed);
+            running.handle.thread().unpark();
         }
     }
 
@@ -480,7 +490,13 @@ impl Session {
             "hash" => {
                 if let Some(mb) = self.spin(&name, value, 1, MAX_HASH_MB) {
                     self.search_options.hash_mb = mb as usize;
-                    self.engine = Some(Engine::new(self.search_options.clone()));
+                    // The old table goes first, then the new one is allocated whole: its
+                    // pages are not left for the search to fault in (a legitimate wait for the
+                    // next `isready`).
+                    self.engine = None;
+                    let engine = Engine::new(self.search_options.clone());
+                    engine.populate();
+                    self.engine = Some(engine);
                 }
             }
             "threads" => {
@@ -872,7 +888,8 @@ impl Session {
                     if watch.past_hard() {
                         watch.stop.store(true, Ordering::Relaxed);
                     }
-                    std::thread::sleep(Duration::from_millis(1));
+                    // Woken at once when the search ends, so that joining it costs nothing.
+                    std::thread::park_timeout(Duration::from_millis(1));
                 }
             });
             let (best, ponder) = if root_moves.is_empty() {
@@ -889,11 +906,13 @@ impl Session {
                 (result.best_move, result.pv.get(1).copied())
             };
             // Infinite and ponder searches answer only once told to.
+            // (`stop` and `ponderhit` wake this thread.)
             while !c.may_answer() {
-                std::thread::sleep(Duration::from_millis(1));
+                std::thread::park_timeout(Duration::from_millis(1));
             }
             out.line(&bestmove_line(best.as_ref(), ponder.as_ref()));
             c.finished.store(true, Ordering::Release);
+            watchdog.thread().unpark();
             let _ = watchdog.join();
             engine
         });
