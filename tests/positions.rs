@@ -183,6 +183,24 @@ fn unplayable_setups_are_refused_with_the_reason() {
     }
 }
 
+/// A 10,240-character FEN or move argument is quoted by its start and length, not echoed.
+#[test]
+fn long_arguments_are_quoted_not_echoed() {
+    let fen = "r".repeat(10_240);
+    let moves = format!("e4 {}", "x".repeat(10_240));
+    for args in [
+        vec!["key", "--fen", fen.as_str()],
+        vec!["perft", "1", "--fen", fen.as_str()],
+        vec!["key", "--moves", moves.as_str()],
+    ] {
+        let o = polybook(&args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.len() < 400, "{} bytes: {err}", err.len());
+        assert!(err.contains("(10,240 characters)"), "{err}");
+    }
+}
+
 /// Whether `mv` (UCI) is legal in `fen` by python-chess (with the setup read as polybook reads it).
 fn legal_by_python(fen: &str, mv: &str) -> bool {
     let script = r#"

@@ -2,9 +2,9 @@
 //! as one stream of chunks that each end at a game boundary, so that chunks can be parsed apart.
 //!
 //! Where a game starts is decided here, once, by [`next_game_start`]: the chunks are cut there,
-//! and the game reader (`super::read_games`) hands pgn-reader one game's text at a time, cut at
-//! the same places. So a game is read the same way whatever chunk it falls in, and the book does
-//! not depend on `--threads` or `--memory`.
+//! and the game reader (`super::read_games`) never lets pgn-reader read across such a place
+//! either (see [`run_end`]). So a game is read the same way whatever chunk it falls in, and the
+//! book does not depend on `--threads` or `--memory`.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -278,6 +278,36 @@ pub fn next_game_start(buf: &[u8], from: usize) -> Option<usize> {
         }
         line = next;
     }
+}
+
+/// The end of the games from `from` (a line start) that pgn-reader may read in one go: the first
+/// game start after `from` at which a `{` comment opened since `from` is still open, or the end of
+/// `buf`.
+///
+/// Reading each game's text alone (cut at every [`next_game_start`]) is the rule; this is a
+/// shortcut to it. pgn-reader ends a game's moves at a line starting with `[` anyway, unless it is
+/// inside a comment (its only construct that runs across such lines; variations stop there), and
+/// it can be inside one at a game start only if, counting braces byte by byte from `from` (a `{`
+/// opens, the next `}` closes, whatever else surrounds them), a comment is open there. So the text
+/// up to that point reads the same in one go as game by game, and one reader does it without
+/// stopping at every game's end.
+pub fn run_end(buf: &[u8], from: usize) -> usize {
+    let mut open = false;
+    let mut line = from;
+    for i in memchr::memchr3_iter(b'\n', b'{', b'}', &buf[from..]) {
+        let i = from + i;
+        match buf[i] {
+            b'{' => open = true,
+            b'}' => open = false,
+            _ => {
+                if open && starts_game(buf, line, i + 1) {
+                    return i + 1;
+                }
+                line = i + 1;
+            }
+        }
+    }
+    buf.len()
 }
 
 /// The offset of the last game start in `buf` (after offset 0), by the rule of

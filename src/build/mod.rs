@@ -18,7 +18,6 @@ mod resolve;
 mod spill;
 mod tally;
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -653,37 +652,45 @@ fn parse_chunk(data: &[u8], filter: &GameFilter) -> ChunkOutput {
     visitor.out
 }
 
-/// Reads every game of `data`, one game's text at a time: the text is cut where
-/// [`input::next_game_start`] says games start (as the chunks are), and pgn-reader sees only the
-/// current game's text, so that nothing (an unclosed comment, say) runs from one game into the
-/// next and a game reads the same whatever chunk holds it. pgn-reader recovers from bad movetext
-/// by itself; a broken tag section is an error for that game only.
+/// Reads every game of `data` as if each game's text were read alone, cut where
+/// [`input::next_game_start`] says games start (as the chunks are), so that nothing (an unclosed
+/// comment, say) runs from one game into the next and a game reads the same whatever chunk holds
+/// it. A reader goes through the games in runs in which it cannot read across a game start
+/// ([`input::run_end`]): a run ends only where a comment was left open. pgn-reader recovers from
+/// bad movetext by itself; a broken tag section is an error for that game only.
 fn read_games(data: &[u8], visitor: &mut GameVisitor) {
-    let end = Cell::new(0);
-    let mut reader = pgn_reader::Reader::new(GameText {
-        data,
-        pos: 0,
-        end: &end,
-    });
     let mut start = 0;
     while start < data.len() {
-        let stop = input::next_game_start(data, start).unwrap_or(data.len());
-        end.set(stop);
+        let stop = input::run_end(data, start);
         let mark = visitor.mark();
-        if !read_game_text(&mut reader, visitor) {
-            // A tag section broke. pgn-reader looks for a tag's end only in what its buffer
-            // holds (16 KB at most): read this game again with a buffer that holds it whole,
-            // so that a long tag is read whole.
+        if !read_game_text(&mut pgn_reader::Reader::new(&data[start..stop]), visitor) {
+            // A tag section broke: read these games again one by one.
             visitor.rewind(mark);
-            let text = &data[start..stop];
+            read_one_by_one(&data[..stop], start, visitor);
+        }
+        start = stop;
+    }
+    visitor.finish();
+}
+
+/// Reads the games of `data` from `start` each with a reader of its own. pgn-reader looks for a
+/// tag's end only in what its buffer holds (16 KB at most): a game whose tag section breaks is
+/// read again with a buffer that holds it whole, so that a long tag is read whole.
+fn read_one_by_one(data: &[u8], start: usize, visitor: &mut GameVisitor) {
+    let mut game = start;
+    while game < data.len() {
+        let next = input::next_game_start(data, game).unwrap_or(data.len());
+        let text = &data[game..next];
+        let mark = visitor.mark();
+        if !read_game_text(&mut pgn_reader::Reader::new(text), visitor) {
+            visitor.rewind(mark);
             let mut whole = pgn_reader::Reader::build(text)
                 .set_supported_tag_line_length(text.len())
                 .finish();
             read_game_text(&mut whole, visitor);
         }
-        start = stop;
+        game = next;
     }
-    visitor.finish();
 }
 
 /// Reads the games of the reader's text to its end; `false` if a tag section broke on the way
@@ -700,23 +707,6 @@ fn read_game_text<R: std::io::Read>(
             // Reading from memory fails only on bad syntax, and the reader has moved past it.
             Err(e) => tags_whole &= !visitor.broken(&e.to_string()),
         }
-    }
-}
-
-/// One game's text of a chunk, as pgn-reader reads it: the bytes up to `end`, which
-/// [`read_games`] moves on from game to game (the reader and its buffer are kept).
-struct GameText<'a> {
-    data: &'a [u8],
-    pos: usize,
-    end: &'a Cell<usize>,
-}
-
-impl std::io::Read for GameText<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = buf.len().min(self.end.get().saturating_sub(self.pos));
-        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
     }
 }
 
@@ -1139,6 +1129,38 @@ mod tests {
             let cut = read_in_chunks([&text[..start], &text[start..]]);
             assert_eq!(cut, whole, "cut at byte {start}");
         }
+    }
+
+    /// Reading games in runs (one reader across game starts where no comment is open) is reading
+    /// each game alone.
+    #[test]
+    fn runs_read_as_games_alone() {
+        let games = damaged_real_games();
+        let text = games.concat();
+        let filter = GameFilter::default();
+        let mut alone = GameVisitor::new(&filter);
+        read_one_by_one(&text, 0, &mut alone);
+        alone.finish();
+        let mut runs = GameVisitor::new(&filter);
+        read_games(&text, &mut runs);
+        assert_eq!(runs.out.games, alone.out.games);
+        assert_eq!(runs.out.used, alone.out.used);
+        assert_eq!(runs.out.plies, alone.out.plies);
+        let incidents = |v: &GameVisitor| -> Vec<(u64, Reason, String)> {
+            v.out
+                .incidents
+                .iter()
+                .map(|i| (i.game, i.reason, i.detail.clone()))
+                .collect()
+        };
+        assert_eq!(incidents(&runs), incidents(&alone));
+        // Most games are read in runs of several.
+        let starts = std::iter::successors(Some(0), |&s| input::next_game_start(&text, s)).count();
+        let runs = std::iter::successors(Some(0), |&s| {
+            Some(input::run_end(&text, s)).filter(|&e| e < text.len())
+        })
+        .count();
+        assert!(runs * 4 < starts, "{runs} runs for {starts} games");
     }
 
     /// The chunker, with every chunk size, cuts only at game starts: the reading is the same.
