@@ -867,3 +867,39 @@ fn sigterm_stops_build_cleanly() {
         assert!(left.is_empty(), "an interrupted build wrote {left:?}");
     }
 }
+
+/// `play --pgn` onto a FIFO writes the game into it (it is not read back first, nor replaced).
+#[test]
+fn play_pgn_onto_a_fifo_streams_the_game() {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("games");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            File::open(fifo).unwrap().read_to_string(&mut text).unwrap();
+            text
+        })
+    };
+    let out = run_with_input(
+        dir.path(),
+        &["play", "--depth", "1", "--pgn", "games"],
+        "e4\nresign\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let game = reader.join().unwrap();
+    assert!(game.starts_with("[Event \"polybook play\"]"), "{game}");
+    assert!(game.contains("1. e4 "), "{game}");
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo());
+    assert_eq!(listing(dir.path()), ["games"]);
+}
