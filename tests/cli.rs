@@ -825,3 +825,81 @@ fn long_input_is_quoted_short() {
         "{infos:?}"
     );
 }
+
+/// SIGTERM stops `build` as Ctrl-C does (exit 130, or 0 if it had finished): never killed by
+/// the signal, and nothing left beside the output.
+#[test]
+fn sigterm_stops_build_cleanly() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let target = dir.path().join("book.bin");
+    let child = polybook()
+        .arg("build")
+        .arg(data("pgn/lichess_magnus_2018-2022.pgn.xz"))
+        .arg("-o")
+        .arg(&target)
+        .arg("--temp-dir")
+        .arg(spill.path())
+        .args(["--quiet", "--memory", "1M"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Past the start, where the handler is installed.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), None, "killed by a signal");
+    assert!(
+        matches!(out.status.code(), Some(0 | 130)),
+        "{:?}: {}",
+        out.status,
+        text(&out.stderr)
+    );
+    let left = listing(dir.path());
+    assert!(left.is_empty() || left == ["book.bin"], "{left:?}");
+    if out.status.code() == Some(130) {
+        assert!(left.is_empty(), "an interrupted build wrote {left:?}");
+    }
+}
+
+/// `play --pgn` onto a FIFO writes the game into it (it is not read back first, nor replaced).
+#[test]
+fn play_pgn_onto_a_fifo_streams_the_game() {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("games");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            File::open(fifo).unwrap().read_to_string(&mut text).unwrap();
+            text
+        })
+    };
+    let out = run_with_input(
+        dir.path(),
+        &["play", "--depth", "1", "--pgn", "games"],
+        "e4\nresign\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let game = reader.join().unwrap();
+    assert!(game.starts_with("[Event \"polybook play\"]"), "{game}");
+    assert!(game.contains("1. e4 "), "{game}");
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo());
+    assert_eq!(listing(dir.path()), ["games"]);
+}

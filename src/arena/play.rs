@@ -785,6 +785,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Adds `text` after what `path` holds (a PGN file of several games), atomically: the old
 /// content and the new text go to a temporary file renamed onto `path`.
 pub fn append_atomic(path: &Path, text: &str) -> io::Result<()> {
+    // A FIFO or a device is not read back: the game is written into it (see `AtomicFile`).
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return write_atomic(path, text.as_bytes());
+    }
     let mut bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),

@@ -52,7 +52,7 @@ pub const POSITIONS: [&str; 34] = [
 #[derive(clap::Args)]
 pub struct Args {
     /// The depth of every search.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = super::search::at_least_one::<u32>)]
     depth: u32,
     /// Print each position's result (on stderr).
     #[arg(long)]
@@ -65,7 +65,7 @@ pub fn run(args: Args) -> CliResult {
     let options = args.engine.options()?;
     let mut engine = Engine::new(options);
     let limits = Limits {
-        depth: Some(args.depth.max(1)),
+        depth: Some(args.depth),
         ..Limits::default()
     };
     let mut nodes = 0u64;

@@ -99,7 +99,7 @@ pub struct LimitArgs {
 }
 
 /// A whole number of at least 1: `--depth 0`, `--movetime 0` and `--nodes 0` are usage errors.
-fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) -> Result<T, String> {
+pub fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) -> Result<T, String> {
     match text.trim().parse::<T>() {
         Ok(n) if n >= T::from(1) => Ok(n),
         Ok(_) => Err("must be at least 1".to_string()),
