@@ -13,6 +13,7 @@ use thiserror::Error;
 
 use super::search::{Score, SearchResult};
 use crate::position::{parse_fen, parse_move};
+use crate::text::quote;
 
 /// What a suite position asks for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -129,14 +130,17 @@ pub fn parse_epd_line(text: &str, line: usize) -> Option<Result<SuiteEntry, Suit
             "id" => entry.id = args.first().cloned(),
             "dm" => match args.first().and_then(|a| a.parse::<i32>().ok()) {
                 Some(n) if n != 0 => entry.task.mate = Some(n),
-                _ => return Some(Err(err(format!("bad dm operand {args:?}")))),
+                _ => {
+                    let operand = args.join(" ");
+                    return Some(Err(err(format!("bad dm operand {}", quote(&operand)))));
+                }
             },
             "bm" | "am" => {
                 for a in &args {
                     if let Some(n) = a.strip_prefix('#') {
                         match n.parse::<i32>() {
                             Ok(n) if n != 0 && op == "bm" => entry.task.mate = Some(n),
-                            _ => return Some(Err(err(format!("bad mate operand '{a}'")))),
+                            _ => return Some(Err(err(format!("bad mate operand {}", quote(a))))),
                         }
                         continue;
                     }
@@ -144,7 +148,7 @@ pub fn parse_epd_line(text: &str, line: usize) -> Option<Result<SuiteEntry, Suit
                         Ok(m) if op == "bm" => entry.task.best.push(m),
                         Ok(m) => entry.task.avoid.push(m),
                         Err(why) => {
-                            return Some(Err(err(format!("{op} move '{a}' is {why}"))));
+                            return Some(Err(err(format!("{op} move {} is {why}", quote(a)))));
                         }
                     }
                 }
