@@ -315,15 +315,15 @@ fn pgn_seeds() -> Vec<Vec<u8>> {
     seeds
 }
 
-/// Builds `pgn` with `threads` parser threads and chunks of `chunk` bytes; the book's bytes or the
-/// error's text.
+/// Builds `pgn` with `threads` parser threads and chunks of `chunk` bytes: the book's bytes and what
+/// the report counted, or the error's text.
 fn build_bytes(
     pgn: &Path,
     out: &Path,
     threads: usize,
     chunk: usize,
     memory: usize,
-) -> Result<Vec<u8>, String> {
+) -> Result<(Vec<u8>, String), String> {
     let opts = BuildOptions {
         threads,
         chunk_size: chunk,
@@ -342,13 +342,19 @@ fn build_bytes(
         &AtomicBool::new(false),
         &(),
     ) {
-        Ok(_) => Ok(std::fs::read(out).unwrap()),
+        Ok(r) => {
+            let counted = format!(
+                "games {} used {} skipped {:?} cut short {:?} plies {} examples {:?}",
+                r.games, r.used, r.skipped, r.truncated, r.plies, r.examples
+            );
+            Ok((std::fs::read(out).unwrap(), counted))
+        }
         Err(e) => Err(e.to_string()),
     }
 }
 
 /// Mutated real PGN: the build never panics, errors are one line, and the book is the same bytes
-/// whatever the threads and the chunk size.
+/// and the report the same counts whatever the threads and the chunk size.
 #[test]
 fn pgn_build() {
     let seeds = pgn_seeds();
@@ -371,7 +377,8 @@ fn pgn_build() {
                 assert_one_line(e);
             }
             if let (Ok(x), Ok(y)) = (&whole, &chunked) {
-                assert!(x == y, "the book depends on --threads / the chunk size");
+                assert!(x.0 == y.0, "the book depends on --threads / the chunk size");
+                assert_eq!(x.1, y.1, "the report depends on --threads / the chunk size");
             }
         },
     );

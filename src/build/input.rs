@@ -281,18 +281,25 @@ pub fn next_game_start(buf: &[u8], from: usize) -> Option<usize> {
 }
 
 /// The end of the games from `from` (a line start) that pgn-reader may read in one go: the first
-/// game start after `from` at which a `{` comment opened since `from` is still open, or the end of
-/// `buf`.
+/// game start after `from` at which a reader could still be inside something that began before it
+/// (see below), or the end of `buf`.
 ///
 /// Reading each game's text alone (cut at every [`next_game_start`]) is the rule; this is a
-/// shortcut to it. pgn-reader ends a game's moves at a line starting with `[` anyway, unless it is
-/// inside a comment (its only construct that runs across such lines; variations stop there), and
-/// it can be inside one at a game start only if, counting braces byte by byte from `from` (a `{`
-/// opens, the next `}` closes, whatever else surrounds them), a comment is open there. So the text
-/// up to that point reads the same in one go as game by game, and one reader does it without
-/// stopping at every game's end.
+/// shortcut to it. pgn-reader ends a game's moves at a line starting with `[`, but it reads on
+/// across such a line
+/// - inside a `{` comment (the only construct of movetext that runs across lines; variations stop
+///   there): counting braces byte by byte from `from` (a `{` opens, the next `}` closes, whatever
+///   else surrounds them) finds where one may be open;
+/// - inside a tag that its line does not close (a quoted value left open, a `[Name` without its
+///   `]`);
+/// - in a tag section that blank lines interrupt (`[Variant "Standard"]`, a blank line, then more
+///   tags): until a line of movetext, the next tags are the same game's for pgn-reader.
+///
+/// A run ends at the first game start where any of these may hold. So the text up to that point
+/// reads the same in one go as game by game, and one reader does it without stopping at every
+/// game's end.
 pub fn run_end(buf: &[u8], from: usize) -> usize {
-    let mut open = false;
+    let (mut open, mut tag_open, mut in_tags) = (false, false, false);
     let mut line = from;
     for i in memchr::memchr3_iter(b'\n', b'{', b'}', &buf[from..]) {
         let i = from + i;
@@ -300,7 +307,16 @@ pub fn run_end(buf: &[u8], from: usize) -> usize {
             b'{' => open = true,
             b'}' => open = false,
             _ => {
-                if open && starts_game(buf, line, i + 1) {
+                match buf[line..i].iter().find(|b| !b.is_ascii_whitespace()) {
+                    Some(b'[') => {
+                        in_tags = true;
+                        tag_open |= buf[line] != b'[' || !closes_its_tags(&buf[line..i]);
+                    }
+                    // A blank line, a `;` comment or a `%` escaped line: not movetext.
+                    None | Some(b';' | b'%') => {}
+                    Some(_) => in_tags = false,
+                }
+                if (open || tag_open || in_tags) && starts_game(buf, line, i + 1) {
                     return i + 1;
                 }
                 line = i + 1;
@@ -308,6 +324,22 @@ pub fn run_end(buf: &[u8], from: usize) -> usize {
         }
     }
     buf.len()
+}
+
+/// Whether a line that starts with `[` closes what it opens: every quoted value closed (`\"` and
+/// `\\` escaped) and a `]` at its end.
+fn closes_its_tags(line: &[u8]) -> bool {
+    let (mut quoted, mut escaped) = (false, false);
+    for &b in line {
+        if escaped {
+            escaped = false;
+        } else if quoted && b == b'\\' {
+            escaped = true;
+        } else if b == b'"' {
+            quoted = !quoted;
+        }
+    }
+    !quoted && line.trim_ascii_end().last() == Some(&b']')
 }
 
 /// The offset of the last game start in `buf` (after offset 0), by the rule of

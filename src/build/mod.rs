@@ -1100,6 +1100,18 @@ mod tests {
         let g = &mut games[30];
         let close = rfind(g, b'}').unwrap();
         g.remove(close);
+        // A blank line inside a tag section: by the rule the tags after it start a game, while
+        // pgn-reader, reading on, would take them for the same game's.
+        let g = &mut games[16];
+        let second_tag = find(g, b"\n[").unwrap() + 1;
+        g.splice(second_tag..second_tag, b"\r\n".iter().copied());
+        // A tag value across lines, and a tag line left open.
+        let g = &mut games[18];
+        let quote = find(g, b"\"").unwrap() + 1;
+        g.splice(quote..quote, b"two\r\nlines ".iter().copied());
+        let g = &mut games[20];
+        let end = find(g, b"]").unwrap();
+        g.remove(end);
         // The text ends inside a comment.
         let last = games.last_mut().unwrap();
         let open = last.len() / 2 + find(&last[last.len() / 2..], b"{").unwrap() + 1;
