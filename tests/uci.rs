@@ -634,5 +634,6 @@ fn python_chess_analysis_stream() {
 
 #[test]
 fn python_chess_game_against_stockfish() {
+    common::stockfish();
     python("game", &[&book()]);
 }
