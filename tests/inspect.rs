@@ -3,29 +3,14 @@
 //! raw bytes, `verify` on valid, invalid and crafted books, and bad input for every command.
 
 mod common;
-use common::data;
+use common::{data, polybook, stderr, stdout};
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 /// One record: key, move, weight, learn.
 type RawEntry = (u64, u16, u16, u32);
-
-fn polybook<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_polybook"))
-        .args(args)
-        .output()
-        .expect("run polybook")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// Every bundled book (`books/*.bin`), sorted by name.
 fn bundled_books() -> Vec<PathBuf> {

@@ -8,27 +8,12 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use common::data;
+use common::{data, polybook, stderr, stdout};
 use polybook::book::Key;
 use shakmaty::san::San;
 use shakmaty::{Chess, Position};
-
-fn polybook<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_polybook"))
-        .args(args)
-        .output()
-        .expect("run polybook")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 type Record = [u8; 16];
 

@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 /// The repository's root.
@@ -64,4 +64,22 @@ fn installed(path: &'static str, name: &str, install: &str) -> &'static str {
         "reference tool missing: {name} ({path}): {install}, or run ./test.sh"
     );
     path
+}
+
+/// Runs the `polybook` binary built for the tests with `args`.
+pub fn polybook<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_polybook"))
+        .args(args)
+        .output()
+        .expect("run polybook")
+}
+
+/// A run's standard output, as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A run's standard error, as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
