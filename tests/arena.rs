@@ -182,6 +182,21 @@ fn children(parent: u32, name: &str) -> Vec<u32> {
     found
 }
 
+/// Whether one of process `pid`'s threads is running: an idle UCI engine sleeps on its input
+/// and its search threads wait, so a running thread means it is searching, mid-game.
+fn searching(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+            stat.rfind(')')
+                .and_then(|close| stat[close + 1..].split_whitespace().next())
+                == Some("R")
+        })
+    })
+}
+
 #[test]
 fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -213,21 +228,25 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
         .spawn()
         .unwrap();
     // Wait for the match's own Stockfish (after the start-up check, which quits its engines),
-    // let it play a little, then kill it.
+    // let it play a little, then kill it while it searches: killed between two games, it would
+    // only be restarted, with no game to lose.
     let start = Instant::now();
     let mut killed = false;
     std::thread::sleep(Duration::from_millis(1500));
     while start.elapsed() < Duration::from_secs(20) && !killed {
-        if let Some(&pid) = children(child.id(), "stockfish").first() {
+        if let Some(&pid) = children(child.id(), "stockfish")
+            .first()
+            .filter(|&&pid| searching(pid))
+        {
             killed = Command::new("kill")
                 .args(["-9", &pid.to_string()])
                 .status()
                 .unwrap()
                 .success();
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(2));
     }
-    assert!(killed, "found Stockfish under the match");
+    assert!(killed, "found Stockfish searching under the match");
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
