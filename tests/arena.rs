@@ -6,18 +6,15 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_polybook");
-fn here(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
+use common::{BIN, gnuchess_book as book, polybook};
 
-fn book() -> PathBuf {
-    common::data("books/gnuchess.bin")
+fn here(rel: &str) -> PathBuf {
+    common::root().join(rel)
 }
 
 fn fake(mode: &str, n: i32) -> String {
@@ -26,13 +23,6 @@ fn fake(mode: &str, n: i32) -> String {
         common::python_chess(),
         here("tests/fake_engine.py").display()
     )
-}
-
-fn polybook(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("polybook runs")
 }
 
 /// The games of a PGN as python-chess reads them (see tests/match_check.py).

@@ -2,7 +2,7 @@
 //! expectations on real books, and the atomic writer.
 
 mod common;
-use common::data;
+use common::{data, polybook};
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -10,13 +10,6 @@ use std::process::Command;
 use polybook::book::{Book, ChooseOptions, Entry, Key, RawMove, Selection, choose, write_book};
 use polybook::position::{parse_fen, play_moves};
 use shakmaty::{Chess, Position};
-
-fn polybook(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_polybook"))
-        .args(args)
-        .output()
-        .expect("run polybook")
-}
 
 /// Every vector of the spec (computed by Toga II) and python-chess's versions of the same positions.
 #[test]

@@ -3,18 +3,11 @@
 //! python-chess where polyglot is wrong (games from a FEN, variants, bad moves), and bad input.
 
 mod common;
-use common::{bundled, data};
+use common::{bundled, data, polybook};
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn polybook(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_polybook"))
-        .args(args)
-        .output()
-        .expect("run polybook")
-}
+use std::process::{Command, Stdio};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()

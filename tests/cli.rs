@@ -3,7 +3,7 @@
 //! after a signal, and the usage rules the commands share.
 
 mod common;
-use common::{bundled, data};
+use common::{bundled, data, text};
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -11,10 +11,6 @@ use std::process::{Command, Stdio};
 
 fn polybook() -> Command {
     Command::new(env!("CARGO_BIN_EXE_polybook"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// A command line for each command that prints results, with the files it needs made in `dir`.
@@ -476,24 +472,7 @@ fn file_errors_name_the_file_and_what_it_was_for() {
     }
 }
 
-fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
-    polybook().args(args).output().expect("run polybook")
-}
-
-/// Runs polybook with `input` on standard input, in `dir`.
-fn run_with_input(dir: &Path, args: &[&str], input: &str) -> std::process::Output {
-    use std::io::Write;
-    let mut child = polybook()
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    child.wait_with_output().unwrap()
-}
+use common::{polybook as run, polybook_in as run_with_input};
 
 /// White mates in one with Ra8#.
 const MATE_IN_ONE: &str = "6k1/5ppp/8/8/8/8/8/R5K1 w - -";

@@ -10,8 +10,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -24,12 +22,8 @@ use polybook::position::{parse_fen, play_moves};
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position, PositionError};
 
-fn data(name: &str) -> PathBuf {
-    common::data("epd").join(name)
-}
-
 fn read(name: &str) -> String {
-    let bytes = std::fs::read(data(name)).expect("the test data is present (tests/data)");
+    let bytes = std::fs::read(common::epd(name)).expect("the test data is present (tests/data)");
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
@@ -565,15 +559,13 @@ fn wac_sample_at_fixed_nodes() {
     assert!(solved * 10 >= sample.len() * 8, "{solved}/{}", sample.len());
 }
 
+/// Runs polybook: its exit code, standard output and standard error.
 fn polybook(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_polybook"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = common::polybook(args);
     (
         out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        common::stdout(&out),
+        common::stderr(&out),
     )
 }
 

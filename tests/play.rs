@@ -12,30 +12,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_polybook");
-
-fn book() -> PathBuf {
-    common::data("books/gnuchess.bin")
-}
+use common::{BIN, gnuchess_book as book, python, text};
 
 /// Runs `polybook play ARGS` in `dir` with `input` on stdin.
 fn play_in(dir: &Path, args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(BIN)
-        .arg("play")
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The game may end before all the input is read: a closed pipe is no failure here.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    let args: Vec<&str> = std::iter::once("play")
+        .chain(args.iter().copied())
+        .collect();
+    common::polybook_in(dir, &args, input)
 }
 
 /// The PGN files in `dir`.
@@ -67,21 +51,6 @@ fn game(args: &[&str], input: &str) -> (Output, PathBuf, tempfile::TempDir) {
         "{name}"
     );
     (out, files[0].clone(), dir)
-}
-
-fn python(script: &str, args: &[&str]) -> String {
-    let out = Command::new(common::python_chess())
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 with python-chess (pip install chess)");
-    assert!(
-        out.status.success(),
-        "python-chess failed (pip install chess): {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout)
 }
 
 /// Every game of a PGN file as python-chess reads it: headers, moves (UCI), the comment after

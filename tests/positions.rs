@@ -5,11 +5,10 @@
 //! that cannot be played are refused with one clear line.
 
 mod common;
-use common::data;
+use common::{data, polybook, python, text};
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 /// Playable setups that shakmaty's strict check refuses.
 const PLAYABLE: &[&str] = &[
@@ -38,40 +37,9 @@ const UNPLAYABLE: &[(&str, &str)] = &[
     ("4k3/8/8/8/8/8/4R3/4K3 w - - 0 1", "opposite check"),
 ];
 
-fn polybook(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_polybook"))
-        .args(args)
-        .output()
-        .expect("run polybook")
-}
-
+/// Runs `polybook ARGS` in `dir` with `input` on its standard input.
 fn polybook_with_input(args: &[&str], input: &str, dir: &Path) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_polybook"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run polybook");
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Runs a python-chess script with `args`; its stdout.
-fn python(script: &str, args: &[&str]) -> String {
-    let o = Command::new(common::python_chess())
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 runs");
-    assert!(o.status.success(), "python: {}", text(&o.stderr));
-    text(&o.stdout)
+    common::polybook_in(dir, args, input)
 }
 
 /// For each FEN: its python-chess polyglot key, the key after its first legal move (UCI, in

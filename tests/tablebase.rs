@@ -5,16 +5,14 @@
 mod common;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use polybook::engine::suite::parse_epd;
 use polybook::engine::tablebase::{Value, probe};
 use polybook::position::parse_fen;
 
-fn data(name: &str) -> PathBuf {
-    common::data("epd").join(name)
-}
+use common::epd as data;
 
 #[test]
 fn every_krvk1000_line_agrees() {

@@ -5,7 +5,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
@@ -18,11 +18,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess};
 
-const BIN: &str = env!("CARGO_BIN_EXE_polybook");
-
-fn book() -> PathBuf {
-    common::data("books/gnuchess.bin")
-}
+use common::{BIN, gnuchess_book as book};
 
 // ---- in-process sessions ----------------------------------------------------------------------
 

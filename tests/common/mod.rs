@@ -5,9 +5,13 @@
 //! line naming the tool and how to install it; `./test.sh` installs them all.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
+
+/// The `polybook` binary built for the tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_polybook");
 
 /// The repository's root.
 pub fn root() -> &'static Path {
@@ -17,6 +21,17 @@ pub fn root() -> &'static Path {
 /// A file of the test data, `tests/data/REL`.
 pub fn data(rel: &str) -> PathBuf {
     root().join("tests/data").join(rel)
+}
+
+/// An EPD suite of the test data, `tests/data/epd/NAME`.
+pub fn epd(name: &str) -> PathBuf {
+    data("epd").join(name)
+}
+
+/// The book Debian's GNU Chess ships (`tests/data/books/gnuchess.bin`), a real book made by
+/// others.
+pub fn gnuchess_book() -> PathBuf {
+    data("books/gnuchess.bin")
 }
 
 /// One of the bundled game files in `pgn/` (`dortmund.pgn`, `world_matches.pgn`).
@@ -68,10 +83,44 @@ fn installed(path: &'static str, name: &str, install: &str) -> &'static str {
 
 /// Runs the `polybook` binary built for the tests with `args`.
 pub fn polybook<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_polybook"))
+    Command::new(BIN).args(args).output().expect("run polybook")
+}
+
+/// Runs `polybook ARGS` in `dir` with `input` on its standard input.
+pub fn polybook_in(dir: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run polybook");
+    // polybook may stop before it has read all the input: a closed pipe is no failure here.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    child.wait_with_output().expect("run polybook")
+}
+
+/// Runs a python-chess script (`python3 -c SCRIPT ARGS`); its standard output. Panics with the
+/// script's standard error if it fails.
+pub fn python(script: &str, args: &[&str]) -> String {
+    let out = Command::new(python_chess())
+        .arg("-c")
+        .arg(script)
         .args(args)
         .output()
-        .expect("run polybook")
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "python-chess failed: {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// Bytes as text (lossy: a test's output may hold anything).
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// A run's standard output, as text.
