@@ -314,12 +314,26 @@ mod tests {
         out
     }
 
-    #[test]
-    fn agrees_with_shakmaty_on_random_games() {
-        let mut rng = StdRng::seed_from_u64(2026);
-        let (mut fast, mut asked, mut fast_in_check, mut fast_castles) = (0u64, 0u64, 0u64, 0u64);
-        for _ in 0..400 {
-            let mut pos = Chess::default();
+    /// How often [`resolve`] answered while random games were compared with shakmaty.
+    #[derive(Default)]
+    struct Answers {
+        asked: u64,
+        fast: u64,
+        in_check: u64,
+        castles: u64,
+    }
+
+    /// Plays random games of up to 200 plies from `start` and, in every position, compares
+    /// [`resolve`] with shakmaty on every spelling of every legal move and on moves that are not
+    /// legal; also checks the helper tables against shakmaty's.
+    fn compare_random_games(
+        rng: &mut StdRng,
+        games: usize,
+        start: impl Fn(&mut StdRng) -> Chess,
+    ) -> Answers {
+        let mut answers = Answers::default();
+        for _ in 0..games {
+            let mut pos = start(rng);
             for _ in 0..200 {
                 let moves = pos.legal_moves();
                 if moves.is_empty() {
@@ -327,11 +341,11 @@ mod tests {
                 }
                 for &m in &moves {
                     for san in spellings(&pos, m) {
-                        asked += 1;
+                        answers.asked += 1;
                         if let Some(got) = resolve(&san, &pos) {
-                            fast += 1;
-                            fast_in_check += u64::from(pos.is_check());
-                            fast_castles += u64::from(matches!(san, San::Castle(_)));
+                            answers.fast += 1;
+                            answers.in_check += u64::from(pos.is_check());
+                            answers.castles += u64::from(matches!(san, San::Castle(_)));
                             assert_eq!(
                                 san.to_move(&pos),
                                 Ok(got),
@@ -369,10 +383,91 @@ mod tests {
                 pos.play_unchecked(m);
             }
         }
-        assert!(fast * 10 > asked, "fast path used for {fast} of {asked}");
+        answers
+    }
+
+    #[test]
+    fn agrees_with_shakmaty_on_random_games() {
+        let mut rng = StdRng::seed_from_u64(2026);
+        let a = compare_random_games(&mut rng, 400, |_| Chess::default());
+        assert!(
+            a.fast * 10 > a.asked,
+            "fast path used for {} of {}",
+            a.fast,
+            a.asked
+        );
         // Evasions of check take the fast path too (and are compared above).
-        assert!(fast_in_check > 1000, "{fast_in_check} answers in check");
-        assert!(fast_castles > 10, "{fast_castles} castlings");
+        assert!(a.in_check > 1000, "{} answers in check", a.in_check);
+        assert!(a.castles > 10, "{} castlings", a.castles);
+    }
+
+    /// The back rank of Chess960 start position `n` (0..960) in Scharnagl's numbering, white's
+    /// pieces from the a-file to the h-file.
+    fn chess960_back_rank(n: usize) -> String {
+        const KNIGHTS: [(usize, usize); 10] = [
+            (0, 1),
+            (0, 2),
+            (0, 3),
+            (0, 4),
+            (1, 2),
+            (1, 3),
+            (1, 4),
+            (2, 3),
+            (2, 4),
+            (3, 4),
+        ];
+        let mut rank = [' '; 8];
+        rank[n % 4 * 2 + 1] = 'B';
+        rank[n / 4 % 4 * 2] = 'B';
+        let free =
+            |rank: &[char; 8]| -> Vec<usize> { (0..8).filter(|&i| rank[i] == ' ').collect() };
+        rank[free(&rank)[n / 16 % 6]] = 'Q';
+        let (a, b) = KNIGHTS[n / 96];
+        let f = free(&rank);
+        rank[f[a]] = 'N';
+        rank[f[b]] = 'N';
+        for (square, piece) in free(&rank).into_iter().zip(['R', 'K', 'R']) {
+            rank[square] = piece;
+        }
+        rank.iter().collect()
+    }
+
+    /// The Chess960 start position `n`, both castlings of each side allowed.
+    fn chess960_start(n: usize) -> Chess {
+        let white = chess960_back_rank(n);
+        let fen = format!(
+            "{}/pppppppp/8/8/8/8/PPPPPPPP/{white} w KQkq - 0 1",
+            white.to_lowercase()
+        );
+        fen.parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Chess960)
+            .unwrap()
+    }
+
+    #[test]
+    fn chess960_numbering_is_scharnagls() {
+        // Known positions: 518 is the standard start, 0 and 959 the ends of the table.
+        assert_eq!(chess960_back_rank(518), "RNBQKBNR");
+        assert_eq!(chess960_back_rank(0), "BBQNNRKR");
+        assert_eq!(chess960_back_rank(959), "RKRNNQBB");
+    }
+
+    /// Castling in Chess960 (the king may stay put or jump over its rook, the rook may pass the
+    /// king's square) is settled as shakmaty settles it, on random games from random setups.
+    #[test]
+    fn agrees_with_shakmaty_on_random_chess960_games() {
+        let mut rng = StdRng::seed_from_u64(960);
+        let a = compare_random_games(&mut rng, 300, |rng| {
+            chess960_start(rng.random_range(0..960))
+        });
+        assert!(
+            a.fast * 10 > a.asked,
+            "fast path used for {} of {}",
+            a.fast,
+            a.asked
+        );
+        assert!(a.castles > 100, "{} castlings", a.castles);
     }
 
     #[test]
