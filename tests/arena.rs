@@ -191,7 +191,7 @@ fn searching(pid: u32) -> bool {
 fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("k.pgn");
-    let child = Command::new(BIN)
+    let mut child = Command::new(BIN)
         .args([
             "match",
             "--engine",
@@ -217,13 +217,35 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait for the match's own Stockfish (after the start-up check, which quits its engines),
-    // let it play a little, then kill it while it searches: killed between two games, it would
-    // only be restarted, with no game to lose.
+    // The match's log, read as it comes.
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let log = log.clone();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in
+                std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok)
+            {
+                let mut log = log.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        })
+    };
+    // Once the first game is over (the start-up check, which starts and quits its own
+    // Stockfish, is long done), kill the match's Stockfish while it searches: killed between two
+    // games, it would only be restarted, with no game to lose.
     let start = Instant::now();
+    while !log.lock().unwrap().contains("game 1/4") {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no game ended: {}",
+            log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let mut killed = false;
-    std::thread::sleep(Duration::from_millis(1500));
-    while start.elapsed() < Duration::from_secs(20) && !killed {
+    while start.elapsed() < Duration::from_secs(150) && !killed {
         if let Some(&pid) = children(child.id(), "stockfish")
             .first()
             .filter(|&&pid| searching(pid))
@@ -238,7 +260,8 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
     }
     assert!(killed, "found Stockfish searching under the match");
     let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    reader.join().unwrap();
+    let stderr = log.lock().unwrap().clone();
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("restarted"), "{stderr}");
     let games = check_games(&pgn, None);
