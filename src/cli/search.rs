@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use polybook::engine::search::hash_of;
+use polybook::engine::hash::hash_of;
 use polybook::engine::{Engine, Limits, SearchOptions};
 use polybook::position::{parse_fen, play_moves_each};
 use shakmaty::{CastlingMode, Chess, Position};
@@ -131,7 +131,7 @@ impl LimitArgs {
             depth: self.depth,
             movetime: self.movetime.map(Duration::from_millis),
             nodes: self.nodes,
-            mate: None,
+            ..Limits::default()
         }
     }
 }
