@@ -34,7 +34,7 @@ mod tests {
     #[test]
     fn the_child_hash_is_the_hash_of_the_child() {
         // Quiet moves, a capture, castling, a double step with and without a legal en passant.
-        let pos = parse_fen("r3k2r/pppq1ppp/2n5/3pP3/8/5N2/PPP2PPP/R3K2R w KQkq d6 0 1").unwrap();
+        let pos = parse_fen("r3k2r/ppq1bppp/2n5/3pP3/8/5N2/PPP2PPP/R3K2R w KQkq d6 0 1").unwrap();
         for m in pos.legal_moves() {
             let mut child = pos.clone();
             child.play_unchecked(m);
