@@ -17,9 +17,9 @@
 //! - [`eval`] (with the [`pesto`] tables): the static evaluation.
 //! - [`see`]: static exchange evaluation.
 //! - [`tt`]: the transposition table.
-//! - [`ordering`]: move ordering (killers, the history heuristic, the move picker).
-//! - [`spite_check`]: H.G. Muller's spite-check analogy (experimental).
-//! - [`negamax`]: the tree search: PVS with its pruning steps, and quiescence.
+//! - `ordering`: move ordering (killers, the history heuristic, the move picker).
+//! - `spite_check`: H.G. Muller's spite-check analogy (experimental).
+//! - `negamax`: the tree search: PVS with its pruning steps, and quiescence.
 //! - [`search`]: the [`Engine`]: iterative deepening with aspiration windows, and the root's
 //!   hand-overs to the tablebase and the mate search.
 //! - [`mate`]: the mate search (`go mate N`): is there a mate within N moves?

@@ -42,7 +42,7 @@ pub struct SearchOptions {
     pub lmp: bool,
     /// H.G. Muller's spite-check analogy (experimental): step 8 of `negamax` (the null move
     /// searched again after a check and its evasion) and the transposition-table "analogy" at
-    /// the leaves (see [`super::spite_check`]).
+    /// the leaves (see `super::spite_check`).
     pub spite_check: bool,
     /// Mate tasks (`Limits::mate`, UCI `go mate N`) go to the dedicated mate search first
     /// ([`super::mate`]); off, the normal search only stops at the first mate short enough.

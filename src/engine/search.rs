@@ -2,9 +2,9 @@
 //! 3, … with aspiration windows around the last score, until a limit stops it, and reports each
 //! completed depth as an [`Iteration`].
 //!
-//! Before the tree search ([`super::negamax`]) the root may be answered otherwise: a position
+//! Before the tree search (`super::negamax`) the root may be answered otherwise: a position
 //! with no legal move at once, a 3-man position by the tablebase's move, and a mate task (`go
-//! mate N`) by the dedicated mate search first ([`Engine::mate_first`]).
+//! mate N`) by the dedicated mate search first (`Engine::mate_first`).
 //!
 //! Scores are centipawns from the side to move's point of view, mates as [`super::score`] counts
 //! them.

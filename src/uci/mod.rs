@@ -10,9 +10,9 @@
 //! option value is answered with an `info string` naming the problem.
 //!
 //! - this file: the session, the protocol loop and its commands;
-//! - [`options`]: the option table (names, types, defaults, ranges);
-//! - [`go`]: the `go` command's parameters, its time plan and search limits;
-//! - [`thread`]: the search thread, its watchdog and the shared output.
+//! - `options`: the option table (names, types, defaults, ranges);
+//! - `go`: the `go` command's parameters, its time plan and search limits;
+//! - `thread`: the search thread, its watchdog and the shared output.
 //!
 //! The engine does the rest: the time plan is `engine::time`'s, and `go searchmoves` is the
 //! engine's root-move restriction (`Limits::root_moves`).
