@@ -433,3 +433,73 @@ fn tablebase_root(
         pv,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::position::{parse_fen, parse_move};
+
+    fn search(fen: &str, depth: u32, allowed: Option<&[&str]>) -> SearchResult {
+        let pos = parse_fen(fen).unwrap();
+        let root_moves = allowed.map(|a| a.iter().map(|m| parse_move(&pos, m).unwrap()).collect());
+        let limits = Limits {
+            depth: Some(depth),
+            root_moves,
+            ..Limits::default()
+        };
+        let mut engine = Engine::new(SearchOptions {
+            hash_mb: 1,
+            ..SearchOptions::default()
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        engine.search(&pos, &[], &limits, stop, &mut |_| {})
+    }
+
+    fn uci(m: Option<Move>) -> String {
+        m.map_or("0000".to_string(), |m| {
+            m.to_uci(CastlingMode::Standard).to_string()
+        })
+    }
+
+    #[test]
+    fn root_moves_restrict_the_root() {
+        // A back-rank mate: Rd8# when allowed, else one of the moves allowed.
+        let fen = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1";
+        let r = search(fen, 4, None);
+        assert_eq!(
+            (uci(r.best_move), r.score),
+            ("d1d8".to_string(), Score::Mate(1))
+        );
+        let r = search(fen, 4, Some(&["h2h3", "g2g3"]));
+        assert!(
+            ["h2h3", "g2g3"].contains(&uci(r.best_move).as_str()),
+            "{r:?}"
+        );
+        assert!(matches!(r.score, Score::Cp(_)), "{r:?}");
+        let r = search(fen, 4, Some(&["g1f1", "d1d8"]));
+        assert_eq!(
+            (uci(r.best_move), r.score),
+            ("d1d8".to_string(), Score::Mate(1))
+        );
+        // A tablebase position: the table's move is not taken when the root is restricted.
+        let fen = "8/1k1K4/8/8/6R1/8/8/8 w - - 0 1";
+        let r = search(fen, 3, Some(&["g4g1"]));
+        assert_eq!(uci(r.best_move), "g4g1");
+        // No allowed move is legal: no move.
+        let pos = parse_fen("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1").unwrap();
+        let other = parse_fen("8/1k1K4/8/8/6R1/8/8/8 w - - 0 1").unwrap();
+        let foreign = parse_move(&other, "g4g1").unwrap();
+        let limits = Limits {
+            depth: Some(2),
+            root_moves: Some(vec![foreign]),
+            ..Limits::default()
+        };
+        let mut engine = Engine::new(SearchOptions {
+            hash_mb: 1,
+            ..SearchOptions::default()
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let r = engine.search(&pos, &[], &limits, stop, &mut |_| {});
+        assert_eq!((r.best_move, r.score), (None, Score::Cp(0)));
+    }
+}
