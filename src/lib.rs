@@ -8,6 +8,7 @@
 //! - [`uci`]: the UCI protocol loop around the engine and the book.
 //! - [`atomic`]: output files that appear whole, and devices and FIFOs written in place.
 //! - [`text`]: user input quoted in messages, and I/O errors as reasons.
+//! - [`lines`]: input read one bounded line at a time (the UCI loop, the terminal game).
 //! - [`arena`]: games between engines or against a person: rules, clocks, openings, matches, PGN.
 
 pub mod arena;
@@ -16,6 +17,7 @@ pub mod book;
 pub mod build;
 pub mod engine;
 pub mod inspect;
+pub mod lines;
 pub mod position;
 pub mod text;
 pub mod uci;

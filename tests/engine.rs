@@ -13,9 +13,9 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use polybook::engine::hash::hash_of;
 use polybook::engine::mate::{MateLimits, MateOutcome, MateSearch, MateTable};
 use polybook::engine::perft::perft;
-use polybook::engine::search::hash_of;
 use polybook::engine::suite::{is_solved, parse_epd, parse_puzzles};
 use polybook::engine::{Engine, Limits, Score, SearchOptions, SearchResult};
 use polybook::position::{parse_fen, play_moves};

@@ -49,6 +49,7 @@ impl PerMove {
             movetime: self.movetime,
             nodes: self.nodes,
             mate: None,
+            root_moves: None,
         }
     }
 

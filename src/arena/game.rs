@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
-use shakmaty::zobrist::Zobrist64;
 use shakmaty::{Chess, Color, EnPassantMode, KnownOutcome, Move, Position};
+
+use crate::engine::hash::hash_of;
 
 /// Why a game ended: the PGN `Termination` tag and a sentence for the final comment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,16 +129,11 @@ pub struct Game {
     start_fen: Option<String>,
     position: Chess,
     moves: Vec<PlayedMove>,
-    /// The repetition hash of every position so far, the start included.
+    /// The key of every position so far, the start included: the same for the same position
+    /// under the repetition rule (see [`crate::engine::hash`]).
     hashes: Vec<u64>,
     /// How the game ended, once it has.
     pub end: Option<(Option<KnownOutcome>, Termination)>,
-}
-
-/// The hash two positions share when they are the same for the repetition rule (same pieces,
-/// side to move, castling rights and legal en-passant captures).
-fn repetition_hash(pos: &Chess) -> u64 {
-    pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
 }
 
 impl Game {
@@ -146,7 +142,7 @@ impl Game {
         let start_fen = (start != Chess::default())
             .then(|| Fen::from_position(&start, EnPassantMode::Legal).to_string());
         Game {
-            hashes: vec![repetition_hash(&start)],
+            hashes: vec![hash_of(&start)],
             position: start.clone(),
             start,
             start_fen,
@@ -185,7 +181,7 @@ impl Game {
     pub fn play(&mut self, mv: Move, comment: Option<String>) {
         let san = SanPlus::from_move(self.position.clone(), mv).to_string();
         self.position.play_unchecked(mv);
-        self.hashes.push(repetition_hash(&self.position));
+        self.hashes.push(hash_of(&self.position));
         self.moves.push(PlayedMove { mv, san, comment });
     }
 

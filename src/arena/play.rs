@@ -42,9 +42,9 @@ use super::clock::{Clock, PerMove, TimeControl};
 use super::game::{Game, Termination, pgn_date};
 use crate::atomic::AtomicFile;
 use crate::book::{Book, BookMove, ChooseOptions, choose};
+use crate::engine::time::{TimeLeft, TimePlan};
 use crate::engine::{Engine, Limits, Score, SearchOptions};
 use crate::position::{fen_of, parse_move};
-use crate::uci::time::{Clock as ClockState, TimePlan};
 
 /// The longest input line read whole; the rest of a longer line is skipped.
 const MAX_LINE: usize = 4096;
@@ -144,13 +144,10 @@ fn side(c: Color) -> &'static str {
     c.fold_wb("White", "Black")
 }
 
-/// A score in pawns as people read it: `+0.35`, `-1.20`, `+M3` (mate in 3), `-M2`.
+/// A score in pawns as people read it: `+0.35`, `-1.20`, `+M3` (mate in 3), `-M2` (see
+/// [`Score::text`]).
 pub fn score_text(score: Score) -> String {
-    match score {
-        Score::Cp(cp) => format!("{:+.2}", f64::from(cp) / 100.0),
-        Score::Mate(n) if n > 0 => format!("+M{n}"),
-        Score::Mate(n) => format!("-M{}", -n),
-    }
+    score.text()
 }
 
 /// A clock reading: `4:59.3`, or `1:02:03` from an hour on.
@@ -200,7 +197,7 @@ fn normalize_move(text: &str) -> String {
 /// `false` at the end of the input.
 fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>) -> io::Result<bool> {
     buf.clear();
-    Ok(crate::uci::read_bounded_line(input, buf, MAX_LINE)? > 0)
+    Ok(crate::lines::read_bounded_line(input, buf, MAX_LINE)? > 0)
 }
 
 const HELP: &str = "\
@@ -727,7 +724,7 @@ impl<W: Write> PlaySession<W> {
             (Thinking::Clock(_), Some(clocks)) => {
                 let c = &clocks[index(me)];
                 let plan = TimePlan::new(
-                    ClockState {
+                    TimeLeft {
                         time: c.left(),
                         inc: c.increment(),
                         movestogo: c.moves_to_go(),

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
+use crate::engine::Score;
+
 /// How to run an engine: the program, its arguments and the UCI options to set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineSpec {
@@ -140,12 +142,18 @@ impl EngineScore {
         }
     }
 
-    /// As cutechess writes it in PGN comments: `+0.35`, `-1.20`, `+M3`, `-M2`.
+    /// As cutechess writes it in PGN comments: `+0.35`, `-1.20`, `+M3`, `-M2` (see
+    /// [`Score::text`]).
     pub fn pgn(self) -> String {
-        match self {
-            EngineScore::Cp(cp) => format!("{:+.2}", f64::from(cp) / 100.0),
-            EngineScore::Mate(n) if n > 0 => format!("+M{n}"),
-            EngineScore::Mate(n) => format!("-M{}", -n),
+        Score::from(self).text()
+    }
+}
+
+impl From<EngineScore> for Score {
+    fn from(s: EngineScore) -> Score {
+        match s {
+            EngineScore::Cp(cp) => Score::Cp(cp),
+            EngineScore::Mate(n) => Score::Mate(n),
         }
     }
 }

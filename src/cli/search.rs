@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use polybook::engine::search::hash_of;
+use polybook::engine::hash::hash_of;
 use polybook::engine::{Engine, Limits, SearchOptions};
 use polybook::position::{parse_fen, play_moves_each};
 use shakmaty::{CastlingMode, Chess, Position};
@@ -46,7 +46,7 @@ pub struct EngineArgs {
     #[arg(long)]
     no_tablebase: bool,
     /// Transposition table size in MB.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = SearchOptions::DEFAULT_HASH_MB)]
     hash: usize,
     /// Set a search option by name, e.g. `--set NullMove=false` (repeatable; names: MDP,
     /// CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, MateSearch,
@@ -68,7 +68,7 @@ impl EngineArgs {
             spite_check: self.spite_check,
             mate_search: !self.no_mate_search,
             tablebase: !self.no_tablebase,
-            hash_mb: self.hash.clamp(1, 65536),
+            hash_mb: self.hash.clamp(1, SearchOptions::MAX_HASH_MB),
         };
         for s in &self.set {
             let (name, value) = s.split_once('=').ok_or_else(|| {
@@ -131,7 +131,7 @@ impl LimitArgs {
             depth: self.depth,
             movetime: self.movetime.map(Duration::from_millis),
             nodes: self.nodes,
-            mate: None,
+            ..Limits::default()
         }
     }
 }
@@ -154,7 +154,8 @@ pub struct Args {
     engine: EngineArgs,
 }
 
-/// The position after `--fen` and `--moves`, with the hashes of the positions before it.
+/// The position after `--fen` and `--moves`, with the keys of the positions before it (for
+/// repetitions).
 fn game(fen: Option<&str>, moves: Option<&str>) -> Result<(Chess, Vec<u64>), CliError> {
     let start = match fen {
         Some(fen) => parse_fen(fen).map_err(CliError::data)?,
@@ -163,15 +164,15 @@ fn game(fen: Option<&str>, moves: Option<&str>) -> Result<(Chess, Vec<u64>), Cli
     let Some(moves) = moves else {
         return Ok((start, Vec::new()));
     };
-    let mut hashes = Vec::new();
-    let pos = play_moves_each(start, moves, |before, _| hashes.push(hash_of(before)))
+    let mut past = Vec::new();
+    let pos = play_moves_each(start, moves, |before, _| past.push(hash_of(before)))
         .map_err(CliError::data)?;
-    Ok((pos, hashes))
+    Ok((pos, past))
 }
 
 pub fn run(args: Args) -> CliResult {
     let options = args.engine.options()?;
-    let (pos, history) = game(args.fen.as_deref(), args.moves.as_deref())?;
+    let (pos, past) = game(args.fen.as_deref(), args.moves.as_deref())?;
     let mut limits = args.limits.limits(Limits {
         depth: Some(12),
         ..Limits::default()
@@ -187,7 +188,7 @@ pub fn run(args: Args) -> CliResult {
     let stop = Arc::new(AtomicBool::new(false));
     // A failed write stops the search; the error ends the command once it has returned.
     let mut failed = None;
-    let result = engine.search(&pos, &history, &limits, stop.clone(), &mut |it| {
+    let result = engine.search(&pos, &past, &limits, stop.clone(), &mut |it| {
         if failed.is_none()
             && let Err(e) = outln!("{}", it.info_line())
         {

@@ -32,11 +32,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use shakmaty::zobrist::Zobrist64;
-use shakmaty::{Chess, EnPassantMode, Move, Position, Role};
+use shakmaty::{Chess, Move, Position, Role};
 
 use super::eval::{role_index, see_value};
-use super::search::{MAX_PLY, encode_move, hash_of};
+use super::hash::{child_hash, hash_of};
+use super::packed_move::PackedMove;
+use super::score::MAX_PLY;
 
 /// The longest mate the search accepts (its tree must fit in [`MAX_PLY`]).
 pub const MAX_MATE_MOVES: u32 = (MAX_PLY as u32 - 4) / 2;
@@ -45,8 +46,8 @@ pub const MAX_MATE_MOVES: u32 = (MAX_PLY as u32 - 4) / 2;
 #[derive(Clone, Copy, Default)]
 struct Entry {
     key: u64,
-    /// The attacking move that mates, or the defence that refutes (as `encode_move`).
-    mv: u16,
+    /// The attacking move that mates, or the defence that refutes.
+    mv: PackedMove,
     /// The attacker mates within this many moves (0: not known).
     proven: u8,
     /// The attacker does not mate within this many moves (0: not known).
@@ -98,7 +99,7 @@ impl MateTable {
             slot.disproved = slot.disproved.max(n);
         }
         if let Some(m) = mv {
-            slot.mv = encode_move(m);
+            slot.mv = PackedMove::new(m);
         }
     }
 }
@@ -135,13 +136,6 @@ pub struct MateSearch<'a> {
     stopped: bool,
     killers: Vec<[Option<Move>; 2]>,
     buffers: Vec<Candidates>,
-}
-
-fn child_hash(pos: &Chess, hash: u64, m: Move, child: &Chess) -> u64 {
-    match pos.update_zobrist_hash(Zobrist64(hash), m, EnPassantMode::Legal) {
-        Some(h) => h.0,
-        None => hash_of(child),
-    }
 }
 
 fn victim_value(m: Move) -> i32 {
@@ -195,13 +189,13 @@ impl<'a> MateSearch<'a> {
     }
 
     /// What the table knows of `hash` within `n` moves: a settled answer (`Ok`), or else the
-    /// move to try first (`Err`, 0 for none).
-    fn known(&self, hash: u64, n: u32) -> Result<bool, u16> {
+    /// move to try first (`Err`, [`PackedMove::NONE`] for none).
+    fn known(&self, hash: u64, n: u32) -> Result<bool, PackedMove> {
         match self.table.probe(hash) {
             Some(e) if e.proven != 0 && u32::from(e.proven) <= n => Ok(true),
             Some(e) if u32::from(e.disproved) >= n => Ok(false),
             Some(e) => Err(e.mv),
-            None => Err(0),
+            None => Err(PackedMove::NONE),
         }
     }
 
@@ -274,7 +268,7 @@ impl<'a> MateSearch<'a> {
                 self.table.store(hash, 1, true, Some(m));
                 return true;
             }
-            let key = if encode_move(m) == tt_move {
+            let key = if tt_move.is(m) {
                 1 << 30
             } else if child.is_check() {
                 (1 << 28) - replies
@@ -338,7 +332,7 @@ impl<'a> MateSearch<'a> {
         };
         let killers = self.killers[ply];
         let key = |m: &Move| -> i32 {
-            if encode_move(*m) == tt_move {
+            if tt_move.is(*m) {
                 1 << 30
             } else if killers[0] == Some(*m) {
                 1 << 29
@@ -389,11 +383,7 @@ impl<'a> MateSearch<'a> {
             let Some(e) = self.table.probe(hash) else {
                 break;
             };
-            let Some(m) = pos
-                .legal_moves()
-                .into_iter()
-                .find(|&m| encode_move(m) == e.mv)
-            else {
+            let Some(m) = e.mv.unpack(&pos) else {
                 break;
             };
             let mut next = pos.clone();

@@ -4,24 +4,46 @@
 //! `Arc<AtomicBool>` and reports each completed iteration through a callback, so that a UCI loop
 //! on another thread can drive it.
 //!
+//! The leaves, which use nothing else of the engine:
+//! - [`score`]: the score scale (`MATE`, `MATE_BOUND`, `MAX_PLY`), mate distances, the
+//!   transposition table's ply adjustment, and [`Score`] as UCI and people read it.
+//! - [`hash`]: the position key, for the tables and the repetition rule alike.
+//! - [`packed_move`]: a move in 16 bits, as the tables store it.
+//! - [`options`]: [`SearchOptions`] (the switches, listed once for UCI and `--set`) and [`Limits`].
+//! - [`time`]: time management, how long to think from the clock.
+//!
+//! Built on them:
 //! - [`perft`]: move-generation counts.
 //! - [`eval`] (with the [`pesto`] tables): the static evaluation.
 //! - [`see`]: static exchange evaluation.
 //! - [`tt`]: the transposition table.
-//! - [`search`]: iterative deepening, PVS, pruning, quiescence; [`search::SearchOptions`] holds
-//!   the switches and [`search::Limits`] when to stop.
+//! - `ordering`: move ordering (killers, the history heuristic, the move picker).
+//! - `spite_check`: H.G. Muller's spite-check analogy (experimental).
+//! - `negamax`: the tree search: PVS with its pruning steps, and quiescence.
+//! - [`search`]: the [`Engine`]: iterative deepening with aspiration windows, and the root's
+//!   hand-overs to the tablebase and the mate search.
 //! - [`mate`]: the mate search (`go mate N`): is there a mate within N moves?
 //! - [`tablebase`]: KQvK and KRvK with distance to mate, generated on first use.
 //! - [`suite`]: EPD and PGN test suites (bm, am, dm, matetrack's `bm #N`, mate puzzles).
 
 pub mod eval;
+pub mod hash;
 pub mod mate;
+mod negamax;
+pub mod options;
+mod ordering;
+pub mod packed_move;
 pub mod perft;
 pub mod pesto;
+pub mod score;
 pub mod search;
 pub mod see;
+mod spite_check;
 pub mod suite;
 pub mod tablebase;
+pub mod time;
 pub mod tt;
 
-pub use search::{Engine, Iteration, Limits, Score, SearchOptions, SearchResult};
+pub use options::{Limits, SearchOptions};
+pub use score::Score;
+pub use search::{Engine, Iteration, SearchResult};

@@ -11,7 +11,8 @@
 use shakmaty::{Chess, Move};
 use thiserror::Error;
 
-use super::search::{Score, SearchResult};
+use super::score::Score;
+use super::search::SearchResult;
 use crate::position::{parse_fen, parse_move};
 use crate::text::quote;
 

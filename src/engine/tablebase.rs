@@ -32,6 +32,8 @@ use std::sync::OnceLock;
 use shakmaty::attacks::{king_attacks, queen_attacks, rook_attacks};
 use shakmaty::{Bitboard, Chess, Move, Position, Role, Square};
 
+use super::score::{mate_in, mated_in};
+
 /// What a position is worth with best play, from the side to move's point of view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Value {
@@ -47,6 +49,17 @@ pub enum Value {
 }
 
 impl Value {
+    /// The search's score of this value at `ply` (mates counted from the root as the search
+    /// counts them, see [`super::score`]). A mate that the fifty-move rule would come before,
+    /// with best defence, is a draw: `halfmoves` is the position's fifty-move counter.
+    pub fn search_score(self, ply: usize, halfmoves: u32) -> i32 {
+        match self {
+            Value::Win { plies } if halfmoves + plies <= 100 => mate_in(ply) - plies as i32,
+            Value::Loss { plies } if halfmoves + plies <= 100 => mated_in(ply) + plies as i32,
+            _ => 0,
+        }
+    }
+
     /// Mate in moves as UCI counts it: positive when the side to move mates, negative when it
     /// is mated, `None` for a draw.
     pub fn mate_moves(self) -> Option<i32> {

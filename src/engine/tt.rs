@@ -3,11 +3,15 @@
 //! Each entry is two `AtomicU64`: the data word and the key XOR the data. A reader accepts an entry
 //! only when `key_word ^ data == key`, so a torn write by another thread (Lazy SMP later) reads as
 //! a miss instead of as a wrong move. Mate scores are stored relative to the node (see
-//! [`score_to_tt`]) so that they stay right when the position is reached at another ply.
+//! [`score::to_tt`]) so that they stay right when the position is reached at another ply.
+//!
+//! The data word: the move (16 bits, a [`PackedMove`]), the score and the static evaluation (16
+//! bits each), the depth + 1 (8 bits), the bound (2 bits) and the search's generation (6 bits).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::search::{MATE_BOUND, Score16};
+use super::packed_move::PackedMove;
+use super::score::{self, Score16};
 
 /// What a stored score means relative to the true value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,7 +26,8 @@ pub enum Bound {
 /// One probed entry.
 #[derive(Clone, Copy, Debug)]
 pub struct TtEntry {
-    pub mv: u16,
+    /// The best move found ([`PackedMove::NONE`] for none).
+    pub mv: PackedMove,
     pub score: i32,
     pub eval: i32,
     pub depth: i32,
@@ -151,8 +156,8 @@ impl TranspositionTable {
         if k ^ data != key || data == 0 {
             return None;
         }
-        let mv = data as u16;
-        let score = score_from_tt((data >> 16) as u16 as Score16 as i32, ply);
+        let mv = PackedMove::from_bits(data as u16);
+        let score = score::from_tt((data >> 16) as u16 as Score16 as i32, ply);
         let eval = (data >> 32) as u16 as Score16 as i32;
         let depth = ((data >> 48) as u8) as i32 - 1;
         let bound = match (data >> 56) & 3 {
@@ -174,7 +179,7 @@ impl TranspositionTable {
         &self,
         key: u64,
         ply: usize,
-        mv: u16,
+        mv: PackedMove,
         score: i32,
         eval: i32,
         depth: i32,
@@ -195,12 +200,12 @@ impl TranspositionTable {
         {
             return;
         }
-        let mv = if mv == 0 && old_key == key {
+        let mv = if mv.is_none() && old_key == key {
             old as u16
         } else {
-            mv
+            mv.bits()
         };
-        let score = score_to_tt(score, ply) as Score16 as u16 as u64;
+        let score = score::to_tt(score, ply) as Score16 as u16 as u64;
         let eval = eval.clamp(-32000, 32000) as Score16 as u16 as u64;
         let depth = (depth + 1).clamp(0, 255) as u64;
         let data = mv as u64
@@ -228,46 +233,32 @@ impl TranspositionTable {
     }
 }
 
-/// A mate score counts plies from the root; in the table it must count from the node itself.
-pub fn score_to_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_BOUND {
-        score + ply as i32
-    } else if score <= -MATE_BOUND {
-        score - ply as i32
-    } else {
-        score
-    }
-}
-
-/// The inverse of [`score_to_tt`]: back from the node to the root's count.
-pub fn score_from_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_BOUND {
-        score - ply as i32
-    } else if score <= -MATE_BOUND {
-        score + ply as i32
-    } else {
-        score
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::search::MATE;
+    use crate::engine::score::MATE;
 
     #[test]
     fn mate_scores_are_stored_relative_to_the_node() {
         let tt = TranspositionTable::new(1);
         // Found at ply 5: mate delivered at ply 9 from the root, i.e. 4 plies from the node.
-        tt.store(42, 5, 7, MATE - 9, 0, 3, Bound::Exact);
+        tt.store(
+            42,
+            5,
+            PackedMove::from_bits(7),
+            MATE - 9,
+            0,
+            3,
+            Bound::Exact,
+        );
         // Read at ply 2 the same node's mate is 4 plies further: ply 6 from the root.
         let e = tt.probe(42, 2).unwrap();
         assert_eq!(e.score, MATE - 6);
-        assert_eq!(e.mv, 7);
+        assert_eq!(e.mv, PackedMove::from_bits(7));
         assert_eq!(e.depth, 3);
         assert_eq!(e.bound, Bound::Exact);
         assert!(tt.probe(43, 2).is_none());
-        tt.store(44, 3, 0, -(MATE - 7), -50, 0, Bound::Upper);
+        tt.store(44, 3, PackedMove::NONE, -(MATE - 7), -50, 0, Bound::Upper);
         assert_eq!(tt.probe(44, 1).unwrap().score, -(MATE - 5));
         assert_eq!(tt.probe(44, 1).unwrap().eval, -50);
     }

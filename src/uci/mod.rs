@@ -9,6 +9,14 @@
 //! Bad input never ends the loop: an unknown command, a malformed `position` or an out-of-range
 //! option value is answered with an `info string` naming the problem.
 //!
+//! - this file: the session, the protocol loop and its commands;
+//! - `options`: the option table (names, types, defaults, ranges);
+//! - `go`: the `go` command's parameters, its time plan and search limits;
+//! - `thread`: the search thread, its watchdog and the shared output.
+//!
+//! The engine does the rest: the time plan is `engine::time`'s, and `go searchmoves` is the
+//! engine's root-move restriction (`Limits::root_moves`).
+//!
 //! ```
 //! use std::sync::{Arc, Mutex};
 //!
@@ -32,165 +40,33 @@
 //! assert!(text.lines().last().unwrap().starts_with("bestmove "));
 //! ```
 
-pub mod time;
+mod go;
+mod options;
+mod thread;
 
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::thread::JoinHandle;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use shakmaty::{CastlingMode, Chess, Color, Move, Position};
+use shakmaty::{Chess, Color, Move, Position};
 
 use crate::book::{Book, BookMove, ChooseOptions, Key, Selection, choose};
 use crate::engine::eval::{Params, evaluate};
-use crate::engine::search::{MATE, hash_of};
-use crate::engine::{Engine, Iteration, Limits, Score, SearchOptions};
+use crate::engine::hash::hash_of;
+use crate::engine::options::SWITCHES;
+use crate::engine::{Engine, SearchOptions};
 use crate::position::{fen_of, parse_fen, parse_move};
 use crate::text::quote;
-use time::{Clock, TimePlan};
+use go::Go;
+use options::Options;
+use thread::{Control, Output, Running, bestmove_line, uci};
 
 /// The longest input line read whole; the rest of a longer line is skipped.
 const MAX_LINE: usize = 1 << 16;
-
-/// A writer shared between the command loop and the search thread, one whole line at a time.
-struct Output {
-    inner: Mutex<Box<dyn Write + Send>>,
-}
-
-impl Output {
-    /// Writes one line and flushes it (a GUI waits for whole lines). A closed output is not an
-    /// error worth dying for: the GUI has gone, and EOF on the input will follow.
-    fn line(&self, text: &str) {
-        let mut w = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let _ = writeln!(w, "{text}");
-        let _ = w.flush();
-    }
-}
-
-/// The UCI options, as set by `setoption`.
-#[derive(Clone, Debug)]
-struct Options {
-    move_overhead: Duration,
-    own_book: bool,
-    book_file: String,
-    selection: Selection,
-    min_weight: u16,
-    /// In full moves; 0 means no limit.
-    book_depth: u32,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            move_overhead: Duration::from_millis(DEFAULT_OVERHEAD_MS),
-            own_book: true,
-            book_file: String::new(),
-            selection: Selection::Weighted,
-            min_weight: 1,
-            book_depth: 0,
-        }
-    }
-}
-
-const DEFAULT_OVERHEAD_MS: u64 = 30;
-/// The largest transposition table offered (the machines this runs on are shared).
-const MAX_HASH_MB: i64 = 1024;
-
-/// The search switches offered as UCI options: (UCI name, name for [`SearchOptions::set`]).
-const SWITCHES: [(&str, &str); 10] = [
-    ("MateDistancePruning", "MDP"),
-    ("CheckExtension", "CheckExtension"),
-    ("NullMove", "NullMove"),
-    ("Futility", "Futility"),
-    ("AggressiveFutility", "AggressiveFutility"),
-    ("LMR", "LMR"),
-    ("LMP", "LMP"),
-    ("SpiteCheckAnalogy", "SpiteCheck"),
-    ("MateSearch", "MateSearch"),
-    ("Tablebase", "Tablebase"),
-];
-
-fn switch_default(o: &SearchOptions, set_name: &str) -> bool {
-    match set_name {
-        "MDP" => o.mdp,
-        "CheckExtension" => o.check_extension,
-        "NullMove" => o.null_move,
-        "Futility" => o.futility,
-        "AggressiveFutility" => o.aggressive_futility,
-        "LMR" => o.lmr,
-        "LMP" => o.lmp,
-        "Tablebase" => o.tablebase,
-        "MateSearch" => o.mate_search,
-        _ => o.spite_check,
-    }
-}
-
-/// The `go` command's parameters.
-#[derive(Clone, Debug, Default)]
-struct Go {
-    wtime: Option<u64>,
-    btime: Option<u64>,
-    winc: Option<u64>,
-    binc: Option<u64>,
-    movestogo: Option<u32>,
-    depth: Option<u32>,
-    nodes: Option<u64>,
-    movetime: Option<u64>,
-    mate: Option<u32>,
-    infinite: bool,
-    ponder: bool,
-    searchmoves: Vec<String>,
-}
-
-/// What the command loop and the running search share.
-struct Control {
-    /// Set to stop the search (by `stop`, a time limit or the end of input).
-    stop: Arc<AtomicBool>,
-    /// `stop` was asked for (by the GUI or the end of input), not a time limit.
-    stop_requested: AtomicBool,
-    /// `go ponder` until `ponderhit`.
-    pondering: AtomicBool,
-    /// `go infinite`: `bestmove` waits for `stop`.
-    infinite: bool,
-    /// When the clock started for this move (the `go`, or the `ponderhit`), with the plan.
-    deadlines: Mutex<Option<(Instant, TimePlan)>>,
-    /// The plan to start at `ponderhit`.
-    ponder_plan: Option<TimePlan>,
-    finished: AtomicBool,
-}
-
-impl Control {
-    fn deadlines(&self) -> MutexGuard<'_, Option<(Instant, TimePlan)>> {
-        self.deadlines
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn past_soft(&self) -> bool {
-        self.deadlines()
-            .is_some_and(|(start, plan)| start.elapsed() >= plan.soft)
-    }
-
-    fn past_hard(&self) -> bool {
-        self.deadlines()
-            .is_some_and(|(start, plan)| start.elapsed() >= plan.hard)
-    }
-
-    /// `bestmove` may be sent: not pondering, and not infinite unless stopped.
-    fn may_answer(&self) -> bool {
-        self.stop_requested.load(Ordering::Relaxed)
-            || !(self.infinite || self.pondering.load(Ordering::Relaxed))
-    }
-}
-
-struct Running {
-    handle: JoinHandle<Engine>,
-    control: Arc<Control>,
-}
 
 /// The whole state of a UCI session.
 struct Session {
@@ -202,8 +78,8 @@ struct Session {
     book: Option<Book>,
     rng: StdRng,
     pos: Chess,
-    /// Hashes of the positions before `pos`, oldest first.
-    history: Vec<u64>,
+    /// Keys of the positions before `pos`, oldest first (for repetitions).
+    past: Vec<u64>,
     running: Option<Running>,
 }
 
@@ -212,9 +88,7 @@ struct Session {
 /// Errors reading the input end the loop like EOF; a running search is stopped and its
 /// `bestmove` written before returning.
 pub fn run<R: BufRead>(mut input: R, output: impl Write + Send + 'static) {
-    let out = Arc::new(Output {
-        inner: Mutex::new(Box::new(output)),
-    });
+    let out = Arc::new(Output::new(output));
     let mut session = Session::new(out);
     let mut buf = Vec::new();
     loop {
@@ -233,88 +107,7 @@ pub fn run<R: BufRead>(mut input: R, output: impl Write + Send + 'static) {
 
 /// Reads one line into `buf` (without its end), keeping at most [`MAX_LINE`] bytes of it.
 fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> {
-    read_bounded_line(input, buf, MAX_LINE)
-}
-
-/// Appends one line of `input` to `buf` (its end consumed but not kept), keeping at most `max`
-/// bytes in `buf` and skipping the rest of a longer line; returns the bytes consumed (0 at the
-/// end of the input). An interrupted read is retried.
-pub(crate) fn read_bounded_line<R: BufRead>(
-    input: &mut R,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> io::Result<usize> {
-    let mut total = 0;
-    loop {
-        let chunk = match input.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            return Ok(total);
-        }
-        let (used, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        let keep = used.min(max.saturating_sub(buf.len()));
-        buf.extend_from_slice(&chunk[..keep]);
-        input.consume(used);
-        total += used;
-        if done {
-            return Ok(total);
-        }
-    }
-}
-
-fn uci(m: &Move) -> String {
-    m.to_uci(CastlingMode::Standard).to_string()
-}
-
-/// Orders scores: higher is better for the side to move.
-fn score_key(s: Score) -> i32 {
-    match s {
-        Score::Cp(cp) => cp,
-        Score::Mate(n) if n > 0 => MATE - n,
-        Score::Mate(n) => -MATE - n,
-    }
-}
-
-/// A child position's score seen from its parent.
-fn negate(s: Score) -> Score {
-    match s {
-        Score::Cp(cp) => Score::Cp(-cp),
-        Score::Mate(n) if n > 0 => Score::Mate(-n),
-        Score::Mate(n) => Score::Mate(-n + 1),
-    }
-}
-
-/// The `info` line of an iteration, with `multipv 1` as GUIs expect.
-fn info_line(it: &Iteration) -> String {
-    let mut s = format!(
-        "info depth {} seldepth {} multipv 1 score {} nodes {} nps {} hashfull {} time {} pv",
-        it.depth,
-        it.seldepth,
-        it.score,
-        it.nodes,
-        it.nps(),
-        it.hashfull,
-        it.time.as_millis()
-    );
-    for m in &it.pv {
-        s.push(' ');
-        s.push_str(&uci(m));
-    }
-    s
-}
-
-fn bestmove_line(best: Option<&Move>, ponder: Option<&Move>) -> String {
-    match (best, ponder) {
-        (Some(b), Some(p)) => format!("bestmove {} ponder {}", uci(b), uci(p)),
-        (Some(b), None) => format!("bestmove {}", uci(b)),
-        (None, _) => "bestmove 0000".to_string(),
-    }
+    crate::lines::read_bounded_line(input, buf, MAX_LINE)
 }
 
 impl Session {
@@ -335,7 +128,7 @@ impl Session {
             book: None,
             rng: StdRng::from_os_rng(),
             pos: Chess::default(),
-            history: Vec::new(),
+            past: Vec::new(),
             running: None,
         }
     }
@@ -370,7 +163,7 @@ impl Session {
                     e.clear();
                 }
                 self.pos = Chess::default();
-                self.history.clear();
+                self.past.clear();
             }
             "position" => {
                 self.finish_search(true);
@@ -393,31 +186,8 @@ impl Session {
     fn uci(&self) {
         self.say(&format!("id name polybook {}", env!("CARGO_PKG_VERSION")));
         self.say("id author the polybook authors");
-        let d = &self.search_options;
-        for line in [
-            format!(
-                "option name Hash type spin default {} min 1 max {MAX_HASH_MB}",
-                d.hash_mb
-            ),
-            "option name Threads type spin default 1 min 1 max 1".to_string(),
-            "option name Clear Hash type button".to_string(),
-            format!("option name Move Overhead type spin default {DEFAULT_OVERHEAD_MS} min 0 max 5000"),
-            "option name Ponder type check default false".to_string(),
-            "option name OwnBook type check default true".to_string(),
-            "option name BookFile type string default <empty>".to_string(),
-            "option name BookSelection type combo default weighted var best var weighted var uniform"
-                .to_string(),
-            "option name BookMinWeight type spin default 1 min 0 max 65535".to_string(),
-            "option name BookDepth type spin default 0 min 0 max 1000".to_string(),
-            "option name BookSeed type spin default 0 min 0 max 2147483647".to_string(),
-        ] {
+        for line in options::option_lines(&self.search_options) {
             self.say(&line);
-        }
-        for (name, set_name) in SWITCHES {
-            self.say(&format!(
-                "option name {name} type check default {}",
-                switch_default(d, set_name)
-            ));
         }
         self.say("uciok");
     }
@@ -488,7 +258,7 @@ impl Session {
         let key = name.to_ascii_lowercase().replace(' ', "");
         match key.as_str() {
             "hash" => {
-                if let Some(mb) = self.spin(&name, value, 1, MAX_HASH_MB) {
+                if let Some(mb) = self.spin(&name, value, options::HASH.range()) {
                     self.search_options.hash_mb = mb as usize;
                     // The old table goes first, then the new one is allocated whole: its
                     // pages are not left for the search to fault in (a legitimate wait for the
@@ -500,7 +270,7 @@ impl Session {
                 }
             }
             "threads" => {
-                if let Some(n) = self.spin(&name, value, 1, 1) {
+                if let Some(n) = self.spin(&name, value, options::THREADS.range()) {
                     let _ = n;
                 }
             }
@@ -510,7 +280,7 @@ impl Session {
                 }
             }
             "moveoverhead" => {
-                if let Some(ms) = self.spin(&name, value, 0, 5000) {
+                if let Some(ms) = self.spin(&name, value, options::MOVE_OVERHEAD.range()) {
                     self.options.move_overhead = Duration::from_millis(ms as u64);
                 }
             }
@@ -530,17 +300,17 @@ impl Session {
                 Err(e) => self.info(&format!("{e}; keeping {:?}", self.options.selection)),
             },
             "bookminweight" => {
-                if let Some(w) = self.spin(&name, value, 0, 65535) {
+                if let Some(w) = self.spin(&name, value, options::BOOK_MIN_WEIGHT.range()) {
                     self.options.min_weight = w as u16;
                 }
             }
             "bookdepth" => {
-                if let Some(d) = self.spin(&name, value, 0, 1000) {
+                if let Some(d) = self.spin(&name, value, options::BOOK_DEPTH.range()) {
                     self.options.book_depth = d as u32;
                 }
             }
             "bookseed" => {
-                if let Some(seed) = self.spin(&name, value, 0, 2147483647) {
+                if let Some(seed) = self.spin(&name, value, options::BOOK_SEED.range()) {
                     self.rng = if seed == 0 {
                         StdRng::from_os_rng()
                     } else {
@@ -551,14 +321,11 @@ impl Session {
             _ => {
                 let switch = SWITCHES
                     .iter()
-                    .find(|(uci_name, _)| uci_name.eq_ignore_ascii_case(&key));
+                    .find(|s| s.uci_name.eq_ignore_ascii_case(&key));
                 match switch {
-                    Some((uci_name, set_name)) => {
-                        if let Some(b) = self.check(uci_name, value) {
-                            let v = if b { "true" } else { "false" };
-                            if let Err(e) = self.search_options.set(set_name, v) {
-                                self.info(&e.to_string());
-                            }
+                    Some(switch) => {
+                        if let Some(b) = self.check(switch.uci_name, value) {
+                            (switch.put)(&mut self.search_options, b);
                             if let Some(engine) = self.engine.as_mut() {
                                 engine.options = self.search_options.clone();
                             }
@@ -571,7 +338,7 @@ impl Session {
     }
 
     /// A spin value, clamped into range with a word when it was out of it.
-    fn spin(&self, name: &str, value: &str, min: i64, max: i64) -> Option<i64> {
+    fn spin(&self, name: &str, value: &str, (min, max): (i64, i64)) -> Option<i64> {
         let Ok(v) = value.trim().parse::<i128>() else {
             self.info(&format!(
                 "option {name} expects a whole number from {min} to {max}, not {}; unchanged",
@@ -650,11 +417,11 @@ impl Session {
             }
         };
         let mut pos = start;
-        let mut history = Vec::with_capacity(moves.len());
+        let mut past = Vec::with_capacity(moves.len());
         for (i, text) in moves.iter().enumerate() {
             match parse_move(&pos, text) {
                 Ok(m) => {
-                    history.push(hash_of(&pos));
+                    past.push(hash_of(&pos));
                     pos.play_unchecked(m);
                 }
                 Err(why) => {
@@ -669,7 +436,7 @@ impl Session {
             }
         }
         self.pos = pos;
-        self.history = history;
+        self.past = past;
     }
 
     // ---- d and eval ----------------------------------------------------------------------------
@@ -719,86 +486,15 @@ impl Session {
 
     // ---- go ------------------------------------------------------------------------------------
 
-    fn parse_go(&self, words: &[&str]) -> Go {
-        let mut go = Go::default();
-        let mut i = 0;
-        fn num<T: std::str::FromStr>(w: Option<&&str>) -> Option<T> {
-            w.and_then(|w| w.parse().ok())
-        }
-        while i < words.len() {
-            let w = words[i];
-            let next = words.get(i + 1);
-            let mut takes = true;
-            // A number that isn't one: say so (the parameter is then ignored).
-            let bad = match w {
-                "wtime" | "btime" | "winc" | "binc" | "movetime" => num::<i64>(next).is_none(),
-                "movestogo" | "depth" | "mate" => num::<u32>(next).is_none(),
-                "nodes" => num::<u64>(next).is_none(),
-                _ => false,
-            };
-            if bad {
-                self.info(&format!(
-                    "go: '{w}' expects a number, got {} (ignored)",
-                    quote(next.copied().unwrap_or(""))
-                ));
-            }
-            match w {
-                "wtime" => go.wtime = num::<i64>(next).map(|t| t.max(0) as u64),
-                "btime" => go.btime = num::<i64>(next).map(|t| t.max(0) as u64),
-                "winc" => go.winc = num::<i64>(next).map(|t| t.max(0) as u64),
-                "binc" => go.binc = num::<i64>(next).map(|t| t.max(0) as u64),
-                "movestogo" => go.movestogo = num(next),
-                "depth" => go.depth = num(next),
-                "nodes" => go.nodes = num(next),
-                "movetime" => go.movetime = num::<i64>(next).map(|t| t.max(0) as u64),
-                "mate" => go.mate = num(next),
-                "infinite" => {
-                    go.infinite = true;
-                    takes = false;
-                }
-                "ponder" => {
-                    go.ponder = true;
-                    takes = false;
-                }
-                "searchmoves" => {
-                    takes = false;
-                    while let Some(m) = words.get(i + 1) {
-                        if parse_move(&self.pos, m).is_err() {
-                            break;
-                        }
-                        go.searchmoves.push(m.to_string());
-                        i += 1;
-                    }
-                }
-                other => {
-                    self.info(&format!("go: ignoring {}", quote(other)));
-                    takes = false;
-                }
-            }
-            i += if takes { 2 } else { 1 };
-        }
-        go
-    }
-
     fn go(&mut self, words: &[&str]) {
         let received = Instant::now();
-        let go = self.parse_go(words);
+        let out = self.out.clone();
+        let go = Go::parse(words, &self.pos, &mut |warning| {
+            out.line(&format!("info string {warning}"))
+        });
         let legal = self.pos.legal_moves();
-        let mut root_moves: Vec<Move> = legal.iter().copied().collect();
-        if !go.searchmoves.is_empty() {
-            root_moves = go
-                .searchmoves
-                .iter()
-                .filter_map(|m| parse_move(&self.pos, m).ok())
-                .collect();
-            let mut seen = Vec::new();
-            root_moves.retain(|m| {
-                let new = !seen.contains(m);
-                seen.push(*m);
-                new
-            });
-        }
-        let waits = go.infinite || go.ponder;
+        let root_moves = go.root_moves(&self.pos);
+        let waits = go.waits();
 
         if root_moves.is_empty() {
             let score = if legal.is_empty() && self.pos.is_check() {
@@ -822,101 +518,25 @@ impl Session {
             }
         }
 
-        // The clock.
-        let (time, inc) = match self.pos.turn() {
-            Color::White => (go.wtime, go.winc),
-            Color::Black => (go.btime, go.binc),
-        };
-        let overhead = self.options.move_overhead;
-        let plan = match (go.movetime, time) {
-            (Some(mt), _) => {
-                // The GUI's limit, less the overhead (but never all of it).
-                let t = Duration::from_millis(mt);
-                let t = t.saturating_sub(overhead).max(t / 2);
-                Some(TimePlan { soft: t, hard: t })
-            }
-            (None, Some(t)) => Some(TimePlan::new(
-                Clock {
-                    time: Duration::from_millis(t),
-                    inc: Duration::from_millis(inc.unwrap_or(0)),
-                    movestogo: go.movestogo,
-                },
-                overhead,
-            )),
-            (None, None) => None,
-        };
-        let stop = Arc::new(AtomicBool::new(false));
-        let control = Arc::new(Control {
-            stop: stop.clone(),
-            stop_requested: AtomicBool::new(false),
-            pondering: AtomicBool::new(go.ponder),
-            infinite: go.infinite,
-            deadlines: Mutex::new(if go.ponder || go.infinite {
-                None
-            } else {
-                plan.map(|p| (received, p))
-            }),
-            ponder_plan: if go.ponder { plan } else { None },
-            finished: AtomicBool::new(false),
-        });
-        let limits = Limits {
-            depth: go.depth,
-            // The clock is kept by the watchdog below; a mate search is told its time too, so
-            // that it can leave half of it to the normal search (see `Limits::mate`).
-            movetime: match (go.mate, &plan) {
-                (Some(_), Some(p)) if !waits => Some(p.hard),
-                _ => None,
-            },
-            nodes: go.nodes,
-            mate: go.mate,
-        };
-        let Some(mut engine) = self.engine.take() else {
+        let plan = go.time_plan(self.pos.turn(), self.options.move_overhead);
+        let control = Arc::new(Control::new(plan, received, go.ponder, go.infinite));
+        // `searchmoves`: the engine searches only those moves at the root.
+        let restricted = root_moves.len() < legal.len();
+        let limits = go.limits(plan.as_ref(), restricted.then(|| root_moves.clone()));
+        let Some(engine) = self.engine.take() else {
             self.info("no engine available");
             self.say("bestmove 0000");
             return;
         };
-        let pos = self.pos.clone();
-        let history = self.history.clone();
-        let out = self.out.clone();
-        let restricted = root_moves.len() < legal.len();
-        let c = control.clone();
-        let handle = std::thread::spawn(move || {
-            // The watchdog: the hard limit, wherever the search is.
-            let watch = c.clone();
-            let watchdog = std::thread::spawn(move || {
-                while !watch.finished.load(Ordering::Acquire) {
-                    if watch.past_hard() {
-                        watch.stop.store(true, Ordering::Relaxed);
-                    }
-                    // Woken at once when the search ends, so that joining it costs nothing.
-                    std::thread::park_timeout(Duration::from_millis(1));
-                }
-            });
-            let (best, ponder) = if root_moves.is_empty() {
-                (None, None)
-            } else if restricted {
-                search_moves(&mut engine, &pos, &history, &root_moves, &limits, &c, &out)
-            } else {
-                let result = engine.search(&pos, &history, &limits, c.stop.clone(), &mut |it| {
-                    out.line(&info_line(it));
-                    if c.past_soft() {
-                        c.stop.store(true, Ordering::Relaxed);
-                    }
-                });
-                (result.best_move, result.pv.get(1).copied())
-            };
-            // Infinite and ponder searches answer only once told to.
-            // (`stop` and `ponderhit` wake this thread.)
-            while !c.may_answer() {
-                std::thread::park_timeout(Duration::from_millis(1));
-            }
-            out.line(&bestmove_line(best.as_ref(), ponder.as_ref()));
-            c.finished.store(true, Ordering::Release);
-            watchdog.thread().unpark();
-            let _ = watchdog.join();
-            engine
-        });
-        self.running = Some(Running { handle, control });
+        self.running = Some(thread::spawn(
+            engine,
+            self.pos.clone(),
+            self.past.clone(),
+            limits,
+            !root_moves.is_empty(),
+            control,
+            self.out.clone(),
+        ));
     }
 
     /// Plays a book move if the options and the book allow one; `true` if it did.
@@ -960,93 +580,4 @@ impl Session {
         self.say(&bestmove_line(Some(&pick.mv), None));
         true
     }
-}
-
-/// `go searchmoves`: iterative deepening over the allowed root moves, each searched as its
-/// child position one ply shallower (the engine has no root-move filter).
-fn search_moves(
-    engine: &mut Engine,
-    pos: &Chess,
-    history: &[u64],
-    moves: &[Move],
-    limits: &Limits,
-    c: &Control,
-    out: &Output,
-) -> (Option<Move>, Option<Move>) {
-    let start = Instant::now();
-    let mut best: (Move, Vec<Move>) = (moves[0], vec![moves[0]]);
-    let mut nodes = 0u64;
-    let mut child_history = history.to_vec();
-    child_history.push(hash_of(pos));
-    let max_depth = limits.depth.unwrap_or(100).clamp(1, 100);
-    'deepen: for depth in 1..=max_depth {
-        let mut iteration: Option<(Score, Vec<Move>)> = None;
-        let mut seldepth = depth;
-        for &m in moves {
-            let mut child = pos.clone();
-            child.play_unchecked(m);
-            let (score, pv) = if depth == 1 || child.legal_moves().is_empty() {
-                let score = if child.is_checkmate() {
-                    Score::Mate(1)
-                } else if child.is_stalemate() {
-                    Score::Cp(0)
-                } else {
-                    Score::Cp(-evaluate(&child, &engine.params))
-                };
-                (score, vec![m])
-            } else {
-                let child_limits = Limits {
-                    depth: Some(depth - 1),
-                    movetime: None,
-                    nodes: limits.nodes.map(|n| n.saturating_sub(nodes).max(1)),
-                    mate: None,
-                };
-                let r = engine.search(
-                    &child,
-                    &child_history,
-                    &child_limits,
-                    c.stop.clone(),
-                    &mut |it| {
-                        seldepth = seldepth.max(it.seldepth + 1);
-                    },
-                );
-                nodes += r.nodes;
-                if c.stop.load(Ordering::Relaxed)
-                    || (limits.nodes.is_some_and(|n| nodes >= n) && r.depth < depth - 1)
-                {
-                    break 'deepen;
-                }
-                let mut pv = vec![m];
-                pv.extend(r.pv);
-                (negate(r.score), pv)
-            };
-            if iteration
-                .as_ref()
-                .is_none_or(|(s, _)| score_key(score) > score_key(*s))
-            {
-                iteration = Some((score, pv));
-            }
-        }
-        let Some((score, pv)) = iteration else {
-            break;
-        };
-        best = (pv[0], pv.clone());
-        let it = Iteration {
-            depth,
-            seldepth,
-            score,
-            nodes,
-            time: start.elapsed(),
-            hashfull: 0,
-            pv,
-        };
-        out.line(&info_line(&it));
-        if c.past_soft()
-            || limits.nodes.is_some_and(|n| nodes >= n)
-            || matches!((limits.mate, score), (Some(n), Score::Mate(m)) if m > 0 && m as u32 <= n)
-        {
-            break;
-        }
-    }
-    (Some(best.0), best.1.get(1).copied())
 }

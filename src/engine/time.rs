@@ -1,5 +1,9 @@
 //! Time management: how long to think from the clock, the increment and the moves to go.
 //!
+//! The engine's side of the clock: a [`TimeLeft`] reading (what UCI's `go wtime … winc …
+//! movestogo …` says, or the arena's clock for a built-in player) goes in, a [`TimePlan`] comes
+//! out. The clock that runs during a game is `arena::clock::Clock`.
+//!
 //! Two limits come out of a clock: a *soft* one, after which no new iteration of iterative
 //! deepening is started, and a *hard* one, at which the search is stopped wherever it is. The
 //! hard limit already leaves the Move Overhead (the time the GUI and the pipes take) on the
@@ -7,9 +11,9 @@
 
 use std::time::Duration;
 
-/// The clock part of a `go` command, for the side to move.
+/// A reading of the side to move's clock: the clock part of a `go` command.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Clock {
+pub struct TimeLeft {
     /// Time left on the clock.
     pub time: Duration,
     /// Increment per move.
@@ -31,21 +35,21 @@ pub struct TimePlan {
 const SUDDEN_DEATH_MOVES: u32 = 30;
 
 impl TimePlan {
-    /// The plan for `clock`, keeping `overhead` on the clock for the GUI.
+    /// The plan for the time left on `clock`, keeping `overhead` on the clock for the GUI.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use polybook::uci::time::{Clock, TimePlan};
+    /// use polybook::engine::time::{TimeLeft, TimePlan};
     ///
     /// let ms = Duration::from_millis;
-    /// let clock = Clock { time: ms(10_000), inc: ms(100), movestogo: None };
+    /// let clock = TimeLeft { time: ms(10_000), inc: ms(100), movestogo: None };
     /// let plan = TimePlan::new(clock, ms(30));
     /// assert!(plan.soft < plan.hard && plan.hard < ms(10_000 - 30));
     /// // Almost no time left: the plan still never exceeds what the clock holds.
-    /// let plan = TimePlan::new(Clock { time: ms(20), ..clock }, ms(30));
+    /// let plan = TimePlan::new(TimeLeft { time: ms(20), ..clock }, ms(30));
     /// assert!(plan.hard <= ms(1));
     /// ```
-    pub fn new(clock: Clock, overhead: Duration) -> TimePlan {
+    pub fn new(clock: TimeLeft, overhead: Duration) -> TimePlan {
         let available = clock.time.saturating_sub(overhead);
         let moves = clock
             .movestogo
@@ -86,7 +90,7 @@ mod tests {
         for time in [0, 5, 31, 50, 100, 1000, 60_000, 3_600_000] {
             for inc in [0, 10, 100, 2000] {
                 for movestogo in [None, Some(1), Some(2), Some(40)] {
-                    let clock = Clock {
+                    let clock = TimeLeft {
                         time: ms(time),
                         inc: ms(inc),
                         movestogo,
@@ -107,7 +111,7 @@ mod tests {
     fn more_time_means_longer_thinking() {
         let plan = |t| {
             TimePlan::new(
-                Clock {
+                TimeLeft {
                     time: ms(t),
                     inc: ms(0),
                     movestogo: None,

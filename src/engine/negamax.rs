@@ -1,0 +1,839 @@
+//! The tree search: a principal variation search (negamax, fail-soft) with quiescence at the
+//! horizon, `depth` counting down to the horizon and `ply` counting up from the root.
+//!
+//! Every pruning technique is a numbered, labelled step in [`Search::negamax`] behind a switch
+//! of [`SearchOptions`], so that its effect can be measured on and off; the bigger steps are
+//! methods named after them. Iterative deepening and the root's hand-overs (tablebase, mate
+//! search) live in [`super::search`], which drives this one.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
+
+use super::eval::{Params, evaluate, has_non_pawn_material, see_value};
+use super::hash::{child_hash, hash_of};
+use super::options::SearchOptions;
+use super::ordering::{GOOD_CAPTURE, History, KILLER, Killers, MAX_MOVES, pick, score_moves};
+use super::packed_move::PackedMove;
+use super::score::{INF, MATE_BOUND, MAX_PLY, mate_in, mated_in};
+use super::spite_check::Analogy;
+use super::tablebase;
+use super::tt::{Bound, TranspositionTable, TtEntry};
+
+/// What the search remembers about each ply of the current line.
+#[derive(Clone, Copy, Default)]
+struct Frame {
+    /// The move played from this ply (None for a null move or not yet).
+    mv: Option<Move>,
+    in_check: bool,
+    eval: i32,
+    /// The move played from this ply captured something.
+    captured: bool,
+    /// A null move was tried from this ply.
+    null: bool,
+    /// The spite-check analogy in force below this ply (set only with the switch on).
+    analogy: Option<Analogy>,
+}
+
+/// One search: the tree below a root, with its limits, counters and per-ply memory.
+pub(super) struct Search<'a> {
+    opts: SearchOptions,
+    params: &'a Params,
+    pub(super) tt: &'a TranspositionTable,
+    /// The history heuristic (move ordering), kept by the engine across searches.
+    history: &'a mut History,
+    stop: Arc<AtomicBool>,
+    deadline: Option<Instant>,
+    node_limit: u64,
+    pub(super) nodes: u64,
+    pub(super) seldepth: u32,
+    pub(super) stopped: bool,
+    root_turn: Color,
+    /// The only moves searched at the root (`None`: all of them).
+    root_moves: Option<Vec<Move>>,
+    /// Keys of the game's positions and of the current line, oldest first, for repetitions.
+    past: Vec<u64>,
+    /// Repetitions are not looked for across a null move.
+    rep_floor: usize,
+    stack: Vec<Frame>,
+    pv: Vec<Vec<Move>>,
+    killers: Killers,
+    /// The best root move of the current iteration so far, with its score.
+    pub(super) root_best: Option<(Move, i32)>,
+    /// The depth of the current iteration.
+    root_depth: i32,
+}
+
+/// Late move reduction in plies for a depth and a move number: grows with both, slowly.
+fn lmr_reduction(depth: i32, moves: usize) -> i32 {
+    let d = (depth.max(1) as f32).ln();
+    let m = (moves.max(1) as f32).ln();
+    (0.75 + d * m / 2.25) as i32
+}
+
+/// Step 4: does the table's entry end the node? Its score when it is deep enough and its
+/// bound settles the window (never in a PV node, whose line must be searched).
+#[inline]
+fn tt_cutoff(e: Option<TtEntry>, pv_node: bool, depth: i32, alpha: i32, beta: i32) -> Option<i32> {
+    let e = e?;
+    let settled = match e.bound {
+        Bound::Exact => true,
+        Bound::Lower => e.score >= beta,
+        Bound::Upper => e.score <= alpha,
+    };
+    (!pv_node && e.depth >= depth && settled).then_some(e.score)
+}
+
+impl<'a> Search<'a> {
+    /// A search under `opts` that stops at `deadline`, `node_limit` nodes or `stop`; `past` holds
+    /// the keys of the positions before the root, oldest first.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        opts: SearchOptions,
+        params: &'a Params,
+        tt: &'a TranspositionTable,
+        history: &'a mut History,
+        stop: Arc<AtomicBool>,
+        deadline: Option<Instant>,
+        node_limit: u64,
+        root: &Chess,
+        root_moves: Option<Vec<Move>>,
+        past: &[u64],
+    ) -> Self {
+        Search {
+            opts,
+            params,
+            tt,
+            history,
+            stop,
+            deadline,
+            node_limit,
+            nodes: 0,
+            seldepth: 0,
+            stopped: false,
+            root_turn: root.turn(),
+            root_moves,
+            past: past.to_vec(),
+            rep_floor: 0,
+            stack: vec![Frame::default(); MAX_PLY + 4],
+            pv: (0..=MAX_PLY).map(|_| Vec::with_capacity(MAX_PLY)).collect(),
+            killers: Killers::new(),
+            root_best: None,
+            root_depth: 1,
+        }
+    }
+
+    /// A new iteration of iterative deepening begins, to `depth`.
+    pub(super) fn start_iteration(&mut self, depth: i32) {
+        self.seldepth = 0;
+        self.root_best = None;
+        self.root_depth = depth;
+    }
+
+    /// The root `pos` (key `hash`) searched to `depth` in the window (`alpha`, `beta`).
+    pub(super) fn root(
+        &mut self,
+        pos: &Chess,
+        hash: u64,
+        depth: i32,
+        alpha: i32,
+        beta: i32,
+    ) -> i32 {
+        self.negamax(pos, hash, depth, 0, alpha, beta, false)
+    }
+
+    /// The principal variation of the last completed root search.
+    pub(super) fn principal_variation(&self) -> &[Move] {
+        &self.pv[0]
+    }
+
+    /// Has a limit been reached? Checked every 1024 nodes.
+    fn check_limits(&mut self) {
+        if self.nodes >= self.node_limit
+            || self.stop.load(Ordering::Relaxed)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+        {
+            self.stopped = true;
+        }
+    }
+
+    /// Counts a node, checks the limits every 1024 nodes and records the selective depth; `false`
+    /// when the search has been stopped.
+    #[inline]
+    fn enter_node(&mut self, ply: usize) -> bool {
+        self.nodes += 1;
+        if self.nodes & 1023 == 0 {
+            self.check_limits();
+        }
+        self.seldepth = self.seldepth.max(ply as u32);
+        !self.stopped
+    }
+
+    /// Has the position `hash` come before, with the same side to move, since the last
+    /// irreversible move (and not across a null move)?
+    fn is_repetition(&self, hash: u64, halfmoves: u32) -> bool {
+        let len = self.past.len();
+        let floor = len.saturating_sub(halfmoves as usize).max(self.rep_floor);
+        let mut i = len;
+        while i >= floor + 2 {
+            i -= 2;
+            if self.past[i] == hash {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn update_pv(&mut self, ply: usize, m: Move) {
+        let (head, tail) = self.pv.split_at_mut(ply + 1);
+        let line = &mut head[ply];
+        line.clear();
+        line.push(m);
+        line.extend_from_slice(&tail[0]);
+    }
+
+    /// The negamax search of `pos` (key `hash`): its score in the window (`alpha`, `beta`),
+    /// fail-soft. `cut_from_null`: this node verifies a null-move cutoff (no null move here).
+    #[allow(clippy::too_many_arguments)]
+    fn negamax(
+        &mut self,
+        pos: &Chess,
+        hash: u64,
+        mut depth: i32,
+        ply: usize,
+        mut alpha: i32,
+        mut beta: i32,
+        cut_from_null: bool,
+    ) -> i32 {
+        let pv_node = beta - alpha > 1;
+        let root = ply == 0;
+        self.pv[ply].clear();
+        let in_check = pos.is_check();
+
+        // 1. Check extension: a check is searched one ply deeper, so that the horizon never
+        //    falls between a check and its answer.
+        //    Limited to lines no longer than twice the iteration's depth, so that long series of
+        //    checks can't blow the tree up.
+        if in_check && self.opts.check_extension && (ply as i32) < 2 * self.root_depth {
+            depth += 1;
+        }
+        if depth <= 0 {
+            let analogy = self.analogy_at(pos, ply).map(|a| (hash, a));
+            return self.quiescence(pos, ply, alpha, beta, analogy);
+        }
+
+        if !self.enter_node(ply) {
+            return 0;
+        }
+        if ply >= MAX_PLY - 1 {
+            return evaluate(pos, self.params);
+        }
+
+        if !root {
+            // 2. Draws (repetition, the fifty-move rule, no mating material) and
+            // 2a. the tablebase's exact score.
+            if let Some(score) = self.draw_or_tablebase(pos, hash, in_check, ply) {
+                return score;
+            }
+
+            // 3. Mate Distance Pruning: even mating right here cannot score more than
+            //    MATE - ply, nor can being mated here score less than -MATE + ply. If the
+            //    window lies outside that range, a shorter mate is already known: prune.
+            if self.opts.mdp {
+                alpha = alpha.max(mated_in(ply));
+                beta = beta.min(mate_in(ply) - 1);
+                if alpha >= beta {
+                    return alpha;
+                }
+            }
+        }
+
+        // 4. Transposition table: a deep enough result for this position ends the node.
+        let tt_entry = self.tt.probe(hash, ply);
+        let tt_move = tt_entry.map_or(PackedMove::NONE, |e| e.mv);
+        if let Some(score) = tt_cutoff(tt_entry, pv_node, depth, alpha, beta) {
+            return score;
+        }
+
+        let eval = self.enter_frame(pos, ply, in_check, tt_entry);
+        let improving = !in_check && ply >= 2 && eval > self.stack[ply - 2].eval;
+        let last_was_capture = ply >= 1 && self.stack[ply - 1].captured;
+        let mut spite_extend = false;
+
+        if !pv_node && !in_check {
+            // 5. Reverse futility pruning: far above beta near the leaves, the opponent's
+            //    threats (searched by quiescence) are unlikely to bring the score back down.
+            if self.opts.futility
+                && depth <= 7
+                && beta.abs() < MATE_BOUND
+                && eval - 80 * depth + if improving { 40 } else { 0 } >= beta
+            {
+                return eval;
+            }
+
+            // 6. Aggressive futility pruning (the seeds' careful style): at a frontier node of
+            //    the root's own side, if the static evaluation is below alpha by half a pawn and
+            //    the last move was no capture, assume no quiet move will save it and prune.
+            if self.opts.aggressive_futility
+                && depth == 1
+                && pos.turn() == self.root_turn
+                && !last_was_capture
+                && alpha.abs() < MATE_BOUND
+                && eval + 50 <= alpha
+            {
+                return eval;
+            }
+
+            // 7. Null-move pruning: if passing still fails high, a real move would too. Not in
+            //    pawn endings (zugzwang), not twice in a row, and verified at high depth.
+            //    First the null move's search: `Some` when it failed high.
+            let null_cut =
+                self.null_move_fails_high(pos, hash, depth, ply, eval, beta, cut_from_null);
+            if self.stopped {
+                return 0;
+            }
+
+            // 8. Spite-check analogy: when the last two plies were a check and an evasion that
+            //    won nothing, the opponent may have "spent" its check to push a threat over the
+            //    horizon. Re-search the failed-high null move one ply deeper; if it now fails
+            //    low the threat is real: don't prune, and extend the non-checking moves below.
+            if let Some(null) = null_cut
+                && self.opts.spite_check
+                && self.after_check_and_quiet_evasion(ply)
+            {
+                spite_extend =
+                    self.threat_behind_spite_check(pos, hash, depth - null.reduction, ply, beta);
+                if self.stopped {
+                    return 0;
+                }
+            }
+
+            // 7b. Null-move cutoff (unless step 8 found a threat), at high depth only once a
+            //     real reduced search confirms it (zugzwang guard).
+            if let Some(null) = null_cut
+                && !spite_extend
+                && let Some(score) = self.null_move_cutoff(pos, hash, depth, ply, beta, null)
+            {
+                return score;
+            }
+        }
+
+        // The moves, best first (at the root, only those allowed).
+        let mut moves = pos.legal_moves();
+        if root && let Some(allowed) = &self.root_moves {
+            moves.retain(|m| allowed.contains(m));
+        }
+        if moves.is_empty() {
+            return if in_check { mated_in(ply) } else { 0 };
+        }
+        let mut scores = [0i32; MAX_MOVES];
+        score_moves(
+            pos,
+            &moves,
+            tt_move,
+            ply,
+            &self.killers,
+            self.history,
+            &mut scores,
+        );
+        self.killers.clear(ply + 2);
+
+        let side = pos.turn();
+        let mut best = -INF;
+        let mut best_move: Option<Move> = None;
+        let old_alpha = alpha;
+        let mut searched = 0usize;
+        let mut quiets_tried: MoveList = MoveList::new();
+        self.past.push(hash);
+
+        for i in 0..moves.len() {
+            let (m, order) = pick(&mut moves, &mut scores, i);
+            let quiet = !m.is_capture() && !m.is_promotion();
+            let mut child = pos.clone();
+            child.play_unchecked(m);
+            let child_hash = child_hash(pos, hash, m, &child);
+            self.tt.prefetch(child_hash);
+            let gives_check = child.is_check();
+
+            // Never prune while a mate is at stake: with a mate score as alpha, every quiet
+            // move looks futile, including the one that mates sooner.
+            if !root
+                && best > -MATE_BOUND
+                && alpha > -MATE_BOUND
+                && !in_check
+                && quiet
+                && !gives_check
+            {
+                // 9. Late move pruning: near the leaves, after enough quiet moves the rest
+                //    (ordered by history) are unlikely to matter.
+                if self.opts.lmp
+                    && !pv_node
+                    && depth <= 4
+                    && searched >= (3 + depth * depth) as usize / if improving { 1 } else { 2 }
+                {
+                    continue;
+                }
+                // 10. Futility pruning: a quiet move cannot lift a hopeless static score above
+                //     alpha within the last plies.
+                if self.opts.futility
+                    && !pv_node
+                    && depth <= 3
+                    && order < KILLER
+                    && eval + 100 + 120 * depth <= alpha
+                {
+                    continue;
+                }
+            }
+
+            self.stack[ply].mv = Some(m);
+            self.stack[ply].captured = m.is_capture();
+            searched += 1;
+            if quiet && quiets_tried.len() < quiets_tried.capacity() {
+                quiets_tried.push(m);
+            }
+
+            // The spite-check analogy's extension of non-checking moves (see step 8).
+            let extension = i32::from(spite_extend && !gives_check);
+            let new_depth = depth - 1 + extension;
+
+            let score = if searched == 1 {
+                -self.negamax(&child, child_hash, new_depth, ply + 1, -beta, -alpha, false)
+            } else {
+                // 11. Late move reductions: later quiet moves are searched shallower with a null
+                //     window first, and again at full depth only if they surprise (then with the
+                //     full window in a PV node).
+                let late = LateMove {
+                    searched,
+                    order,
+                    quiet,
+                    gives_check,
+                    pv_node,
+                    root,
+                    improving,
+                };
+                self.search_late_move(&child, child_hash, depth, new_depth, ply, alpha, beta, late)
+            };
+            if self.stopped {
+                self.past.pop();
+                return 0;
+            }
+
+            if score > best {
+                best = score;
+                if score > alpha {
+                    best_move = Some(m);
+                    alpha = score;
+                    if pv_node {
+                        self.update_pv(ply, m);
+                    }
+                    if root {
+                        self.root_best = Some((m, score));
+                    }
+                    if score >= beta {
+                        // A cutoff: remember a quiet refutation as killer and in the history.
+                        if quiet {
+                            self.remember_refutation(side, ply, depth, m, &quiets_tried);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        self.past.pop();
+        if searched == 0 {
+            // Every move was pruned: the node fails low at its static score.
+            return eval.max(-MATE_BOUND);
+        }
+
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if alpha > old_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.tt.store(
+            hash,
+            ply,
+            PackedMove::from_option(best_move),
+            best,
+            if in_check { 0 } else { eval },
+            depth,
+            bound,
+        );
+        best
+    }
+
+    /// Steps 2 and 2a: the score of a position the rules or the tablebase settle, if it is one.
+    /// Draws: a repetition (once within the search is enough), the fifty-move rule, and material
+    /// with which nobody can mate. The tablebase: with three men on the board (KQvK, KRvK) the
+    /// exact distance to mate is known.
+    #[inline]
+    fn draw_or_tablebase(&self, pos: &Chess, hash: u64, in_check: bool, ply: usize) -> Option<i32> {
+        if self.is_repetition(hash, pos.halfmoves()) {
+            return Some(0);
+        }
+        let b = pos.board();
+        if (b.pawns() | b.rooks_and_queens()).is_empty() && pos.is_insufficient_material() {
+            return Some(0);
+        }
+        if pos.halfmoves() >= 100 && !(in_check && pos.legal_moves().is_empty()) {
+            return Some(0);
+        }
+        if self.opts.tablebase
+            && tablebase::covers(pos)
+            && let Some(v) = tablebase::probe(pos)
+        {
+            return Some(v.search_score(ply, pos.halfmoves()));
+        }
+        None
+    }
+
+    /// The static evaluation (meaningless in check: `-INF` then), from the table's entry when
+    /// there is one, recorded with the ply's other facts in its frame.
+    #[inline]
+    fn enter_frame(
+        &mut self,
+        pos: &Chess,
+        ply: usize,
+        in_check: bool,
+        tt_entry: Option<TtEntry>,
+    ) -> i32 {
+        let eval = if in_check {
+            -INF
+        } else if let Some(e) = tt_entry {
+            e.eval
+        } else {
+            evaluate(pos, self.params)
+        };
+        self.stack[ply].eval = eval;
+        self.stack[ply].in_check = in_check;
+        self.stack[ply].null = false;
+        if self.opts.spite_check {
+            self.stack[ply].analogy = self.analogy_at(pos, ply);
+        }
+        eval
+    }
+
+    /// Step 7's search: when null-move pruning applies here, the null move searched with its
+    /// reduction; `Some` when it failed high.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn null_move_fails_high(
+        &mut self,
+        pos: &Chess,
+        hash: u64,
+        depth: i32,
+        ply: usize,
+        eval: i32,
+        beta: i32,
+        cut_from_null: bool,
+    ) -> Option<NullCut> {
+        if !(self.opts.null_move
+            && !cut_from_null
+            && depth >= 3
+            && eval >= beta
+            && beta.abs() < MATE_BOUND
+            && has_non_pawn_material(pos))
+        {
+            return None;
+        }
+        let reduction = 3 + depth / 4 + ((eval - beta) / 200).min(3);
+        let score = self.null_search(pos, hash, depth - 1 - reduction, ply, beta);
+        (score >= beta).then_some(NullCut { score, reduction })
+    }
+
+    /// Step 7b: the score to return for a null move that failed high, or `None` when the
+    /// verification search (at depth 10 and more) does not confirm it.
+    fn null_move_cutoff(
+        &mut self,
+        pos: &Chess,
+        hash: u64,
+        depth: i32,
+        ply: usize,
+        beta: i32,
+        null: NullCut,
+    ) -> Option<i32> {
+        // A mate found by passing is no proof: claim beta only.
+        let score = if null.score >= MATE_BOUND {
+            beta
+        } else {
+            null.score
+        };
+        if depth < 10 {
+            return Some(score);
+        }
+        let r = null.reduction;
+        let v = self.negamax(pos, hash, depth - 1 - r, ply, beta - 1, beta, true);
+        (v >= beta).then_some(score)
+    }
+
+    /// The null move: the side to move passes, and the opponent searches at reduced depth
+    /// with a null window at beta.
+    fn null_search(&mut self, pos: &Chess, hash: u64, depth: i32, ply: usize, beta: i32) -> i32 {
+        let Ok(null) = pos.clone().swap_turn() else {
+            return -INF;
+        };
+        let null_hash = hash_of(&null);
+        self.stack[ply].mv = None;
+        self.stack[ply].captured = false;
+        self.stack[ply].null = true;
+        self.past.push(hash);
+        let floor = std::mem::replace(&mut self.rep_floor, self.past.len());
+        let score = -self.negamax(&null, null_hash, depth, ply + 1, -beta, -beta + 1, true);
+        self.rep_floor = floor;
+        self.past.pop();
+        score
+    }
+
+    /// Step 8: the null move searched again at `depth` (one ply deeper than step 7's); `true`
+    /// when it now fails low, i.e. the spite check hid a real threat.
+    fn threat_behind_spite_check(
+        &mut self,
+        pos: &Chess,
+        hash: u64,
+        depth: i32,
+        ply: usize,
+        beta: i32,
+    ) -> bool {
+        self.null_search(pos, hash, depth, ply, beta) < beta
+    }
+
+    /// Did the last two plies consist of a check and an evasion that captured nothing?
+    fn after_check_and_quiet_evasion(&self, ply: usize) -> bool {
+        ply >= 2 && self.stack[ply - 1].in_check && !self.stack[ply - 1].captured
+    }
+
+    /// The spite-check analogy in force at `ply` (see [`super::spite_check`]): a new one when the
+    /// last two plies were a check and an evasion, neither of which captured, else the parent's.
+    /// `None` with the switch off. Reads the frames and keys of plies `ply - 1` and `ply - 2`,
+    /// which the search has set before its children run.
+    fn analogy_at(&self, pos: &Chess, ply: usize) -> Option<Analogy> {
+        if !self.opts.spite_check || ply == 0 {
+            return None;
+        }
+        let inherited = self.stack[ply - 1].analogy;
+        if ply < 2 || self.past.len() < 2 {
+            return inherited;
+        }
+        let (check, evasion) = (&self.stack[ply - 2], &self.stack[ply - 1]);
+        if !evasion.in_check
+            || evasion.captured
+            || check.captured
+            || check.null
+            || check.eval == -INF
+            || pos.is_check()
+        {
+            return inherited;
+        }
+        let before = self.past[self.past.len() - 2];
+        Some(Analogy::after_pair(
+            before,
+            check.eval,
+            pos,
+            self.params,
+            ply,
+        ))
+    }
+
+    /// Step 11, late move reductions: later quiet moves are searched shallower with a null
+    /// window first, and again at full depth only if they surprise; then, as in any principal
+    /// variation search, a null-window fail high inside a PV node is searched again with the
+    /// full window.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn search_late_move(
+        &mut self,
+        child: &Chess,
+        child_hash: u64,
+        depth: i32,
+        new_depth: i32,
+        ply: usize,
+        alpha: i32,
+        beta: i32,
+        late: LateMove,
+    ) -> i32 {
+        let mut r = 0;
+        if self.opts.lmr && depth >= 3 && late.searched >= 3 && late.quiet && !late.gives_check {
+            r = lmr_reduction(depth, late.searched);
+            r -= i32::from(late.pv_node) + i32::from(late.root);
+            r += i32::from(!late.improving);
+            r -= i32::from(late.order >= KILLER);
+            r -= late.order.clamp(-16384, 16384) / 8192;
+            r = r.clamp(0, new_depth - 1);
+        }
+        let mut score = -self.negamax(
+            child,
+            child_hash,
+            new_depth - r,
+            ply + 1,
+            -alpha - 1,
+            -alpha,
+            false,
+        );
+        if score > alpha && r > 0 {
+            score = -self.negamax(
+                child,
+                child_hash,
+                new_depth,
+                ply + 1,
+                -alpha - 1,
+                -alpha,
+                false,
+            );
+        }
+        // Principal variation search: a null-window fail high inside a PV node is searched again
+        // with the full window.
+        if score > alpha && score < beta {
+            score = -self.negamax(child, child_hash, new_depth, ply + 1, -beta, -alpha, false);
+        }
+        score
+    }
+
+    /// A quiet move `m` refuted the position at `ply`: it becomes a killer, its history rises
+    /// and that of the quiet moves tried before it falls.
+    fn remember_refutation(
+        &mut self,
+        side: Color,
+        ply: usize,
+        depth: i32,
+        m: Move,
+        quiets_tried: &MoveList,
+    ) {
+        self.killers.remember(ply, m);
+        let bonus = (depth * depth).min(400) * 8;
+        for &q in quiets_tried {
+            if q != m {
+                self.history.update(side, q, -bonus);
+            }
+        }
+        self.history.update(side, m, bonus);
+    }
+
+    /// Quiescence search: only captures and queen promotions (all moves when in check) until
+    /// the position is quiet, so that the evaluation never stands in the middle of an exchange.
+    /// `analogy`: the position's hash and the spite-check analogy in force, if any.
+    fn quiescence(
+        &mut self,
+        pos: &Chess,
+        ply: usize,
+        mut alpha: i32,
+        mut beta: i32,
+        analogy: Option<(u64, Analogy)>,
+    ) -> i32 {
+        if !self.enter_node(ply) {
+            return 0;
+        }
+        let in_check = pos.is_check();
+        if ply >= MAX_PLY - 1 {
+            return if in_check {
+                0
+            } else {
+                evaluate(pos, self.params)
+            };
+        }
+        if self.opts.tablebase
+            && tablebase::covers(pos)
+            && let Some(v) = tablebase::probe(pos)
+        {
+            return v.search_score(ply, pos.halfmoves());
+        }
+        if self.opts.mdp {
+            alpha = alpha.max(mated_in(ply));
+            beta = beta.min(mate_in(ply) - 1);
+            if alpha >= beta {
+                return alpha;
+            }
+        }
+
+        let mut moves = pos.legal_moves();
+        if moves.is_empty() {
+            return if in_check { mated_in(ply) } else { 0 };
+        }
+        let mut best = -INF;
+        let mut stand_pat = -INF;
+        if !in_check {
+            // Stand pat: the side to move may decline every capture.
+            stand_pat = evaluate(pos, self.params);
+            if let Some((hash, a)) = analogy {
+                stand_pat = a.bound_stand_pat(self.tt, stand_pat, hash, ply);
+            }
+            if stand_pat >= beta {
+                return stand_pat;
+            }
+            alpha = alpha.max(stand_pat);
+            best = stand_pat;
+            moves.retain(|m| m.is_capture() || m.promotion() == Some(Role::Queen));
+        }
+        let mut scores = [0i32; MAX_MOVES];
+        score_moves(
+            pos,
+            &moves,
+            PackedMove::NONE,
+            ply,
+            &self.killers,
+            self.history,
+            &mut scores,
+        );
+        for i in 0..moves.len() {
+            let (m, order) = pick(&mut moves, &mut scores, i);
+            if !in_check {
+                // SEE: a capture that loses material is not worth searching here.
+                if order < GOOD_CAPTURE / 2 {
+                    break;
+                }
+                // Delta pruning: even winning the victim and a margin can't reach alpha.
+                let gain = if m.is_en_passant() {
+                    see_value(Role::Pawn)
+                } else {
+                    m.capture().map_or(0, see_value)
+                } + m
+                    .promotion()
+                    .map_or(0, |r| see_value(r) - see_value(Role::Pawn));
+                if stand_pat + gain + 200 <= alpha && alpha.abs() < MATE_BOUND {
+                    continue;
+                }
+            }
+            let mut child = pos.clone();
+            child.play_unchecked(m);
+            let child_analogy = analogy.map(|(h, a)| (child_hash(pos, h, m, &child), a));
+            let score = -self.quiescence(&child, ply + 1, -beta, -alpha, child_analogy);
+            if self.stopped {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    alpha = score;
+                    if score >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
+/// A null move that failed high (step 7): its score and the reduction it was searched with.
+#[derive(Clone, Copy)]
+struct NullCut {
+    score: i32,
+    reduction: i32,
+}
+
+/// What step 11 knows of a move after the first.
+#[derive(Clone, Copy)]
+struct LateMove {
+    /// How many moves have been searched, this one included.
+    searched: usize,
+    /// Its move-ordering key.
+    order: i32,
+    quiet: bool,
+    gives_check: bool,
+    pv_node: bool,
+    root: bool,
+    improving: bool,
+}
