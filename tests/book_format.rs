@@ -100,7 +100,7 @@ fn python_chess_probe_expectations() {
         "e2e4"
     );
     let excluding = ChooseOptions {
-        exclude: vec![moves[0].mv],
+        exclude_moves: vec![moves[0].mv],
         ..best.clone()
     };
     assert_eq!(
@@ -115,7 +115,7 @@ fn python_chess_probe_expectations() {
         choose(
             &moves,
             &ChooseOptions {
-                min_weight: 2,
+                minimum_weight: 2,
                 ..best.clone()
             },
             &mut rng

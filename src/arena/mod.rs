@@ -4,6 +4,7 @@
 pub mod clock;
 pub mod game;
 pub mod opening;
+pub mod pgn;
 pub mod play;
 pub mod player;
 pub mod runner;

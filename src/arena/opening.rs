@@ -3,7 +3,7 @@
 use rand::Rng;
 use shakmaty::{Chess, Move, Position};
 
-use crate::book::{Book, ChooseOptions, choose};
+use crate::book::{Book, ChooseOptions};
 
 /// Walks `book` from `start` for up to `plies` plies, choosing each move with `options`; stops
 /// early where the book has no eligible move (or the game is over).
@@ -17,11 +17,11 @@ pub fn book_walk<R: Rng + ?Sized>(
     let mut pos = start.clone();
     let mut moves = Vec::new();
     while moves.len() < plies && !pos.is_game_over() {
-        let Some(pick) = choose(&book.find_all(&pos), options, rng) else {
+        let Some(pick) = book.pick(&pos, options, rng) else {
             break;
         };
-        pos.play_unchecked(pick.mv);
-        moves.push(pick.mv);
+        pos.play_unchecked(pick.book_move.mv);
+        moves.push(pick.book_move.mv);
     }
     moves
 }
