@@ -24,7 +24,7 @@ use std::io::{self, Write};
 use shakmaty::san::SanPlus;
 use shakmaty::{Color, Move, Position};
 
-use super::board::PgBoard;
+use super::polyglot_order::OrderedPosition;
 use crate::book::{Book, Entry, Key, RawMove};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,7 +47,7 @@ impl Turn {
 /// A position on the current line whose moves are being tried.
 struct Frame {
     turn: Turn,
-    board: PgBoard,
+    board: OrderedPosition,
     children: Vec<(Move, f64)>,
     next: usize,
     lines: u64,
@@ -131,7 +131,7 @@ impl<'a> Walk<'a> {
             Turn::Any
         };
         let mut stack: Vec<Box<Frame>> = Vec::new();
-        if let Entered::Open(frame) = self.enter(PgBoard::start(), root_turn)? {
+        if let Entered::Open(frame) = self.enter(OrderedPosition::start(), root_turn)? {
             stack.push(frame);
         }
         while let Some(top) = stack.last_mut() {
@@ -173,7 +173,7 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
-    fn enter(&mut self, board: PgBoard, turn: Turn) -> io::Result<Entered> {
+    fn enter(&mut self, board: OrderedPosition, turn: Turn) -> io::Result<Entered> {
         let key = board.key.0;
         let ply = self.path_keys.len();
         if let Some(earlier) = self.path_keys.iter().position(|&k| k == key) {
@@ -225,7 +225,7 @@ impl<'a> Walk<'a> {
     /// The book moves of a position as polyglot's `gen_book_moves` finds them: `None` when the key
     /// is not in the book (or its first entry has move 0), else the legal moves of the entries with
     /// a non-zero weight, in stored order, with their weights.
-    fn book_moves(&self, board: &PgBoard) -> Option<Vec<(Move, u16)>> {
+    fn book_moves(&self, board: &OrderedPosition) -> Option<Vec<(Move, u16)>> {
         let mut entries = self
             .entries(board.key.0)
             .filter(|e| !self.cleaned || e.mv.0 != 0)
@@ -254,7 +254,7 @@ impl<'a> Walk<'a> {
         Some(moves)
     }
 
-    fn push_move(&mut self, board: &PgBoard, m: Move, share: f64) {
+    fn push_move(&mut self, board: &OrderedPosition, m: Move, share: f64) {
         use std::fmt::Write as _;
         self.marks.push(self.text.len());
         let ply = self.marks.len() - 1;
