@@ -14,7 +14,7 @@ use shakmaty::san::San;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use super::output::write_error;
-use super::position::parse_position;
+use super::position::PositionArgs;
 use super::{CliError, CliResult, open_book};
 
 #[derive(clap::Args)]
@@ -22,12 +22,8 @@ use super::{CliError, CliResult, open_book};
 pub struct Args {
     /// The Polyglot book (.bin).
     book: PathBuf,
-    /// The position, in FEN (default: the start position).
-    #[arg(long)]
-    fen: Option<String>,
-    /// Moves to play first, in SAN or UCI, from the start or from --fen (e.g. "e4 e5 Nf3").
-    #[arg(long)]
-    moves: Option<String>,
+    #[command(flatten)]
+    position: PositionArgs,
     /// Probe every position of a file: one FEN or EPD a line (EPD operations are ignored; blank
     /// lines and lines starting with # are skipped).
     #[arg(long, value_name = "FILE")]
@@ -75,7 +71,7 @@ pub fn run(args: Args) -> CliResult {
     let result = match &args.epd {
         Some(path) => probe_epd(&book, path, &args, &mut out),
         None => {
-            let pos = parse_position(args.fen.as_deref(), args.moves.as_deref())?;
+            let pos = args.position.position()?;
             print_position(&book, &pos, &args, !args.no_board, &mut out).map_err(write_error)
         }
     };
