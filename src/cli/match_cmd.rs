@@ -318,8 +318,8 @@ pub fn run(args: Args) -> CliResult {
         for event in rx {
             match event {
                 Event::GameFinished(report) => {
-                    if let Some(log) = pgn.as_mut()
-                        && let Err(e) = log.append(&report.pgn)
+                    if let Some(file) = pgn.as_mut()
+                        && let Err(e) = file.append(&report.pgn)
                     {
                         pgn_error = Some(e.to_string());
                         abort.store(true, Ordering::Relaxed);
