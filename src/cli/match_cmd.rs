@@ -8,12 +8,12 @@ use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
 use polybook::arena::clock::TimeControl;
+use polybook::arena::opening::{OpeningsError, parse_openings};
 use polybook::arena::pgn::PgnLog;
 use polybook::arena::player::{EngineSpec, parse_option};
 use polybook::arena::runner::{self, DrawRule, Event, MatchConfig, MoveLimit, ResignRule};
 use polybook::arena::stats::{MatchTally, Sprt, Verdict};
 use polybook::book::{ChooseOptions, Selection};
-use polybook::position::EpdLine;
 use serde_json::json;
 
 use super::search::LimitArgs;
@@ -250,27 +250,14 @@ fn config(args: &Args) -> Result<MatchConfig, CliError> {
     })
 }
 
-/// The start positions of an openings file: one FEN or EPD a line (EPD operations ignored).
+/// The start positions of an openings file (see [`parse_openings`]).
 fn read_openings(path: &std::path::Path) -> Result<Vec<shakmaty::Chess>, CliError> {
     let text =
         std::fs::read_to_string(path).map_err(|e| super::file_error("read openings", path, &e))?;
-    let mut starts = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let Some(epd) = EpdLine::parse(line) else {
-            continue;
-        };
-        let fen = epd.fields().collect::<Vec<_>>().join(" ");
-        let pos = polybook::position::parse_fen(&fen)
-            .map_err(|e| CliError::data(format!("{} line {}: {e}", path.display(), i + 1)))?;
-        starts.push(pos);
-    }
-    if starts.is_empty() {
-        return Err(CliError::data(format!(
-            "{}: no positions (one FEN or EPD a line)",
-            path.display()
-        )));
-    }
-    Ok(starts)
+    parse_openings(&text).map_err(|e| match e {
+        OpeningsError::BadLine { .. } => CliError::data(format!("{} {e}", path.display())),
+        OpeningsError::Empty => CliError::data(format!("{}: {e}", path.display())),
+    })
 }
 
 pub fn run(args: Args) -> CliResult {
