@@ -3,7 +3,8 @@
 //! - [`book`]: the Polyglot format: keys, the move codec, entries, reading, writing and choosing a move.
 //! - [`build`]: PGN games to a book, as `polyglot make-book` does and more.
 //! - [`inspect`]: walks over a whole book: lines per colour, statistics, verification.
-//! - [`position`]: positions and moves from user input (FEN, SAN, UCI).
+//! - [`position`]: positions and moves from user input (FEN, SAN, UCI, EPD lines).
+//! - [`diagram`]: a board drawn for people.
 //! - [`engine`]: perft, evaluation, search and test suites.
 //! - [`uci`]: the UCI protocol loop around the engine and the book.
 //! - [`atomic`]: output files that appear whole, and devices and FIFOs written in place.
@@ -15,6 +16,7 @@ pub mod arena;
 pub mod atomic;
 pub mod book;
 pub mod build;
+pub mod diagram;
 pub mod engine;
 pub mod inspect;
 pub mod lines;

@@ -297,9 +297,108 @@ pub fn play_moves_each(
     Ok(pos)
 }
 
+/// One line of a FEN or EPD file, split into its position and its operations.
+///
+/// An EPD line is the first four FEN fields (board, side to move, castling, en passant) and then
+/// operations (`bm Nf3; id "x";`); a FEN line has six fields, the last two the move counters.
+/// The line is read as a FEN when its fifth and sixth fields are both numbers, else as EPD. This
+/// is the one rule for every file of positions polybook reads (`probe --epd`, `match
+/// --openings`, the `solve` suites).
+///
+/// ```
+/// use polybook::position::EpdLine;
+///
+/// let epd = EpdLine::parse("8/8/8/8/8/8/8/k6K w - - bm Kg2; id \"x\";").unwrap();
+/// assert_eq!(epd.fen, "8/8/8/8/8/8/8/k6K w - -");
+/// assert_eq!(epd.operations, " bm Kg2; id \"x\";");
+/// let fen = EpdLine::parse("8/8/8/8/8/8/8/k6K w - - 0 1").unwrap();
+/// assert_eq!((fen.fen, fen.operations), ("8/8/8/8/8/8/8/k6K w - - 0 1", ""));
+/// assert!(EpdLine::parse("  # a comment").is_none());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EpdLine<'a> {
+    /// The position as written: four fields, or six with the move counters (fewer when the line
+    /// is short).
+    pub fen: &'a str,
+    /// What follows the position: EPD operations, empty for a FEN.
+    pub operations: &'a str,
+}
+
+impl<'a> EpdLine<'a> {
+    /// Splits a line (surrounding whitespace ignored); `None` for a blank line or a `#` comment.
+    pub fn parse(line: &'a str) -> Option<EpdLine<'a>> {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            return None;
+        }
+        // Where the first six fields end (the line's end for missing ones), in one pass:
+        // `probe --epd` reads thousands of lines.
+        let bytes = line.as_bytes();
+        let mut ends = [bytes.len(); 6];
+        let mut i = 0;
+        for end in &mut ends {
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if i == bytes.len() {
+                break;
+            }
+            while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            *end = i;
+        }
+        let (fourth, sixth) = (ends[3], ends[5]);
+        let mut counters = line[fourth..sixth].split_whitespace();
+        let end = match (counters.next(), counters.next(), counters.next()) {
+            (Some(half), Some(full), None)
+                if half.parse::<u32>().is_ok() && full.parse::<u32>().is_ok() =>
+            {
+                sixth
+            }
+            _ => fourth,
+        };
+        Some(EpdLine {
+            fen: &line[..end],
+            operations: &line[end..],
+        })
+    }
+
+    /// The fields of the position part.
+    pub fn fields(&self) -> std::str::SplitWhitespace<'a> {
+        self.fen.split_whitespace()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn epd_lines_split_into_position_and_operations() {
+        let part = |line: &str| EpdLine::parse(line).unwrap().fen.to_string();
+        let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        assert_eq!(part(fen), fen);
+        assert_eq!(part(&format!("{fen} ; comment")), fen);
+        let epd = "r1b1k2r/pp2qppp/2n5/8/8/8/PP3PPP/R3KB1R w KQkq - bm Qe2; id \"x\";";
+        assert_eq!(
+            part(epd),
+            "r1b1k2r/pp2qppp/2n5/8/8/8/PP3PPP/R3KB1R w KQkq -"
+        );
+        assert_eq!(
+            EpdLine::parse(epd).unwrap().operations,
+            " bm Qe2; id \"x\";"
+        );
+        assert_eq!(
+            part("8/8/8/8/8/8/8/8  w   -  -  hmvc 3;"),
+            "8/8/8/8/8/8/8/8  w   -  -"
+        );
+        assert_eq!(part("  8/8 w  "), "8/8 w");
+        assert_eq!(EpdLine::parse("8/8 w").unwrap().fields().count(), 2);
+        assert!(EpdLine::parse("").is_none());
+        assert!(EpdLine::parse(" \t").is_none());
+        assert!(EpdLine::parse("# x").is_none());
+    }
 
     #[test]
     fn moves_in_san_and_uci_and_with_numbers() {

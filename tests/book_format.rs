@@ -93,7 +93,7 @@ fn python_chess_probe_expectations() {
         "e2e4"
     );
     let excluding = ChooseOptions {
-        exclude: vec![moves[0].mv],
+        exclude_moves: vec![moves[0].mv],
         ..best.clone()
     };
     assert_eq!(
@@ -108,7 +108,7 @@ fn python_chess_probe_expectations() {
         choose(
             &moves,
             &ChooseOptions {
-                min_weight: 2,
+                minimum_weight: 2,
                 ..best.clone()
             },
             &mut rng
@@ -423,5 +423,161 @@ fn bad_input_gets_one_clear_line() {
         if code == 1 {
             assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         }
+    }
+}
+
+/// The chances python-chess's `weighted_choice` gives each move: the entries of
+/// `find_all(board, minimum_weight=..., exclude_moves=...)`, each weight over their sum. For each
+/// of `positions` (moves in SAN from the start), the legal entries in stored order as (UCI,
+/// weight, share), share 0 for the entries that do not count.
+fn python_chess_shares(
+    book: &std::path::Path,
+    minimum_weight: u16,
+    exclude: &[&str],
+    positions: &[&str],
+) -> Vec<Vec<(String, u16, f64)>> {
+    let script = r#"
+import json, sys
+import chess, chess.polyglot
+book, minimum, exclude = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
+out = []
+with chess.polyglot.open_reader(book) as reader:
+    for line in sys.argv[4:]:
+        board = chess.Board()
+        for san in line.split():
+            board.push_san(san)
+        excluded = [chess.Move.from_uci(m) for m in exclude]
+        counted = reader.find_all(board, minimum_weight=minimum, exclude_moves=excluded)
+        total = sum(e.weight for e in counted)
+        counts = lambda e: e.weight >= minimum and e.move not in excluded and total > 0
+        out.append([
+            [e.move.uci(), e.weight, e.weight / total if counts(e) else 0.0]
+            for e in reader.find_all(board, minimum_weight=0)
+        ])
+print(json.dumps(out))
+"#;
+    let out = Command::new(common::python_chess())
+        .arg("-c")
+        .arg(script)
+        .arg(book)
+        .arg(minimum_weight.to_string())
+        .arg(exclude.join(" "))
+        .args(positions)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `probe --json`'s shares are the chances python-chess's `weighted_choice` gives each move (with
+/// its default minimum weight, 1), on every bundled book: the one share rule of `book::choose`.
+#[test]
+fn probe_shares_are_the_odds_of_python_chess_weighted_choice() {
+    let positions = [
+        "",
+        "e4",
+        "d4",
+        "e4 e5",
+        "e4 c5",
+        "d4 d5 c4",
+        "Nf3",
+        "c4",
+        "e4 e5 Nf3 Nc6",
+    ];
+    let mut books: Vec<PathBuf> = std::fs::read_dir(data("books"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+        .collect();
+    books.sort();
+    books.push(common::root().join("books/bundled.bin"));
+    let mut compared = 0;
+    for book in &books {
+        let expected = python_chess_shares(book, 1, &[], &positions);
+        for (moves, want) in positions.iter().zip(expected) {
+            let out = polybook(&["probe", book.to_str().unwrap(), "--moves", moves, "--json"]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let got: Vec<(String, u16, f64)> = v["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    (
+                        e["uci"].as_str().unwrap().to_string(),
+                        e["weight"].as_u64().unwrap() as u16,
+                        e["share"].as_f64().unwrap(),
+                    )
+                })
+                .collect();
+            assert_eq!(got, want, "{} after '{moves}'", book.display());
+            compared += got.len();
+        }
+    }
+    assert!(compared > 100, "{compared} shares compared");
+}
+
+/// The UCI engine reports its book move's share by the same rule: with `BookMinWeight` and
+/// `go searchmoves`, the share among the moves that count, as python-chess weighs them with
+/// `minimum_weight` and `exclude_moves` (the legal moves outside `searchmoves`).
+#[test]
+fn the_uci_book_share_counts_only_the_moves_that_count() {
+    use std::io::Write as _;
+    let book = common::root().join("books/bundled.bin");
+    // (BookMinWeight, searchmoves) at the start position, where the book's weights are e4 485,
+    // d4 469, Nf3 90, c4 63.
+    let cases = [(1, ""), (80, ""), (80, "d2d4 g1f3 c2c4"), (0, "g1f3")];
+    for (minimum, searchmoves) in cases {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_polybook"))
+            .arg("uci")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let go = if searchmoves.is_empty() {
+            "go depth 1".to_string()
+        } else {
+            format!("go depth 1 searchmoves {searchmoves}")
+        };
+        write!(
+            child.stdin.take().unwrap(),
+            "uci\nsetoption name BookFile value {}\nsetoption name BookSelection value best\n\
+             setoption name BookMinWeight value {minimum}\nisready\nposition startpos\n{go}\nquit\n",
+            book.display()
+        )
+        .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("info string book move"))
+            .unwrap_or_else(|| panic!("no book move: {text}"));
+        let excluded: Vec<&str> = ["e2e4", "d2d4", "g1f3", "c2c4"]
+            .into_iter()
+            .filter(|m| !searchmoves.is_empty() && !searchmoves.contains(m))
+            .collect();
+        let shares = &python_chess_shares(&book, minimum, &excluded, &[""])[0];
+        // `best`: the heaviest move that counts (no two weigh the same here).
+        let (best, weight, share) = shares
+            .iter()
+            .filter(|m| m.2 > 0.0)
+            .max_by_key(|m| m.1)
+            .unwrap();
+        assert_eq!(
+            line,
+            format!(
+                "info string book move {best} weight {weight} share {:.1}%",
+                100.0 * share
+            ),
+            "BookMinWeight {minimum}, searchmoves '{searchmoves}'"
+        );
     }
 }

@@ -2,9 +2,8 @@
 //!
 //! A [`Game`] holds the start position and the moves played, knows when the rules end the game
 //! (checkmate, stalemate, threefold repetition, the fifty-move rule, insufficient material) and
-//! writes itself as PGN, with the book moves and the engines' evaluations as comments.
-
-use std::fmt::Write as _;
+//! is written as PGN by [`super::pgn`], with the book moves and the engines'
+//! evaluations as comments.
 
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
@@ -94,20 +93,6 @@ impl Termination {
             | Termination::Resignation(c) => Some(*c),
             _ => None,
         }
-    }
-}
-
-/// The PGN result string of an outcome (`*` for none).
-pub fn result_text(outcome: Option<KnownOutcome>) -> &'static str {
-    match outcome {
-        Some(KnownOutcome::Decisive {
-            winner: Color::White,
-        }) => "1-0",
-        Some(KnownOutcome::Decisive {
-            winner: Color::Black,
-        }) => "0-1",
-        Some(KnownOutcome::Draw) => "1/2-1/2",
-        None => "*",
     }
 }
 
@@ -262,92 +247,20 @@ impl Game {
     pub fn result(&self) -> &'static str {
         result_text(self.end.as_ref().and_then(|(o, _)| *o))
     }
+}
 
-    /// The game as PGN. `tags` come first (Event, Site, Date, Round, White, Black in the order
-    /// given); Result, the FEN tags, `PlyCount` and `Termination` are added here.
-    pub fn to_pgn(&self, tags: &[(&str, String)]) -> String {
-        let mut out = String::new();
-        let result = self.result();
-        for (name, value) in tags {
-            let _ = writeln!(out, "[{name} \"{}\"]", escape(value));
-        }
-        let _ = writeln!(out, "[Result \"{result}\"]");
-        if let Some(fen) = &self.start_fen {
-            let _ = writeln!(out, "[SetUp \"1\"]\n[FEN \"{fen}\"]");
-        }
-        let _ = writeln!(out, "[PlyCount \"{}\"]", self.moves.len());
-        if let Some((_, why)) = &self.end {
-            let _ = writeln!(out, "[Termination \"{}\"]", why.tag());
-        }
-        out.push('\n');
-
-        // Movetext, wrapped at 80 columns.
-        let mut tokens: Vec<String> = Vec::new();
-        let mut number = self.start.fullmoves().get();
-        let mut turn = self.start.turn();
-        for (i, m) in self.moves.iter().enumerate() {
-            if turn.is_white() {
-                tokens.push(format!("{number}."));
-            } else if i == 0 {
-                tokens.push(format!("{number}..."));
-            }
-            tokens.push(m.san.clone());
-            if let Some(c) = &m.comment {
-                tokens.push(format!("{{{}}}", c.replace('}', ")")));
-            }
-            if turn.is_black() {
-                number += 1;
-            }
-            turn = !turn;
-        }
-        if let Some((outcome, why)) = &self.end {
-            tokens.push(format!("{{{}}}", why.describe(*outcome).replace('}', ")")));
-        }
-        tokens.push(result.to_string());
-        let mut line = String::new();
-        for t in tokens {
-            if !line.is_empty() && line.len() + 1 + t.len() > 79 {
-                out.push_str(&line);
-                out.push('\n');
-                line.clear();
-            }
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(&t);
-        }
-        out.push_str(&line);
-        out.push_str("\n\n");
-        out
+/// The PGN result string of an outcome (`*` for none).
+pub fn result_text(outcome: Option<KnownOutcome>) -> &'static str {
+    match outcome {
+        Some(KnownOutcome::Decisive {
+            winner: Color::White,
+        }) => "1-0",
+        Some(KnownOutcome::Decisive {
+            winner: Color::Black,
+        }) => "0-1",
+        Some(KnownOutcome::Draw) => "1/2-1/2",
+        None => "*",
     }
-}
-
-/// A tag value with its quotes and backslashes escaped.
-fn escape(value: &str) -> String {
-    value.replace('\\', "\\\\").replace('"', "\\\"")
-}
-
-/// Today's date as PGN writes it (`YYYY.MM.DD`, UTC).
-pub fn pgn_date() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    format!("{y:04}.{m:02}.{d:02}")
-}
-
-/// The calendar date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]
@@ -360,14 +273,6 @@ mod tests {
             let m = parse_move(game.position(), text).unwrap();
             game.play(m, None);
         }
-    }
-
-    #[test]
-    fn dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        // 2000-03-01 is day 11017; 2026-11-23 is day 20780 (both by Python's datetime).
-        assert_eq!(civil_from_days(11_017), (2000, 3, 1));
-        assert_eq!(civil_from_days(20_780), (2026, 11, 23));
     }
 
     #[test]
@@ -411,7 +316,7 @@ mod tests {
         g.play(m, Some("+M1/1 0.01s".to_string()));
         let end = g.ended_by_rules().unwrap();
         g.finish(end.0, end.1);
-        let pgn = g.to_pgn(&[("Event", "Test".to_string())]);
+        let pgn = crate::arena::pgn::game_text(&g, &[("Event", "Test".to_string())]);
         assert!(
             pgn.contains("[FEN \"7k/8/6K1/8/8/8/8/R7 b - - 0 40\"]"),
             "{pgn}"

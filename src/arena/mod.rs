@@ -1,9 +1,17 @@
 //! Games: the rules and clocks, players (an external UCI engine process, or polybook's own
 //! engine run the same way), openings from a book, matches with Elo and SPRT, and PGN output.
+//!
+//! - [`game`]: one game and the rules that end it; [`clock`]: time controls and clocks.
+//! - [`pgn`]: PGN text (tags, result, a game's moves) and PGN files.
+//! - [`player`]: a UCI engine process; [`opening`]: openings walked from a book.
+//! - [`runner`]: a match's games, played in parallel and reported as data; [`stats`]: the
+//!   match's tally, Elo and SPRT.
+//! - [`play`]: the terminal game against a person.
 
 pub mod clock;
 pub mod game;
 pub mod opening;
+pub mod pgn;
 pub mod play;
 pub mod player;
 pub mod runner;

@@ -16,7 +16,7 @@
 //! let start = parse_fen("7k/8/6K1/8/8/8/8/R7 w - - 0 1").unwrap();
 //! let options = PlayOptions {
 //!     thinking: Thinking::PerMove(PerMove { depth: Some(2), ..PerMove::default() }),
-//!     ..PlayOptions::new(Color::White, |_, _| String::new())
+//!     ..PlayOptions::new(Color::White)
 //! };
 //! let mut out = Vec::new();
 //! let mut session = PlaySession::new(start, options, &mut out);
@@ -28,7 +28,7 @@
 //! ```
 
 use std::io::{self, BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -39,9 +39,10 @@ use shakmaty::san::{San, SanPlus};
 use shakmaty::{Chess, Color, KnownOutcome, Move, Position};
 
 use super::clock::{Clock, PerMove, TimeControl};
-use super::game::{Game, Termination, pgn_date};
-use crate::atomic::AtomicFile;
-use crate::book::{Book, BookMove, ChooseOptions, choose};
+use super::game::{Game, Termination};
+use super::pgn::{game_text, roster, write_atomic};
+use crate::book::{Book, BookMove, ChooseOptions};
+use crate::diagram::diagram;
 use crate::engine::time::{TimeLeft, TimePlan};
 use crate::engine::{Engine, Limits, Score, SearchOptions};
 use crate::position::{fen_of, parse_move};
@@ -88,15 +89,13 @@ pub struct PlayOptions {
     pub flip: bool,
     /// The seed of the book choice (`None`: from the operating system).
     pub seed: Option<u64>,
-    /// Draws a position for people (`flipped`: Black at the bottom).
-    pub diagram: fn(&Chess, bool) -> String,
     /// Called with the PGN so far after every move (e.g. to keep it for a Ctrl-C).
     pub on_move: Option<OnMove>,
 }
 
 impl PlayOptions {
-    /// A game for a person playing `human`, 2 s a move, no book, boards drawn by `diagram`.
-    pub fn new(human: Color, diagram: fn(&Chess, bool) -> String) -> PlayOptions {
+    /// A game for a person playing `human`, 2 s a move, no book.
+    pub fn new(human: Color) -> PlayOptions {
         PlayOptions {
             human,
             thinking: Thinking::PerMove(PerMove {
@@ -108,7 +107,6 @@ impl PlayOptions {
             search: SearchOptions::default(),
             flip: false,
             seed: None,
-            diagram,
             on_move: None,
         }
     }
@@ -234,15 +232,8 @@ impl<W: Write> PlaySession<W> {
             Thinking::Clock(tc) => tc.to_string(),
             _ => "-".to_string(),
         };
-        let tags = vec![
-            ("Event", "polybook play".to_string()),
-            ("Site", "?".to_string()),
-            ("Date", pgn_date()),
-            ("Round", "-".to_string()),
-            ("White", white.to_string()),
-            ("Black", black.to_string()),
-            ("TimeControl", tc),
-        ];
+        let mut tags = roster("polybook play", "-", white, black);
+        tags.push(("TimeControl", tc));
         let engine = Engine::new(options.search.clone());
         let flipped = options.flip && options.human.is_black();
         PlaySession {
@@ -264,7 +255,7 @@ impl<W: Write> PlaySession<W> {
 
     /// The game so far as PGN.
     pub fn pgn(&self) -> String {
-        self.game.to_pgn(&self.tags)
+        game_text(&self.game, &self.tags)
     }
 
     /// Plays until the game ends, the person quits or the input ends. Only a failure to write
@@ -320,7 +311,7 @@ impl<W: Write> PlaySession<W> {
 
     fn show_board(&mut self) -> io::Result<()> {
         writeln!(self.out)?;
-        let board = (self.options.diagram)(self.game.position(), self.flipped);
+        let board = diagram(self.game.position(), self.flipped);
         write!(self.out, "{board}")?;
         if let Some(clocks) = &self.clocks {
             writeln!(
@@ -349,7 +340,7 @@ impl<W: Write> PlaySession<W> {
     fn play(&mut self, mv: Move, comment: Option<String>) -> io::Result<()> {
         self.game.play(mv, comment);
         if let Some(hook) = self.options.on_move.as_mut() {
-            let pgn = self.game.to_pgn(&self.tags);
+            let pgn = game_text(&self.game, &self.tags);
             hook(&pgn);
         }
         self.show_board()
@@ -546,21 +537,16 @@ impl<W: Write> PlaySession<W> {
     fn hint(&mut self) -> io::Result<()> {
         let pos = self.game.position().clone();
         let book = self.book_moves();
-        let pick = choose(
-            &book,
-            &ChooseOptions {
-                selection: crate::book::Selection::Best,
-                ..self.options.choose.clone()
-            },
-            &mut self.rng,
-        );
-        if let Some(pick) = pick {
-            let total: u64 = book.iter().map(|m| u64::from(m.entry.weight)).sum();
-            let san = SanPlus::from_move(pos, pick.mv);
+        let best = ChooseOptions {
+            selection: crate::book::Selection::Best,
+            ..self.options.choose.clone()
+        };
+        if let Some(pick) = best.pick(&book, &mut self.rng) {
+            let san = SanPlus::from_move(pos, pick.book_move.mv);
             return writeln!(
                 self.out,
                 "hint: {san} (the book's most played move, {:.1}%)",
-                share(pick.entry.weight, total)
+                100.0 * pick.share
             );
         }
         let limits = self.short_limits();
@@ -626,15 +612,16 @@ impl<W: Write> PlaySession<W> {
         if probe.legal.is_empty() {
             return writeln!(self.out, "No book moves in this position.");
         }
-        let total = probe.total_weight();
+        let total = self.options.choose.total_weight(&probe.legal);
+        let shares = self.options.choose.shares(&probe.legal);
         writeln!(self.out, "{:<9} {:>6} {:>7}", "move", "weight", "share")?;
-        for m in &probe.legal {
+        for (m, share) in probe.legal.iter().zip(shares) {
             writeln!(
                 self.out,
                 "{:<9} {:>6} {:>6.1}%",
                 SanPlus::from_move(pos.clone(), m.mv).to_string(),
                 m.entry.weight,
-                share(m.entry.weight, total)
+                100.0 * share
             )?;
         }
         let n = probe.legal.len();
@@ -663,18 +650,18 @@ impl<W: Write> PlaySession<W> {
         let book = self.book_moves();
         let legal = pos.legal_moves();
         let (mv, comment, report) =
-            if let Some(pick) = choose(&book, &self.options.choose, &mut self.rng) {
-                let total: u64 = book.iter().map(|m| u64::from(m.entry.weight)).sum();
-                let mut sorted = book.clone();
-                sorted.sort_by_key(|m| std::cmp::Reverse(m.entry.weight));
+            if let Some(pick) = self.options.choose.pick(&book, &mut self.rng) {
+                let shares = self.options.choose.shares(&book);
+                let mut sorted: Vec<(&BookMove, f64)> = book.iter().zip(shares).collect();
+                sorted.sort_by_key(|(m, _)| std::cmp::Reverse(m.entry.weight));
                 let mut list: Vec<String> = sorted
                     .iter()
                     .take(BOOK_MOVES_SHOWN)
-                    .map(|m| {
+                    .map(|(m, share)| {
                         format!(
                             "{} {:.1}%",
                             SanPlus::from_move(pos.clone(), m.mv),
-                            share(m.entry.weight, total)
+                            100.0 * share
                         )
                     })
                     .collect();
@@ -682,7 +669,7 @@ impl<W: Write> PlaySession<W> {
                     list.push(format!("{} more", sorted.len() - BOOK_MOVES_SHOWN));
                 }
                 (
-                    pick.mv,
+                    pick.book_move.mv,
                     Some("book".to_string()),
                     format!("from the book: {}", list.join(", ")),
                 )
@@ -763,86 +750,6 @@ impl<W: Write> PlaySession<W> {
     }
 }
 
-/// A weight's share of the total, in percent (equal shares when every weight is 0).
-fn share(weight: u16, total: u64) -> f64 {
-    if total == 0 {
-        0.0
-    } else {
-        100.0 * f64::from(weight) / total as f64
-    }
-}
-
-/// Writes `bytes` to `path` through a temporary file renamed onto it (replacing the file).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut tmp = AtomicFile::create(path)?;
-    tmp.write_all(bytes)?;
-    tmp.commit(true)
-}
-
-/// Adds `text` after what `path` holds (a PGN file of several games), atomically: the old
-/// content and the new text go to a temporary file renamed onto `path`.
-pub fn append_atomic(path: &Path, text: &str) -> io::Result<()> {
-    // A FIFO or a device is not read back: the game is written into it (see `AtomicFile`).
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        return write_atomic(path, text.as_bytes());
-    }
-    let mut bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e),
-    };
-    if !bytes.is_empty() && !bytes.ends_with(b"\n\n") {
-        bytes.extend_from_slice(if bytes.ends_with(b"\n") {
-            b"\n"
-        } else {
-            b"\n\n"
-        });
-    }
-    bytes.extend_from_slice(text.as_bytes());
-    write_atomic(path, &bytes)
-}
-
-/// Writes `bytes` to a new file in `dir` named `stem.pgn`, or `stem-2.pgn`, `stem-3.pgn`... if
-/// that exists: an existing file is never replaced. Returns the path written.
-pub fn write_new(dir: &Path, stem: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    let mut tmp = AtomicFile::create_in(dir)?;
-    tmp.write_all(bytes)?;
-    let names = (1..10_000).map(|n| {
-        if n == 1 {
-            format!("{stem}.pgn")
-        } else {
-            format!("{stem}-{n}.pgn")
-        }
-    });
-    let path = tmp.commit_new(names).map_err(|e| match e.kind() {
-        io::ErrorKind::AlreadyExists => io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!("{stem}.pgn and 9998 numbered names after it exist"),
-        ),
-        _ => e,
-    })?;
-    // Shown as given: `game-….pgn`, not `./game-….pgn`.
-    Ok(path
-        .strip_prefix(".")
-        .map(Path::to_path_buf)
-        .unwrap_or(path))
-}
-
-/// The default name of a game's PGN file, from the UTC time now: `game-2026-11-23-142501`.
-pub fn default_stem() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let date = pgn_date().replace('.', "-");
-    let t = secs % 86_400;
-    format!("game-{date}-{:02}{:02}{:02}", t / 3600, t / 60 % 60, t % 60)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -860,19 +767,5 @@ mod tests {
         assert_eq!(normalize_move("0-0"), "O-O");
         assert_eq!(normalize_move("0-0-0+"), "O-O-O+");
         assert_eq!(normalize_move("e2e4"), "e2e4");
-    }
-
-    #[test]
-    fn new_files_never_replace_old_ones() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = write_new(dir.path(), "game", b"one").unwrap();
-        let b = write_new(dir.path(), "game", b"two").unwrap();
-        assert_eq!(a.file_name().unwrap(), "game.pgn");
-        assert_eq!(b.file_name().unwrap(), "game-2.pgn");
-        assert_eq!(std::fs::read(&a).unwrap(), b"one");
-        append_atomic(&a, "three\n").unwrap();
-        assert_eq!(std::fs::read(&a).unwrap(), b"one\n\nthree\n");
-        let stem = default_stem();
-        assert!(stem.starts_with("game-2") && stem.len() == "game-2026-11-23-142501".len());
     }
 }

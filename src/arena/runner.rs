@@ -17,8 +17,9 @@ use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, KnownOutcome, Move, Position};
 
 use super::clock::{Clock, PerMove, TimeControl};
-use super::game::{Game, Termination, pgn_date};
+use super::game::{Game, Termination};
 use super::opening::book_walk;
+use super::pgn::{game_text, result_text, roster};
 use super::player::{EngineError, EngineSpec, GoError, UciEngine};
 use crate::book::{Book, ChooseOptions};
 
@@ -80,8 +81,20 @@ pub struct GameReport {
     pub first_half_points: u8,
     /// Whether the first engine had White.
     pub first_white: bool,
+    /// The result (`None`: unfinished, `*`).
+    pub outcome: Option<KnownOutcome>,
     pub termination: Termination,
+    /// The engines' names as the PGN gives them.
+    pub white: String,
+    pub black: String,
     pub pgn: String,
+}
+
+impl GameReport {
+    /// The PGN result string: `1-0`, `0-1`, `1/2-1/2` or `*`.
+    pub fn result(&self) -> &'static str {
+        result_text(self.outcome)
+    }
 }
 
 /// What the runner tells its caller.
@@ -340,23 +353,19 @@ impl Worker<'_> {
         } else {
             (&self.names[1], &self.names[0])
         };
-        let mut tags = vec![
-            ("Event", config.event.clone()),
-            ("Site", "?".to_string()),
-            ("Date", pgn_date()),
-            ("Round", (index + 1).to_string()),
-            ("White", white.clone()),
-            ("Black", black.clone()),
-        ];
+        let mut tags = roster(&config.event, &(index + 1).to_string(), white, black);
         if let MoveLimit::Clock(tc) = config.limit {
             tags.push(("TimeControl", tc.to_string()));
         }
-        let pgn = game.to_pgn(&tags);
+        let pgn = game_text(&game, &tags);
         let _ = self.events.send(Event::GameFinished(GameReport {
             index,
             first_half_points,
             first_white,
+            outcome,
             termination,
+            white: white.clone(),
+            black: black.clone(),
             pgn,
         }));
         true

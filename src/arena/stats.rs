@@ -7,13 +7,17 @@
 //! scale (fishtest's and fastchess's "logistic" model), with bounds `ln(β/(1-α))` and
 //! `ln((1-β)/α)`. When the games come in colour-swapped pairs, the SPRT uses the pairs'
 //! scores (pentanomial), which removes the noise the openings add.
+//!
+//! A [`MatchTally`] records a match as its games finish: the score, the pairs, how the games
+//! ended, and the SPRT's verdict after each game.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
 /// Wins, draws and losses from the first engine's point of view, and the finished pairs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Score {
+pub struct MatchScore {
     pub wins: u32,
     pub draws: u32,
     pub losses: u32,
@@ -45,7 +49,7 @@ fn erf(x: f64) -> f64 {
 /// The 97.5% quantile of the standard normal distribution (a two-sided 95% interval).
 const Z95: f64 = 1.959_963_985;
 
-impl Score {
+impl MatchScore {
     /// Records a game result from the first engine's view: 1, ½ or 0 (as 2, 1, 0 half points).
     pub fn add(&mut self, half_points: u8) {
         match half_points {
@@ -179,7 +183,7 @@ fn most_likely_with_mean(observed: &[(f64, f64)], s: f64) -> Vec<f64> {
         .collect()
 }
 
-impl fmt::Display for Score {
+impl fmt::Display for MatchScore {
     /// `W-D-L`, the score in percent, Elo ± error bar and the LOS.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.games() == 0 {
@@ -299,6 +303,60 @@ impl FromStr for Sprt {
     }
 }
 
+/// A match as its games finish, in any order: the first engine's score, the colour-swapped pairs
+/// (games `2k` and `2k + 1` share an opening), how many games ended each way, and what the SPRT
+/// (if any) says after the latest game.
+#[derive(Clone, Debug)]
+pub struct MatchTally {
+    pub score: MatchScore,
+    /// Games by their PGN `Termination` tag.
+    pub terminations: BTreeMap<&'static str, u32>,
+    pub sprt: Option<Sprt>,
+    /// The SPRT's verdict after the latest game (`Continue` without an SPRT).
+    pub verdict: Verdict,
+    /// Per pair, the half points of its first finished game while the other is still playing.
+    pending_pairs: Vec<Option<u8>>,
+}
+
+impl MatchTally {
+    /// A tally for a match of `games` games.
+    pub fn new(games: usize, sprt: Option<Sprt>) -> MatchTally {
+        MatchTally {
+            score: MatchScore::default(),
+            terminations: BTreeMap::new(),
+            sprt,
+            verdict: Verdict::Continue,
+            pending_pairs: vec![None; games.div_ceil(2)],
+        }
+    }
+
+    /// Records game `index` (0-based): the first engine's half points (2 a win, 1 a draw, 0 a
+    /// loss) and how it ended (its PGN `Termination` tag); the verdict follows the new score.
+    pub fn record(&mut self, index: usize, first_half_points: u8, termination: &'static str) {
+        self.score.add(first_half_points);
+        if let Some(pair) = self.pending_pairs.get_mut(index / 2) {
+            match pair.take() {
+                Some(other) => self.score.add_pair(other + first_half_points),
+                None => *pair = Some(first_half_points),
+            }
+        }
+        *self.terminations.entry(termination).or_default() += 1;
+        if let Some(s) = self.sprt {
+            self.verdict = s.verdict(self.score.llr(&s));
+        }
+    }
+
+    /// Whether the SPRT has decided (the match may stop).
+    pub fn decided(&self) -> bool {
+        self.verdict != Verdict::Continue
+    }
+
+    /// The SPRT's log-likelihood ratio now, if there is an SPRT.
+    pub fn llr(&self) -> Option<f64> {
+        self.sprt.map(|s| self.score.llr(&s))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,8 +373,29 @@ mod tests {
         assert!(one.starts_with("1-3-0 (62.5%), Elo +"), "{one}");
     }
 
-    fn score(w: u32, d: u32, l: u32) -> Score {
-        Score {
+    #[test]
+    fn a_tally_pairs_games_in_any_order() {
+        let sprt: Sprt = "elo0=0,elo1=5".parse().unwrap();
+        let mut tally = MatchTally::new(5, Some(sprt));
+        tally.record(1, 2, "normal");
+        tally.record(3, 1, "adjudication");
+        assert_eq!(tally.score.pairs, [0; 5]);
+        tally.record(0, 1, "normal");
+        tally.record(4, 0, "time forfeit");
+        tally.record(2, 0, "normal");
+        assert_eq!(
+            (tally.score.wins, tally.score.draws, tally.score.losses),
+            (1, 2, 2)
+        );
+        // Pair 0: 1 + 2 half points; pair 1: 1 + 0; game 4 has no partner.
+        assert_eq!(tally.score.pairs, [0, 1, 0, 1, 0]);
+        assert_eq!(tally.terminations["normal"], 3);
+        assert_eq!(tally.llr(), Some(tally.score.llr(&sprt)));
+        assert!(!tally.decided());
+    }
+
+    fn score(w: u32, d: u32, l: u32) -> MatchScore {
+        MatchScore {
             wins: w,
             draws: d,
             losses: l,

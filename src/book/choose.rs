@@ -1,11 +1,24 @@
-//! Choosing a book move: the best, a weighted random or a uniform random one.
+//! Picking a book move: the best, a weighted random or a uniform random one, and the share of
+//! each move.
+//!
+//! This is the one place that decides which book moves may be played and how likely each is: the
+//! UCI engine, `play`, `match` and `probe` all go through [`ChooseOptions`] (or [`Book::pick`],
+//! which probes and picks in one call). The names follow python-chess's `chess.polyglot`:
+//! `find_all`, `weighted_choice`, `minimum_weight`, `exclude_moves`.
+//!
+//! **The share rule.** The moves that *count* are the legal book moves whose weight is at least
+//! the minimum weight and that are not excluded. A move that counts has the share
+//! `weight / (sum of the weights of the moves that count)`; a move that does not count has share
+//! 0. When the moves that count all weigh 0 (possible only with a minimum weight of 0), a
+//! weighted pick is uniform, and so each has the share `1 / (number of moves that count)`. The
+//! shares are the probabilities of a weighted pick, as in python-chess's `weighted_choice`.
 
 use std::str::FromStr;
 
 use rand::Rng;
-use shakmaty::Move;
+use shakmaty::{Move, Position};
 
-use super::BookMove;
+use super::{Book, BookMove};
 
 /// How to pick among a position's book moves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -35,68 +48,133 @@ impl FromStr for Selection {
     }
 }
 
-/// What makes a book move eligible, and how to pick one.
+/// Which book moves count, and how to pick one of them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChooseOptions {
     pub selection: Selection,
-    /// Moves with a smaller weight are never chosen (python-chess's `minimum_weight`, default 1).
-    pub min_weight: u16,
-    /// Moves never chosen (python-chess's `exclude_moves`).
-    pub exclude: Vec<Move>,
+    /// Moves with a smaller weight never count (python-chess's `minimum_weight`, default 1).
+    pub minimum_weight: u16,
+    /// Moves that never count (python-chess's `exclude_moves`).
+    pub exclude_moves: Vec<Move>,
 }
 
 impl Default for ChooseOptions {
     fn default() -> Self {
         ChooseOptions {
             selection: Selection::Weighted,
-            min_weight: 1,
-            exclude: Vec::new(),
+            minimum_weight: 1,
+            exclude_moves: Vec::new(),
         }
     }
 }
 
-/// Picks one of `moves` (the legal book moves of a position), or `None` when none is eligible.
-///
-/// A weighted choice gives each move a chance proportional to its weight, so with a minimum
-/// weight of 0 a weight-0 move is eligible but never drawn unless every eligible weight is 0, in
-/// which case the choice is uniform.
+/// A book move picked for a position, with its share (see the module's share rule).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pick {
+    pub book_move: BookMove,
+    /// The picked move's share, from 0 to 1.
+    pub share: f64,
+}
+
+impl ChooseOptions {
+    /// Whether `m` counts: heavy enough and not excluded.
+    pub fn counts(&self, m: &BookMove) -> bool {
+        m.entry.weight >= self.minimum_weight && !self.exclude_moves.contains(&m.mv)
+    }
+
+    /// The sum of the weights of the moves that count.
+    pub fn total_weight(&self, moves: &[BookMove]) -> u64 {
+        moves
+            .iter()
+            .filter(|m| self.counts(m))
+            .map(|m| u64::from(m.entry.weight))
+            .sum()
+    }
+
+    /// The share of each of `moves` (the legal book moves of a position), in order, from 0 to 1:
+    /// the one share rule of the module's overview.
+    pub fn shares(&self, moves: &[BookMove]) -> Vec<f64> {
+        let total = self.total_weight(moves);
+        let counted = moves.iter().filter(|m| self.counts(m)).count();
+        moves
+            .iter()
+            .map(|m| match self.counts(m) {
+                false => 0.0,
+                true if total == 0 => 1.0 / counted as f64,
+                true => f64::from(m.entry.weight) / total as f64,
+            })
+            .collect()
+    }
+
+    /// Picks one of `moves` (the legal book moves of a position) with its share, or `None` when
+    /// no move counts.
+    pub fn pick<R: Rng + ?Sized>(&self, moves: &[BookMove], rng: &mut R) -> Option<Pick> {
+        let index = self.pick_index(moves, rng)?;
+        Some(Pick {
+            book_move: moves[index],
+            share: self.shares(moves)[index],
+        })
+    }
+
+    /// The index in `moves` of the move [`ChooseOptions::pick`] picks.
+    fn pick_index<R: Rng + ?Sized>(&self, moves: &[BookMove], rng: &mut R) -> Option<usize> {
+        let eligible: Vec<usize> = (0..moves.len())
+            .filter(|&i| self.counts(&moves[i]))
+            .collect();
+        if eligible.is_empty() {
+            return None;
+        }
+        let weight = |i: usize| u64::from(moves[i].entry.weight);
+        let total: u64 = eligible.iter().map(|&i| weight(i)).sum();
+        match self.selection {
+            Selection::Best => {
+                let best = eligible.iter().map(|&i| weight(i)).max()?;
+                eligible.into_iter().find(|&i| weight(i) == best)
+            }
+            Selection::Uniform => Some(eligible[rng.random_range(0..eligible.len())]),
+            // Every move that counts weighs 0: python-chess has nothing to draw from; here
+            // (possible only with a minimum weight of 0) the pick is uniform.
+            Selection::Weighted if total == 0 => {
+                Some(eligible[rng.random_range(0..eligible.len())])
+            }
+            // python-chess's `weighted_choice`: a ticket below the total, and the move whose
+            // running sum of weights passes it.
+            Selection::Weighted => {
+                let mut ticket = rng.random_range(0..total);
+                eligible.into_iter().find(|&i| {
+                    if ticket < weight(i) {
+                        true
+                    } else {
+                        ticket -= weight(i);
+                        false
+                    }
+                })
+            }
+        }
+    }
+}
+
+/// Picks one of `moves` (the legal book moves of a position), or `None` when none counts: the
+/// move of [`ChooseOptions::pick`] without its share.
 pub fn choose<R: Rng + ?Sized>(
     moves: &[BookMove],
     options: &ChooseOptions,
     rng: &mut R,
 ) -> Option<BookMove> {
-    let eligible: Vec<&BookMove> = moves
-        .iter()
-        .filter(|m| m.entry.weight >= options.min_weight && !options.exclude.contains(&m.mv))
-        .collect();
-    if eligible.is_empty() {
-        return None;
+    options.pick(moves, rng).map(|p| p.book_move)
+}
+
+impl Book {
+    /// Probes `pos` and picks one of its legal book moves with `options`, with the move's share;
+    /// `None` when no book move counts.
+    pub fn pick<P: Position, R: Rng + ?Sized>(
+        &self,
+        pos: &P,
+        options: &ChooseOptions,
+        rng: &mut R,
+    ) -> Option<Pick> {
+        options.pick(&self.find_all(pos), rng)
     }
-    let total: u64 = eligible.iter().map(|m| u64::from(m.entry.weight)).sum();
-    let picked = match options.selection {
-        Selection::Best => {
-            let best = eligible.iter().map(|m| m.entry.weight).max()?;
-            eligible.iter().find(|m| m.entry.weight == best)?
-        }
-        Selection::Uniform => eligible[rng.random_range(0..eligible.len())],
-        Selection::Weighted if total == 0 => eligible[rng.random_range(0..eligible.len())],
-        Selection::Weighted => {
-            let mut ticket = rng.random_range(0..total);
-            eligible
-                .iter()
-                .find(|m| {
-                    let w = u64::from(m.entry.weight);
-                    if ticket < w {
-                        true
-                    } else {
-                        ticket -= w;
-                        false
-                    }
-                })
-                .copied()?
-        }
-    };
-    Some(*picked)
 }
 
 #[cfg(test)]
@@ -133,7 +211,7 @@ mod tests {
         };
         assert_eq!(choose(&m, &opts, &mut rand::rng()).unwrap(), m[1]);
         let opts = ChooseOptions {
-            exclude: vec![m[1].mv],
+            exclude_moves: vec![m[1].mv],
             ..opts
         };
         assert_eq!(choose(&m, &opts, &mut rand::rng()).unwrap(), m[2]);
@@ -153,10 +231,34 @@ mod tests {
     }
 
     #[test]
+    fn shares_count_only_the_moves_that_count() {
+        let m = moves(&[1, 3, 0, 4]);
+        let opts = ChooseOptions::default();
+        assert_eq!(opts.shares(&m), [0.125, 0.375, 0.0, 0.5]);
+        let opts = ChooseOptions {
+            minimum_weight: 2,
+            exclude_moves: vec![m[3].mv],
+            ..opts
+        };
+        assert_eq!(opts.shares(&m), [0.0, 1.0, 0.0, 0.0]);
+        let pick = opts.pick(&m, &mut rand::rng()).unwrap();
+        assert_eq!((pick.book_move, pick.share), (m[1], 1.0));
+        // All weights 0: nothing counts by default; with a minimum weight of 0, equal shares.
+        let zero = moves(&[0, 0]);
+        assert_eq!(ChooseOptions::default().shares(&zero), [0.0, 0.0]);
+        let opts = ChooseOptions {
+            minimum_weight: 0,
+            ..Default::default()
+        };
+        assert_eq!(opts.shares(&zero), [0.5, 0.5]);
+        assert_eq!(opts.pick(&zero, &mut rand::rng()).unwrap().share, 0.5);
+    }
+
+    #[test]
     fn nothing_eligible_gives_none() {
         let m = moves(&[1, 2]);
         let opts = ChooseOptions {
-            min_weight: 3,
+            minimum_weight: 3,
             ..Default::default()
         };
         assert!(choose(&m, &opts, &mut rand::rng()).is_none());

@@ -22,7 +22,7 @@ mod mv;
 mod reader;
 mod writer;
 
-pub use choose::{ChooseOptions, Selection, choose};
+pub use choose::{ChooseOptions, Pick, Selection, choose};
 pub use entry::{ENTRY_SIZE, Entry};
 pub use error::BookError;
 pub use key::{Key, KeyUpdate};

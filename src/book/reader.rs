@@ -76,17 +76,11 @@ pub struct BookMove {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Probe {
     pub key: Key,
-    /// The entries whose move is legal in the position, in stored order.
+    /// The entries whose move is legal in the position, in stored order (their shares:
+    /// [`super::ChooseOptions::shares`]).
     pub legal: Vec<BookMove>,
     /// The entries under the key whose move is not legal there (a key collision or a broken book).
     pub illegal: Vec<Entry>,
-}
-
-impl Probe {
-    /// The sum of the legal entries' weights.
-    pub fn total_weight(&self) -> u64 {
-        self.legal.iter().map(|m| u64::from(m.entry.weight)).sum()
-    }
 }
 
 impl Book {

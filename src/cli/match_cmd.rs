@@ -1,6 +1,5 @@
 //! `polybook match`: two UCI engines play a match whose openings come from a book.
 
-use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,9 +8,11 @@ use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
 use polybook::arena::clock::TimeControl;
+use polybook::arena::opening::{OpeningsError, parse_openings};
+use polybook::arena::pgn::PgnLog;
 use polybook::arena::player::{EngineSpec, parse_option};
 use polybook::arena::runner::{self, DrawRule, Event, MatchConfig, MoveLimit, ResignRule};
-use polybook::arena::stats::{Score, Sprt, Verdict};
+use polybook::arena::stats::{MatchTally, Sprt, Verdict};
 use polybook::book::{ChooseOptions, Selection};
 use serde_json::json;
 
@@ -233,8 +234,8 @@ fn config(args: &Args) -> Result<MatchConfig, CliError> {
         book_plies: args.book_plies,
         choose: ChooseOptions {
             selection: args.book_selection,
-            min_weight: args.book_min_weight,
-            exclude: Vec::new(),
+            minimum_weight: args.book_min_weight,
+            exclude_moves: Vec::new(),
         },
         starts,
         games: args.games,
@@ -249,34 +250,14 @@ fn config(args: &Args) -> Result<MatchConfig, CliError> {
     })
 }
 
-/// The start positions of an openings file: one FEN or EPD a line (EPD operations ignored).
+/// The start positions of an openings file (see [`parse_openings`]).
 fn read_openings(path: &std::path::Path) -> Result<Vec<shakmaty::Chess>, CliError> {
     let text =
         std::fs::read_to_string(path).map_err(|e| super::file_error("read openings", path, &e))?;
-    let mut starts = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        // A FEN has six fields; an EPD line has four, then operations.
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let fen = if fields.len() >= 6 && fields[4].parse::<u32>().is_ok() {
-            fields[..6].join(" ")
-        } else {
-            fields[..fields.len().min(4)].join(" ")
-        };
-        let pos = polybook::position::parse_fen(&fen)
-            .map_err(|e| CliError::data(format!("{} line {}: {e}", path.display(), i + 1)))?;
-        starts.push(pos);
-    }
-    if starts.is_empty() {
-        return Err(CliError::data(format!(
-            "{}: no positions (one FEN or EPD a line)",
-            path.display()
-        )));
-    }
-    Ok(starts)
+    parse_openings(&text).map_err(|e| match e {
+        OpeningsError::BadLine { .. } => CliError::data(format!("{} {e}", path.display())),
+        OpeningsError::Empty => CliError::data(format!("{}: {e}", path.display())),
+    })
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -288,14 +269,10 @@ pub fn run(args: Args) -> CliResult {
     let names = runner::check_engines(&config).map_err(CliError::data)?;
     // The PGN file is opened (for appending) before any game, so a bad path fails
     // before the match starts.
-    let mut pgn: Option<File> = match &args.pgn {
-        Some(path) => Some(
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|e| super::file_error("write PGN", path, &e))?,
-        ),
+    let mut pgn: Option<PgnLog> = match &args.pgn {
+        Some(path) => {
+            Some(PgnLog::open(path).map_err(|e| super::file_error("write PGN", path, &e))?)
+        }
         None => None,
     };
     let log = !args.quiet;
@@ -318,12 +295,9 @@ pub fn run(args: Args) -> CliResult {
     }
     let (tx, rx) = channel();
     let started = Instant::now();
-    let mut score = Score::default();
-    let mut pending_pairs: Vec<Option<u8>> = vec![None; config.games.div_ceil(2)];
-    let mut verdict = Verdict::Continue;
+    let mut tally = MatchTally::new(config.games, sprt);
     let mut failure: Option<String> = None;
     let mut pgn_error: Option<String> = None;
-    let mut terminations: std::collections::BTreeMap<String, u32> = Default::default();
 
     std::thread::scope(|scope| {
         let (config, names, stop, abort) = (&config, &names, &stop, &abort);
@@ -332,52 +306,37 @@ pub fn run(args: Args) -> CliResult {
             match event {
                 Event::GameFinished(report) => {
                     if let Some(file) = pgn.as_mut()
-                        && let Err(e) = file
-                            .write_all(report.pgn.as_bytes())
-                            .and_then(|()| file.sync_data())
+                        && let Err(e) = file.append(&report.pgn)
                     {
                         pgn_error = Some(e.to_string());
                         abort.store(true, Ordering::Relaxed);
                     }
-                    score.add(report.first_half_points);
-                    let pair = &mut pending_pairs[report.index / 2];
-                    match pair.take() {
-                        Some(other) => score.add_pair(other + report.first_half_points),
-                        None => *pair = Some(report.first_half_points),
-                    }
-                    *terminations
-                        .entry(report.termination.tag().to_string())
-                        .or_default() += 1;
-                    let result = report
-                        .pgn
-                        .lines()
-                        .find_map(|l| l.strip_prefix("[Result \""))
-                        .map_or("*", |r| r.trim_end_matches("\"]"));
-                    let (white, black) = if report.first_white {
-                        (&names[0], &names[1])
-                    } else {
-                        (&names[1], &names[0])
-                    };
+                    tally.record(
+                        report.index,
+                        report.first_half_points,
+                        report.termination.tag(),
+                    );
                     if log {
                         eprintln!(
-                            "game {}/{}: {white} - {black} {result} ({}) | {}: {score}{}",
+                            "game {}/{}: {} - {} {} ({}) | {}: {}{}",
                             report.index + 1,
                             config.games,
+                            report.white,
+                            report.black,
+                            report.result(),
                             report.termination.describe(None).to_lowercase(),
                             names[0],
+                            tally.score,
                             sprt.map_or(String::new(), |s| format!(
                                 ", LLR {:.2} ({:.2}, {:.2})",
-                                score.llr(&s),
+                                tally.score.llr(&s),
                                 s.lower(),
                                 s.upper()
                             ))
                         );
                     }
-                    if let Some(s) = sprt {
-                        verdict = s.verdict(score.llr(&s));
-                        if verdict != Verdict::Continue {
-                            stop.store(true, Ordering::Relaxed);
-                        }
+                    if tally.decided() {
+                        stop.store(true, Ordering::Relaxed);
                     }
                 }
                 Event::Restarted(which, why) => {
@@ -395,6 +354,7 @@ pub fn run(args: Args) -> CliResult {
 
     let elapsed = started.elapsed();
     let interrupted = abort.load(Ordering::Relaxed) && pgn_error.is_none();
+    let (score, verdict) = (&tally.score, tally.verdict);
     if args.json {
         let (elo, err) = score
             .elo()
@@ -410,7 +370,7 @@ pub fn run(args: Args) -> CliResult {
             "elo_error95": err,
             "los": score.los(),
             "pentanomial": score.pairs,
-            "terminations": terminations,
+            "terminations": tally.terminations,
             "sprt": sprt.map(|s| json!({
                 "elo0": s.elo0, "elo1": s.elo1, "alpha": s.alpha, "beta": s.beta,
                 "llr": score.llr(&s), "lower": s.lower(), "upper": s.upper(),

@@ -24,7 +24,6 @@ macro_rules! outln {
 }
 
 mod bench;
-mod board;
 mod build;
 mod dump;
 mod info;

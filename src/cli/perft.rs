@@ -6,18 +6,14 @@ use polybook::engine::perft::{divide, perft};
 use shakmaty::CastlingMode;
 
 use super::CliResult;
-use super::position::parse_position;
+use super::position::PositionArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// The number of plies.
     depth: u32,
-    /// The position, in FEN (default: the start position).
-    #[arg(long)]
-    fen: Option<String>,
-    /// Moves to play first, in SAN or UCI (e.g. "e4 e5 Nf3").
-    #[arg(long)]
-    moves: Option<String>,
+    #[command(flatten)]
+    position: PositionArgs,
     /// Print each root move (UCI) with the count below it.
     #[arg(long)]
     divide: bool,
@@ -27,7 +23,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let pos = parse_position(args.fen.as_deref(), args.moves.as_deref())?;
+    let pos = args.position.position()?;
     let start = Instant::now();
     let total = if args.divide && args.depth > 0 {
         let split = divide(&pos, args.depth);

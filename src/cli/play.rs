@@ -7,16 +7,14 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 use polybook::arena::clock::{PerMove, TimeControl};
-use polybook::arena::play::{
-    PlayOptions, PlaySession, Thinking, append_atomic, default_stem, write_new,
-};
+use polybook::arena::pgn::{append_atomic, default_stem, write_new};
+use polybook::arena::play::{PlayOptions, PlaySession, Thinking};
 use polybook::book::{ChooseOptions, Selection};
 use polybook::engine::SearchOptions;
 use polybook::position::parse_fen;
 use rand::Rng;
 use shakmaty::{Chess, Color, Position};
 
-use super::board::diagram;
 use super::output::write_error;
 use super::search::LimitArgs;
 use super::{CliError, CliResult, open_book};
@@ -156,7 +154,6 @@ pub fn run(args: Args) -> CliResult {
         },
         flip: args.flip,
         seed: Some(seed),
-        diagram,
         on_move: Some(Box::new(move |pgn: &str| {
             *hook_snapshot.lock().unwrap_or_else(PoisonError::into_inner) = Some(pgn.to_string());
         })),

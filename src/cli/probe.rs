@@ -5,16 +5,16 @@ use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::ArgGroup;
-use polybook::book::{Book, Probe};
-use polybook::position::parse_fen_and_normalize;
+use polybook::book::{Book, ChooseOptions, Probe};
+use polybook::diagram::diagram;
+use polybook::position::{EpdLine, parse_fen_and_normalize};
 use serde::Serialize;
 use shakmaty::fen::Fen;
 use shakmaty::san::San;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
-use super::board::diagram;
 use super::output::write_error;
-use super::position::parse_position;
+use super::position::PositionArgs;
 use super::{CliError, CliResult, open_book};
 
 #[derive(clap::Args)]
@@ -22,12 +22,8 @@ use super::{CliError, CliResult, open_book};
 pub struct Args {
     /// The Polyglot book (.bin).
     book: PathBuf,
-    /// The position, in FEN (default: the start position).
-    #[arg(long)]
-    fen: Option<String>,
-    /// Moves to play first, in SAN or UCI, from the start or from --fen (e.g. "e4 e5 Nf3").
-    #[arg(long)]
-    moves: Option<String>,
+    #[command(flatten)]
+    position: PositionArgs,
     /// Probe every position of a file: one FEN or EPD a line (EPD operations are ignored; blank
     /// lines and lines starting with # are skipped).
     #[arg(long, value_name = "FILE")]
@@ -75,7 +71,7 @@ pub fn run(args: Args) -> CliResult {
     let result = match &args.epd {
         Some(path) => probe_epd(&book, path, &args, &mut out),
         None => {
-            let pos = parse_position(args.fen.as_deref(), args.moves.as_deref())?;
+            let pos = args.position.position()?;
             print_position(&book, &pos, &args, !args.no_board, &mut out).map_err(write_error)
         }
     };
@@ -112,12 +108,11 @@ fn probe_epd(book: &Book, path: &PathBuf, args: &Args, out: &mut impl Write) -> 
                     path.display()
                 ))
             })?;
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
+        let Some(epd) = EpdLine::parse(line) else {
             continue;
-        }
+        };
         fen.clear();
-        match parse_fen_and_normalize(position_part(line), &mut fen) {
+        match parse_fen_and_normalize(epd.fen, &mut fen) {
             Ok(pos) if args.json => {
                 json.clear();
                 json_line(&fen, &pos, &book.probe(&pos), &mut json);
@@ -145,37 +140,6 @@ fn probe_epd(book: &Book, path: &PathBuf, args: &Args, out: &mut impl Write) -> 
 
 // The strings of the JSON output, built into buffers of the right size: `probe --epd` prints
 // thousands of positions, and growing strings a character at a time showed up as a third of its time.
-
-/// The position part of a FEN or EPD line: six fields when the fifth and sixth are a FEN's move
-/// counters, else the four fields an EPD line starts with (its operations follow).
-fn position_part(line: &str) -> &str {
-    // Where the first six fields end (the line's end for missing ones), in one pass.
-    let bytes = line.as_bytes();
-    let mut ends = [bytes.len(); 6];
-    let mut i = 0;
-    for end in &mut ends {
-        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i == bytes.len() {
-            break;
-        }
-        while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        *end = i;
-    }
-    let (fourth, sixth) = (ends[3], ends[5]);
-    let mut counters = line[fourth..sixth].split_whitespace();
-    match (counters.next(), counters.next(), counters.next()) {
-        (Some(half), Some(full), None)
-            if half.parse::<u32>().is_ok() && full.parse::<u32>().is_ok() =>
-        {
-            &line[..sixth]
-        }
-        _ => &line[..fourth],
-    }
-}
 
 fn fen_string(pos: &Chess) -> String {
     let mut s = String::with_capacity(96);
@@ -212,30 +176,27 @@ fn check_suffix(pos: &Chess, m: Move) -> Option<u8> {
     })
 }
 
-/// An entry's share of the total weight (0 when every weight is 0).
-fn share(weight: u16, total: u64) -> f64 {
-    if total == 0 {
-        0.0
-    } else {
-        f64::from(weight) / total as f64
-    }
+/// Each legal entry's share, by the book's one share rule with python-chess's defaults (minimum
+/// weight 1, nothing excluded): weight / total weight, 0 when every weight is 0.
+fn shares(probe: &Probe) -> Vec<f64> {
+    ChooseOptions::default().shares(&probe.legal)
 }
 
 fn to_json(pos: &Chess, probe: &Probe) -> ProbeJson {
-    let total = probe.total_weight();
     ProbeJson {
         fen: fen_string(pos),
         key: probe.key.to_string(),
         entries: probe
             .legal
             .iter()
-            .map(|m| EntryJson {
+            .zip(shares(probe))
+            .map(|(m, share)| EntryJson {
                 uci: uci_string(m.mv),
                 san: san_string(pos, m.mv),
                 raw: m.entry.mv.to_string(),
                 weight: m.entry.weight,
                 learn: m.entry.learn,
-                share: share(m.entry.weight, total),
+                share,
             })
             .collect(),
         illegal: probe
@@ -258,7 +219,7 @@ fn to_json(pos: &Chess, probe: &Probe) -> ProbeJson {
 /// letters, digits, `/`, `-` and spaces), and moves and keys are letters and digits.
 fn json_line(fen: &str, pos: &Chess, probe: &Probe, buf: &mut Vec<u8>) {
     debug_assert!(!fen.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20));
-    let total = probe.total_weight();
+    let shares = shares(probe);
     buf.extend_from_slice(b"{\"fen\":\"");
     buf.extend_from_slice(fen.as_bytes());
     buf.extend_from_slice(b"\",\"key\":\"");
@@ -279,8 +240,7 @@ fn json_line(fen: &str, pos: &Chess, probe: &Probe, buf: &mut Vec<u8>) {
         buf.extend_from_slice(b",\"learn\":");
         push_u32(buf, m.entry.learn);
         buf.extend_from_slice(b",\"share\":");
-        let share = share(m.entry.weight, total);
-        serde_json::to_writer(&mut *buf, &share).expect("writing to a Vec cannot fail");
+        serde_json::to_writer(&mut *buf, &shares[i]).expect("writing to a Vec cannot fail");
         buf.push(b'}');
     }
     buf.extend_from_slice(b"],\"illegal\":[");
@@ -463,27 +423,5 @@ mod json_tests {
             let serde = serde_json::to_string(&to_json(pos, &probe)).unwrap() + "\n";
             assert_eq!(String::from_utf8(direct).unwrap(), serde);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::position_part;
-
-    #[test]
-    fn position_part_of_fen_and_epd_lines() {
-        let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
-        assert_eq!(position_part(fen), fen);
-        assert_eq!(position_part(&format!("{fen} ; comment")), fen);
-        let epd = "r1b1k2r/pp2qppp/2n5/8/8/8/PP3PPP/R3KB1R w KQkq - bm Qe2; id \"x\";";
-        assert_eq!(
-            position_part(epd),
-            "r1b1k2r/pp2qppp/2n5/8/8/8/PP3PPP/R3KB1R w KQkq -"
-        );
-        assert_eq!(
-            position_part("8/8/8/8/8/8/8/8  w   -  -  hmvc 3;"),
-            "8/8/8/8/8/8/8/8  w   -  -"
-        );
-        assert_eq!(position_part("8/8 w"), "8/8 w");
     }
 }

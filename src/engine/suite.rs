@@ -13,7 +13,7 @@ use thiserror::Error;
 
 use super::score::Score;
 use super::search::SearchResult;
-use crate::position::{parse_fen, parse_move};
+use crate::position::{EpdLine, parse_fen, parse_move};
 use crate::text::quote;
 
 /// What a suite position asks for.
@@ -92,22 +92,11 @@ fn operations(text: &str) -> Vec<(String, Vec<String>)> {
 
 /// Parses one EPD line (`None` for blank lines and `#` comments).
 pub fn parse_epd_line(text: &str, line: usize) -> Option<Result<SuiteEntry, SuiteError>> {
-    let text = text.trim();
-    if text.is_empty() || text.starts_with('#') {
-        return None;
-    }
+    let epd = EpdLine::parse(text)?;
     let err = |why: String| SuiteError { line, why };
-    let mut fields = Vec::with_capacity(4);
-    let mut rest = text;
-    for _ in 0..4 {
-        rest = rest.trim_start();
-        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-        if end == 0 {
-            break;
-        }
-        fields.push(&rest[..end]);
-        rest = &rest[end..];
-    }
+    // The position is its four EPD fields (move counters, if the line has them, are not used).
+    let fields: Vec<&str> = epd.fields().take(4).collect();
+    let rest = epd.operations;
     if fields.len() < 4 {
         return Some(Err(err(format!(
             "expected four FEN fields, found {}",

@@ -24,7 +24,7 @@ use std::io::{self, Write};
 use shakmaty::san::SanPlus;
 use shakmaty::{Color, Move, Position};
 
-use super::board::PgBoard;
+use super::polyglot_order::OrderedPosition;
 use crate::book::{Book, Entry, Key, RawMove};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,7 +47,7 @@ impl Turn {
 /// A position on the current line whose moves are being tried.
 struct Frame {
     turn: Turn,
-    board: PgBoard,
+    position: OrderedPosition,
     children: Vec<(Move, f64)>,
     next: usize,
     lines: u64,
@@ -131,7 +131,7 @@ impl<'a> Walk<'a> {
             Turn::Any
         };
         let mut stack: Vec<Box<Frame>> = Vec::new();
-        if let Entered::Open(frame) = self.enter(PgBoard::start(), root_turn)? {
+        if let Entered::Open(frame) = self.enter(OrderedPosition::start(), root_turn)? {
             stack.push(frame);
         }
         while let Some(top) = stack.last_mut() {
@@ -139,8 +139,8 @@ impl<'a> Walk<'a> {
                 let (m, share) = top.children[top.next];
                 top.next += 1;
                 let turn = top.turn;
-                let child = top.board.play(m);
-                self.push_move(&top.board, m, share);
+                let child = top.position.play(m);
+                self.push_move(&top.position, m, share);
                 match self.enter(child, turn.other())? {
                     Entered::Ended(lines) => {
                         let parent = stack.last_mut().expect("a frame is open");
@@ -173,8 +173,8 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
-    fn enter(&mut self, board: PgBoard, turn: Turn) -> io::Result<Entered> {
-        let key = board.key.0;
+    fn enter(&mut self, position: OrderedPosition, turn: Turn) -> io::Result<Entered> {
+        let key = position.key.0;
         let ply = self.path_keys.len();
         if let Some(earlier) = self.path_keys.iter().position(|&k| k == key) {
             self.end_line(&format!("{{cycle: ply={earlier}}}"))?;
@@ -192,7 +192,7 @@ impl<'a> Walk<'a> {
         self.seen.insert(key, (self.line, ply));
         self.path_keys.push(key);
         let children = match turn {
-            Turn::Book => match self.book_moves(&board) {
+            Turn::Book => match self.book_moves(&position) {
                 None => Vec::new(),
                 Some(moves) => {
                     self.book_positions.insert(key);
@@ -203,11 +203,11 @@ impl<'a> Walk<'a> {
                         .collect()
                 }
             },
-            Turn::Any => board
+            Turn::Any => position
                 .legal_moves_in_order()
                 .into_iter()
                 .filter(|&m| {
-                    self.book_moves(&board.play(m))
+                    self.book_moves(&position.play(m))
                         .is_some_and(|moves| !moves.is_empty())
                 })
                 .map(|m| (m, 0.0))
@@ -215,7 +215,7 @@ impl<'a> Walk<'a> {
         };
         Ok(Entered::Open(Box::new(Frame {
             turn,
-            board,
+            position,
             children,
             next: 0,
             lines: 0,
@@ -225,9 +225,9 @@ impl<'a> Walk<'a> {
     /// The book moves of a position as polyglot's `gen_book_moves` finds them: `None` when the key
     /// is not in the book (or its first entry has move 0), else the legal moves of the entries with
     /// a non-zero weight, in stored order, with their weights.
-    fn book_moves(&self, board: &PgBoard) -> Option<Vec<(Move, u16)>> {
+    fn book_moves(&self, position: &OrderedPosition) -> Option<Vec<(Move, u16)>> {
         let mut entries = self
-            .entries(board.key.0)
+            .entries(position.key.0)
             .filter(|e| !self.cleaned || e.mv.0 != 0)
             .peekable();
         if entries.peek()?.mv.0 == 0 {
@@ -240,7 +240,7 @@ impl<'a> Walk<'a> {
                 continue;
             }
             let legal = legal.get_or_insert_with(|| {
-                board
+                position
                     .pos
                     .legal_moves()
                     .into_iter()
@@ -254,14 +254,14 @@ impl<'a> Walk<'a> {
         Some(moves)
     }
 
-    fn push_move(&mut self, board: &PgBoard, m: Move, share: f64) {
+    fn push_move(&mut self, position: &OrderedPosition, m: Move, share: f64) {
         use std::fmt::Write as _;
         self.marks.push(self.text.len());
         let ply = self.marks.len() - 1;
         if ply.is_multiple_of(2) {
             let _ = write!(self.text, "{}. ", ply / 2 + 1);
         }
-        let _ = write!(self.text, "{}", SanPlus::from_move(board.pos.clone(), m));
+        let _ = write!(self.text, "{}", SanPlus::from_move(position.pos.clone(), m));
         let mover = if ply.is_multiple_of(2) {
             Color::White
         } else {

@@ -4,9 +4,9 @@
 //! - [`book_info`]: entries, positions, maximum weight, and the numbers `polyglot info-book` prints.
 //! - [`verify()`]: every problem of a file that should be a book (size, order, duplicates, move codes).
 
-mod board;
 mod info;
 mod lines;
+mod polyglot_order;
 mod verify;
 
 pub use info::{BookInfo, book_info};

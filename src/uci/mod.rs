@@ -54,7 +54,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use shakmaty::{Chess, Color, Move, Position};
 
-use crate::book::{Book, BookMove, ChooseOptions, Key, Selection, choose};
+use crate::book::{Book, ChooseOptions, Key, Pick, Selection};
 use crate::engine::eval::{Params, evaluate};
 use crate::engine::hash::hash_of;
 use crate::engine::options::SWITCHES;
@@ -551,31 +551,29 @@ impl Session {
         if o.book_depth > 0 && self.pos.fullmoves().get() > o.book_depth {
             return false;
         }
-        let probe = book.probe(&self.pos);
-        let moves: Vec<BookMove> = probe
-            .legal
-            .into_iter()
-            .filter(|m| root_moves.contains(&m.mv))
-            .collect();
+        // Moves outside `go searchmoves` do not count.
         let choose_options = ChooseOptions {
             selection: o.selection,
-            min_weight: o.min_weight,
-            exclude: Vec::new(),
+            minimum_weight: o.min_weight,
+            exclude_moves: self
+                .pos
+                .legal_moves()
+                .into_iter()
+                .filter(|m| !root_moves.contains(m))
+                .collect(),
         };
-        let Some(pick) = choose(&moves, &choose_options, &mut self.rng) else {
+        let Some(Pick {
+            book_move: pick,
+            share,
+        }) = book.pick(&self.pos, &choose_options, &mut self.rng)
+        else {
             return false;
-        };
-        let total: u64 = moves.iter().map(|m| u64::from(m.entry.weight)).sum();
-        let share = if total == 0 {
-            100.0 / moves.len() as f64
-        } else {
-            100.0 * f64::from(pick.entry.weight) / total as f64
         };
         self.info(&format!(
             "book move {} weight {} share {:.1}%",
             uci(&pick.mv),
             pick.entry.weight,
-            share
+            100.0 * share
         ));
         self.say(&bestmove_line(Some(&pick.mv), None));
         true

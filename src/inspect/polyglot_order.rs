@@ -1,4 +1,5 @@
-//! A position as polyglot's own board holds it, for walks that must visit moves in polyglot's order.
+//! Polyglot's move order: a position together with the piece lists polyglot's own board keeps,
+//! so that a walk over a book (`lines`) visits moves in the order `polyglot dump-book` does.
 //!
 //! polyglot generates moves piece by piece from a piece list per colour (the king first, then the
 //! other pieces from a1 to h8 in the start position), and keeps that list in a particular order
@@ -49,15 +50,15 @@ impl PieceList {
 
 /// A legal position with its Polyglot key and polyglot's piece lists.
 #[derive(Clone, Debug)]
-pub struct PgBoard {
+pub struct OrderedPosition {
     pub pos: Chess,
     pub key: Key,
     lists: [PieceList; 2],
 }
 
-impl PgBoard {
+impl OrderedPosition {
     /// The start position, with the piece lists polyglot builds for it.
-    pub fn start() -> PgBoard {
+    pub fn start() -> OrderedPosition {
         let pos = Chess::default();
         let board = pos.board();
         let list_of = |color: Color| {
@@ -77,7 +78,7 @@ impl PgBoard {
             list
         };
         let lists = [list_of(Color::White), list_of(Color::Black)];
-        PgBoard {
+        OrderedPosition {
             key: Key::of(&pos),
             pos,
             lists,
@@ -92,7 +93,7 @@ impl PgBoard {
     }
 
     /// The position after a legal move, with the piece lists updated as polyglot updates them.
-    pub fn play(&self, m: Move) -> PgBoard {
+    pub fn play(&self, m: Move) -> OrderedPosition {
         let me = self.pos.turn();
         let (mine, theirs) = (Self::list_index(me), Self::list_index(!me));
         let mut lists = self.lists;
@@ -118,7 +119,7 @@ impl PgBoard {
         }
         let mut pos = self.pos.clone();
         pos.play_unchecked(m);
-        PgBoard {
+        OrderedPosition {
             key: Key::of(&pos),
             pos,
             lists,
@@ -180,13 +181,13 @@ mod tests {
     use super::*;
     use shakmaty::uci::UciMove;
 
-    fn uci(board: &PgBoard, s: &str) -> Move {
+    fn uci(board: &OrderedPosition, s: &str) -> Move {
         s.parse::<UciMove>().unwrap().to_move(&board.pos).unwrap()
     }
 
     #[test]
     fn start_position_order() {
-        let b = PgBoard::start();
+        let b = OrderedPosition::start();
         let order: Vec<String> = b
             .legal_moves_in_order()
             .iter()
@@ -199,7 +200,7 @@ mod tests {
 
     #[test]
     fn a_capture_moves_the_last_piece_into_the_gap() {
-        let mut b = PgBoard::start();
+        let mut b = OrderedPosition::start();
         for m in ["e2e4", "d7d5", "e4d5"] {
             let mv = uci(&b, m);
             b = b.play(mv);

@@ -1,4 +1,14 @@
 //! A board diagram for people: Unicode pieces, ranks and files, white at the bottom unless flipped.
+//!
+//! `probe` prints it above a position's book moves and `play` after every move.
+//!
+//! ```
+//! use polybook::diagram::diagram;
+//!
+//! let board = diagram(&shakmaty::Chess::default(), false);
+//! assert!(board.starts_with(" 8  ♜ ♞ ♝ ♛ ♚ ♝ ♞ ♜"), "{board}");
+//! assert!(board.ends_with("    a b c d e f g h\n"));
+//! ```
 
 use shakmaty::{Chess, Color, File, Position, Rank, Square};
 

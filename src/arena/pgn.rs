@@ -1,0 +1,234 @@
+//! PGN text and PGN files: the tags, the result string, a game's text, and writing games to
+//! files (replaced, appended or new, always atomically).
+//!
+//! `play` saves a game with [`write_atomic`], [`append_atomic`] or [`write_new`]; `match`
+//! appends each finished game to a [`PgnLog`]; both write a game with [`game_text`].
+
+use std::fmt::Write as _;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use shakmaty::Position;
+
+use super::game::Game;
+pub use super::game::result_text;
+use crate::atomic::AtomicFile;
+
+/// The Seven Tag Roster but the Result (which [`game_text`] adds): Event, Site (`?`), Date
+/// (today), Round, White, Black.
+pub fn roster(event: &str, round: &str, white: &str, black: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("Event", event.to_string()),
+        ("Site", "?".to_string()),
+        ("Date", pgn_date()),
+        ("Round", round.to_string()),
+        ("White", white.to_string()),
+        ("Black", black.to_string()),
+    ]
+}
+
+/// A game as PGN. `tags` come first (Event, Site, Date, Round, White, Black in the order
+/// given); Result, the FEN tags, `PlyCount` and `Termination` are added here.
+pub fn game_text(game: &Game, tags: &[(&str, String)]) -> String {
+    let mut out = String::new();
+    let result = game.result();
+    for (name, value) in tags {
+        let _ = writeln!(out, "[{name} \"{}\"]", escape(value));
+    }
+    let _ = writeln!(out, "[Result \"{result}\"]");
+    if let Some(fen) = game.start_fen() {
+        let _ = writeln!(out, "[SetUp \"1\"]\n[FEN \"{fen}\"]");
+    }
+    let _ = writeln!(out, "[PlyCount \"{}\"]", game.moves().len());
+    if let Some((_, why)) = &game.end {
+        let _ = writeln!(out, "[Termination \"{}\"]", why.tag());
+    }
+    out.push('\n');
+
+    // Movetext, wrapped at 80 columns.
+    let mut tokens: Vec<String> = Vec::new();
+    let mut number = game.start().fullmoves().get();
+    let mut turn = game.start().turn();
+    for (i, m) in game.moves().iter().enumerate() {
+        if turn.is_white() {
+            tokens.push(format!("{number}."));
+        } else if i == 0 {
+            tokens.push(format!("{number}..."));
+        }
+        tokens.push(m.san.clone());
+        if let Some(c) = &m.comment {
+            tokens.push(format!("{{{}}}", c.replace('}', ")")));
+        }
+        if turn.is_black() {
+            number += 1;
+        }
+        turn = !turn;
+    }
+    if let Some((outcome, why)) = &game.end {
+        tokens.push(format!("{{{}}}", why.describe(*outcome).replace('}', ")")));
+    }
+    tokens.push(result.to_string());
+    let mut line = String::new();
+    for t in tokens {
+        if !line.is_empty() && line.len() + 1 + t.len() > 79 {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&t);
+    }
+    out.push_str(&line);
+    out.push_str("\n\n");
+    out
+}
+
+/// A tag value with its quotes and backslashes escaped.
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// Today's date as PGN writes it (`YYYY.MM.DD`, UTC).
+pub fn pgn_date() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    format!("{y:04}.{m:02}.{d:02}")
+}
+
+/// The calendar date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed onto it (replacing the file).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut tmp = AtomicFile::create(path)?;
+    tmp.write_all(bytes)?;
+    tmp.commit(true)
+}
+
+/// Adds `text` after what `path` holds (a PGN file of several games), atomically: the old
+/// content and the new text go to a temporary file renamed onto `path`.
+pub fn append_atomic(path: &Path, text: &str) -> io::Result<()> {
+    // A FIFO or a device is not read back: the game is written into it (see `AtomicFile`).
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return write_atomic(path, text.as_bytes());
+    }
+    let mut bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    if !bytes.is_empty() && !bytes.ends_with(b"\n\n") {
+        bytes.extend_from_slice(if bytes.ends_with(b"\n") {
+            b"\n"
+        } else {
+            b"\n\n"
+        });
+    }
+    bytes.extend_from_slice(text.as_bytes());
+    write_atomic(path, &bytes)
+}
+
+/// Writes `bytes` to a new file in `dir` named `stem.pgn`, or `stem-2.pgn`, `stem-3.pgn`... if
+/// that exists: an existing file is never replaced. Returns the path written.
+pub fn write_new(dir: &Path, stem: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut tmp = AtomicFile::create_in(dir)?;
+    tmp.write_all(bytes)?;
+    let names = (1..10_000).map(|n| {
+        if n == 1 {
+            format!("{stem}.pgn")
+        } else {
+            format!("{stem}-{n}.pgn")
+        }
+    });
+    let path = tmp.commit_new(names).map_err(|e| match e.kind() {
+        io::ErrorKind::AlreadyExists => io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{stem}.pgn and 9998 numbered names after it exist"),
+        ),
+        _ => e,
+    })?;
+    // Shown as given: `game-….pgn`, not `./game-….pgn`.
+    Ok(path
+        .strip_prefix(".")
+        .map(Path::to_path_buf)
+        .unwrap_or(path))
+}
+
+/// The default name of a game's PGN file, from the UTC time now: `game-2026-11-23-142501`.
+pub fn default_stem() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let date = pgn_date().replace('.', "-");
+    let t = secs % 86_400;
+    format!("game-{date}-{:02}{:02}{:02}", t / 3600, t / 60 % 60, t % 60)
+}
+
+/// A PGN file that games are appended to as they finish (`match --pgn`): opened (created if
+/// need be) before the first game, so that a bad path fails early; each game is on disk when
+/// [`PgnLog::append`] returns.
+pub struct PgnLog {
+    file: File,
+}
+
+impl PgnLog {
+    /// Opens `path` for appending, creating it if it does not exist.
+    pub fn open(path: &Path) -> io::Result<PgnLog> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(PgnLog { file })
+    }
+
+    /// Appends one game's text and waits until it is on disk.
+    pub fn append(&mut self, text: &str) -> io::Result<()> {
+        self.file.write_all(text.as_bytes())?;
+        self.file.sync_data()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        // 2000-03-01 is day 11017; 2026-11-23 is day 20780 (both by Python's datetime).
+        assert_eq!(civil_from_days(11_017), (2000, 3, 1));
+        assert_eq!(civil_from_days(20_780), (2026, 11, 23));
+    }
+
+    #[test]
+    fn new_files_never_replace_old_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write_new(dir.path(), "game", b"one").unwrap();
+        let b = write_new(dir.path(), "game", b"two").unwrap();
+        assert_eq!(a.file_name().unwrap(), "game.pgn");
+        assert_eq!(b.file_name().unwrap(), "game-2.pgn");
+        assert_eq!(std::fs::read(&a).unwrap(), b"one");
+        append_atomic(&a, "three\n").unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"one\n\nthree\n");
+        let stem = default_stem();
+        assert!(stem.starts_with("game-2") && stem.len() == "game-2026-11-23-142501".len());
+    }
+}
