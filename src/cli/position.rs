@@ -1,8 +1,8 @@
-//! Positions from the command line: the `--fen` and `--moves` arguments that `key`, `probe` and
-//! `perft` share, and the position they give.
+//! Positions from the command line: the `--fen` and `--moves` arguments that `key`, `probe`,
+//! `perft` and `search` share, and the position they give.
 
 use clap::Args;
-use polybook::position::{parse_fen, play_moves};
+use polybook::position::{parse_fen, play_moves_each};
 use shakmaty::Chess;
 
 use super::CliError;
@@ -21,18 +21,21 @@ pub struct PositionArgs {
 impl PositionArgs {
     /// The position given by `--fen` (default: the start) after `--moves`.
     pub fn position(&self) -> Result<Chess, CliError> {
-        parse_position(self.fen.as_deref(), self.moves.as_deref())
+        self.position_after(|_| {})
     }
-}
 
-/// The position given by `fen` (default: the start) after `moves`.
-pub fn parse_position(fen: Option<&str>, moves: Option<&str>) -> Result<Chess, CliError> {
-    let pos = match fen {
-        Some(fen) => parse_fen(fen).map_err(CliError::data)?,
-        None => Chess::default(),
-    };
-    match moves {
-        Some(moves) => play_moves(pos, moves).map_err(CliError::data),
-        None => Ok(pos),
+    /// The same, calling `before` with each position a move of `--moves` is played from (the
+    /// game so far, for the repetition rule).
+    pub fn position_after(&self, mut before: impl FnMut(&Chess)) -> Result<Chess, CliError> {
+        let pos = match &self.fen {
+            Some(fen) => parse_fen(fen).map_err(CliError::data)?,
+            None => Chess::default(),
+        };
+        match &self.moves {
+            Some(moves) => {
+                play_moves_each(pos, moves, |pos, _| before(pos)).map_err(CliError::data)
+            }
+            None => Ok(pos),
+        }
     }
 }

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use polybook::engine::hash::hash_of;
 use polybook::engine::{Engine, Limits, SearchOptions};
-use polybook::position::{parse_fen, play_moves_each};
-use shakmaty::{CastlingMode, Chess, Position};
+use shakmaty::{CastlingMode, Position};
 
+use super::position::PositionArgs;
 use super::{CliError, CliResult};
 
 /// The search switches shared by `search`, `bench` and `solve`.
@@ -138,12 +138,9 @@ impl LimitArgs {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The position, in FEN (default: the start position).
-    #[arg(long)]
-    fen: Option<String>,
-    /// Moves to play first, in SAN or UCI (e.g. "e4 e5 Nf3"); they count for repetitions.
-    #[arg(long)]
-    moves: Option<String>,
+    /// The position; the moves of `--moves` count for repetitions.
+    #[command(flatten)]
+    position: PositionArgs,
     #[command(flatten)]
     limits: LimitArgs,
     /// Look for a mate in at most N moves (as UCI `go mate N`): a dedicated mate search that
@@ -154,25 +151,13 @@ pub struct Args {
     engine: EngineArgs,
 }
 
-/// The position after `--fen` and `--moves`, with the keys of the positions before it (for
-/// repetitions).
-fn game(fen: Option<&str>, moves: Option<&str>) -> Result<(Chess, Vec<u64>), CliError> {
-    let start = match fen {
-        Some(fen) => parse_fen(fen).map_err(CliError::data)?,
-        None => Chess::default(),
-    };
-    let Some(moves) = moves else {
-        return Ok((start, Vec::new()));
-    };
-    let mut past = Vec::new();
-    let pos = play_moves_each(start, moves, |before, _| past.push(hash_of(before)))
-        .map_err(CliError::data)?;
-    Ok((pos, past))
-}
-
 pub fn run(args: Args) -> CliResult {
     let options = args.engine.options()?;
-    let (pos, past) = game(args.fen.as_deref(), args.moves.as_deref())?;
+    // The keys of the positions before this one, for the repetition rule.
+    let mut past = Vec::new();
+    let pos = args
+        .position
+        .position_after(|before| past.push(hash_of(before)))?;
     let mut limits = args.limits.limits(Limits {
         depth: Some(12),
         ..Limits::default()
