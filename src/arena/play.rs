@@ -142,12 +142,6 @@ fn side(c: Color) -> &'static str {
     c.fold_wb("White", "Black")
 }
 
-/// A score in pawns as people read it: `+0.35`, `-1.20`, `+M3` (mate in 3), `-M2` (see
-/// [`Score::text`]).
-pub fn score_text(score: Score) -> String {
-    score.text()
-}
-
 /// A clock reading: `4:59.3`, or `1:02:03` from an hour on.
 pub fn clock_text(d: Duration) -> String {
     let tenths = d.as_millis() / 100;
@@ -556,7 +550,7 @@ impl<W: Write> PlaySession<W> {
                 self.out,
                 "hint: {} ({} for you, depth {depth})",
                 SanPlus::from_move(pos, m),
-                score_text(score)
+                score.text()
             ),
             None => writeln!(self.out, "No legal move."),
         }
@@ -588,7 +582,7 @@ impl<W: Write> PlaySession<W> {
             writeln!(
                 self.out,
                 "polybook accepts the draw (its score {}).",
-                score_text(engine_view)
+                engine_view.text()
             )?;
             self.game
                 .finish(Some(KnownOutcome::Draw), Termination::Agreement);
@@ -597,7 +591,7 @@ impl<W: Write> PlaySession<W> {
             writeln!(
                 self.out,
                 "polybook declines the draw (its score {}); play on.",
-                score_text(engine_view)
+                engine_view.text()
             )?;
             Ok(Step::Again)
         }
@@ -687,10 +681,10 @@ impl<W: Write> PlaySession<W> {
                 };
                 (
                     best,
-                    Some(format!("{}/{depth} {secs:.2}s", score_text(score))),
+                    Some(format!("{}/{depth} {secs:.2}s", score.text())),
                     format!(
                         "score {} for polybook, depth {depth}, {secs:.2} s",
-                        score_text(score)
+                        score.text()
                     ),
                 )
             };
@@ -756,10 +750,6 @@ mod tests {
 
     #[test]
     fn texts() {
-        assert_eq!(score_text(Score::Cp(35)), "+0.35");
-        assert_eq!(score_text(Score::Cp(-120)), "-1.20");
-        assert_eq!(score_text(Score::Mate(3)), "+M3");
-        assert_eq!(score_text(Score::Mate(-2)), "-M2");
         assert_eq!(clock_text(Duration::from_millis(299_350)), "4:59.3");
         assert_eq!(clock_text(Duration::from_secs(3723)), "1:02:03");
         assert_eq!(normalize_move("12. e4"), "e4");
