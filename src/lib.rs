@@ -11,6 +11,9 @@
 //! - [`text`]: user input quoted in messages, and I/O errors as reasons.
 //! - [`lines`]: input read one bounded line at a time (the UCI loop, the terminal game).
 //! - [`arena`]: games between engines or against a person: rules, clocks, openings, matches, PGN.
+//!
+//! ARCHITECTURE.md, at the repository's root, is the map: the layers (each module uses only the
+//! ones below it), where each command's work lives, and the invariants.
 
 pub mod arena;
 pub mod atomic;
