@@ -2,17 +2,25 @@
 //! count every (position, move) in input order, then filter, weigh and write the entries.
 //!
 //! ```text
-//! inputs ─► reader ─► chunks ─► parsers ─► plies ─► tally threads ─► entries ─► .bin
-//!  (input)  (pipeline)          (parse, game,       (tally_thread,   (entries,  (book_out)
-//!                                filter)             tally, spill)   keyed_merge)
-//!                                  └─► game counts, incidents ─► collector ─► report (collect)
+//! files, stdin ─► reader ─► chunks ─► parsers ─► plies ─► tally threads ─► entries ─► .bin
+//!                                        │           past --memory: sorted runs ─► merge ─┘
+//!                                        └─► game counts, incidents ─► collector ─► report
 //! ```
+//!
+//! Where each part lives:
+//! - `input`: the inputs (files, folders, stdin; compressed or not) cut into chunks of whole games.
+//! - `pipeline`: the threads and the channels between them; [`build`] starts here.
+//! - `parse`, `game`, `resolve`, `filter`: PGN text to plies (the moves played, the filters).
+//! - `tally_thread`, `tally`, `spill`: the counts per (position, move), in memory or on disk.
+//! - `entries`, `book_out`: which moves are kept, with what weight, and the written book.
+//! - `collect`: the report (games read, used, left out, and why).
+//! - `reorder`, `keyed_merge`: results put back in input order; sorted sources merged by key.
+//! - `merge`: books merged into one, a book sorted (the same key-by-key merge).
 //!
 //! By default the result is byte for byte what `polyglot make-book` writes. polyglot's halving of
 //! a position at 16384 games depends on the order in which games arrive, so each tally thread
-//! applies the chunks in input order ([`reorder`]), whatever order the workers finish them in.
-//! `merge` and `sort` (books into one book, a book into canonical order) live here too: they
-//! share the key-by-key merge with the spilled tally.
+//! applies the chunks in input order, whatever order the parsers finish them in; and the book is
+//! the same whatever `--threads` and `--memory`.
 
 mod book_out;
 mod collect;

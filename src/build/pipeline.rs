@@ -1,12 +1,16 @@
 //! The threads of a build and what flows between them.
 //!
 //! ```text
-//!             tokens (chunks it may read ahead)
-//!   ┌──────────────────────────────────────────────────┐
-//!   ▼                                                  │
-//! reader ──Chunk──► parsers (×threads) ──TallyWork──► tally threads (×1–2) ──PartitionEntries──► BookOut ─► .bin
-//!                        │                                 └─ or sorted runs on disk ─► merge ─┘
-//!                        └──ChunkStats──► collector (this thread) ─► report, --strict, progress
+//!   ┌─► read_chunks
+//!   │     │ Chunk
+//!   │     ▼
+//!   │   parse_chunks (× --threads) ──ChunkStats──► Collector ─► report, --strict, progress
+//!   │     │ TallyWork
+//!   │     ▼
+//!   └── tally_thread (× 1 or 2): a token back to the reader once a chunk is counted
+//!         │ PartitionEntries (or, past --memory, sorted runs merged at the end)
+//!         ▼
+//!       BookOut ─► .bin
 //! ```
 //!
 //! - [`read_chunks`] cuts the inputs, one after the other, into numbered chunks of whole games.
@@ -20,10 +24,11 @@
 //! chunk, and a token comes back once every tally thread has counted the chunk.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
 use super::book_out::{BookOut, PartitionEntries};
 use super::collect::{ChunkStats, Collector, no_usable_game};
@@ -101,23 +106,22 @@ pub fn run<C: Counts>(
     let spill_dir = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
     let spill_dir = spill_dir.as_path();
 
-    let (work_tx, work_rx) = sync_channel::<Chunk>(workers * 2);
-    // Shared by the parsers only, so that it is gone (and the reader stops) once they all are.
-    let work_rx = Arc::new(Mutex::new(work_rx));
-    let (token_tx, token_rx) = sync_channel::<()>(in_flight);
+    // The parsers' shared queue: when they are all gone, the reader stops.
+    let (work_tx, work_rx) = bounded::<Chunk>(workers * 2);
+    let (token_tx, token_rx) = bounded::<()>(in_flight);
     for _ in 0..in_flight {
         let _ = token_tx.send(());
     }
-    let (stats_tx, stats_rx) = channel::<ChunkStats>();
+    let (stats_tx, stats_rx) = unbounded::<ChunkStats>();
     let mut tally_txs = Vec::new();
     let mut tally_rxs = Vec::new();
     let mut entry_txs = Vec::new();
     let mut entry_rxs = Vec::new();
     for _ in 0..tallies {
-        let (tx, rx) = sync_channel::<TallyWork>(in_flight);
+        let (tx, rx) = bounded::<TallyWork>(in_flight);
         tally_txs.push(tx);
         tally_rxs.push(rx);
-        let (tx, rx) = channel::<PartitionEntries>();
+        let (tx, rx) = unbounded::<PartitionEntries>();
         entry_txs.push(tx);
         entry_rxs.push(rx);
     }
@@ -229,7 +233,7 @@ fn read_chunks(
     inputs: &[Input],
     chunk_size: usize,
     bytes_read: Arc<AtomicU64>,
-    (tokens, chunks): (Receiver<()>, SyncSender<Chunk>),
+    (tokens, chunks): (Receiver<()>, Sender<Chunk>),
     stop: impl Fn() -> bool,
 ) -> Result<(), BuildError> {
     // The inputs' raw size, which the bytes read are counted against (unknown for stdin).
@@ -271,19 +275,12 @@ fn read_chunks(
 /// plies, sends the plies (grouped by partition) to every tally thread and the chunk's
 /// statistics to the collector.
 fn parse_chunks(
-    chunks: &Mutex<Receiver<Chunk>>,
-    tallies: &[SyncSender<TallyWork>],
+    chunks: &Receiver<Chunk>,
+    tallies: &[Sender<TallyWork>],
     stats: &Sender<ChunkStats>,
     filter: &GameFilter,
 ) {
-    loop {
-        let chunk = match chunks.lock() {
-            Ok(rx) => match rx.recv() {
-                Ok(c) => c,
-                Err(_) => return,
-            },
-            Err(_) => return,
-        };
+    for chunk in chunks {
         let out = parse_chunk(&chunk.data, filter);
         drop(chunk.data);
         let remaining = Arc::new(AtomicUsize::new(tallies.len()));
