@@ -128,40 +128,39 @@ impl GameFilter {
         tags: &FilterTags,
         result_unknown: bool,
     ) -> Result<(bool, bool), (Reason, String)> {
-        let f = self;
-        if result_unknown && f.skip_unknown_results {
+        if result_unknown && self.skip_unknown_results {
             return Err((Reason::UnknownResult, "result is unknown".into()));
         }
-        if f.min_elo.is_some() || f.max_elo.is_some() {
+        if self.min_elo.is_some() || self.max_elo.is_some() {
             for elo in [tags.white_elo, tags.black_elo] {
                 let Some(elo) = elo else {
                     return Err((Reason::Elo, "a player has no Elo".into()));
                 };
-                if f.min_elo.is_some_and(|m| elo < m) || f.max_elo.is_some_and(|m| elo > m) {
+                if self.min_elo.is_some_and(|m| elo < m) || self.max_elo.is_some_and(|m| elo > m) {
                     return Err((Reason::Elo, format!("Elo {elo} out of range")));
                 }
             }
         }
-        if f.since.is_some() || f.until.is_some() {
+        if self.since.is_some() || self.until.is_some() {
             let Some(date) = tags.utc_date.or(tags.date) else {
                 return Err((Reason::Date, "no known date".into()));
             };
-            if f.since.is_some_and(|s| date < s) || f.until.is_some_and(|u| date > u) {
+            if self.since.is_some_and(|s| date < s) || self.until.is_some_and(|u| date > u) {
                 return Err((Reason::Date, "date out of range".into()));
             }
         }
-        if !f.speeds.is_empty() {
+        if !self.speeds.is_empty() {
             let speed = tags
                 .time_control
                 .as_deref()
                 .and_then(|tc| std::str::from_utf8(tc).ok())
                 .and_then(Speed::of_time_control);
-            if !speed.is_some_and(|s| f.speeds.contains(&s)) {
+            if !speed.is_some_and(|s| self.speeds.contains(&s)) {
                 return Err((Reason::TimeControl, "time control not selected".into()));
             }
         }
         let (mut white, mut black) = (true, true);
-        if let Some(p) = &f.player {
+        if let Some(p) = &self.player {
             let is = |name: &Option<Vec<u8>>| {
                 name.as_deref().is_some_and(|n| {
                     String::from_utf8_lossy(n)

@@ -155,8 +155,8 @@ pub struct Tags {
     result: Option<GameResult>,
     fen: Option<Vec<u8>>,
     variant: Option<Vec<u8>>,
-    /// What the filters read.
-    filtered: FilterTags,
+    /// The tags the filters read.
+    for_filters: FilterTags,
 }
 
 /// The state of a game while its moves are read.
@@ -345,7 +345,7 @@ impl Visitor for GameVisitor<'_> {
             }
             b"FEN" => tags.fen = Some(value.decode().into_owned()),
             b"Variant" => tags.variant = Some(value.decode().into_owned()),
-            _ => f.read_tag(&mut tags.filtered, name, value),
+            _ => f.read_tag(&mut tags.for_filters, name, value),
         }
         ControlFlow::Continue(())
     }
@@ -353,7 +353,7 @@ impl Visitor for GameVisitor<'_> {
     fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<(), Movetext> {
         self.in_tags = false;
         let unknown = matches!(tags.result, None | Some(GameResult::Unknown));
-        let (record_white, record_black) = match self.filter.admit(&tags.filtered, unknown) {
+        let (record_white, record_black) = match self.filter.admit(&tags.for_filters, unknown) {
             Ok(sides) => sides,
             Err((reason, detail)) => {
                 self.incident(reason, detail);

@@ -106,7 +106,9 @@ pub fn run<C: Counts>(
     let spill_dir = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
     let spill_dir = spill_dir.as_path();
 
-    // The parsers' shared queue: when they are all gone, the reader stops.
+    // Chunks to the parsers (one queue they all take from: when they are all gone, the reader
+    // stops); the tokens that let the reader read ahead, all in hand at the start; the chunks'
+    // statistics to the collector; each tally thread's plies in and entries out.
     let (work_tx, work_rx) = bounded::<Chunk>(workers * 2);
     let (token_tx, token_rx) = bounded::<()>(in_flight);
     for _ in 0..in_flight {
@@ -129,11 +131,13 @@ pub fn run<C: Counts>(
     let mut book = BookOut::new(output, opts.fsync);
 
     let (mut report, failure, results) = std::thread::scope(|s| {
+        // 1. The reader.
         let stop = || abort.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed);
         let bytes = bytes_read.clone();
         let reader =
             s.spawn(move || read_chunks(inputs, plan.chunk_size, bytes, (token_rx, work_tx), stop));
 
+        // 2. The parsers.
         for _ in 0..workers {
             let (work_rx, tally_txs, stats_tx) =
                 (work_rx.clone(), tally_txs.clone(), stats_tx.clone());
@@ -143,6 +147,7 @@ pub fn run<C: Counts>(
         drop(tally_txs);
         drop(work_rx);
 
+        // 3. The tally threads.
         let handles: Vec<_> = tally_rxs
             .into_iter()
             .zip(entry_txs)
@@ -165,6 +170,7 @@ pub fn run<C: Counts>(
             .collect();
         drop(token_tx);
 
+        // 4. The collector, on this thread, until the parsers are done.
         let (mut report, mut failure) = Collector::new(inputs, opts.strict).run(
             stats_rx,
             progress,
@@ -175,7 +181,7 @@ pub fn run<C: Counts>(
         if let Ok(Err(e)) = reader.join() {
             failure.get_or_insert(e);
         }
-        // The tally threads send each partition's entries as they finish it.
+        // 5. The book: the tally threads send each partition's entries as they finish it.
         if failure.is_none()
             && !cancel.load(Ordering::Relaxed)
             && let Err(e) = book.receive(&entry_rxs, &mut report)
