@@ -3,8 +3,7 @@
 //! the sorted runs, with the partitions held back meanwhile written in between.
 
 use std::path::Path;
-
-use crossbeam_channel::Receiver;
+use std::sync::mpsc::Receiver;
 
 use super::entries::{EntryMaker, EntryRules, WeightScheme, halve_combined};
 use super::spill::{Run, merge_runs};

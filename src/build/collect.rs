@@ -4,9 +4,8 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
-
-use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::game::Incident;
 use super::reorder::Reorder;

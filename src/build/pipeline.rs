@@ -24,11 +24,10 @@
 //! chunk, and a token comes back once every tally thread has counted the chunk.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
 use super::book_out::{BookOut, PartitionEntries};
 use super::collect::{ChunkStats, Collector, no_usable_game};
@@ -109,21 +108,22 @@ pub fn run<C: Counts>(
     // Chunks to the parsers (one queue they all take from: when they are all gone, the reader
     // stops); the tokens that let the reader read ahead, all in hand at the start; the chunks'
     // statistics to the collector; each tally thread's plies in and entries out.
-    let (work_tx, work_rx) = bounded::<Chunk>(workers * 2);
-    let (token_tx, token_rx) = bounded::<()>(in_flight);
+    let (work_tx, work_rx) = sync_channel::<Chunk>(workers * 2);
+    let work_rx = Arc::new(Mutex::new(work_rx));
+    let (token_tx, token_rx) = sync_channel::<()>(in_flight);
     for _ in 0..in_flight {
         let _ = token_tx.send(());
     }
-    let (stats_tx, stats_rx) = unbounded::<ChunkStats>();
+    let (stats_tx, stats_rx) = channel::<ChunkStats>();
     let mut tally_txs = Vec::new();
     let mut tally_rxs = Vec::new();
     let mut entry_txs = Vec::new();
     let mut entry_rxs = Vec::new();
     for _ in 0..tallies {
-        let (tx, rx) = bounded::<TallyWork>(in_flight);
+        let (tx, rx) = sync_channel::<TallyWork>(in_flight);
         tally_txs.push(tx);
         tally_rxs.push(rx);
-        let (tx, rx) = unbounded::<PartitionEntries>();
+        let (tx, rx) = channel::<PartitionEntries>();
         entry_txs.push(tx);
         entry_rxs.push(rx);
     }
@@ -239,7 +239,7 @@ fn read_chunks(
     inputs: &[Input],
     chunk_size: usize,
     bytes_read: Arc<AtomicU64>,
-    (tokens, chunks): (Receiver<()>, Sender<Chunk>),
+    (tokens, chunks): (Receiver<()>, SyncSender<Chunk>),
     stop: impl Fn() -> bool,
 ) -> Result<(), BuildError> {
     // The inputs' raw size, which the bytes read are counted against (unknown for stdin).
@@ -281,12 +281,13 @@ fn read_chunks(
 /// plies, sends the plies (grouped by partition) to every tally thread and the chunk's
 /// statistics to the collector.
 fn parse_chunks(
-    chunks: &Receiver<Chunk>,
-    tallies: &[Sender<TallyWork>],
+    chunks: &Mutex<Receiver<Chunk>>,
+    tallies: &[SyncSender<TallyWork>],
     stats: &Sender<ChunkStats>,
     filter: &GameFilter,
 ) {
-    for chunk in chunks {
+    // The queue is locked only while a chunk is taken from it.
+    while let Some(chunk) = chunks.lock().ok().and_then(|rx| rx.recv().ok()) {
         let out = parse_chunk(&chunk.data, filter);
         drop(chunk.data);
         let remaining = Arc::new(AtomicUsize::new(tallies.len()));

@@ -9,8 +9,7 @@
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-use crossbeam_channel::{Receiver, Sender};
+use std::sync::mpsc::{Receiver, Sender, SyncSender};
 
 use super::book_out::{PartitionEntries, partition_entries};
 use super::game::Ply;
@@ -77,7 +76,7 @@ pub struct TallyWork {
 pub struct TallyChannels {
     pub rx: Receiver<TallyWork>,
     /// One token per chunk counted by every tally thread, so the reader may read another.
-    pub token_tx: Sender<()>,
+    pub token_tx: SyncSender<()>,
     /// The entries of each partition, in order, when nothing was spilled.
     pub entry_tx: Sender<PartitionEntries>,
 }
