@@ -12,6 +12,7 @@ use shakmaty::san::{San, SanError};
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role, Square};
 
+use super::filter::{FilterTags, GameFilter};
 use crate::book::{Key, KeyUpdate, RawMove};
 use crate::position::playable;
 use crate::text::quote;
@@ -40,76 +41,6 @@ enum GameResult {
     Draw,
     /// `*`, a missing tag or anything else: a draw unless `--skip-unknown-results`.
     Unknown,
-}
-
-/// The lichess speed classes, by estimated duration: base + 40 × increment, in seconds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Speed {
-    Bullet,
-    Blitz,
-    Rapid,
-    Classical,
-}
-
-impl Speed {
-    /// The class of a `TimeControl` tag (`180+2`, `600`, `40/7200:3600`); `None` when unknown (`-`, `?`).
-    pub fn of_time_control(tc: &str) -> Option<Speed> {
-        let first = tc.split(':').next()?.trim();
-        // `moves/seconds` stages are classical-style controls: estimate from the seconds.
-        let first = first.rsplit('/').next()?;
-        let (base, inc) = match first.split_once('+') {
-            Some((b, i)) => (b.trim().parse::<f64>().ok()?, i.trim().parse::<f64>().ok()?),
-            None => (first.parse::<f64>().ok()?, 0.0),
-        };
-        let estimate = base + 40.0 * inc;
-        Some(if estimate < 179.0 {
-            Speed::Bullet
-        } else if estimate < 479.0 {
-            Speed::Blitz
-        } else if estimate < 1499.0 {
-            Speed::Rapid
-        } else {
-            Speed::Classical
-        })
-    }
-}
-
-/// A player whose moves alone make the book (`--player`), optionally with one colour.
-#[derive(Clone, Debug, Default)]
-pub struct PlayerFilter {
-    pub name: String,
-    pub color: Option<Color>,
-}
-
-/// What decides which games and plies are counted.
-#[derive(Clone, Debug)]
-pub struct GameFilter {
-    pub max_ply: usize,
-    pub chess960: bool,
-    pub skip_unknown_results: bool,
-    pub min_elo: Option<u32>,
-    pub max_elo: Option<u32>,
-    /// Inclusive bounds as `(year, month, day)`; unknown parts of a game's date count as the lowest.
-    pub since: Option<(u32, u32, u32)>,
-    pub until: Option<(u32, u32, u32)>,
-    pub speeds: Vec<Speed>,
-    pub player: Option<PlayerFilter>,
-}
-
-impl Default for GameFilter {
-    fn default() -> Self {
-        GameFilter {
-            max_ply: 1024,
-            chess960: false,
-            skip_unknown_results: false,
-            min_elo: None,
-            max_elo: None,
-            since: None,
-            until: None,
-            speeds: Vec::new(),
-            player: None,
-        }
-    }
 }
 
 /// Why a game was left out, or cut short.
@@ -224,13 +155,8 @@ pub struct Tags {
     result: Option<GameResult>,
     fen: Option<Vec<u8>>,
     variant: Option<Vec<u8>>,
-    white_elo: Option<u32>,
-    black_elo: Option<u32>,
-    date: Option<(u32, u32, u32)>,
-    utc_date: Option<(u32, u32, u32)>,
-    time_control: Option<Vec<u8>>,
-    white: Option<Vec<u8>>,
-    black: Option<Vec<u8>>,
+    /// The tags the filters read.
+    for_filters: FilterTags,
 }
 
 /// The state of a game while its moves are read.
@@ -349,59 +275,6 @@ impl<'a> GameVisitor<'a> {
         game.stopped = true;
     }
 
-    /// Applies the game-level filters; `Err` names why the game is skipped.
-    fn admit(&self, tags: &Tags) -> Result<(bool, bool), (Reason, String)> {
-        let f = self.filter;
-        let unknown = matches!(tags.result, None | Some(GameResult::Unknown));
-        if unknown && f.skip_unknown_results {
-            return Err((Reason::UnknownResult, "result is unknown".into()));
-        }
-        if f.min_elo.is_some() || f.max_elo.is_some() {
-            for elo in [tags.white_elo, tags.black_elo] {
-                let Some(elo) = elo else {
-                    return Err((Reason::Elo, "a player has no Elo".into()));
-                };
-                if f.min_elo.is_some_and(|m| elo < m) || f.max_elo.is_some_and(|m| elo > m) {
-                    return Err((Reason::Elo, format!("Elo {elo} out of range")));
-                }
-            }
-        }
-        if f.since.is_some() || f.until.is_some() {
-            let Some(date) = tags.utc_date.or(tags.date) else {
-                return Err((Reason::Date, "no known date".into()));
-            };
-            if f.since.is_some_and(|s| date < s) || f.until.is_some_and(|u| date > u) {
-                return Err((Reason::Date, "date out of range".into()));
-            }
-        }
-        if !f.speeds.is_empty() {
-            let speed = tags
-                .time_control
-                .as_deref()
-                .and_then(|tc| std::str::from_utf8(tc).ok())
-                .and_then(Speed::of_time_control);
-            if !speed.is_some_and(|s| f.speeds.contains(&s)) {
-                return Err((Reason::TimeControl, "time control not selected".into()));
-            }
-        }
-        let (mut white, mut black) = (true, true);
-        if let Some(p) = &f.player {
-            let is = |name: &Option<Vec<u8>>| {
-                name.as_deref().is_some_and(|n| {
-                    String::from_utf8_lossy(n)
-                        .trim()
-                        .eq_ignore_ascii_case(&p.name)
-                })
-            };
-            white = is(&tags.white) && p.color != Some(Color::Black);
-            black = is(&tags.black) && p.color != Some(Color::White);
-            if !white && !black {
-                return Err((Reason::Player, "player not in the game".into()));
-            }
-        }
-        Ok((white, black))
-    }
-
     /// The start position, or why the game must be skipped.
     fn start_position(&self, tags: &Tags) -> Result<Chess, (Reason, String)> {
         let mode = match tags.variant.as_deref().map(classify_variant) {
@@ -446,59 +319,6 @@ fn classify_variant(name: &[u8]) -> VariantKind {
     }
 }
 
-/// A PGN date `YYYY.MM.DD` with `??` parts (unknown parts count as 0); `None` if the year is unknown.
-pub fn parse_date(text: &str) -> Option<(u32, u32, u32)> {
-    let mut parts = text.trim().split(['.', '-', '/']);
-    let year = parts.next()?.parse().ok()?;
-    let month = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
-    let day = parts.next().and_then(|d| d.parse().ok()).unwrap_or(0);
-    Some((year, month, day))
-}
-
-/// A date given on the command line (`--since`, `--until`): `YYYY`, `YYYY.MM`, `YYYY.MM.DD`,
-/// `YYYY-MM` or `YYYY-MM-DD`, a date that exists (`2020-13-45` does not). The parts not given are
-/// `fill` (0 for the start of a year or month, 99 for its end).
-pub fn parse_date_arg(text: &str, fill: u32) -> Option<(u32, u32, u32)> {
-    let text = text.trim();
-    let sep = if text.contains('-') { '-' } else { '.' };
-    let parts: Vec<&str> = text.split(sep).collect();
-    let number = |s: &str, digits: std::ops::RangeInclusive<usize>| {
-        (digits.contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| s.parse::<u32>().ok())
-            .flatten()
-    };
-    let year = number(parts.first()?, 4..=4)?;
-    let month = match parts.get(1) {
-        Some(m) => Some(number(m, 1..=2).filter(|m| (1..=12).contains(m))?),
-        None => None,
-    };
-    let day = match (parts.get(2), month) {
-        (Some(d), Some(m)) => {
-            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-            let days = match m {
-                2 if leap => 29,
-                2 => 28,
-                4 | 6 | 9 | 11 => 30,
-                _ => 31,
-            };
-            Some(number(d, 1..=2).filter(|d| (1..=days).contains(d))?)
-        }
-        _ => None,
-    };
-    if parts.len() > 3 {
-        return None;
-    }
-    Some((year, month.unwrap_or(fill), day.unwrap_or(fill)))
-}
-
-fn parse_u32(value: RawTag<'_>) -> Option<u32> {
-    std::str::from_utf8(value.as_bytes())
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
 impl Visitor for GameVisitor<'_> {
     type Tags = Tags;
     type Movetext = Movetext;
@@ -525,35 +345,15 @@ impl Visitor for GameVisitor<'_> {
             }
             b"FEN" => tags.fen = Some(value.decode().into_owned()),
             b"Variant" => tags.variant = Some(value.decode().into_owned()),
-            b"WhiteElo" if f.min_elo.is_some() || f.max_elo.is_some() => {
-                tags.white_elo = parse_u32(value)
-            }
-            b"BlackElo" if f.min_elo.is_some() || f.max_elo.is_some() => {
-                tags.black_elo = parse_u32(value)
-            }
-            b"Date" | b"UTCDate" if f.since.is_some() || f.until.is_some() => {
-                let date = std::str::from_utf8(value.as_bytes())
-                    .ok()
-                    .and_then(parse_date);
-                if name == b"Date" {
-                    tags.date = date;
-                } else {
-                    tags.utc_date = date;
-                }
-            }
-            b"TimeControl" if !f.speeds.is_empty() => {
-                tags.time_control = Some(value.decode().into_owned())
-            }
-            b"White" if f.player.is_some() => tags.white = Some(value.decode().into_owned()),
-            b"Black" if f.player.is_some() => tags.black = Some(value.decode().into_owned()),
-            _ => {}
+            _ => f.read_tag(&mut tags.for_filters, name, value),
         }
         ControlFlow::Continue(())
     }
 
     fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<(), Movetext> {
         self.in_tags = false;
-        let (record_white, record_black) = match self.admit(&tags) {
+        let unknown = matches!(tags.result, None | Some(GameResult::Unknown));
+        let (record_white, record_black) = match self.filter.admit(&tags.for_filters, unknown) {
             Ok(sides) => sides,
             Err((reason, detail)) => {
                 self.incident(reason, detail);
@@ -719,7 +519,7 @@ mod tests {
 
     fn run(pgn: &str, filter: &GameFilter) -> ChunkOutput {
         let mut visitor = GameVisitor::new(filter);
-        super::super::read_games(pgn.as_bytes(), &mut visitor);
+        crate::build::parse::read_games(pgn.as_bytes(), &mut visitor);
         visitor.out
     }
 
@@ -818,43 +618,5 @@ mod tests {
         // Moves without tags are a game.
         let out = run("1. e4 e5 *\n", &GameFilter::default());
         assert_eq!((out.games, out.used, out.plies.len()), (1, 1, 2));
-    }
-
-    #[test]
-    fn dates_on_the_command_line() {
-        assert_eq!(parse_date_arg("2020", 0), Some((2020, 0, 0)));
-        assert_eq!(parse_date_arg("2020", 99), Some((2020, 99, 99)));
-        assert_eq!(parse_date_arg("2020.05", 99), Some((2020, 5, 99)));
-        assert_eq!(parse_date_arg("2020.05.31", 0), Some((2020, 5, 31)));
-        assert_eq!(parse_date_arg("2020-05-31", 0), Some((2020, 5, 31)));
-        assert_eq!(parse_date_arg("2020-02-29", 0), Some((2020, 2, 29)));
-        for bad in [
-            "2020-13-45",
-            "2020-02-30",
-            "2019.02.29",
-            "1900-02-29",
-            "2020-00-10",
-            "2020.05.00",
-            "20",
-            "2020.5.5.5",
-            "2020-05.01",
-            "yesterday",
-            "",
-        ] {
-            assert_eq!(parse_date_arg(bad, 0), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn time_control_classes() {
-        assert_eq!(Speed::of_time_control("60+0"), Some(Speed::Bullet));
-        assert_eq!(Speed::of_time_control("180+2"), Some(Speed::Blitz));
-        assert_eq!(Speed::of_time_control("600+5"), Some(Speed::Rapid));
-        assert_eq!(Speed::of_time_control("1800+20"), Some(Speed::Classical));
-        assert_eq!(
-            Speed::of_time_control("40/7200:3600"),
-            Some(Speed::Classical)
-        );
-        assert_eq!(Speed::of_time_control("-"), None);
     }
 }

@@ -2,7 +2,7 @@
 //! as one stream of chunks that each end at a game boundary, so that chunks can be parsed apart.
 //!
 //! Where a game starts is decided here, once, by [`next_game_start`]: the chunks are cut there,
-//! and the game reader (`super::read_games`) never lets pgn-reader read across such a place
+//! and the game reader (`super::parse::read_games`) never lets pgn-reader read across such a place
 //! either (see [`run_end`]). So a game is read the same way whatever chunk it falls in, and the
 //! book does not depend on `--threads` or `--memory`.
 

@@ -3,9 +3,10 @@
 //! Sorting one book into the canonical order is the same walk over a single book.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::convert::Infallible;
 use std::path::Path;
 
+use super::keyed_merge::KeyedMerge;
 use crate::book::{Book, BookError, BookWriter, Entry};
 
 /// What a merge wrote.
@@ -117,7 +118,7 @@ pub fn merge_books(books: &[Book], output: &Path) -> Result<MergeReport, BookErr
         first_dropped: vec![None; books.len()],
         ..MergeReport::default()
     };
-    let mut inputs: Vec<_> = books
+    let sources = books
         .iter()
         .zip(
             report
@@ -125,32 +126,18 @@ pub fn merge_books(books: &[Book], output: &Path) -> Result<MergeReport, BookErr
                 .iter_mut()
                 .zip(report.first_dropped.iter_mut()),
         )
-        .map(|(book, (dropped, first))| valid_entries(book, dropped, first).peekable())
-        .collect();
-    // A heap of the books' next keys.
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
-    for (i, input) in inputs.iter_mut().enumerate() {
-        if let Some((_, e)) = input.peek() {
-            heap.push(Reverse((e.key.0, i)));
-        }
-    }
+        .map(|(book, (dropped, first))| {
+            valid_entries(book, dropped, first).map(|(_, e)| Ok::<_, Infallible>(e))
+        });
+    // Books are merged one key at a time, the first book's entries first.
+    let Ok(mut merge) = KeyedMerge::new(sources, |e: &Entry| e.key.0);
+    let mut group = Vec::new();
     let mut position = Position::new();
     let (mut entries, mut positions) = (0u64, 0u64);
-    while let Some(Reverse((key, _))) = heap.peek().copied() {
+    while let Ok(Some(_)) = merge.next_group(&mut group) {
         position.entries.clear();
-        // Books come off the heap in key order, then book order: the first book's entries first.
-        while let Some(&Reverse((k, i))) = heap.peek() {
-            if k != key {
-                break;
-            }
-            heap.pop();
-            let input = &mut inputs[i];
-            while let Some((_, e)) = input.next_if(|(_, e)| e.key.0 == key) {
-                position.add(e);
-            }
-            if let Some((_, e)) = input.peek() {
-                heap.push(Reverse((e.key.0, i)));
-            }
+        for e in group.drain(..) {
+            position.add(e);
         }
         for e in position.finish() {
             writer.write(e)?;
@@ -158,7 +145,7 @@ pub fn merge_books(books: &[Book], output: &Path) -> Result<MergeReport, BookErr
         entries += position.entries.len() as u64;
         positions += 1;
     }
-    drop(inputs);
+    drop(merge);
     writer.finish()?;
     report.entries = entries;
     report.positions = positions;

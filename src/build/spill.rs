@@ -1,19 +1,21 @@
-//! Sorted runs on disk, for tallies larger than the memory budget, and their k-way merge.
+//! Sorted runs on disk, for tallies larger than the memory budget, and their k-way merge
+//! (a [`KeyedMerge`]).
 //!
 //! A run is a temporary file of fixed-size little-endian records sorted by key. It has no name:
 //! it is created unlinked (`O_TMPFILE` on Linux, else created and removed at once), so that it
 //! is gone when the build ends, however it ends — even killed with `kill -9`, the system frees
 //! it with the process. Nothing is ever left in `--temp-dir`.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
 use std::path::Path;
 
 use byteorder::{ByteOrder, LittleEndian};
 
-use super::tally::{ExactCounts, Tallied};
+use super::BuildError;
+use super::entries::widen;
+use super::keyed_merge::KeyedMerge;
+use super::tally::{Counts, ExactCounts, PARTITIONS, Tallied, Tally};
 
 const RECORD: usize = 8 + 2 + 8 + 8 + 8 + 8;
 
@@ -51,25 +53,26 @@ impl RunWriter {
     }
 }
 
+/// Reads a run back, record by record.
 struct RunReader {
     input: BufReader<File>,
-    head: Option<Tallied<ExactCounts>>,
 }
 
 impl RunReader {
-    fn open(run: Run) -> io::Result<RunReader> {
-        let mut r = RunReader {
+    fn new(run: Run) -> RunReader {
+        RunReader {
             input: BufReader::with_capacity(1 << 18, run.0),
-            head: None,
-        };
-        r.advance()?;
-        Ok(r)
+        }
     }
+}
 
-    fn advance(&mut self) -> io::Result<()> {
+impl Iterator for RunReader {
+    type Item = io::Result<Tallied<ExactCounts>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
         let mut buf = [0u8; RECORD];
-        self.head = match self.input.read_exact(&mut buf) {
-            Ok(()) => Some(Tallied {
+        match self.input.read_exact(&mut buf) {
+            Ok(()) => Some(Ok(Tallied {
                 key: LittleEndian::read_u64(&buf[0..8]),
                 mv: LittleEndian::read_u16(&buf[8..10]),
                 first: LittleEndian::read_u64(&buf[10..18]),
@@ -78,11 +81,10 @@ impl RunReader {
                     points: LittleEndian::read_u64(&buf[26..34]),
                     wins: LittleEndian::read_u64(&buf[34..42]),
                 },
-            }),
+            })),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => None,
-            Err(e) => return Err(e),
-        };
-        Ok(())
+            Err(e) => Some(Err(e)),
+        }
     }
 }
 
@@ -92,43 +94,77 @@ pub fn merge_runs(
     runs: Vec<Run>,
     mut each: impl FnMut(&mut Vec<Tallied<ExactCounts>>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let mut readers = runs
-        .into_iter()
-        .map(RunReader::open)
-        .collect::<io::Result<Vec<_>>>()?;
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = readers
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| r.head.map(|h| Reverse((h.key, i))))
-        .collect();
+    let readers = runs.into_iter().map(RunReader::new);
+    let mut merge = KeyedMerge::new(readers, |t: &Tallied<ExactCounts>| t.key)?;
+    let mut records = Vec::new();
     let mut group: Vec<Tallied<ExactCounts>> = Vec::new();
-    while let Some(Reverse((key, _))) = heap.peek().copied() {
+    while merge.next_group(&mut records)?.is_some() {
         group.clear();
-        while let Some(&Reverse((k, i))) = heap.peek() {
-            if k != key {
-                break;
-            }
-            heap.pop();
-            let reader = &mut readers[i];
-            while let Some(h) = reader.head.filter(|h| h.key == key) {
-                match group.iter_mut().find(|g| g.mv == h.mv) {
-                    Some(g) => {
-                        g.counts.n += h.counts.n;
-                        g.counts.points += h.counts.points;
-                        g.counts.wins += h.counts.wins;
-                        g.first = g.first.min(h.first);
-                    }
-                    None => group.push(h),
+        for h in records.drain(..) {
+            match group.iter_mut().find(|g| g.mv == h.mv) {
+                Some(g) => {
+                    g.counts.n += h.counts.n;
+                    g.counts.points += h.counts.points;
+                    g.counts.wins += h.counts.wins;
+                    g.first = g.first.min(h.first);
                 }
-                reader.advance()?;
-            }
-            if let Some(h) = reader.head {
-                heap.push(Reverse((h.key, i)));
+                None => group.push(h),
             }
         }
         each(&mut group)?;
     }
     Ok(())
+}
+
+/// Runs merged at once (each holds a file open and a read buffer).
+const MAX_FAN_IN: usize = 64;
+
+/// An I/O error on a temporary file in `dir`, as the build reports it.
+fn temp_error(dir: &Path) -> impl Fn(io::Error) -> BuildError + '_ {
+    move |e| BuildError::Temp {
+        dir: dir.display().to_string(),
+        why: e.to_string(),
+    }
+}
+
+/// Merges runs in groups until at most [`MAX_FAN_IN`] are left, so that the last merge never
+/// holds more files open than the system allows.
+pub fn reduce_runs(mut runs: Vec<Run>, dir: &Path) -> Result<Vec<Run>, BuildError> {
+    let temp_err = temp_error(dir);
+    while runs.len() > MAX_FAN_IN {
+        let mut merged = Vec::new();
+        let mut rest = runs.into_iter();
+        loop {
+            let group: Vec<Run> = rest.by_ref().take(MAX_FAN_IN).collect();
+            if group.is_empty() {
+                break;
+            }
+            let mut out = RunWriter::create(dir).map_err(&temp_err)?;
+            merge_runs(group, |records| {
+                records.iter().try_for_each(|r| out.write(r))
+            })
+            .map_err(&temp_err)?;
+            merged.push(out.finish().map_err(&temp_err)?);
+        }
+        runs = merged;
+    }
+    Ok(runs)
+}
+
+/// Writes every partition of `tally` as one sorted run (an unnamed file in `dir`) and empties it.
+pub fn spill_tally<C: Counts>(
+    tally: &mut Tally<C>,
+    seq: u64,
+    dir: &Path,
+) -> Result<Run, BuildError> {
+    let temp_err = temp_error(dir);
+    let mut run = RunWriter::create(dir).map_err(&temp_err)?;
+    for p in 0..PARTITIONS {
+        for rec in tally.drain_partition(p, seq) {
+            run.write(&widen(&rec)).map_err(&temp_err)?;
+        }
+    }
+    run.finish().map_err(&temp_err)
 }
 
 #[cfg(test)]

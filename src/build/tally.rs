@@ -22,6 +22,11 @@ pub const COUNT_MAX: u16 = 16384;
 /// Number of partitions (by the key's top byte).
 pub const PARTITIONS: usize = 256;
 
+/// The partition of a key: its top byte (so partitions in order are keys in order).
+pub fn partition(key: u64) -> usize {
+    (key >> 56) as usize
+}
+
 /// The counters kept per (position, move).
 pub trait Counts: Copy + Default + Send + 'static {
     /// Counts one more game in which the mover scored `points` (2, 1 or 0).
