@@ -10,7 +10,7 @@
 use pgn_reader::RawTag;
 use shakmaty::Color;
 
-use super::game::Reason;
+use super::Reason;
 
 /// The lichess speed classes, by estimated duration: base + 40 × increment, in seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -13,7 +13,8 @@
 //! - `parse`, `game`, `resolve`, `filter`: PGN text to plies (the moves played, the filters).
 //! - `tally_thread`, `tally`, `spill`: the counts per (position, move), in memory or on disk.
 //! - `entries`, `book_out`: which moves are kept, with what weight, and the written book.
-//! - `collect`: the report (games read, used, left out, and why).
+//! - `memory`: how `--memory` is shared among the parts.
+//! - `collect`: the report (games read, used, left out, and why; the reasons are [`Reason`]).
 //! - `reorder`, `keyed_merge`: results put back in input order; sorted sources merged by key.
 //! - `merge`: books merged into one, a book sorted (the same key-by-key merge).
 //!
@@ -29,6 +30,7 @@ mod filter;
 mod game;
 pub mod input;
 mod keyed_merge;
+mod memory;
 mod merge;
 mod parse;
 mod pipeline;
@@ -46,7 +48,6 @@ use thiserror::Error;
 
 pub use entries::{EntryRules, WeightScheme};
 pub use filter::{GameFilter, PlayerFilter, Speed, parse_date, parse_date_arg};
-pub use game::Reason;
 pub use input::Input;
 pub use merge::{MergeReport, SortReport, merge_books, sort_book};
 
@@ -112,6 +113,92 @@ impl Default for BuildOptions {
             chunk_size: 1 << 20,
             fsync: false,
         }
+    }
+}
+
+/// Why a game was left out, or cut short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    /// Skipped: a variant other than standard chess.
+    Variant,
+    /// Skipped: a `[FEN]` that does not parse or is not a playable position.
+    BadFen,
+    /// Skipped: the result is `*` or missing (with `--skip-unknown-results`).
+    UnknownResult,
+    /// Skipped by `--min-elo` / `--max-elo`.
+    Elo,
+    /// Skipped by `--since` / `--until`.
+    Date,
+    /// Skipped by `--time-control`.
+    TimeControl,
+    /// Skipped by `--player` / `--color`.
+    Player,
+    /// Cut short: an illegal move (its earlier plies count).
+    IllegalMove,
+    /// Cut short: an ambiguous move.
+    AmbiguousMove,
+    /// Cut short: a null move (`--`, `Z0`) or a piece drop.
+    NullMove,
+    /// Skipped: text with neither tags nor moves (binary garbage, stray text between games).
+    NotPgn,
+    /// Skipped: the game's tag section is broken (an unterminated tag, or the text ends in it).
+    BadTags,
+    /// Cut short: the movetext cannot go on (a comment still open where the next game starts,
+    /// or at the end of the text).
+    Unfinished,
+}
+
+impl Reason {
+    /// The name used in the summary and its JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::Variant => "variant",
+            Reason::BadFen => "bad_fen",
+            Reason::UnknownResult => "unknown_result",
+            Reason::Elo => "elo_filter",
+            Reason::Date => "date_filter",
+            Reason::TimeControl => "time_control_filter",
+            Reason::Player => "player_filter",
+            Reason::IllegalMove => "illegal_move",
+            Reason::AmbiguousMove => "ambiguous_move",
+            Reason::NullMove => "null_move",
+            Reason::NotPgn => "not_pgn",
+            Reason::BadTags => "bad_tags",
+            Reason::Unfinished => "unfinished",
+        }
+    }
+
+    /// Whether the game was still used (cut short) rather than skipped whole.
+    pub fn truncates(self) -> bool {
+        matches!(
+            self,
+            Reason::IllegalMove | Reason::AmbiguousMove | Reason::NullMove | Reason::Unfinished
+        )
+    }
+
+    /// Whether the user's own options left the game out (`--min-elo`, `--since`, `--player`, …):
+    /// counted, but not a problem to report.
+    pub fn is_filter(self) -> bool {
+        matches!(
+            self,
+            Reason::UnknownResult
+                | Reason::Elo
+                | Reason::Date
+                | Reason::TimeControl
+                | Reason::Player
+        )
+    }
+
+    /// Whether this is a defect in the data (what `--strict` refuses), rather than a filter.
+    pub fn is_defect(self) -> bool {
+        matches!(
+            self,
+            Reason::BadFen
+                | Reason::IllegalMove
+                | Reason::AmbiguousMove
+                | Reason::NullMove
+                | Reason::Unfinished
+        )
     }
 }
 

@@ -33,6 +33,7 @@ use super::book_out::{BookOut, PartitionEntries};
 use super::collect::{ChunkStats, Collector, no_usable_game};
 use super::filter::GameFilter;
 use super::input::{self, Input};
+use super::memory::MemoryPlan;
 use super::parse::parse_chunk;
 use super::spill::reduce_runs;
 use super::tally::Counts;
@@ -50,39 +51,6 @@ pub struct Chunk {
     data: Vec<u8>,
     /// How far into the inputs the chunk ends (0 to 1), when their size is known.
     progress: Option<f64>,
-}
-
-/// Chunks the tally threads may gather into one batch (besides those being parsed).
-const BATCH_CHUNKS: usize = 24;
-
-/// How `--memory` is shared: the chunks and plies on their way to the tally, and the tally.
-pub struct MemoryPlan {
-    chunk_size: usize,
-    /// Chunks read but not yet counted by every tally thread.
-    pub in_flight: usize,
-    /// Plies a tally thread gathers before it applies them partition by partition, so that each
-    /// partition's slots are touched in one burst, while they are in cache.
-    pub batch_plies: usize,
-    /// Bytes for each tally thread's table.
-    pub tally_budget: usize,
-}
-
-impl MemoryPlan {
-    fn new(opts: &BuildOptions, workers: usize, tallies: usize) -> MemoryPlan {
-        // A chunk costs about 5 times its size while parsed (text, plies, plies by partition, at
-        // 16 bytes a ply and about 8 bytes of PGN a ply); 2 per worker and 2 more are in flight.
-        let pipeline = (opts.memory / 4).min(64 << 20);
-        let chunk_size = (pipeline / 2 / (5 * (2 * workers + 2))).clamp(16 << 10, opts.chunk_size);
-        let batch_plies = (pipeline / 4 / 16).max(4096);
-        // A parsed chunk waiting to be counted holds about 2.5 times its size in plies.
-        let in_flight = (pipeline / (4 * chunk_size)).clamp(2 * workers + 2, BATCH_CHUNKS);
-        MemoryPlan {
-            chunk_size,
-            in_flight,
-            batch_plies,
-            tally_budget: (opts.memory - pipeline) / tallies,
-        }
-    }
 }
 
 /// Runs the build's threads over `inputs` and writes the book to `output`. `C` is what the

@@ -13,7 +13,7 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender};
 
 use super::book_out::{PartitionEntries, partition_entries};
 use super::game::Ply;
-use super::pipeline::MemoryPlan;
+use super::memory::MemoryPlan;
 use super::reorder::Reorder;
 use super::spill::{Run, spill_tally};
 use super::tally::{Counts, PARTITIONS, Pressure, Tally, partition};
