@@ -78,6 +78,14 @@ impl UciOption {
             _ => false,
         }
     }
+
+    /// A combo option's default.
+    const fn combo_default(&self) -> &'static str {
+        match self.kind {
+            Kind::Combo { default, .. } => default,
+            _ => "",
+        }
+    }
 }
 
 /// The transposition table's size in MB (its default is the engine's). The largest offered is
@@ -109,6 +117,13 @@ pub(super) const MOVE_OVERHEAD: UciOption = UciOption {
 pub(super) const OWN_BOOK: UciOption = UciOption {
     name: "OwnBook",
     kind: Kind::Check(true),
+};
+pub(super) const BOOK_SELECTION: UciOption = UciOption {
+    name: "BookSelection",
+    kind: Kind::Combo {
+        default: "weighted",
+        vars: &["best", "weighted", "uniform"],
+    },
 };
 pub(super) const BOOK_MIN_WEIGHT: UciOption = UciOption {
     name: "BookMinWeight",
@@ -153,13 +168,7 @@ const OPTIONS: [UciOption; 11] = [
         name: "BookFile",
         kind: Kind::Text("<empty>"),
     },
-    UciOption {
-        name: "BookSelection",
-        kind: Kind::Combo {
-            default: "weighted",
-            vars: &["best", "weighted", "uniform"],
-        },
-    },
+    BOOK_SELECTION,
     BOOK_MIN_WEIGHT,
     BOOK_DEPTH,
     BOOK_SEED,
@@ -211,7 +220,10 @@ impl Default for Options {
             move_overhead: Duration::from_millis(MOVE_OVERHEAD.spin_default() as u64),
             own_book: OWN_BOOK.check_default(),
             book_file: String::new(),
-            selection: Selection::Weighted,
+            selection: BOOK_SELECTION
+                .combo_default()
+                .parse()
+                .unwrap_or(Selection::Weighted),
             min_weight: BOOK_MIN_WEIGHT.spin_default() as u16,
             book_depth: BOOK_DEPTH.spin_default() as u32,
         }
@@ -221,6 +233,17 @@ impl Default for Options {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_book_selection_is_a_selection() {
+        let Kind::Combo { default, vars } = BOOK_SELECTION.kind else {
+            panic!("BookSelection is a combo");
+        };
+        for var in vars {
+            assert!(var.parse::<Selection>().is_ok(), "{var}");
+        }
+        assert_eq!(Options::default().selection, default.parse().unwrap());
+    }
 
     #[test]
     fn the_option_list_as_uci_shows_it() {
