@@ -299,12 +299,9 @@ fn sigterm_stops_play_as_ctrl_c_does() {
     use std::io::{Read, Write};
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("game.pgn");
-    let mut child = polybook()
+    let mut child = common::piped()
         .args(["play", "--color", "white", "--movetime", "50", "--pgn"])
         .arg(&pgn)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();

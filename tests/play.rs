@@ -7,12 +7,12 @@ mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use common::{BIN, gnuchess_book as book, python, text};
+use common::{gnuchess_book as book, python, text};
 
 /// Runs `polybook play ARGS` in `dir` with `input` on stdin.
 fn play_in(dir: &Path, args: &[&str], input: &str) -> Output {
@@ -495,12 +495,9 @@ fn clocks_are_shown_and_a_fallen_flag_loses() {
 
     // Half a second for the game; the move comes after a second.
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(BIN)
+    let mut child = common::piped()
         .args(["play", "--tc", "0.5"])
         .current_dir(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();

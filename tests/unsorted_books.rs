@@ -175,13 +175,7 @@ fn probe_and_the_engine_find_entries_out_of_order() {
         assert_eq!(stderr(&got), tail_warning);
     }
     // The engine: after 1.e4 g5 the book's one move, 2.d4, stands in the tail.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_polybook"))
-        .arg("uci")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::piped().arg("uci").spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     writeln!(
         stdin,

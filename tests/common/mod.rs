@@ -86,14 +86,22 @@ pub fn polybook<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     Command::new(BIN).args(args).output().expect("run polybook")
 }
 
-/// Runs `polybook ARGS` in `dir` with `input` on its standard input.
-pub fn polybook_in(dir: &Path, args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
+/// The `polybook` binary as a command whose standard input, output and error are pipes, for a
+/// test that talks to it while it runs.
+pub fn piped() -> Command {
+    let mut command = Command::new(BIN);
+    command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Runs `polybook ARGS` in `dir` with `input` on its standard input.
+pub fn polybook_in(dir: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = piped()
+        .args(args)
+        .current_dir(dir)
         .spawn()
         .expect("run polybook");
     // polybook may stop before it has read all the input: a closed pipe is no failure here.
