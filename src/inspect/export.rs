@@ -45,6 +45,28 @@ pub struct ExportReport {
 }
 
 /// Writes `book`'s tree from the start position as one PGN game.
+///
+/// ```
+/// use polybook::book::{Book, Entry, Key, RawMove};
+/// use polybook::inspect::{ExportOptions, export_pgn};
+/// use shakmaty::Chess;
+///
+/// // The start position with 1. e4 (weight 3) and 1. d4 (weight 1).
+/// let entry = |uci: &str, weight| Entry {
+///     key: Key::of(&Chess::default()),
+///     mv: RawMove::from_uci_str(uci).unwrap(),
+///     weight,
+///     learn: 0,
+/// };
+/// let bytes = [entry("e2e4", 3), entry("d2d4", 1)].iter().flat_map(Entry::to_bytes).collect();
+/// let book = Book::from_bytes("two.bin", bytes).unwrap();
+/// let options = ExportOptions { max_ply: 20, min_share: 0.0, max_moves: 100, name: "two.bin".into() };
+/// let mut pgn = Vec::new();
+/// let report = export_pgn(&book, &options, &mut pgn).unwrap();
+/// assert_eq!(report.moves, 2);
+/// let pgn = String::from_utf8(pgn).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+/// assert!(pgn.contains("1. e4 {w 3, 75.0%} ( 1. d4 {w 1, 25.0%} ) *"));
+/// ```
 pub fn export_pgn(
     book: &Book,
     options: &ExportOptions,
@@ -186,11 +208,11 @@ impl Tree<'_> {
             return false;
         }
         let number = pos.fullmoves();
+        // The number and the move as one token, so that a line break never parts them.
         self.tokens.push(match pos.turn() {
-            Color::White => format!("{number}."),
-            Color::Black => format!("{number}..."),
+            Color::White => format!("{number}. {}", child.san),
+            Color::Black => format!("{number}... {}", child.san),
         });
-        self.tokens.push(child.san.clone());
         let cycle = if child.cycle { ", cycle" } else { "" };
         self.tokens.push(format!(
             "{{w {}, {:.1}%{cycle}}}",
