@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use common::{gnuchess_book, polybook, python, stderr, stdout};
 
-/// python-chess helpers shared by the scripts below: the keys stored in a book file, and a
+/// The python-chess functions shared by the scripts below: the keys stored in a book file, and a
 /// breadth-first walk of a book's moves (weight 1 or more) from the start position.
 const WALK: &str = r#"
 import collections, struct, sys
