@@ -15,6 +15,7 @@
 //! ```
 
 mod choose;
+mod edit;
 mod entry;
 mod error;
 mod key;
@@ -23,6 +24,7 @@ mod reader;
 mod writer;
 
 pub use choose::{ChooseOptions, Pick, Selection, choose};
+pub use edit::{EditAction, EditError, EditReport, edit_book};
 pub use entry::{ENTRY_SIZE, Entry};
 pub use error::BookError;
 pub use key::{Key, KeyUpdate};

@@ -26,6 +26,9 @@ macro_rules! outln {
 mod bench;
 mod build;
 mod dump;
+mod edit;
+mod export;
+mod filter;
 mod info;
 mod key;
 mod lines;
@@ -71,6 +74,12 @@ enum Command {
     /// Write a book in the canonical order (key, then weight descending): repairs unsorted books.
     #[command(visible_alias = "repair")]
     Sort(sort::Args),
+    /// Cut a book down: by depth, weight, share, one side's moves, or what a line reaches.
+    Filter(filter::Args),
+    /// Set, remove or add one move of one position in a book.
+    Edit(edit::Args),
+    /// Write a book's tree from the start position as one PGN game with variations.
+    Export(export::Args),
     /// Count the legal move paths of a given length (move generator check).
     Perft(perft::Args),
     /// Search a position and print UCI-style info lines, then the best move.
@@ -206,6 +215,9 @@ pub fn main() -> ExitCode {
         Some(Command::Build(args)) => build::run(args),
         Some(Command::Merge(args)) => merge::run(args),
         Some(Command::Sort(args)) => sort::run(args),
+        Some(Command::Filter(args)) => filter::run(args),
+        Some(Command::Edit(args)) => edit::run(args),
+        Some(Command::Export(args)) => export::run(args),
         Some(Command::Perft(args)) => perft::run(args),
         Some(Command::Search(args)) => search::run(args),
         Some(Command::Bench(args)) => bench::run(args),

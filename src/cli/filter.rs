@@ -1,0 +1,93 @@
+//! `polybook filter`: a book cut down by depth, weight, share, side or reachability.
+
+use std::path::PathBuf;
+
+use polybook::inspect::{FilterOptions, FilterReport, filter_book};
+use shakmaty::Color;
+
+use super::{CliError, CliResult, open_book};
+
+/// Write the part of BOOK the options keep (they combine). First per move, on the input book:
+/// --min-weight and --min-share; then per position: --max-ply, --only-white/--only-black and
+/// --reachable. When nothing is left, the empty book (a valid book) is written, with a warning.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The book to filter.
+    book: PathBuf,
+    /// The book to write (atomically; may be BOOK itself).
+    #[arg(short, long, value_name = "OUT.bin")]
+    output: PathBuf,
+    /// Keep the positions a line of book moves reaches from the start in fewer than N plies.
+    #[arg(long, value_name = "N")]
+    max_ply: Option<u32>,
+    /// Drop the entries whose weight is below W.
+    #[arg(long, value_name = "W")]
+    min_weight: Option<u16>,
+    /// Drop the moves whose share of their position (as `probe` shows it) is below PCT percent.
+    #[arg(long, value_name = "PCT", value_parser = percent)]
+    min_share: Option<f64>,
+    /// Keep white's moves, and black's replies after which white still has a book move.
+    #[arg(long, conflicts_with = "only_black")]
+    only_white: bool,
+    /// Keep black's moves, and white's replies after which black still has a book move.
+    #[arg(long)]
+    only_black: bool,
+    /// Drop the positions on no line from the start (the ones `info` counts as isolated).
+    #[arg(long)]
+    reachable: bool,
+    /// Print what was changed as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A percentage from 0 to 100.
+pub fn percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err("expected a percentage from 0 to 100".to_string()),
+    }
+}
+
+pub fn run(args: Args) -> CliResult {
+    let book = open_book(&args.book)?;
+    let options = FilterOptions {
+        max_ply: args.max_ply,
+        min_weight: args.min_weight,
+        min_share: args.min_share,
+        only: if args.only_white {
+            Some(Color::White)
+        } else if args.only_black {
+            Some(Color::Black)
+        } else {
+            None
+        },
+        reachable: args.reachable,
+    };
+    let report = filter_book(&book, &options, &args.output).map_err(CliError::data)?;
+    if report.entries_after == 0 && report.entries_before > 0 {
+        eprintln!(
+            "polybook: warning: {}: the filter left no entry; wrote the empty book",
+            args.output.display()
+        );
+    }
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::to_string(&report).map_err(CliError::data)?
+        )
+    } else {
+        outln!("{}", summary(&args.output.display().to_string(), &report))
+    }
+}
+
+fn summary(name: &str, r: &FilterReport) -> String {
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    format!(
+        "{name}: {} → {}, {} → {} ({} removed)",
+        plural(r.entries_before, "entry", "entries"),
+        r.entries_after,
+        plural(r.positions_before, "position", "positions"),
+        r.positions_after,
+        r.positions_removed()
+    )
+}

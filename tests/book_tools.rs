@@ -1,0 +1,388 @@
+//! `filter`, `edit` and `export --pgn`, checked against python-chess's `chess.polyglot` and
+//! `chess.pgn`: every book written passes `verify`, python-chess probes the changes, and it reads
+//! the exported PGN back, every move of it a book move.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{gnuchess_book, polybook, python, stderr, stdout};
+
+/// The python-chess functions shared by the scripts below: the keys stored in a book file, and a
+/// breadth-first walk of a book's moves (weight 1 or more) from the start position.
+const WALK: &str = r#"
+import collections, struct, sys
+import chess, chess.polyglot
+
+def keys_of(path):
+    data = open(path, "rb").read()
+    return {struct.unpack(">Q", data[i:i + 8])[0] for i in range(0, len(data), 16)}
+
+def entries(reader, board):
+    return [(e.raw_move, e.weight) for e in reader.find_all(board, minimum_weight=0)]
+
+def walk(path, max_ply=None):
+    """key -> board of the positions in the book that its moves reach in fewer than max_ply plies"""
+    stored = keys_of(path)
+    reached = {}
+    with chess.polyglot.open_reader(path) as reader:
+        start = chess.Board()
+        seen = {chess.polyglot.zobrist_hash(start)}
+        queue = collections.deque([(start, 0)])
+        while queue:
+            board, ply = queue.popleft()
+            key = chess.polyglot.zobrist_hash(board)
+            if (max_ply is not None and ply >= max_ply) or key not in stored:
+                continue
+            reached[key] = board
+            for e in reader.find_all(board):
+                after = board.copy()
+                after.push(e.move)
+                k = chess.polyglot.zobrist_hash(after)
+                if k not in seen:
+                    seen.add(k)
+                    queue.append((after, ply + 1))
+    return reached
+"#;
+
+fn script(body: &str) -> String {
+    format!("{WALK}\n{body}")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Runs polybook and asserts success.
+fn ok(args: &[&str]) -> String {
+    let out = polybook(args);
+    assert!(
+        out.status.success(),
+        "polybook {args:?} failed: {}",
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+fn verify(book: &Path) {
+    let out = ok(&["verify", s(book)]);
+    assert!(out.contains(": OK:"), "{out}");
+}
+
+/// Asserts one `polybook: error:` line and exit 1.
+fn fails(args: &[&str], what: &str) {
+    let out = polybook(args);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "polybook {args:?}: {}",
+        stderr(&out)
+    );
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("polybook: error: "), "{err}");
+    assert!(err.contains(what), "expected {what:?} in {err}");
+}
+
+fn temp() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("book.bin");
+    std::fs::copy(gnuchess_book(), &book).unwrap();
+    (dir, book)
+}
+
+#[test]
+fn filter_max_ply_keeps_exactly_what_the_moves_reach() {
+    let (dir, book) = temp();
+    for n in ["1", "4", "7"] {
+        let out = dir.path().join(format!("ply{n}.bin"));
+        let line = ok(&["filter", s(&book), "-o", s(&out), "--max-ply", n]);
+        assert!(line.contains("entries →"), "{line}");
+        verify(&out);
+        let result = python(
+            &script(
+                r#"
+n = int(sys.argv[3])
+inp, out = walk(sys.argv[1], n), walk(sys.argv[2], n)
+assert set(out) == keys_of(sys.argv[2]), "a position of the output is not reached within n plies"
+assert set(inp) == set(out), "a position reached within n plies is missing"
+with chess.polyglot.open_reader(sys.argv[1]) as a, chess.polyglot.open_reader(sys.argv[2]) as b:
+    for board in inp.values():
+        assert sorted(entries(a, board)) == sorted(entries(b, board)), board.fen()
+print(len(out))
+"#,
+            ),
+            &[s(&book), s(&out), n],
+        );
+        assert!(result.trim().parse::<u64>().unwrap() > 0, "{result}");
+    }
+}
+
+#[test]
+fn filter_min_weight_and_min_share_as_python_chess_sees_them() {
+    let (dir, book) = temp();
+    let heavy = dir.path().join("heavy.bin");
+    ok(&["filter", s(&book), "-o", s(&heavy), "--min-weight", "50"]);
+    verify(&heavy);
+    python(
+        &script(
+            r#"
+import struct
+data = open(sys.argv[2], "rb").read()
+weights = [struct.unpack(">H", data[i + 10:i + 12])[0] for i in range(0, len(data), 16)]
+assert weights and min(weights) >= 50, "an entry lighter than 50 is left"
+src = open(sys.argv[1], "rb").read()
+assert len(weights) == sum(1 for i in range(0, len(src), 16) if struct.unpack(">H", src[i + 10:i + 12])[0] >= 50)
+with chess.polyglot.open_reader(sys.argv[1]) as a, chess.polyglot.open_reader(sys.argv[2]) as b:
+    for board in walk(sys.argv[1], 6).values():
+        want = [(e.raw_move, e.weight) for e in a.find_all(board, minimum_weight=50)]
+        assert sorted(want) == sorted(entries(b, board)), board.fen()
+"#,
+        ),
+        &[s(&book), s(&heavy)],
+    );
+
+    let shared = dir.path().join("shared.bin");
+    ok(&["filter", s(&book), "-o", s(&shared), "--min-share", "25"]);
+    verify(&shared);
+    python(
+        &script(
+            r#"
+with chess.polyglot.open_reader(sys.argv[1]) as a, chess.polyglot.open_reader(sys.argv[2]) as b:
+    for board in walk(sys.argv[1], 6).values():
+        moves = list(a.find_all(board))
+        total = sum(e.weight for e in moves)
+        want = [(e.raw_move, e.weight) for e in moves if 100 * e.weight / total >= 25]
+        assert sorted(want) == sorted(entries(b, board)), board.fen()
+"#,
+        ),
+        &[s(&book), s(&shared)],
+    );
+}
+
+#[test]
+fn filter_one_side_and_reachable() {
+    let (dir, book) = temp();
+    let white = dir.path().join("white.bin");
+    ok(&[
+        "filter",
+        s(&book),
+        "-o",
+        s(&white),
+        "--only-white",
+        "--max-ply",
+        "10",
+    ]);
+    verify(&white);
+    python(
+        &script(
+            r#"
+reached = walk(sys.argv[1])
+assert set(reached) == keys_of(sys.argv[1])
+with chess.polyglot.open_reader(sys.argv[1]) as r:
+    for board in reached.values():
+        if board.turn == chess.BLACK:
+            for e in r.find_all(board, minimum_weight=0):
+                after = board.copy(); after.push(e.move)
+                assert any(True for _ in r.find_all(after)), "a black reply leaves the book"
+"#,
+        ),
+        &[s(&white)],
+    );
+
+    let reachable = dir.path().join("reachable.bin");
+    let line = ok(&["filter", s(&book), "-o", s(&reachable), "--reachable"]);
+    assert!(line.contains("removed"), "{line}");
+    verify(&reachable);
+    let info = ok(&["info", s(&reachable)]);
+    let isolated = info.lines().find(|l| l.starts_with("isolated")).unwrap();
+    assert!(isolated.ends_with(" 0"), "{info}");
+    let before = ok(&["info", s(&book)]);
+    let count = |text: &str, what: &str| -> String {
+        text.lines()
+            .find(|l| l.starts_with(what))
+            .unwrap()
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .to_string()
+    };
+    // The lines are the same: only the isolated positions went.
+    for what in [
+        "lines for white",
+        "lines for black",
+        "positions on lines for white",
+    ] {
+        assert_eq!(count(&before, what), count(&info, what), "{what}");
+    }
+}
+
+#[test]
+fn filter_that_leaves_nothing_writes_the_empty_book_with_a_warning() {
+    let (dir, book) = temp();
+    let out = dir.path().join("none.bin");
+    let run = polybook(&["filter", s(&book), "-o", s(&out), "--min-weight", "65535"]);
+    assert_eq!(run.status.code(), Some(0));
+    assert!(
+        stderr(&run).starts_with("polybook: warning: "),
+        "{}",
+        stderr(&run)
+    );
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), 0);
+    verify(&out);
+}
+
+#[test]
+fn edit_set_remove_add_as_python_chess_sees_them() {
+    let (_dir, book) = temp();
+    let probe = |moves: &str, uci: &str| -> String {
+        python(
+            r#"
+import sys, chess, chess.polyglot
+board = chess.Board()
+for m in sys.argv[2].split():
+    board.push_san(m)
+with chess.polyglot.open_reader(sys.argv[1]) as r:
+    print([e.weight for e in r.find_all(board, minimum_weight=0) if e.move.uci() == sys.argv[3]])
+"#,
+            &[s(&book), moves, uci],
+        )
+        .trim()
+        .to_string()
+    };
+    let line = ok(&["edit", s(&book), "--set", "e2e4=7"]);
+    assert!(line.contains("→ 7"), "{line}");
+    verify(&book);
+    assert_eq!(probe("", "e2e4"), "[7]");
+    ok(&["edit", s(&book), "--remove", "e4"]);
+    verify(&book);
+    assert_eq!(probe("", "e2e4"), "[]");
+    ok(&["edit", s(&book), "--add", "e4=9"]);
+    verify(&book);
+    assert_eq!(probe("", "e2e4"), "[9]");
+    // Castling in SAN finds Polyglot's king-takes-rook entry; -o leaves the book as it is.
+    let ruy = "e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6";
+    let out = book.with_file_name("out.bin");
+    let before = std::fs::read(&book).unwrap();
+    ok(&[
+        "edit",
+        s(&book),
+        "--moves",
+        ruy,
+        "--set",
+        "O-O=5",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(std::fs::read(&book).unwrap(), before);
+    verify(&out);
+    std::fs::copy(&out, &book).unwrap();
+    assert_eq!(probe(ruy, "e1g1"), "[5]");
+}
+
+#[test]
+fn edit_refusals_leave_the_book_untouched() {
+    let (_dir, book) = temp();
+    let before = std::fs::read(&book).unwrap();
+    let b = s(&book);
+    fails(&["edit", b, "--set", "e5=3"], "illegal");
+    fails(&["edit", b, "--remove", "Ke2"], "illegal");
+    fails(&["edit", b, "--set", "h4=3"], "not in the book");
+    fails(&["edit", b, "--remove", "h2h4"], "not in the book");
+    fails(&["edit", b, "--add", "e4=3"], "use --set");
+    fails(&["edit", b, "--set", "e4=65536"], "0 to 65535");
+    fails(&["edit", b, "--add", "h4=-1"], "0 to 65535");
+    fails(&["edit", b, "--set", "e4"], "MOVE=WEIGHT");
+    assert_eq!(std::fs::read(&book).unwrap(), before);
+}
+
+#[test]
+fn export_pgn_reads_back_in_python_chess_every_move_a_book_move() {
+    let (dir, book) = temp();
+    let pgn = dir.path().join("tree.pgn");
+    for (ply, share) in [("8", "0"), ("14", "10")] {
+        let line = ok(&[
+            "export",
+            s(&book),
+            "--pgn",
+            "-o",
+            s(&pgn),
+            "--max-ply",
+            ply,
+            "--min-share",
+            share,
+        ]);
+        assert!(line.contains("moves written"), "{line}");
+        let moves = python(
+            r#"
+import re, sys, chess, chess.pgn, chess.polyglot
+game = chess.pgn.read_game(open(sys.argv[2]))
+assert not game.errors, game.errors
+assert game.headers["Event"] == "polybook export" and game.headers["Result"] == "*"
+assert "book.bin" in game.headers["Annotator"]
+max_ply, min_share = int(sys.argv[3]), float(sys.argv[4])
+count = 0
+with chess.polyglot.open_reader(sys.argv[1]) as r:
+    def visit(node, ply):
+        global count
+        board = node.board()
+        moves = list(r.find_all(board))
+        total = sum(e.weight for e in moves)
+        if node.variations:
+            assert ply < max_ply
+            heaviest = max(e.weight for e in moves)
+            main = next(e for e in moves if e.weight == heaviest)
+            assert node.variations[0].move == main.move, board.fen()
+        for child in node.variations:
+            count += 1
+            e = next(e for e in moves if e.move == child.move)
+            share = 100 * e.weight / total
+            assert share >= min_share
+            assert re.fullmatch(r"w %d, %.1f%%(, cycle)?" % (e.weight, share), child.comment), child.comment
+            visit(child, ply + 1)
+    visit(game, 0)
+print(count)
+"#,
+            &[s(&book), s(&pgn), ply, share],
+        );
+        let moves: u64 = moves.trim().parse().unwrap();
+        assert!(moves > 10, "{moves}");
+        assert!(line.contains(&format!("{moves} moves written")), "{line}");
+    }
+}
+
+#[test]
+fn export_pgn_is_capped_by_max_moves() {
+    let book = gnuchess_book();
+    let out = polybook(&[
+        "export",
+        s(&book),
+        "--pgn",
+        "--max-ply",
+        "30",
+        "--max-moves",
+        "100",
+    ]);
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("100 moves written (cut at --max-moves 100)"),
+        "{}",
+        stderr(&out)
+    );
+    let moves = python(
+        r#"
+import sys, io, chess.pgn
+game = chess.pgn.read_game(io.StringIO(sys.argv[1]))
+assert not game.errors
+n = 0
+stack = [game]
+while stack:
+    node = stack.pop()
+    n += len(node.variations)
+    stack.extend(node.variations)
+print(n)
+"#,
+        &[&stdout(&out)],
+    );
+    assert_eq!(moves.trim(), "100");
+}
