@@ -574,8 +574,9 @@ fn the_uci_book_share_counts_only_the_moves_that_count() {
         assert_eq!(
             line,
             format!(
-                "info string book move {best} weight {weight} share {:.1}%",
-                100.0 * share
+                "info string book move {best} weight {weight} share {:.1}% from {}",
+                100.0 * share,
+                book.display()
             ),
             "BookMinWeight {minimum}, searchmoves '{searchmoves}'"
         );

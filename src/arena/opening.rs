@@ -1,11 +1,11 @@
-//! Openings for a match: start positions from a file of FEN/EPD lines, and walks through a book
-//! from a start position.
+//! Openings for a match: start positions from a file of FEN/EPD lines, and walks through books
+//! from a start position (several books: at each ply the first with a move that counts gives it).
 
 use rand::Rng;
 use shakmaty::{Chess, Move, Position};
 use thiserror::Error;
 
-use crate::book::{Book, ChooseOptions};
+use crate::book::{Books, ChooseOptions};
 use crate::position::{EpdLine, PositionError, parse_fen};
 
 /// Why an openings file gives no start positions.
@@ -36,10 +36,11 @@ pub fn parse_openings(text: &str) -> Result<Vec<Chess>, OpeningsError> {
     Ok(starts)
 }
 
-/// Walks `book` from `start` for up to `plies` plies, choosing each move with `options`; stops
-/// early where the book has no eligible move (or the game is over).
+/// Walks `books` from `start` for up to `plies` plies, choosing each move with `options` in the
+/// first book that has an eligible move there ([`Books::pick`]); stops early where no book has
+/// one (or the game is over).
 pub fn book_walk<R: Rng + ?Sized>(
-    book: &Book,
+    books: &Books,
     start: &Chess,
     plies: usize,
     options: &ChooseOptions,
@@ -48,7 +49,7 @@ pub fn book_walk<R: Rng + ?Sized>(
     let mut pos = start.clone();
     let mut moves = Vec::new();
     while moves.len() < plies && !pos.is_game_over() {
-        let Some(pick) = book.pick(&pos, options, rng) else {
+        let Some((_, pick)) = books.pick(&pos, options, rng) else {
             break;
         };
         pos.play_unchecked(pick.book_move.mv);

@@ -21,7 +21,7 @@ use super::game::{Game, Termination};
 use super::opening::book_walk;
 use super::pgn::{game_text, result_text, roster};
 use super::player::{EngineError, EngineSpec, GoError, UciEngine};
-use crate::book::{Book, ChooseOptions};
+use crate::book::{Books, ChooseOptions};
 
 /// How long each move may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +53,8 @@ pub struct DrawRule {
 #[derive(Clone)]
 pub struct MatchConfig {
     pub engines: [EngineSpec; 2],
-    pub book: Option<Arc<Book>>,
+    /// The books of the openings, in priority order (first hit wins at each ply).
+    pub book: Option<Arc<Books>>,
     pub book_plies: usize,
     pub choose: ChooseOptions,
     /// The positions the openings start from: pair k starts from `starts[k % len]` (then the

@@ -2,7 +2,8 @@
 //!
 //! A Polyglot book is a file of 16-byte big-endian records ([`Entry`]): the Zobrist [`Key`] of a
 //! position, a move in Polyglot's encoding ([`RawMove`]), a weight and a learn value, sorted by key
-//! (a [`Book`] reads unsorted ones too, and says so: [`Book::disorder`]).
+//! (a [`Book`] reads unsorted ones too, and says so: [`Book::disorder`]). [`Books`] tries several
+//! books in order, the first with a move for the position giving it.
 //!
 //! ```
 //! use polybook::book::{Key, RawMove};
@@ -21,6 +22,7 @@ mod error;
 mod key;
 mod mv;
 mod reader;
+mod shelf;
 mod writer;
 
 pub use choose::{ChooseOptions, Pick, Selection, choose};
@@ -31,4 +33,5 @@ pub use key::{Key, KeyUpdate};
 pub use mv::RawMove;
 pub use reader::{Book, BookMove, Disorder, Probe};
 pub(crate) use reader::{describe_non_book, open_file, recognise_non_book};
+pub use shelf::{BOOK_LIST_SEPARATOR, Books, book_paths};
 pub use writer::{BookWriter, sort_entries, write_book};

@@ -13,7 +13,7 @@ use polybook::arena::pgn::PgnLog;
 use polybook::arena::player::{EngineSpec, parse_option};
 use polybook::arena::runner::{self, DrawRule, Event, MatchConfig, MoveLimit, ResignRule};
 use polybook::arena::stats::{MatchTally, Sprt, Verdict};
-use polybook::book::{ChooseOptions, Selection};
+use polybook::book::{Books, ChooseOptions, Selection};
 use serde_json::json;
 
 use super::search::LimitArgs;
@@ -41,8 +41,9 @@ pub struct Args {
     #[arg(long = "option", value_name = "N:NAME=VALUE")]
     options: Vec<String>,
     /// The book the openings come from (none: every game starts from the start position).
-    #[arg(long)]
-    book: Option<PathBuf>,
+    /// Repeatable: `--book A --book B` walks A and, where A has no move, B (first hit wins).
+    #[arg(long, value_name = "BOOK")]
+    book: Vec<PathBuf>,
     /// The most plies of an opening taken from the book.
     #[arg(long, default_value_t = 16, value_name = "N")]
     book_plies: usize,
@@ -221,10 +222,11 @@ fn config(args: &Args) -> Result<MatchConfig, CliError> {
         }
         (None, None) => vec![shakmaty::Chess::default()],
     };
-    let book = match &args.book {
-        Some(path) => Some(Arc::new(open_book(path)?)),
-        None => None,
-    };
+    let mut books = Books::new();
+    for path in &args.book {
+        books.push(path.display().to_string(), open_book(path)?);
+    }
+    let book = (!books.is_empty()).then(|| Arc::new(books));
     if !args.handshake_timeout.is_finite() || args.handshake_timeout <= 0.0 {
         return Err(CliError::usage("--handshake-timeout must be above 0"));
     }

@@ -1,11 +1,15 @@
 //! `polybook probe`: the book moves of one position, or of every position in an EPD file.
+//!
+//! With several books, each book's moves are shown in turn (in the order given), each under a
+//! header naming the book; with `--json`, one object per book per position, with a `book` field
+//! first. With one book the output is the same as it always was (no header, no `book` field).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::ArgGroup;
-use polybook::book::{Book, ChooseOptions, Probe};
+use polybook::book::{Book, Books, ChooseOptions, Probe};
 use polybook::diagram::diagram;
 use polybook::position::{EpdLine, parse_fen_and_normalize};
 use serde::Serialize;
@@ -20,20 +24,31 @@ use super::{CliError, CliResult, open_book};
 #[derive(clap::Args)]
 #[command(group(ArgGroup::new("what").args(["epd"]).conflicts_with_all(["fen", "moves"])))]
 pub struct Args {
-    /// The Polyglot book (.bin).
-    book: PathBuf,
+    /// The Polyglot book (.bin); several books are shown one after the other.
+    #[arg(required = true, value_name = "BOOK")]
+    books: Vec<PathBuf>,
     #[command(flatten)]
     position: PositionArgs,
     /// Probe every position of a file: one FEN or EPD a line (EPD operations are ignored; blank
     /// lines and lines starting with # are skipped).
     #[arg(long, value_name = "FILE")]
     epd: Option<PathBuf>,
-    /// Print JSON: one object for a position, one object a line (JSON Lines) with --epd.
+    /// Print JSON: one object for a position, one object a line (JSON Lines) with --epd. With
+    /// several books, one object per book per position, its `book` field naming the book.
     #[arg(long)]
     json: bool,
     /// Leave out the board diagram.
     #[arg(long)]
     no_board: bool,
+}
+
+/// One book's moves of one position, as `--json` prints them when there are several books: the
+/// book's name, then the fields of [`ProbeJson`].
+#[derive(Serialize)]
+struct BookProbeJson<'a> {
+    book: &'a str,
+    #[serde(flatten)]
+    probe: ProbeJson,
 }
 
 /// One position's book moves, as `--json` prints them.
@@ -63,16 +78,20 @@ struct IllegalJson {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let book = open_book(&args.book)?;
+    // Each book is opened before anything is printed: a missing one ends the command.
+    let mut books = Books::new();
+    for path in &args.books {
+        books.push(path.display().to_string(), open_book(path)?);
+    }
     let stdout = io::stdout();
     // Large buffers: `--epd` writes megabytes, and each flush is a system call (and, into a pipe,
     // a wake-up of the reader).
     let mut out = BufWriter::with_capacity(IO_BUFFER, stdout.lock());
     let result = match &args.epd {
-        Some(path) => probe_epd(&book, path, &args, &mut out),
+        Some(path) => probe_epd(&books, path, &args, &mut out),
         None => {
             let pos = args.position.position()?;
-            print_position(&book, &pos, &args, !args.no_board, &mut out).map_err(write_error)
+            print_books(&books, &pos, &args, !args.no_board, &mut out).map_err(write_error)
         }
     };
     out.flush().map_err(write_error)?;
@@ -85,7 +104,7 @@ const IO_BUFFER: usize = 64 * 1024;
 /// Probes each position of an EPD file. A line that is not a position is reported on stderr with
 /// its number (and, with --json, as `{"line": N, "error": "..."}` so that output lines stay aligned
 /// with input positions); the rest are still probed, and the exit code says that something failed.
-fn probe_epd(book: &Book, path: &PathBuf, args: &Args, out: &mut impl Write) -> CliResult {
+fn probe_epd(books: &Books, path: &PathBuf, args: &Args, out: &mut impl Write) -> CliResult {
     let file = File::open(path).map_err(|e| super::file_error("open EPD file", path, &e))?;
     let mut reader = BufReader::with_capacity(IO_BUFFER, file);
     // One buffer for every input line and one for every JSON line, reused.
@@ -114,11 +133,24 @@ fn probe_epd(book: &Book, path: &PathBuf, args: &Args, out: &mut impl Write) -> 
         fen.clear();
         match parse_fen_and_normalize(epd.fen, &mut fen) {
             Ok(pos) if args.json => {
-                json.clear();
-                json_line(&fen, &pos, &book.probe(&pos), &mut json);
-                out.write_all(&json).map_err(write_error)?;
+                for (name, book) in books.iter() {
+                    json.clear();
+                    if books.len() > 1 {
+                        // `{"book":NAME,` and the rest of the object.
+                        json.extend_from_slice(b"{\"book\":");
+                        serde_json::to_writer(&mut json, name)
+                            .expect("writing to a Vec cannot fail");
+                        json.push(b',');
+                    }
+                    let start = json.len();
+                    json_line(&fen, &pos, &book.probe(&pos), &mut json);
+                    if books.len() > 1 {
+                        json.remove(start);
+                    }
+                    out.write_all(&json).map_err(write_error)?;
+                }
             }
-            Ok(pos) => print_position(book, &pos, args, false, out).map_err(write_error)?,
+            Ok(pos) => print_books(books, &pos, args, false, out).map_err(write_error)?,
             Err(e) => {
                 bad += 1;
                 eprintln!("polybook: error: {}:{number}: {e}", path.display());
@@ -291,23 +323,49 @@ fn push_san(buf: &mut Vec<u8>, pos: &Chess, m: Move) {
     }
 }
 
-fn print_position(
-    book: &Book,
+/// Prints `pos`'s moves in each book: the board (if `board`) once, then each book's moves, under
+/// a header naming the book when there are several.
+fn print_books(
+    books: &Books,
     pos: &Chess,
     args: &Args,
     board: bool,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    if board && !args.json {
+        write!(out, "{}", diagram(pos, false))?;
+        writeln!(out)?;
+    }
+    for (i, (name, book)) in books.iter().enumerate() {
+        let name = (books.len() > 1).then_some(name);
+        if name.is_some() && i > 0 && !args.json && args.epd.is_none() {
+            writeln!(out)?;
+        }
+        print_position(book, name, pos, args, out)?;
+    }
+    Ok(())
+}
+
+/// Prints `pos`'s moves in `book`; `name` (with several books) is printed first.
+fn print_position(
+    book: &Book,
+    name: Option<&str>,
+    pos: &Chess,
+    args: &Args,
     out: &mut impl Write,
 ) -> io::Result<()> {
     let probe = book.probe(pos);
     let json = to_json(pos, &probe);
     if args.json {
         // One compact line, as with --epd: `jq` and line-based tools read it as it is.
-        serde_json::to_writer(&mut *out, &json)?;
+        match name {
+            Some(book) => serde_json::to_writer(&mut *out, &BookProbeJson { book, probe: json })?,
+            None => serde_json::to_writer(&mut *out, &json)?,
+        }
         return writeln!(out);
     }
-    if board {
-        write!(out, "{}", diagram(pos, false))?;
-        writeln!(out)?;
+    if let Some(name) = name {
+        writeln!(out, "book {name}")?;
     }
     writeln!(out, "FEN  {}", json.fen)?;
     writeln!(out, "key  {}   {} to move", json.key, pos.turn())?;

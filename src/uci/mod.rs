@@ -4,7 +4,8 @@
 //! drive it over stdin/stdout and a test in-process. The search runs on its own thread: the
 //! command loop keeps reading while it thinks, so `isready`, `stop` and `ponderhit` are answered
 //! at once. The book comes first: on `go`, a legal book move (within `BookDepth`) is played
-//! without searching.
+//! without searching. `BookFile` may name several books (`a.bin;b.bin`): the first with a move
+//! that counts gives it ([`crate::book::Books`]).
 //!
 //! Bad input never ends the loop: an unknown command, a malformed `position` or an out-of-range
 //! option value is answered with an `info string` naming the problem.
@@ -54,7 +55,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use shakmaty::{Chess, Color, Move, Position};
 
-use crate::book::{Book, ChooseOptions, Key, Pick, Selection};
+use crate::book::{Book, Books, ChooseOptions, Key, Pick, Selection, book_paths};
 use crate::engine::eval::{Params, evaluate};
 use crate::engine::hash::hash_of;
 use crate::engine::options::SWITCHES;
@@ -75,7 +76,8 @@ struct Session {
     search_options: SearchOptions,
     /// `None` while a search has it.
     engine: Option<Engine>,
-    book: Option<Book>,
+    /// The books of `BookFile`, in priority order (none: no book).
+    books: Books,
     rng: StdRng,
     pos: Chess,
     /// Keys of the positions before `pos`, oldest first (for repetitions).
@@ -125,7 +127,7 @@ impl Session {
             options: Options::default(),
             engine: Some(engine),
             search_options,
-            book: None,
+            books: Books::new(),
             rng: StdRng::from_os_rng(),
             pos: Chess::default(),
             past: Vec::new(),
@@ -369,24 +371,33 @@ impl Session {
         }
     }
 
+    /// Opens the books of `BookFile`: one path, or several separated by `;` (each trimmed, empty
+    /// ones skipped), tried in that order. A book that cannot be used is named in an
+    /// `info string` and left out; the others are still used.
     fn set_book(&mut self, value: &str) {
-        let path = value.trim();
-        self.options.book_file = path.to_string();
-        if path.is_empty() || path == "<empty>" {
-            self.book = None;
+        let list = value.trim();
+        self.options.book_file = list.to_string();
+        self.books = Books::new();
+        if list == "<empty>" {
             return;
         }
-        match Book::open(PathBuf::from(path)) {
-            Ok(book) => {
-                self.info(&format!("book {} ({} entries)", path, book.len()));
-                if let Some(disorder) = book.disorder() {
-                    self.info(&format!("warning: {}", disorder.warning(book.path())));
+        let paths: Vec<&str> = book_paths(list).collect();
+        for &path in &paths {
+            match Book::open(PathBuf::from(path)) {
+                Ok(book) => {
+                    self.info(&format!("book {} ({} entries)", path, book.len()));
+                    if let Some(disorder) = book.disorder() {
+                        self.info(&format!("warning: {}", disorder.warning(book.path())));
+                    }
+                    self.books.push(path, book);
                 }
-                self.book = Some(book);
-            }
-            Err(e) => {
-                self.info(&format!("cannot use BookFile: {e}; playing without a book"));
-                self.book = None;
+                // One book: today's words. Several: the others are still played from.
+                Err(e) if paths.len() == 1 => {
+                    self.info(&format!("cannot use BookFile: {e}; playing without a book"))
+                }
+                Err(e) => self.info(&format!(
+                    "cannot use BookFile: {e}; playing without this book"
+                )),
             }
         }
     }
@@ -545,9 +556,9 @@ impl Session {
         if !o.own_book {
             return false;
         }
-        let Some(book) = &self.book else {
+        if self.books.is_empty() {
             return false;
-        };
+        }
         if o.book_depth > 0 && self.pos.fullmoves().get() > o.book_depth {
             return false;
         }
@@ -562,18 +573,23 @@ impl Session {
                 .filter(|m| !root_moves.contains(m))
                 .collect(),
         };
-        let Some(Pick {
-            book_move: pick,
-            share,
-        }) = book.pick(&self.pos, &choose_options, &mut self.rng)
+        let Some((
+            index,
+            Pick {
+                book_move: pick,
+                share,
+            },
+        )) = self.books.pick(&self.pos, &choose_options, &mut self.rng)
         else {
             return false;
         };
+        // The share is within the book that gave the move, named at the end.
         self.info(&format!(
-            "book move {} weight {} share {:.1}%",
+            "book move {} weight {} share {:.1}% from {}",
             uci(&pick.mv),
             pick.entry.weight,
-            100.0 * share
+            100.0 * share,
+            self.books.name(index)
         ));
         self.say(&bestmove_line(Some(&pick.mv), None));
         true

@@ -164,6 +164,7 @@ const OPTIONS: [UciOption; 11] = [
         kind: Kind::Check(false),
     },
     OWN_BOOK,
+    // One book, or several separated by `;` (tried in order; a path cannot contain `;`).
     UciOption {
         name: "BookFile",
         kind: Kind::Text("<empty>"),
