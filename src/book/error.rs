@@ -6,7 +6,12 @@ use thiserror::Error;
 /// Why a book could not be opened, read or written.
 #[derive(Debug, Error)]
 pub enum BookError {
-    #[error("{}: cannot read or write: {source}", path.display())]
+    /// The file could not be opened or read.
+    #[error(
+        "cannot open book {}: {}",
+        crate::text::quote_path(path),
+        crate::text::reason(source)
+    )]
     Io {
         path: PathBuf,
         #[source]
