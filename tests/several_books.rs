@@ -4,9 +4,7 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 use polybook::book::{Entry, Key, RawMove, write_book};
 use shakmaty::uci::UciMove;
@@ -14,25 +12,7 @@ use shakmaty::{Chess, Position};
 
 use common::{polybook, python, stderr, stdout};
 
-/// Collects the engine's output.
-#[derive(Clone, Default)]
-struct Collect(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Collect {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().write(b)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Runs a whole UCI session (until EOF) in-process and returns its output.
-fn session(input: &str) -> String {
-    let out = Collect::default();
-    polybook::uci::run(input.as_bytes(), out.clone());
-    String::from_utf8(out.0.lock().unwrap().clone()).unwrap()
-}
+use common::uci_session as session;
 
 /// The position after `moves` (UCI) from the start.
 fn after(moves: &[&str]) -> Chess {

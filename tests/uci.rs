@@ -8,7 +8,6 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use polybook::book::{Entry, Key, RawMove, write_book};
@@ -22,25 +21,7 @@ use common::{BIN, gnuchess_book as book};
 
 // ---- in-process sessions ----------------------------------------------------------------------
 
-/// Collects the engine's output.
-#[derive(Clone, Default)]
-struct Collect(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Collect {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().write(b)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Runs a whole session (until EOF) in-process and returns its output.
-fn session(input: &str) -> String {
-    let out = Collect::default();
-    polybook::uci::run(input.as_bytes(), out.clone());
-    String::from_utf8(out.0.lock().unwrap().clone()).unwrap()
-}
+use common::uci_session as session;
 
 fn fen_line(output: &str) -> Vec<&str> {
     output

@@ -97,6 +97,26 @@ pub fn piped() -> Command {
     command
 }
 
+/// Runs a whole UCI session in this process, until the end of `input`; its output.
+pub fn uci_session(input: &str) -> String {
+    /// The engine's output, written from its threads.
+    #[derive(Clone, Default)]
+    struct Collect(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Collect {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().write(b)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let out = Collect::default();
+    polybook::uci::run(input.as_bytes(), out.clone());
+    text(&out.0.lock().unwrap())
+}
+
 /// Runs `polybook ARGS` in `dir` with `input` on its standard input.
 pub fn polybook_in(dir: &Path, args: &[&str], input: &str) -> Output {
     let mut child = piped()
