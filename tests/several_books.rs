@@ -12,7 +12,7 @@ use shakmaty::{Chess, Position};
 
 use common::{polybook, python, stderr, stdout};
 
-use common::uci_session as session;
+use common::{bestmoves, uci_session as session};
 
 /// The position after `moves` (UCI) from the start.
 fn after(moves: &[&str]) -> Chess {
@@ -59,14 +59,6 @@ fn python_moves(book: &Path, moves: &[&str]) -> Vec<String> {
     python(script, &args)
         .split_whitespace()
         .map(str::to_string)
-        .collect()
-}
-
-fn bestmoves(output: &str) -> Vec<&str> {
-    output
-        .lines()
-        .filter_map(|l| l.strip_prefix("bestmove "))
-        .map(|l| l.split_whitespace().next().unwrap())
         .collect()
 }
 

@@ -21,20 +21,12 @@ use common::{BIN, gnuchess_book as book};
 
 // ---- in-process sessions ----------------------------------------------------------------------
 
-use common::uci_session as session;
+use common::{bestmoves, uci_session as session};
 
 fn fen_line(output: &str) -> Vec<&str> {
     output
         .lines()
         .filter_map(|l| l.strip_prefix("Fen: "))
-        .collect()
-}
-
-fn bestmoves(output: &str) -> Vec<&str> {
-    output
-        .lines()
-        .filter_map(|l| l.strip_prefix("bestmove "))
-        .map(|l| l.split_whitespace().next().unwrap())
         .collect()
 }
 

@@ -117,6 +117,15 @@ pub fn uci_session(input: &str) -> String {
     text(&out.0.lock().unwrap())
 }
 
+/// The moves of a UCI session's `bestmove` lines, in order.
+pub fn bestmoves(output: &str) -> Vec<&str> {
+    output
+        .lines()
+        .filter_map(|l| l.strip_prefix("bestmove "))
+        .map(|l| l.split_whitespace().next().unwrap_or_default())
+        .collect()
+}
+
 /// Runs `polybook ARGS` in `dir` with `input` on its standard input.
 pub fn polybook_in(dir: &Path, args: &[&str], input: &str) -> Output {
     let mut child = piped()
