@@ -3,6 +3,7 @@
 //! - [`write_lines`]: the lines for one colour, as `polyglot dump-book` writes them.
 //! - [`book_info`]: entries, positions, maximum weight, and the numbers `polyglot info-book` prints.
 //! - [`filter_book`]: a book cut down by depth, weight, share, side or reachability.
+//! - [`probe_json`]: one position's book moves as the object `probe --json` prints.
 //! - [`export_pgn`]: a book's tree from the start position as one PGN game with variations.
 //! - [`verify()`]: every problem of a file that should be a book (size, order, duplicates, move codes).
 
@@ -11,10 +12,14 @@ mod filter;
 mod info;
 mod lines;
 mod polyglot_order;
+mod probe_json;
 mod verify;
 
 pub use export::{ExportOptions, ExportReport, export_pgn};
 pub use filter::{FilterOptions, FilterReport, filter_book};
 pub use info::{BookInfo, book_info};
 pub use lines::write_lines;
+pub use probe_json::{
+    BookProbeJson, EntryJson, IllegalJson, ProbeJson, fen_string, probe_json, write_probe_json_line,
+};
 pub use verify::{Problem, ProblemKind, VerifyReport, impossible_move, verify};

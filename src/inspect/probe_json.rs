@@ -1,0 +1,267 @@
+//! One position's book moves as data: the object `probe --json` prints, and the same object
+//! written directly into a buffer, fast, for `probe --epd --json`'s thousands of lines.
+//!
+//! Each legal entry has its move in UCI and SAN (with `+`/`#`), its raw Polyglot code, weight,
+//! learn value and share (by the book's one share rule, [`ChooseOptions::shares`]); entries under
+//! the key that are not legal in the position are listed apart.
+
+use serde::Serialize;
+use shakmaty::fen::Fen;
+use shakmaty::san::San;
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
+
+use crate::book::{ChooseOptions, Probe};
+
+/// One book's moves of one position, as `--json` prints them when there are several books: the
+/// book's name, then the fields of [`ProbeJson`].
+#[derive(Serialize)]
+pub struct BookProbeJson<'a> {
+    pub book: &'a str,
+    #[serde(flatten)]
+    pub probe: ProbeJson,
+}
+
+/// One position's book moves, as `--json` prints them.
+#[derive(Serialize)]
+pub struct ProbeJson {
+    pub fen: String,
+    pub key: String,
+    pub entries: Vec<EntryJson>,
+    pub illegal: Vec<IllegalJson>,
+}
+
+#[derive(Serialize)]
+pub struct EntryJson {
+    pub uci: String,
+    pub san: String,
+    pub raw: String,
+    pub weight: u16,
+    pub learn: u32,
+    pub share: f64,
+}
+
+#[derive(Serialize)]
+pub struct IllegalJson {
+    pub raw: String,
+    pub weight: u16,
+    pub learn: u32,
+}
+
+// The strings of the JSON output, built into buffers of the right size: `probe --epd` prints
+// thousands of positions, and growing strings a character at a time showed up as a third of its time.
+
+pub fn fen_string(pos: &Chess) -> String {
+    let mut s = String::with_capacity(96);
+    Fen::from_position(pos, EnPassantMode::Legal).append_to_string(&mut s);
+    s
+}
+
+fn uci_string(m: Move) -> String {
+    let mut s = String::with_capacity(5);
+    m.to_uci(CastlingMode::Standard).append_to_string(&mut s);
+    s
+}
+
+/// SAN with `+` or `#`.
+fn san_string(pos: &Chess, m: Move) -> String {
+    let mut s = String::with_capacity(8);
+    San::from_move(pos, m).append_to_string(&mut s);
+    if let Some(suffix) = check_suffix(pos, m) {
+        s.push(char::from(suffix));
+    }
+    s
+}
+
+/// `+` or `#` if the move gives check; mate is looked for only after a check, where it can be.
+fn check_suffix(pos: &Chess, m: Move) -> Option<u8> {
+    let mut after = pos.clone();
+    after.play_unchecked(m);
+    after.is_check().then(|| {
+        if after.legal_moves().is_empty() {
+            b'#'
+        } else {
+            b'+'
+        }
+    })
+}
+
+/// Each legal entry's share, by the book's one share rule with python-chess's defaults (minimum
+/// weight 1, nothing excluded): weight / total weight, 0 when every weight is 0.
+fn shares(probe: &Probe) -> Vec<f64> {
+    ChooseOptions::default().shares(&probe.legal)
+}
+
+pub fn probe_json(pos: &Chess, probe: &Probe) -> ProbeJson {
+    ProbeJson {
+        fen: fen_string(pos),
+        key: probe.key.to_string(),
+        entries: probe
+            .legal
+            .iter()
+            .zip(shares(probe))
+            .map(|(m, share)| EntryJson {
+                uci: uci_string(m.mv),
+                san: san_string(pos, m.mv),
+                raw: m.entry.mv.to_string(),
+                weight: m.entry.weight,
+                learn: m.entry.learn,
+                share,
+            })
+            .collect(),
+        illegal: probe
+            .illegal
+            .iter()
+            .map(|e| IllegalJson {
+                raw: e.mv.to_string(),
+                weight: e.weight,
+                learn: e.learn,
+            })
+            .collect(),
+    }
+}
+
+/// One position as a compact JSON line, written directly into `buf`: the same text `serde_json`
+/// writes for [`probe_json`]'s object, without the strings of that object or `format!`'s machinery.
+/// `probe --epd` prints thousands of these.
+///
+/// No string needs escaping: `fen` is a FEN as [`parse_fen_and_normalize`](crate::position::parse_fen_and_normalize) writes it (piece
+/// letters, digits, `/`, `-` and spaces), and moves and keys are letters and digits.
+pub fn write_probe_json_line(fen: &str, pos: &Chess, probe: &Probe, buf: &mut Vec<u8>) {
+    debug_assert!(!fen.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20));
+    let shares = shares(probe);
+    buf.extend_from_slice(b"{\"fen\":\"");
+    buf.extend_from_slice(fen.as_bytes());
+    buf.extend_from_slice(b"\",\"key\":\"");
+    push_hex16(buf, probe.key.0);
+    buf.extend_from_slice(b"\",\"entries\":[");
+    for (i, m) in probe.legal.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(b"{\"uci\":\"");
+        m.mv.to_uci(CastlingMode::Standard).append_ascii_to(buf);
+        buf.extend_from_slice(b"\",\"san\":\"");
+        push_san(buf, pos, m.mv);
+        buf.extend_from_slice(b"\",\"raw\":\"");
+        m.entry.mv.append_ascii_to(buf);
+        buf.extend_from_slice(b"\",\"weight\":");
+        push_u32(buf, u32::from(m.entry.weight));
+        buf.extend_from_slice(b",\"learn\":");
+        push_u32(buf, m.entry.learn);
+        buf.extend_from_slice(b",\"share\":");
+        serde_json::to_writer(&mut *buf, &shares[i]).expect("writing to a Vec cannot fail");
+        buf.push(b'}');
+    }
+    buf.extend_from_slice(b"],\"illegal\":[");
+    for (i, e) in probe.illegal.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(b"{\"raw\":\"");
+        e.mv.append_ascii_to(buf);
+        buf.extend_from_slice(b"\",\"weight\":");
+        push_u32(buf, u32::from(e.weight));
+        buf.extend_from_slice(b",\"learn\":");
+        push_u32(buf, e.learn);
+        buf.push(b'}');
+    }
+    buf.extend_from_slice(b"]}\n");
+}
+
+/// A key as 16 lowercase hex digits.
+fn push_hex16(buf: &mut Vec<u8>, key: u64) {
+    buf.extend(
+        (0..16)
+            .rev()
+            .map(|i| b"0123456789abcdef"[(key >> (4 * i)) as usize & 0xf]),
+    );
+}
+
+/// A number in decimal.
+fn push_u32(buf: &mut Vec<u8>, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&digits[i..]);
+}
+
+/// SAN with `+` or `#`, as [`san_string`] writes it.
+fn push_san(buf: &mut Vec<u8>, pos: &Chess, m: Move) {
+    San::from_move(pos, m).append_ascii_to(buf);
+    if let Some(suffix) = check_suffix(pos, m) {
+        buf.push(suffix);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::book::{Book, Entry, Key, RawMove};
+    use crate::position::parse_fen;
+
+    #[test]
+    fn the_direct_json_line_is_what_serde_writes() {
+        // Legal and illegal entries, castling, promotions with check and mate, an ill-formed code,
+        // zero and extreme weights.
+        // (FEN, entries as (move, weight, learn))
+        type Case<'a> = (&'a str, &'a [(&'a str, u16, u32)]);
+        let cases: [Case; 4] = [
+            (
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                &[("e2e4", 7, 3), ("e1h1", 9, 0), ("g1f3", 65535, u32::MAX)],
+            ),
+            (
+                "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
+                &[("e1h1", 5, 0), ("e1a1", 4, 0), ("a1a8", 2, 1)],
+            ),
+            (
+                "k7/4P3/1K6/8/8/8/8/8 w - - 0 1",
+                &[("e7e8q", 3, 0), ("e7e8r", 1, 0), ("e7e8n", 1, 0)],
+            ),
+            (
+                "4k3/8/8/8/8/8/8/4K3 w - - 0 1",
+                &[("e1e2", 0, 0), ("e1d1", 0, 0)],
+            ),
+        ];
+        let mut entries = Vec::new();
+        let positions: Vec<Chess> = cases
+            .iter()
+            .map(|(fen, moves)| {
+                let pos = parse_fen(fen).unwrap();
+                for &(uci, weight, learn) in *moves {
+                    let mv = RawMove::from_uci_str(uci).unwrap();
+                    entries.push(Entry {
+                        key: Key::of(&pos),
+                        mv,
+                        weight,
+                        learn,
+                    });
+                }
+                entries.push(Entry {
+                    key: Key::of(&pos),
+                    mv: RawMove(0x8000),
+                    weight: 1,
+                    learn: 2,
+                });
+                pos
+            })
+            .collect();
+        entries.sort_by_key(|e| e.key);
+        let bytes = entries.iter().flat_map(|e| e.to_bytes()).collect();
+        let book = Book::from_bytes("test.bin", bytes).unwrap();
+        for pos in &positions {
+            let probe = book.probe(pos);
+            let mut direct = Vec::new();
+            write_probe_json_line(&fen_string(pos), pos, &probe, &mut direct);
+            let serde = serde_json::to_string(&probe_json(pos, &probe)).unwrap() + "\n";
+            assert_eq!(String::from_utf8(direct).unwrap(), serde);
+        }
+    }
+}
