@@ -6,6 +6,8 @@
 //! - [`player`]: a UCI engine process; [`opening`]: openings walked from a book.
 //! - [`runner`]: a match's games, played in parallel and reported as data; [`stats`]: the
 //!   match's tally, Elo and SPRT.
+//! - [`tournament`]: several engines, in a round robin or a gauntlet, played by the same
+//!   runner; [`standings`]: its pairings' tallies and the ranking table.
 //! - [`play`]: the terminal game against a person.
 
 pub mod clock;
@@ -15,4 +17,6 @@ pub mod pgn;
 pub mod play;
 pub mod player;
 pub mod runner;
+pub mod standings;
 pub mod stats;
+pub mod tournament;

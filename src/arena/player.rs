@@ -25,11 +25,14 @@ pub struct EngineSpec {
     pub options: Vec<(String, String)>,
     /// The spec as the user wrote it, for messages.
     pub label: String,
+    /// The name the user gave it (`NAME=SPEC`), shown instead of its `id name`.
+    pub name: Option<String>,
 }
 
 impl EngineSpec {
     /// Parses `builtin`, `builtin:Name=Value,...` or `cmd:PROGRAM [ARGS]`; `builtin` runs
-    /// `polybook_exe uci`.
+    /// `polybook_exe uci`. Any of them may be named: `NAME=SPEC` (the name shown in the PGN and
+    /// the reports instead of the engine's `id name`).
     ///
     /// ```
     /// use polybook::arena::player::EngineSpec;
@@ -41,9 +44,27 @@ impl EngineSpec {
     /// assert_eq!(s.program.to_str(), Some("/usr/games/stockfish"));
     /// let e = EngineSpec::parse("stockfish", "/bin/polybook".as_ref()).unwrap_err();
     /// assert!(e.ends_with("did you mean 'cmd:stockfish'?"), "{e}");
+    /// let s = EngineSpec::parse("SF 16=cmd:/usr/games/stockfish", "/bin/polybook".as_ref()).unwrap();
+    /// assert_eq!(s.name.as_deref(), Some("SF 16"));
     /// ```
     pub fn parse(text: &str, polybook_exe: &std::path::Path) -> Result<EngineSpec, String> {
         let quoted = crate::text::quote(text);
+        let is_spec =
+            |t: &str| t == "builtin" || t.starts_with("builtin:") || t.starts_with("cmd:");
+        if !is_spec(text)
+            && let Some((name, spec)) = text.split_once('=')
+            && is_spec(spec.trim_start())
+        {
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(format!("engine {quoted}: no name before '='"));
+            }
+            let mut parsed = EngineSpec::parse(spec.trim_start(), polybook_exe)
+                .map_err(|e| e.replace(&crate::text::quote(spec.trim_start()), &quoted))?;
+            parsed.name = Some(name.to_string());
+            parsed.label = text.to_string();
+            return Ok(parsed);
+        }
         if text == "builtin" || text.starts_with("builtin:") {
             let mut options = Vec::new();
             if let Some(list) = text.strip_prefix("builtin:") {
@@ -56,6 +77,7 @@ impl EngineSpec {
                 args: vec!["uci".to_string()],
                 options,
                 label: text.to_string(),
+                name: None,
             });
         }
         if let Some(command) = text.strip_prefix("cmd:") {
@@ -68,6 +90,7 @@ impl EngineSpec {
                 args: words.map(str::to_string).collect(),
                 options: Vec::new(),
                 label: text.to_string(),
+                name: None,
             });
         }
         // A bare program name or path is the usual slip: say what was meant.
@@ -256,6 +279,9 @@ impl UciEngine {
             } else if line == "uciok" {
                 break;
             }
+        }
+        if let Some(name) = &self.spec.name {
+            self.name = name.clone();
         }
         for (name, value) in self.spec.options.clone() {
             if !self

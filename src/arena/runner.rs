@@ -190,7 +190,7 @@ pub fn run(
                             .get_or_insert_with(|| opening_for(config, index / 2))
                             .clone()
                     };
-                    if !worker.play(index, &opening) {
+                    if !worker.play(index, index + 1, &opening) {
                         break;
                     }
                 }
@@ -240,8 +240,9 @@ impl Worker<'_> {
         let _ = self.events.send(Event::Restarted(which, why.to_string()));
     }
 
-    /// Plays game `index`; `false` if the worker must stop (an engine can't start, or abort).
-    fn play(&mut self, index: usize, opening: &Opening) -> bool {
+    /// Plays game `index` (PGN round `round`); `false` if the worker must stop (an engine can't
+    /// start, or abort).
+    fn play(&mut self, index: usize, round: usize, opening: &Opening) -> bool {
         let config = self.config;
         let first_white = index.is_multiple_of(2);
         // Engine index (0 = first) of each colour.
@@ -354,7 +355,7 @@ impl Worker<'_> {
         } else {
             (&self.names[1], &self.names[0])
         };
-        let mut tags = roster(&config.event, &(index + 1).to_string(), white, black);
+        let mut tags = roster(&config.event, &round.to_string(), white, black);
         if let MoveLimit::Clock(tc) = config.limit {
             tags.push(("TimeControl", tc.to_string()));
         }
@@ -371,6 +372,32 @@ impl Worker<'_> {
         }));
         true
     }
+}
+
+/// Plays one game of a tournament's schedule with the pairing's two engine processes (started
+/// here if `None`, left for the next game of the same engines): game `index` of the pairing
+/// `config` describes, written as PGN round `round`. `false` if the caller must stop.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn play_game(
+    config: &MatchConfig,
+    names: &[String; 2],
+    engines: &mut [Option<UciEngine>; 2],
+    index: usize,
+    round: usize,
+    opening: &Opening,
+    events: Sender<Event>,
+    abort: &AtomicBool,
+) -> bool {
+    let mut worker = Worker {
+        config,
+        names,
+        engines: [engines[0].take(), engines[1].take()],
+        events,
+        abort,
+    };
+    let go_on = worker.play(index, round, opening);
+    *engines = worker.engines;
+    go_on
 }
 
 /// The `go` command for the side to move, and how long to wait for its answer.

@@ -1,4 +1,7 @@
-//! `polybook match`: two UCI engines play a match whose openings come from a book.
+//! `polybook match`: two UCI engines play a match whose openings come from a book; more engines
+//! play a tournament (round robin or gauntlet, see `match_cmd/tournament.rs`).
+
+mod tournament;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,6 +16,7 @@ use polybook::arena::pgn::PgnLog;
 use polybook::arena::player::{EngineSpec, parse_option};
 use polybook::arena::runner::{self, DrawRule, Event, MatchConfig, MoveLimit, ResignRule};
 use polybook::arena::stats::{MatchTally, Sprt, Verdict};
+use polybook::arena::tournament::Kind;
 use polybook::book::{Books, ChooseOptions, Selection};
 use serde_json::json;
 
@@ -25,6 +29,7 @@ ENGINES:
   builtin                      polybook's own engine (its binary run as `polybook uci`)
   builtin:Hash=64,Threads=1    the same with UCI options
   cmd:/usr/games/stockfish     any UCI engine: a program and its arguments
+  SF=cmd:/usr/games/stockfish  any of them named (in the PGN and the reports)
 
 EXAMPLES:
   polybook match --engine builtin --engine cmd:/usr/games/stockfish \\
@@ -32,14 +37,28 @@ EXAMPLES:
       --book books/bundled.bin --games 100 --tc 10+0.1 --pgn match.pgn
   polybook match --engine builtin:NullMove=false --engine builtin --tc 5+0.05 \\
       --book books/bundled.bin --games 2000 --concurrency 2 \\
-      --sprt elo0=0,elo1=10,alpha=0.05,beta=0.05")]
+      --sprt elo0=0,elo1=10,alpha=0.05,beta=0.05
+  polybook match --tournament gauntlet --engine builtin \
+      --engine SF=cmd:/usr/games/stockfish --engine Toga=cmd:/usr/games/toga2 \
+      --each Hash=16 --option 2:UCI_LimitStrength=true --option 2:UCI_Elo=1500 \
+      --book books/bundled.bin --games 20 --tc 2+0.05 --concurrency 2")]
 pub struct Args {
-    /// An engine (twice): `builtin`, `builtin:Name=Value,...` or `cmd:PROGRAM [ARGS]`.
+    /// An engine (twice, or more for a tournament): `builtin`, `builtin:Name=Value,...` or
+    /// `cmd:PROGRAM [ARGS]`, each optionally named: `NAME=SPEC`.
     #[arg(long = "engine", value_name = "SPEC", required = true, num_args = 1)]
     engines: Vec<String>,
-    /// A UCI option for engine 1 or 2: `N:Name=Value` (repeatable).
+    /// A UCI option for engine N (1 is the first `--engine`): `N:Name=Value` (repeatable).
     #[arg(long = "option", value_name = "N:NAME=VALUE")]
     options: Vec<String>,
+    /// A UCI option for every engine: `Name=Value` (repeatable; sent before each engine's own
+    /// options, which win).
+    #[arg(long, value_name = "NAME=VALUE")]
+    each: Vec<String>,
+    /// Play a tournament: `round-robin` (every engine against every other) or `gauntlet` (the
+    /// first engine against each of the others). More than two engines make a round robin
+    /// when this is not given.
+    #[arg(long, value_name = "KIND")]
+    tournament: Option<Kind>,
     /// The book the openings come from (none: every game starts from the start position).
     /// Repeatable: `--book A --book B` walks A and, where A has no move, B (first hit wins).
     #[arg(long, value_name = "BOOK")]
@@ -63,7 +82,8 @@ pub struct Args {
     /// Take the --openings lines in a random order (from the seed) instead of file order.
     #[arg(long, requires = "openings")]
     shuffle_openings: bool,
-    /// Games to play (each opening is played twice, colours swapped).
+    /// Games to play (each opening is played twice, colours swapped); in a tournament, the
+    /// games of each pairing.
     #[arg(long, default_value_t = 2, value_name = "N")]
     games: usize,
     /// Time control per side: `[MOVES/]SECONDS[+INC]` (e.g. 10+0.1, 40/60+0.5) [default: 10+0.1
@@ -76,7 +96,8 @@ pub struct Args {
     /// Extra time past zero on the clock before a flag falls, in milliseconds.
     #[arg(long, default_value_t = 0, value_name = "MS")]
     time_margin: u64,
-    /// Games played at once (each game has both engines; one thinks at a time).
+    /// Games played at once (each game has its two engines; one thinks at a time); in a
+    /// tournament, across the whole schedule.
     #[arg(long, default_value_t = 1, value_name = "K")]
     concurrency: usize,
     /// Append every game to this PGN file as soon as it ends.
@@ -143,36 +164,69 @@ fn key_values(flag: &str, text: &str, allowed: &[&str]) -> Result<Vec<i64>, CliE
         .collect()
 }
 
-fn config(args: &Args) -> Result<MatchConfig, CliError> {
-    if args.engines.len() != 2 {
-        let given = match args.engines.len() {
-            1 => "one was given".to_string(),
-            n => format!("{n} were given"),
-        };
-        return Err(CliError::usage(format!(
-            "two engines are needed, {given}: --engine A --engine B (e.g. --engine builtin --engine cmd:/usr/games/stockfish)"
-        )));
+/// The engines of the command line, with the options of `--each` and then of `--option`.
+fn engine_specs(args: &Args) -> Result<Vec<EngineSpec>, CliError> {
+    if args.engines.len() < 2 {
+        return Err(CliError::usage(
+            "two engines are needed, one was given: --engine A --engine B (e.g. --engine builtin --engine cmd:/usr/games/stockfish)",
+        ));
     }
     let exe = std::env::current_exe()
         .map_err(|e| CliError::data(format!("cannot find polybook's own binary: {e}")))?;
-    let mut engines = [
-        EngineSpec::parse(&args.engines[0], &exe).map_err(CliError::usage)?,
-        EngineSpec::parse(&args.engines[1], &exe).map_err(CliError::usage)?,
-    ];
+    let mut engines = args
+        .engines
+        .iter()
+        .map(|text| EngineSpec::parse(text, &exe).map_err(CliError::usage))
+        .collect::<Result<Vec<_>, _>>()?;
+    let count = engines.len();
+    let numbers = if count == 2 {
+        "1 or 2".to_string()
+    } else {
+        format!("1 to {count}")
+    };
+    let each = args
+        .each
+        .iter()
+        .map(|text| {
+            parse_option(text).map_err(|why| {
+                CliError::usage(format!("--each {}: {why}", polybook::text::quote(text)))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for engine in &mut engines {
+        // Sent first, so that the engine's own options (set later) win.
+        engine.options.splice(0..0, each.iter().cloned());
+    }
     for text in &args.options {
         let bad = |why: String| {
             CliError::usage(format!("--option {}: {why}", polybook::text::quote(text)))
         };
         let (n, option) = text
             .split_once(':')
-            .ok_or_else(|| bad("expected N:Name=Value, N being 1 or 2".to_string()))?;
-        let n: usize = match n.trim() {
-            "1" => 0,
-            "2" => 1,
-            _ => return Err(bad(format!("engine number '{n}' is not 1 or 2"))),
+            .ok_or_else(|| bad(format!("expected N:Name=Value, N being {numbers}")))?;
+        let n = match n.trim().parse::<usize>() {
+            Ok(n) if (1..=count).contains(&n) => n - 1,
+            _ => return Err(bad(format!("engine number '{n}' is not {numbers}"))),
         };
         engines[n].options.push(parse_option(option).map_err(bad)?);
     }
+    // Two engines given the same name could not be told apart in the PGN and the table.
+    for (i, engine) in engines.iter().enumerate() {
+        if let Some(name) = &engine.name
+            && engines[..i].iter().any(|e| e.name.as_ref() == Some(name))
+        {
+            return Err(CliError::usage(format!(
+                "engine name {} is given twice: each engine needs its own",
+                polybook::text::quote(name)
+            )));
+        }
+    }
+    Ok(engines)
+}
+
+/// The match's settings; `engines` are the first two of `specs`.
+fn config(args: &Args, specs: &[EngineSpec]) -> Result<MatchConfig, CliError> {
+    let engines = [specs[0].clone(), specs[1].clone()];
     let limit = match (&args.tc, args.limits.per_move()) {
         (Some(tc), _) => MoveLimit::Clock(
             tc.parse::<TimeControl>()
@@ -263,7 +317,11 @@ fn read_openings(path: &std::path::Path) -> Result<Vec<shakmaty::Chess>, CliErro
 }
 
 pub fn run(args: Args) -> CliResult {
-    let config = config(&args)?;
+    let specs = engine_specs(&args)?;
+    let config = config(&args, &specs)?;
+    if specs.len() > 2 || args.tournament.is_some() {
+        return tournament::run(&args, specs, config);
+    }
     let sprt = match &args.sprt {
         Some(t) => Some(t.parse::<Sprt>().map_err(CliError::usage)?),
         None => None,
