@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what a fresh Debian machine lacks for the tests (the reference tools
-# polyglot, stockfish and python-chess, the compression tools, tmux), then runs the whole suite.
+# polyglot, stockfish, glaurung and python-chess, the compression tools, tmux), then runs the whole suite.
 # Arguments are passed to `cargo test` (e.g. `./test.sh --test build`).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -8,6 +8,7 @@ cd "$(dirname "$0")"
 need_apt=()
 [ -x /usr/games/polyglot ] || need_apt+=(polyglot)
 [ -x /usr/games/stockfish ] || need_apt+=(stockfish)
+[ -x /usr/games/glaurung ] || need_apt+=(glaurung)
 command -v xz >/dev/null || need_apt+=(xz-utils)
 command -v zstd >/dev/null || need_apt+=(zstd)
 command -v bzip2 >/dev/null || need_apt+=(bzip2)

@@ -55,6 +55,7 @@ with open(pgn_path) as f:
         else:
             consistent = result in ("1-0", "0-1", "1/2-1/2")
         print(json.dumps({
+            "event": h.get("Event"),
             "round": h.get("Round"),
             "white": h.get("White"),
             "black": h.get("Black"),

@@ -57,6 +57,15 @@ pub fn stockfish() -> &'static str {
     )
 }
 
+/// Debian's `glaurung` (Glaurung 2.2, a UCI engine by others), a tournament's third engine.
+pub fn glaurung() -> &'static str {
+    installed(
+        "/usr/games/glaurung",
+        "glaurung",
+        "apt-get install -y glaurung",
+    )
+}
+
 /// `python3` with python-chess, the reference Polyglot reader and UCI client.
 pub fn python_chess() -> &'static str {
     static FOUND: OnceLock<bool> = OnceLock::new();
