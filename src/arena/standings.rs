@@ -134,18 +134,14 @@ impl Standings {
                 None if s.ratio() >= 1.0 => ("inf".to_string(), "-".to_string()),
                 None => ("-inf".to_string(), "-".to_string()),
             };
-            let draws = if s.games() == 0 {
-                0.0
-            } else {
-                f64::from(s.draws) / f64::from(s.games()) * 100.0
-            };
+            let score = percent(s.ratio(), s.games());
+            let draws = percent(f64::from(s.draws) / f64::from(s.games()), s.games());
             let _ = writeln!(
                 out,
-                "{:>4} {:<width$} {elo:>7} {error:>7} {:>7} {:>6.1}% {draws:>6.1}%",
+                "{:>4} {:<width$} {elo:>7} {error:>7} {:>7} {score:>7} {draws:>7}",
                 row.rank,
                 row.name,
                 s.games(),
-                s.ratio() * 100.0
             );
         }
         out
@@ -181,13 +177,22 @@ impl Standings {
         for ((p, label), result) in self.pairings.iter().zip(&labels).zip(&results) {
             let s = &p.tally.score;
             let [ll, ld, dd, wd, ww] = s.pairs;
+            let score = percent(s.ratio(), s.games());
             let _ = writeln!(
                 out,
-                "{label:<width$} {result:>rw$} {:>6.1}% {ll:>4} {ld:>4} {dd:>5} {wd:>4} {ww:>4}",
-                s.ratio() * 100.0
+                "{label:<width$} {result:>rw$} {score:>7} {ll:>4} {ld:>4} {dd:>5} {wd:>4} {ww:>4}",
             );
         }
         out
+    }
+}
+
+/// A ratio in percent to 0.1 (`62.5%`), or `-` with no games.
+fn percent(ratio: f64, games: u32) -> String {
+    if games == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1}%", ratio * 100.0)
     }
 }
 
