@@ -390,3 +390,52 @@ fn bad_tournaments_fail_before_any_game() {
         stderr(&out)
     );
 }
+
+/// An engine that crashes in every game (tests/fake_engine.py) loses those games, is started
+/// again, and the log names it by its number in the tournament; the other games go on.
+#[test]
+fn a_crashing_engine_loses_its_games_and_the_tournament_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("crash.pgn");
+    let fake = format!(
+        "Crasher=cmd:{} {} crash 2",
+        common::python_chess(),
+        common::root().join("tests/fake_engine.py").display()
+    );
+    let out = polybook(&[
+        "match",
+        "--engine",
+        "A=builtin",
+        "--engine",
+        "B=builtin:Hash=8",
+        "--engine",
+        &fake,
+        "--depth",
+        "2",
+        "--games",
+        "2",
+        "--pgn",
+        pgn.to_str().unwrap(),
+        "--json",
+    ]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("engine 3 (Crasher) restarted"), "{err}");
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["games"], 6);
+    let crasher = report["ranking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "Crasher")
+        .unwrap();
+    assert_eq!(crasher["losses"], 4, "{crasher}");
+    assert_eq!(crasher["rank"], 3);
+    let games = check_games(&pgn, &gnuchess_book());
+    assert_eq!(games.len(), 6);
+    for g in &games {
+        let crashed = g["white"] == "Crasher" || g["black"] == "Crasher";
+        assert_eq!(g["termination"] == "abandoned", crashed, "{g}");
+        assert_eq!(g["consistent"], true, "{g}");
+    }
+}
