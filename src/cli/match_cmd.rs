@@ -38,9 +38,9 @@ EXAMPLES:
   polybook match --engine builtin:NullMove=false --engine builtin --tc 5+0.05 \\
       --book books/bundled.bin --games 2000 --concurrency 2 \\
       --sprt elo0=0,elo1=10,alpha=0.05,beta=0.05
-  polybook match --tournament gauntlet --engine builtin \
-      --engine SF=cmd:/usr/games/stockfish --engine Toga=cmd:/usr/games/toga2 \
-      --each Hash=16 --option 2:UCI_LimitStrength=true --option 2:UCI_Elo=1500 \
+  polybook match --tournament gauntlet --engine builtin \\
+      --engine SF=cmd:/usr/games/stockfish --engine cmd:/usr/games/glaurung \\
+      --each Hash=16 --option 2:UCI_LimitStrength=true --option 2:UCI_Elo=1500 \\
       --book books/bundled.bin --games 20 --tc 2+0.05 --concurrency 2")]
 pub struct Args {
     /// An engine (twice, or more for a tournament): `builtin`, `builtin:Name=Value,...` or
