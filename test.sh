@@ -21,7 +21,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     echo "test.sh: missing ${need_apt[*]}: run 'apt-get install -y ${need_apt[*]}' as root" >&2; exit 1
   fi
   "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 if ! python3 -c 'import chess' 2>/dev/null; then
   echo "test.sh: installing python-chess" >&2
