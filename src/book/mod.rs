@@ -3,7 +3,8 @@
 //! A Polyglot book is a file of 16-byte big-endian records ([`Entry`]): the Zobrist [`Key`] of a
 //! position, a move in Polyglot's encoding ([`RawMove`]), a weight and a learn value, sorted by key
 //! (a [`Book`] reads unsorted ones too, and says so: [`Book::disorder`]). [`Books`] tries several
-//! books in order, the first with a move for the position giving it.
+//! books in order, the first with a move for the position giving it. [`Learner`] updates the learn
+//! fields as PolyGlot's `BookLearn` does ([`Learn`]).
 //!
 //! ```
 //! use polybook::book::{Key, RawMove};
@@ -20,6 +21,7 @@ mod edit;
 mod entry;
 mod error;
 mod key;
+mod learn;
 mod mv;
 mod reader;
 mod shelf;
@@ -30,6 +32,7 @@ pub use edit::{EditAction, EditError, EditReport, edit_book};
 pub use entry::{ENTRY_SIZE, Entry};
 pub use error::BookError;
 pub use key::{Key, KeyUpdate};
+pub use learn::{Learn, LearnChange, LearnResult, Learner};
 pub use mv::RawMove;
 pub use reader::{Book, BookMove, Disorder, Probe};
 pub(crate) use reader::{describe_non_book, open_file, recognise_non_book};

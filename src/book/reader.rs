@@ -180,7 +180,8 @@ impl Book {
         self.disorder.is_none()
     }
 
-    fn data(&self) -> &[u8] {
+    /// The book's bytes as read from its file.
+    pub(super) fn data(&self) -> &[u8] {
         &self.data
     }
 
@@ -281,6 +282,11 @@ impl Book {
 
     /// The entries stored under `key`, in stored order, wherever they stand in the file.
     pub fn lookup(&self, key: Key) -> impl Iterator<Item = Entry> + '_ {
+        self.lookup_indexed(key).map(|(_, entry)| entry)
+    }
+
+    /// [`Book::lookup`] with each entry's index in the file.
+    pub fn lookup_indexed(&self, key: Key) -> impl Iterator<Item = (usize, Entry)> + '_ {
         let main_start = self.lower_bound(self.main.clone(), key);
         let mut main = (main_start..self.main.end)
             .take_while(move |&i| self.key_at(i) == key.0)
@@ -302,7 +308,7 @@ impl Book {
                 (Some(_), _) => main.next(),
                 (None, _) => rest.next(),
             };
-            next.map(|i| self.entry(i))
+            next.map(|i| (i, self.entry(i)))
         })
     }
 

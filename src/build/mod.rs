@@ -17,6 +17,7 @@
 //! - `collect`: the report (games read, used, left out, and why; the reasons are [`Reason`]).
 //! - `reorder`, `keyed_merge`: results put back in input order; sorted sources merged by key.
 //! - `merge`: books merged into one, a book sorted (the same key-by-key merge).
+//! - `learn`: a book's learn fields updated from games (`polybook learn`), with the same reader.
 //!
 //! By default the result is byte for byte what `polyglot make-book` writes. polyglot's halving of
 //! a position at 16384 games depends on the order in which games arrive, so each tally thread
@@ -30,6 +31,7 @@ mod filter;
 mod game;
 pub mod input;
 mod keyed_merge;
+mod learn;
 mod memory;
 mod merge;
 mod parse;
@@ -49,6 +51,7 @@ use thiserror::Error;
 pub use entries::{EntryRules, WeightScheme};
 pub use filter::{GameFilter, PlayerFilter, Speed, parse_date, parse_date_arg};
 pub use input::Input;
+pub use learn::{LearnOptions, LearnReport, LearnedMove, learn_from_games};
 pub use merge::{MergeReport, SortReport, merge_books, sort_book};
 
 use crate::book::BookError;

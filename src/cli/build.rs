@@ -109,7 +109,7 @@ pub struct Args {
     json: bool,
 }
 
-fn parse_color(s: &str) -> Result<Color, String> {
+pub fn parse_color(s: &str) -> Result<Color, String> {
     let quoted = polybook::text::quote(s);
     match s.to_ascii_lowercase().as_str() {
         "white" | "w" => Ok(Color::White),

@@ -31,6 +31,7 @@ mod export;
 mod filter;
 mod info;
 mod key;
+mod learn;
 mod lines;
 mod match_cmd;
 mod merge;
@@ -80,6 +81,8 @@ enum Command {
     Edit(edit::Args),
     /// Write a book's tree from the start position as one PGN game with variations.
     Export(export::Args),
+    /// Update a book's learn fields from games, as PolyGlot's BookLearn does.
+    Learn(learn::Args),
     /// Count the legal move paths of a given length (move generator check).
     Perft(perft::Args),
     /// Search a position and print UCI-style info lines, then the best move.
@@ -217,6 +220,7 @@ pub fn main() -> ExitCode {
         Some(Command::Sort(args)) => sort::run(args),
         Some(Command::Filter(args)) => filter::run(args),
         Some(Command::Edit(args)) => edit::run(args),
+        Some(Command::Learn(args)) => learn::run(args),
         Some(Command::Export(args)) => export::run(args),
         Some(Command::Perft(args)) => perft::run(args),
         Some(Command::Search(args)) => search::run(args),
