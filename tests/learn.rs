@@ -1,0 +1,501 @@
+//! `polybook learn` against PolyGlot itself: Debian's `polyglot` runs as an xboard adapter with
+//! `BookLearn=true` around `polybook uci`, plays two games from a copy of the GNU Chess book and
+//! writes its learn fields; `polybook learn` on the same games writes the same bytes. python-chess
+//! reads the learn fields back, and computes on real games what each field must hold.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use shakmaty::san::San;
+use shakmaty::uci::UciMove;
+use shakmaty::{Chess, Position};
+
+use common::{gnuchess_book, polybook, python, stderr, stdout};
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Runs polybook and asserts success; its stdout.
+fn ok(args: &[&str]) -> String {
+    let out = polybook(args);
+    assert!(
+        out.status.success(),
+        "polybook {args:?} failed: {}",
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+/// Asserts exit `code` with one `polybook: error:` line that contains `what`.
+fn fails(args: &[&str], code: i32, what: &str) {
+    let out = polybook(args);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "polybook {args:?}: {}",
+        stderr(&out)
+    );
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(what), "expected {what:?} in {err}");
+}
+
+/// A writable copy of the GNU Chess book in a new folder.
+fn temp_book() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("book.bin");
+    std::fs::copy(gnuchess_book(), &book).unwrap();
+    (dir, book)
+}
+
+/// Moves in UCI from the start position as SAN movetext (`1. e4 c5 2. Nf3`).
+fn movetext(moves: &[String]) -> String {
+    let mut pos = Chess::default();
+    let mut out = Vec::new();
+    for (ply, uci) in moves.iter().enumerate() {
+        let m = UciMove::from_ascii(uci.as_bytes())
+            .unwrap()
+            .to_move(&pos)
+            .unwrap();
+        if ply % 2 == 0 {
+            out.push(format!("{}.", ply / 2 + 1));
+        }
+        out.push(San::from_move(&pos, m).to_string());
+        pos.play_unchecked(m);
+    }
+    out.join(" ")
+}
+
+/// An xboard session with polyglot: lines sent, `move` lines awaited.
+struct Xboard {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Xboard {
+    fn start(dir: &Path) -> Xboard {
+        let mut child = Command::new(common::polyglot())
+            .arg("learn.ini")
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run polyglot");
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut xb = Xboard { child, lines };
+        xb.send("xboard\nprotover 2");
+        xb.wait_for(|l| l == "feature done=1");
+        xb
+    }
+
+    fn send(&mut self, text: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{text}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn wait_for(&self, want: impl Fn(&str) -> bool) -> String {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .expect("polyglot answers within a minute");
+            if want(&line) {
+                return line;
+            }
+        }
+    }
+
+    /// The engine's next move, in UCI.
+    fn engine_move(&self) -> String {
+        let line = self.wait_for(|l| l.starts_with("move "));
+        line["move ".len()..].trim().to_string()
+    }
+
+    fn quit(mut self) {
+        self.send("quit");
+        drop(self.child.stdin.take());
+        // polyglot ends once its engine has quit.
+        for _ in 0..100 {
+            if self.child.try_wait().unwrap().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn polyglot_book_learn_writes_what_polybook_learn_writes() {
+    let (dir, original) = temp_book();
+    let dir = dir.path();
+    let learned_by_polyglot = dir.join("polyglot.bin");
+    std::fs::copy(&original, &learned_by_polyglot).unwrap();
+    // BookLearn before BookFile: polyglot opens the book for writing only if learning is on
+    // by then.
+    std::fs::write(
+        dir.join("learn.ini"),
+        format!(
+            "[PolyGlot]\nEngineCommand = {} uci\nEngineDir = .\nBookLearn = true\nBook = true\n\
+             BookFile = polyglot.bin\nBookRandom = false\n[Engine]\n",
+            common::BIN
+        ),
+    )
+    .unwrap();
+    let mut xb = Xboard::start(dir);
+
+    // Game 1: polyglot has Black (its default after `new`) and wins.
+    xb.send("new\nst 1");
+    let mut game1 = Vec::new();
+    for ours in ["e2e4", "g1f3", "d2d4"] {
+        xb.send(&format!("usermove {ours}"));
+        game1.push(ours.to_string());
+        game1.push(xb.engine_move());
+    }
+    xb.send("result 0-1 {Black wins}");
+
+    // Game 2: polyglot has White (`go` at the start) and draws.
+    xb.send("new\nst 1\ngo");
+    let mut game2 = vec![xb.engine_move()];
+    for ours in ["c7c5", "d7d6"] {
+        xb.send(&format!("usermove {ours}"));
+        game2.push(ours.to_string());
+        game2.push(xb.engine_move());
+    }
+    xb.send("result 1/2-1/2 {Draw agreed}");
+    // A `ping` answered means that the result line was handled before quitting.
+    xb.send("ping 7");
+    xb.wait_for(|l| l == "pong 7");
+    xb.quit();
+
+    let pgn = dir.join("games.pgn");
+    std::fs::write(
+        &pgn,
+        format!(
+            "[White \"Human\"]\n[Black \"polybook\"]\n[Result \"0-1\"]\n\n{} 0-1\n\n\
+             [White \"polybook\"]\n[Black \"Human\"]\n[Result \"1/2-1/2\"]\n\n{} 1/2-1/2\n",
+            movetext(&game1),
+            movetext(&game2)
+        ),
+    )
+    .unwrap();
+    let ours = dir.join("ours.bin");
+    let report = ok(&[
+        "learn",
+        s(&original),
+        s(&pgn),
+        "--player",
+        "polybook",
+        "-o",
+        s(&ours),
+    ]);
+    assert!(report.contains("2 games read, 2 used"), "{report}");
+    let theirs = std::fs::read(&learned_by_polyglot).unwrap();
+    assert_ne!(
+        theirs,
+        std::fs::read(&original).unwrap(),
+        "polyglot learned nothing"
+    );
+    assert!(
+        std::fs::read(&ours).unwrap() == theirs,
+        "polybook learn and polyglot's BookLearn differ on {game1:?} and {game2:?}"
+    );
+
+    // python-chess reads polyglot's fields: games in the high half, points (win 2, draw 1) low.
+    let script = r#"
+import sys, chess, chess.polyglot
+book, game1, game2 = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+with chess.polyglot.open_reader(book) as reader:
+    for moves, side, expected in ((game1, chess.BLACK, 0x00010002), (game2, chess.WHITE, 0x00010001)):
+        board = chess.Board()
+        for uci in moves:
+            move = chess.Move.from_uci(uci)
+            if board.turn == side:
+                hits = [e for e in reader.find_all(board, minimum_weight=0) if e.move == move]
+                print(uci, hex(hits[0].learn) if hits else "none", hex(expected))
+            board.push(move)
+"#;
+    let out = python(
+        script,
+        &[s(&learned_by_polyglot), &game1.join(" "), &game2.join(" ")],
+    );
+    let mut in_book = 0;
+    for line in out.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        if f[1] != "none" {
+            assert_eq!(f[1], f[2], "{out}");
+            in_book += 1;
+        }
+    }
+    assert!(in_book >= 4, "polyglot played few book moves: {out}");
+}
+
+#[test]
+fn learn_from_real_games_as_python_chess_computes_it() {
+    let (dir, book) = temp_book();
+    // A game set up from a [FEN] (the Sicilian after 2. Nf3) is learned from its position.
+    let fen_game = dir.path().join("fen.pgn");
+    std::fs::write(
+        &fen_game,
+        "[White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n[SetUp \"1\"]\n\
+         [FEN \"rnbqkbnr/pp1ppppp/8/2p5/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2\"]\n\n\
+         2... d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 1-0\n",
+    )
+    .unwrap();
+    let dortmund = common::bundled("dortmund.pgn");
+    let before = std::fs::read(&book).unwrap();
+    let report = ok(&["learn", s(&book), s(&dortmund), s(&fen_game), "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let (used, changed) = (
+        report["games_used"].as_u64().unwrap(),
+        report["changed"].as_array().unwrap().len(),
+    );
+    assert!(
+        used > 300 && changed > 1000,
+        "{used} games used, {changed} changed"
+    );
+    // Only the learn fields changed, and the book is still a valid sorted book.
+    let after = std::fs::read(&book).unwrap();
+    assert_eq!(before.len(), after.len());
+    for (a, b) in before.chunks(16).zip(after.chunks(16)) {
+        assert_eq!(a[..12], b[..12]);
+    }
+    assert!(ok(&["verify", s(&book)]).contains(": OK:"));
+
+    // python-chess plays every finished game and adds its result, from the mover's view, to the
+    // first entry of the position with the move played (PolyGlot's rule).
+    let script = r#"
+import struct, sys, chess, chess.pgn, chess.polyglot
+original, learned, pgns = sys.argv[1], sys.argv[2], sys.argv[3:]
+data = open(original, "rb").read()
+first = {}
+for i in range(0, len(data), 16):
+    key, raw = struct.unpack(">QH", data[i:i + 10])
+    first.setdefault((key, raw), i // 16)
+expected = {}
+points = {"1-0": (2, 0), "0-1": (0, 2), "1/2-1/2": (1, 1)}
+with chess.polyglot.open_reader(original) as reader:
+    for path in pgns:
+        with open(path, encoding="latin-1") as f:
+            while (game := chess.pgn.read_game(f)) is not None:
+                result = game.headers.get("Result")
+                if result not in points:
+                    continue
+                board = game.board()
+                for move in game.mainline_moves():
+                    key = chess.polyglot.zobrist_hash(board)
+                    for e in reader.find_all(board, minimum_weight=0):
+                        if e.move == move:
+                            index = first[(key, e.raw_move)]
+                            n, s = expected.get(index, (0, 0))
+                            expected[index] = (n + 1, s + points[result][0 if board.turn else 1])
+                            break
+                    board.push(move)
+out = open(learned, "rb").read()
+wrong = 0
+for i in range(0, len(out), 16):
+    learn = struct.unpack(">I", out[i + 12:i + 16])[0]
+    n, s = expected.get(i // 16, (0, 0))
+    if learn != (n << 16) | s:
+        wrong += 1
+print(len(expected), wrong)
+"#;
+    let out = python(
+        script,
+        &[s(&gnuchess_book()), s(&book), s(&dortmund), s(&fen_game)],
+    );
+    let counts: Vec<usize> = out.split_whitespace().map(|n| n.parse().unwrap()).collect();
+    assert_eq!(
+        counts[0],
+        report["changed"].as_array().unwrap().len(),
+        "{out}"
+    );
+    assert_eq!(counts[1], 0, "entries whose learn field differs: {out}");
+}
+
+#[test]
+fn player_and_color_choose_the_learning_side() {
+    let (dir, book) = temp_book();
+    let pgn = dir.path().join("alice.pgn");
+    std::fs::write(
+        &pgn,
+        "[White \"Alice\"]\n[Black \"Bob\"]\n[Result \"1-0\"]\n\n1. e4 c5 2. Nf3 1-0\n\n\
+         [White \"Bob\"]\n[Black \"alice\"]\n[Result \"0-1\"]\n\n1. d4 Nf6 2. c4 0-1\n\n\
+         [White \"Carol\"]\n[Black \"Bob\"]\n[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n",
+    )
+    .unwrap();
+    // python-chess reads the learn field of each move of the three games, in order.
+    let fields = |learned: &Path| {
+        let script = r#"
+import sys, chess, chess.polyglot
+with chess.polyglot.open_reader(sys.argv[1]) as reader:
+    for line in ("e2e4 c7c5 g1f3", "d2d4 g8f6 c2c4", "e2e4 e7e5"):
+        board, out = chess.Board(), []
+        for uci in line.split():
+            move = chess.Move.from_uci(uci)
+            out.append(hex(next(e.learn for e in reader.find_all(board, minimum_weight=0) if e.move == move)))
+            board.push(move)
+        print(" ".join(out))
+"#;
+        python(script, &[s(learned)])
+    };
+    let out = dir.path().join("out.bin");
+    // Alice's moves: her wins as White and as Black (any case of her name).
+    ok(&[
+        "learn",
+        s(&book),
+        s(&pgn),
+        "--player",
+        "ALICE",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(
+        fields(&out),
+        "0x10002 0x0 0x10002\n0x0 0x10002 0x0\n0x10002 0x0\n"
+    );
+    // Alice's moves as White only.
+    ok(&[
+        "learn",
+        s(&book),
+        s(&pgn),
+        "--player",
+        "alice",
+        "--color",
+        "white",
+        "-o",
+        s(&out),
+    ]);
+    // (1. e4 of the third game is the same entry as the first game's.)
+    assert_eq!(
+        fields(&out),
+        "0x10002 0x0 0x10002\n0x0 0x0 0x0\n0x10002 0x0\n"
+    );
+    // Every game's Black moves: a loss, a win, a draw.
+    ok(&[
+        "learn",
+        s(&book),
+        s(&pgn),
+        "--color",
+        "black",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(
+        fields(&out),
+        "0x0 0x10000 0x0\n0x0 0x10002 0x0\n0x0 0x10001\n"
+    );
+    // Both sides: 1. e4 was played twice (a win and a draw).
+    let report = ok(&["learn", s(&book), s(&pgn), "-o", s(&out)]);
+    assert_eq!(
+        fields(&out),
+        "0x20003 0x10000 0x10002\n0x10000 0x10002 0x10000\n0x20003 0x10001\n"
+    );
+    assert!(report.contains("3 games read, 3 used"), "{report}");
+    assert!(report.contains("7 entries changed"), "{report}");
+    assert!(
+        report.contains("463b96181691fc9c e2e4: - -> 2g 75%"),
+        "{report}"
+    );
+}
+
+#[test]
+fn learning_twice_adds_up_and_in_place_is_atomic() {
+    let (dir, book) = temp_book();
+    let pgn = dir.path().join("g.pgn");
+    std::fs::write(&pgn, "[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n").unwrap();
+    // In place (no -o), then with -o naming the book itself.
+    ok(&["learn", s(&book), s(&pgn)]);
+    let report = ok(&["learn", s(&book), s(&pgn), "-o", s(&book)]);
+    assert!(
+        report.contains("463b96181691fc9c e2e4: 1g 50% -> 2g 50%"),
+        "{report}"
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "a temporary file was left: {names:?}");
+    let probe = ok(&["probe", s(&book), "--json"]);
+    let probe: serde_json::Value = serde_json::from_str(&probe).unwrap();
+    let e4 = probe["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["uci"] == "e2e4")
+        .unwrap();
+    assert_eq!(e4["learn"], 0x0002_0002);
+}
+
+#[test]
+fn games_that_never_touch_the_book_change_nothing() {
+    let (dir, book) = temp_book();
+    let pgn = dir.path().join("endgame.pgn");
+    std::fs::write(
+        &pgn,
+        "[Result \"1-0\"]\n[SetUp \"1\"]\n[FEN \"7k/8/5K2/8/8/8/8/6R1 w - - 0 1\"]\n\n1. Rg7 Kh7 1-0\n\n\
+         [Result \"*\"]\n\n1. e4 e5 *\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out.bin");
+    let report = ok(&["learn", s(&book), s(&pgn), "-o", s(&out)]);
+    assert!(report.contains("0 entries changed"), "{report}");
+    assert!(report.contains("1 without a result"), "{report}");
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&book).unwrap());
+}
+
+#[test]
+fn bad_learn_input_is_one_line() {
+    let (dir, book) = temp_book();
+    let d = dir.path();
+    let pgn = d.join("g.pgn");
+    std::fs::write(&pgn, "[Result \"1-0\"]\n\n1. e4 1-0\n").unwrap();
+    let before = std::fs::read(&book).unwrap();
+    fails(
+        &["learn", s(&d.join("missing.bin")), s(&pgn)],
+        1,
+        "cannot open book",
+    );
+    fails(
+        &["learn", s(&book), s(&d.join("missing.pgn"))],
+        1,
+        "missing.pgn",
+    );
+    let empty_dir = d.join("nothing");
+    std::fs::create_dir(&empty_dir).unwrap();
+    fails(&["learn", s(&book), s(&empty_dir)], 1, "no PGN files");
+    fails(
+        &["learn", s(&book), s(&pgn), "-o", s(&empty_dir)],
+        1,
+        "is a directory",
+    );
+    fails(
+        &["learn", s(&book), s(&pgn), "--color", "green"],
+        2,
+        "not a colour",
+    );
+    // A book that is not one.
+    fails(&["learn", s(&pgn), s(&pgn)], 1, "not a Polyglot book");
+    assert_eq!(
+        std::fs::read(&book).unwrap(),
+        before,
+        "a refusal wrote the book"
+    );
+}
