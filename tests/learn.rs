@@ -442,6 +442,25 @@ fn learning_twice_adds_up_and_in_place_is_atomic() {
         .find(|m| m["uci"] == "e2e4")
         .unwrap();
     assert_eq!(e4["learn"], 0x0002_0002);
+    assert_eq!(e4["learn_games"], 2);
+    assert_eq!(e4["learn_score"], 0.5);
+    // Moves without games: learn 0, no score.
+    let d4 = probe["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["uci"] == "d2d4")
+        .unwrap();
+    assert_eq!(
+        (&d4["learn_games"], &d4["learn_score"]),
+        (&0.into(), &serde_json::Value::Null)
+    );
+    // The table shows the decoded value.
+    let table = ok(&["probe", s(&book), "--no-board"]);
+    let e4_row = table.lines().find(|l| l.starts_with("e4 ")).unwrap();
+    assert!(e4_row.ends_with("  2g 50%"), "{table}");
+    let d4_row = table.lines().find(|l| l.starts_with("d4 ")).unwrap();
+    assert!(d4_row.ends_with(" -"), "{table}");
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::ArgGroup;
-use polybook::book::{Book, Books};
+use polybook::book::{Book, Books, Learn};
 use polybook::diagram::diagram;
 use polybook::inspect::{BookProbeJson, probe_json, write_probe_json_line};
 use polybook::position::{EpdLine, parse_fen_and_normalize};
@@ -195,7 +195,7 @@ fn print_position(
                 e.uci,
                 e.weight,
                 e.share * 100.0,
-                e.learn
+                Learn::from_raw(e.learn).to_string()
             )?;
         }
         let moves = json.entries.len();
@@ -218,7 +218,9 @@ fn print_position(
             writeln!(
                 out,
                 "  raw {:<8} weight {:>6} learn {:>10}",
-                e.raw, e.weight, e.learn
+                e.raw,
+                e.weight,
+                Learn::from_raw(e.learn).to_string()
             )?;
         }
     }

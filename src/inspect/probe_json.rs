@@ -2,7 +2,8 @@
 //! written directly into a buffer, fast, for `probe --epd --json`'s thousands of lines.
 //!
 //! Each legal entry has its move in UCI and SAN (with `+`/`#`), its raw Polyglot code, weight,
-//! learn value and share (by the book's one share rule, [`ChooseOptions::shares`]); entries under
+//! learn value (raw, and decoded as PolyGlot's `BookLearn` writes it: games and score, see
+//! [`Learn`]) and share (by the book's one share rule, [`ChooseOptions::shares`]); entries under
 //! the key that are not legal in the position are listed apart.
 
 use serde::Serialize;
@@ -10,7 +11,7 @@ use shakmaty::fen::Fen;
 use shakmaty::san::San;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
-use crate::book::{ChooseOptions, Probe};
+use crate::book::{ChooseOptions, Learn, Probe};
 
 /// One book's moves of one position, as `--json` prints them when there are several books: the
 /// book's name, then the fields of [`ProbeJson`].
@@ -37,6 +38,10 @@ pub struct EntryJson {
     pub raw: String,
     pub weight: u16,
     pub learn: u32,
+    /// The games learned with the move (the learn field's high 16 bits).
+    pub learn_games: u16,
+    /// Their score from 0 to 1 ([`Learn::score`]); `None` (null) before the first game.
+    pub learn_score: Option<f64>,
     pub share: f64,
 }
 
@@ -45,6 +50,8 @@ pub struct IllegalJson {
     pub raw: String,
     pub weight: u16,
     pub learn: u32,
+    pub learn_games: u16,
+    pub learn_score: Option<f64>,
 }
 
 // The strings of the JSON output, built into buffers of the right size: `probe --epd` prints
@@ -105,6 +112,8 @@ pub fn probe_json(pos: &Chess, probe: &Probe) -> ProbeJson {
                 raw: m.entry.mv.to_string(),
                 weight: m.entry.weight,
                 learn: m.entry.learn,
+                learn_games: Learn::from_raw(m.entry.learn).games,
+                learn_score: Learn::from_raw(m.entry.learn).score(),
                 share,
             })
             .collect(),
@@ -115,6 +124,8 @@ pub fn probe_json(pos: &Chess, probe: &Probe) -> ProbeJson {
                 raw: e.mv.to_string(),
                 weight: e.weight,
                 learn: e.learn,
+                learn_games: Learn::from_raw(e.learn).games,
+                learn_score: Learn::from_raw(e.learn).score(),
             })
             .collect(),
     }
@@ -146,8 +157,7 @@ pub fn write_probe_json_line(fen: &str, pos: &Chess, probe: &Probe, buf: &mut Ve
         m.entry.mv.append_ascii_to(buf);
         buf.extend_from_slice(b"\",\"weight\":");
         push_u32(buf, u32::from(m.entry.weight));
-        buf.extend_from_slice(b",\"learn\":");
-        push_u32(buf, m.entry.learn);
+        push_learn(buf, m.entry.learn);
         buf.extend_from_slice(b",\"share\":");
         serde_json::to_writer(&mut *buf, &shares[i]).expect("writing to a Vec cannot fail");
         buf.push(b'}');
@@ -161,11 +171,21 @@ pub fn write_probe_json_line(fen: &str, pos: &Chess, probe: &Probe, buf: &mut Ve
         e.mv.append_ascii_to(buf);
         buf.extend_from_slice(b"\",\"weight\":");
         push_u32(buf, u32::from(e.weight));
-        buf.extend_from_slice(b",\"learn\":");
-        push_u32(buf, e.learn);
+        push_learn(buf, e.learn);
         buf.push(b'}');
     }
     buf.extend_from_slice(b"]}\n");
+}
+
+/// The `learn`, `learn_games` and `learn_score` fields, each after a comma.
+fn push_learn(buf: &mut Vec<u8>, raw: u32) {
+    let learn = Learn::from_raw(raw);
+    buf.extend_from_slice(b",\"learn\":");
+    push_u32(buf, raw);
+    buf.extend_from_slice(b",\"learn_games\":");
+    push_u32(buf, u32::from(learn.games));
+    buf.extend_from_slice(b",\"learn_score\":");
+    serde_json::to_writer(&mut *buf, &learn.score()).expect("writing to a Vec cannot fail");
 }
 
 /// A key as 16 lowercase hex digits.
@@ -215,7 +235,12 @@ mod tests {
         let cases: [Case; 4] = [
             (
                 "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-                &[("e2e4", 7, 3), ("e1h1", 9, 0), ("g1f3", 65535, u32::MAX)],
+                &[
+                    ("e2e4", 7, 3),
+                    ("e1h1", 9, 0),
+                    ("g1f3", 65535, u32::MAX),
+                    ("d2d4", 1, 0x000c_000e),
+                ],
             ),
             (
                 "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
