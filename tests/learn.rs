@@ -518,3 +518,69 @@ fn bad_learn_input_is_one_line() {
         "a refusal wrote the book"
     );
 }
+
+/// A book of the start position's e2e4 and d2d4, weight 1 each, in `dir`.
+fn two_move_book(dir: &Path) -> PathBuf {
+    use polybook::book::{Entry, Key, RawMove, write_book};
+    let key = Key::of(&Chess::default());
+    let mut entries: Vec<Entry> = ["e2e4", "d2d4"]
+        .iter()
+        .map(|uci| Entry {
+            key,
+            mv: RawMove::from_uci_str(uci).unwrap(),
+            weight: 1,
+            learn: 0,
+        })
+        .collect();
+    let path = dir.join("two.bin");
+    write_book(&path, &mut entries).unwrap();
+    path
+}
+
+/// How often the engine plays e2e4 from the start in `n` games from `book`, with `selection`.
+fn e4_count(book: &Path, selection: &str, n: usize) -> usize {
+    let mut input = format!(
+        "setoption name BookFile value {}\nsetoption name BookSelection value {selection}\n\
+         setoption name BookSeed value 12345\n",
+        book.display()
+    );
+    for _ in 0..n {
+        input.push_str("position startpos\ngo depth 1\n");
+    }
+    input.push_str("isready\n");
+    let out = common::uci_session(&input);
+    let moves = common::bestmoves(&out);
+    assert_eq!(moves.len(), n, "{out}");
+    moves.iter().filter(|&&m| m == "e2e4").count()
+}
+
+#[test]
+fn the_learned_selection_prefers_the_move_that_won() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = two_move_book(dir.path());
+    // 1. e4 won 10 games, 1. d4 lost 10.
+    let mut pgn = String::new();
+    for _ in 0..10 {
+        pgn.push_str("[Result \"1-0\"]\n\n1. e4 e5 1-0\n\n[Result \"0-1\"]\n\n1. d4 d5 0-1\n\n");
+    }
+    let games = dir.path().join("games.pgn");
+    std::fs::write(&games, pgn).unwrap();
+    ok(&["learn", s(&book), s(&games), "--color", "white"]);
+    let table = ok(&["probe", s(&book), "--no-board"]);
+    assert!(
+        table.contains("10g 100%") && table.contains("10g 0%"),
+        "{table}"
+    );
+    // Weights alone: even. Learned: e4 has 21/22 of the learned weight (1 × 21/22 against
+    // 1 × 1/22).
+    let n = 400;
+    let weighted = e4_count(&book, "weighted", n);
+    let learned = e4_count(&book, "learned", n);
+    assert!(
+        (150..=250).contains(&weighted),
+        "weighted: e4 {weighted} of {n}"
+    );
+    assert!(learned >= 360, "learned: e4 {learned} of {n}");
+    // The same seed gives the same picks.
+    assert_eq!(e4_count(&book, "learned", n), learned);
+}

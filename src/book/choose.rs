@@ -12,13 +12,27 @@
 //! 0. When the moves that count all weigh 0 (possible only with a minimum weight of 0), a
 //! weighted pick is uniform, and so each has the share `1 / (number of moves that count)`. The
 //! shares are the probabilities of a weighted pick, as in python-chess's `weighted_choice`.
+//!
+//! **The `learned` selection** picks at random in proportion to each move's *learned weight*,
+//! its weight times its learned score as PolyGlot's `BookLearn` stores it ([`Learn`]), with one
+//! drawn game added to every move so that a move without games keeps half its weight and one bad
+//! game does not rule a move out:
+//!
+//! ```text
+//! learned weight = weight × (score_sum + 1) / (2 × games + 2)
+//! ```
+//!
+//! (`score_sum` counts 2 a win, 1 a draw; so a move never played weighs `weight × 1/2`, one won
+//! in 10 of 10 games `weight × 21/22`, one lost in 10 of 10 `weight × 1/22`.) Which moves count is
+//! the same rule; with this selection a move's share is its learned weight over the sum of the
+//! learned weights of the moves that count.
 
 use std::str::FromStr;
 
 use rand::Rng;
 use shakmaty::{Move, Position};
 
-use super::{Book, BookMove};
+use super::{Book, BookMove, Learn};
 
 /// How to pick among a position's book moves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,6 +44,16 @@ pub enum Selection {
     Weighted,
     /// At random, each eligible move equally likely.
     Uniform,
+    /// At random, in proportion to weight times learned score (see the module's overview).
+    Learned,
+}
+
+/// A move's weight as the `learned` selection sees it: `weight × (score_sum + 1) / (2 × games
+/// + 2)`, its weight times its learned score with one drawn game added.
+pub fn learned_weight(m: &BookMove) -> f64 {
+    let learn = Learn::from_raw(m.entry.learn);
+    f64::from(m.entry.weight) * (f64::from(learn.score_sum) + 1.0)
+        / (2.0 * f64::from(learn.games) + 2.0)
 }
 
 impl FromStr for Selection {
@@ -41,8 +65,9 @@ impl FromStr for Selection {
             "best" => Ok(Selection::Best),
             "weighted" | "weight" | "random" => Ok(Selection::Weighted),
             "uniform" => Ok(Selection::Uniform),
+            "learned" | "learn" => Ok(Selection::Learned),
             _ => Err(format!(
-                "unknown book selection {quoted}: expected best, weighted or uniform"
+                "unknown book selection {quoted}: expected best, weighted, uniform or learned"
             )),
         }
     }
@@ -92,8 +117,12 @@ impl ChooseOptions {
     }
 
     /// The share of each of `moves` (the legal book moves of a position), in order, from 0 to 1:
-    /// the one share rule of the module's overview.
+    /// the one share rule of the module's overview (of the learned weights with
+    /// [`Selection::Learned`]).
     pub fn shares(&self, moves: &[BookMove]) -> Vec<f64> {
+        if self.selection == Selection::Learned {
+            return self.learned_shares(moves);
+        }
         let total = self.total_weight(moves);
         let counted = moves.iter().filter(|m| self.counts(m)).count();
         moves
@@ -102,6 +131,25 @@ impl ChooseOptions {
                 false => 0.0,
                 true if total == 0 => 1.0 / counted as f64,
                 true => f64::from(m.entry.weight) / total as f64,
+            })
+            .collect()
+    }
+
+    /// The shares of [`Selection::Learned`]: learned weight over the sum of the learned weights
+    /// of the moves that count (equal shares when they are all 0).
+    fn learned_shares(&self, moves: &[BookMove]) -> Vec<f64> {
+        let total: f64 = moves
+            .iter()
+            .filter(|m| self.counts(m))
+            .map(learned_weight)
+            .sum();
+        let counted = moves.iter().filter(|m| self.counts(m)).count();
+        moves
+            .iter()
+            .map(|m| match self.counts(m) {
+                false => 0.0,
+                true if total == 0.0 => 1.0 / counted as f64,
+                true => learned_weight(m) / total,
             })
             .collect()
     }
@@ -132,6 +180,30 @@ impl ChooseOptions {
                 eligible.into_iter().find(|&i| weight(i) == best)
             }
             Selection::Uniform => Some(eligible[rng.random_range(0..eligible.len())]),
+            Selection::Learned => {
+                let total: f64 = eligible.iter().map(|&i| learned_weight(&moves[i])).sum();
+                if total <= 0.0 {
+                    return Some(eligible[rng.random_range(0..eligible.len())]);
+                }
+                // A ticket below the total, and the move whose running sum passes it (the last
+                // one if rounding leaves the ticket past them all).
+                let mut ticket = rng.random_range(0.0..total);
+                let last = *eligible.last()?;
+                Some(
+                    eligible
+                        .into_iter()
+                        .find(|&i| {
+                            let w = learned_weight(&moves[i]);
+                            if ticket < w {
+                                true
+                            } else {
+                                ticket -= w;
+                                false
+                            }
+                        })
+                        .unwrap_or(last),
+                )
+            }
             // Every move that counts weighs 0: python-chess has nothing to draw from; here
             // (possible only with a minimum weight of 0) the pick is uniform.
             Selection::Weighted if total == 0 => {
@@ -252,6 +324,46 @@ mod tests {
         };
         assert_eq!(opts.shares(&zero), [0.5, 0.5]);
         assert_eq!(opts.pick(&zero, &mut rand::rng()).unwrap().share, 0.5);
+    }
+
+    #[test]
+    fn learned_follows_weight_times_learned_score() {
+        let mut m = moves(&[10, 10, 10]);
+        // 10 wins of 10, never played, 10 losses of 10: 21/22, 1/2 and 1/22 of the weight.
+        m[0].entry.learn = Learn {
+            games: 10,
+            score_sum: 20,
+        }
+        .to_raw();
+        m[2].entry.learn = Learn {
+            games: 10,
+            score_sum: 0,
+        }
+        .to_raw();
+        assert_eq!(learned_weight(&m[0]), 10.0 * 21.0 / 22.0);
+        assert_eq!(learned_weight(&m[1]), 5.0);
+        assert_eq!(learned_weight(&m[2]), 10.0 / 22.0);
+        let opts = ChooseOptions {
+            selection: Selection::Learned,
+            ..Default::default()
+        };
+        let shares = opts.shares(&m);
+        let total: f64 = (0..3).map(|i| learned_weight(&m[i])).sum();
+        assert!((shares[1] - 5.0 / total).abs() < 1e-12, "{shares:?}");
+        let mut rng = StdRng::seed_from_u64(11);
+        let mut counts = [0; 3];
+        for _ in 0..6000 {
+            let pick = opts.pick(&m, &mut rng).unwrap();
+            counts[m.iter().position(|x| *x == pick.book_move).unwrap()] += 1;
+        }
+        for i in 0..3 {
+            let expected = 6000.0 * shares[i];
+            assert!(
+                (f64::from(counts[i]) - expected).abs() < 4.0 * expected.sqrt() + 5.0,
+                "{counts:?} {shares:?}"
+            );
+        }
+        assert_eq!("Learned".parse::<Selection>(), Ok(Selection::Learned));
     }
 
     #[test]

@@ -27,7 +27,7 @@ mod reader;
 mod shelf;
 mod writer;
 
-pub use choose::{ChooseOptions, Pick, Selection, choose};
+pub use choose::{ChooseOptions, Pick, Selection, choose, learned_weight};
 pub use edit::{EditAction, EditError, EditReport, edit_book};
 pub use entry::{ENTRY_SIZE, Entry};
 pub use error::BookError;

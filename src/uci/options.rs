@@ -122,7 +122,7 @@ pub(super) const BOOK_SELECTION: UciOption = UciOption {
     name: "BookSelection",
     kind: Kind::Combo {
         default: "weighted",
-        vars: &["best", "weighted", "uniform"],
+        vars: &["best", "weighted", "uniform", "learned"],
     },
 };
 pub(super) const BOOK_MIN_WEIGHT: UciOption = UciOption {
@@ -260,7 +260,7 @@ mod tests {
         );
         assert!(lines.contains(&"option name BookFile type string default <empty>".to_string()));
         assert!(lines.contains(
-            &"option name BookSelection type combo default weighted var best var weighted var uniform"
+            &"option name BookSelection type combo default weighted var best var weighted var uniform var learned"
                 .to_string()
         ));
         assert_eq!(
