@@ -584,3 +584,118 @@ fn the_learned_selection_prefers_the_move_that_won() {
     // The same seed gives the same picks.
     assert_eq!(e4_count(&book, "learned", n), learned);
 }
+
+#[test]
+fn match_book_learn_updates_the_book_each_move_came_from() {
+    use polybook::book::{Entry, Key, RawMove, write_book};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A small book in front (1. e4 only), the GNU Chess book behind it.
+    let small = d.join("small.bin");
+    write_book(
+        &small,
+        &mut [Entry {
+            key: Key::of(&Chess::default()),
+            mv: RawMove::from_uci_str("e2e4").unwrap(),
+            weight: 1,
+            learn: 0,
+        }],
+    )
+    .unwrap();
+    let big = d.join("big.bin");
+    std::fs::copy(gnuchess_book(), &big).unwrap();
+    let (small_before, big_before) = (std::fs::read(&small).unwrap(), std::fs::read(&big).unwrap());
+    let pgn = d.join("match.pgn");
+    let out = polybook(&[
+        "match",
+        "--engine",
+        "builtin:Hash=8",
+        "--engine",
+        "builtin:Hash=8",
+        "--nodes",
+        "300",
+        "--games",
+        "2",
+        "--book",
+        s(&small),
+        "--book",
+        s(&big),
+        "--book-plies",
+        "6",
+        "--book-learn",
+        "--seed",
+        "7",
+        "--pgn",
+        s(&pgn),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("book learning: 2 learn field updates in"),
+        "{}",
+        stderr(&out)
+    );
+    // Only learn fields changed, both books stay valid.
+    for (path, before) in [(&small, small_before), (&big, big_before)] {
+        let after = std::fs::read(path).unwrap();
+        assert_eq!(after.len(), before.len());
+        assert!(
+            before
+                .chunks(16)
+                .zip(after.chunks(16))
+                .all(|(a, b)| a[..12] == b[..12])
+        );
+        assert!(ok(&["verify", s(path)]).contains(": OK:"));
+    }
+    // python-chess reads the games back: each move marked `book` learns the game's result for
+    // its side, in the first book with a move (weight 1 or more) in the position.
+    let script = r#"
+import struct, sys, chess, chess.pgn, chess.polyglot
+small, big, original, pgn = sys.argv[1:5]
+books = [small, original]
+expected = [{}, {}]
+points = {"1-0": (2, 0), "0-1": (0, 2), "1/2-1/2": (1, 1)}
+readers = [chess.polyglot.open_reader(b) for b in books]
+with open(pgn) as f:
+    while (game := chess.pgn.read_game(f)) is not None:
+        result = game.headers["Result"]
+        board = game.board()
+        for node in game.mainline():
+            if node.comment.strip() == "book" and result in points:
+                which = next(i for i, r in enumerate(readers) if any(True for _ in r.find_all(board)))
+                entry = next(e for e in readers[which].find_all(board, minimum_weight=0) if e.move == node.move)
+                k = (entry.key, entry.raw_move)
+                n, s = expected[which].get(k, (0, 0))
+                expected[which][k] = (n + 1, s + points[result][0 if board.turn else 1])
+            board.push(node.move)
+bad = 0
+for path, exp in ((small, expected[0]), (big, expected[1])):
+    data = open(path, "rb").read()
+    seen = set()
+    for i in range(0, len(data), 16):
+        key, raw, weight, learn = struct.unpack(">QHHI", data[i:i + 16])
+        n, s = exp.get((key, raw), (0, 0)) if (key, raw) not in seen else (0, 0)
+        seen.add((key, raw))
+        if learn != (n << 16) | s:
+            bad += 1
+print(sum(n for n, _ in expected[0].values()), sum(n for n, _ in expected[1].values()), bad)
+"#;
+    let out = python(script, &[s(&small), s(&big), s(&gnuchess_book()), s(&pgn)]);
+    let counts: Vec<usize> = out.split_whitespace().map(|n| n.parse().unwrap()).collect();
+    // 1. e4 of both games learned in the small book; the other book moves in the big one.
+    assert_eq!(counts[0], 2, "{out}");
+    assert!(counts[1] >= 2, "{out}");
+    assert_eq!(counts[2], 0, "entries whose learn field differs: {out}");
+}
+
+#[test]
+fn match_book_learn_needs_a_book() {
+    let out = polybook(&[
+        "match",
+        "--engine",
+        "builtin",
+        "--engine",
+        "builtin",
+        "--book-learn",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}

@@ -68,6 +68,14 @@ impl Books {
         self.books.iter().map(|(name, book)| (name.as_str(), book))
     }
 
+    /// The index of the book that [`Books::pick`] takes its move from for `pos`: the first with
+    /// a move that counts; `None` when no book has one.
+    pub fn first_with_move<P: Position>(&self, pos: &P, options: &ChooseOptions) -> Option<usize> {
+        self.books
+            .iter()
+            .position(|(_, book)| book.find_all(pos).iter().any(|m| options.counts(m)))
+    }
+
     /// The first book (in order) with a move that counts for `pos` picks one with `options`:
     /// the book's index and its [`Pick`], whose share is within that book. `None` when no book
     /// has a move that counts.
@@ -141,6 +149,7 @@ mod tests {
         );
         // The share is within the book that gave the move.
         assert_eq!(pick.share, 0.75);
+        assert_eq!(books.first_with_move(&start, &options), Some(1));
         // A position no book has: no pick.
         let mut after = start.clone();
         after.play_unchecked(after.legal_moves()[0]);

@@ -11,6 +11,7 @@ use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
 use polybook::arena::clock::TimeControl;
+use polybook::arena::learn::learn_opening;
 use polybook::arena::opening::{OpeningsError, parse_openings};
 use polybook::arena::pgn::PgnLog;
 use polybook::arena::player::{EngineSpec, parse_option};
@@ -66,9 +67,13 @@ pub struct Args {
     /// The most plies of an opening taken from the book.
     #[arg(long, default_value_t = 16, value_name = "N")]
     book_plies: usize,
-    /// How book moves are picked: weighted, best or uniform.
+    /// How book moves are picked: weighted, best, uniform or learned.
     #[arg(long, default_value = "weighted", value_name = "HOW")]
     book_selection: Selection,
+    /// After each finished game, the opening's book moves learn its result in the book files
+    /// they came from (PolyGlot's BookLearn encoding), each for the side that played it.
+    #[arg(long, requires = "book")]
+    book_learn: bool,
     /// Book moves with a smaller weight are never picked.
     #[arg(long, default_value_t = 1, value_name = "W")]
     book_min_weight: u16,
@@ -358,6 +363,9 @@ pub fn run(args: Args) -> CliResult {
     let mut tally = MatchTally::new(config.games, sprt);
     let mut failure: Option<String> = None;
     let mut pgn_error: Option<String> = None;
+    // `--book-learn`: the learn fields updated in each book, and the first failure.
+    let mut learned = vec![0usize; args.book.len()];
+    let mut learn_error: Option<String> = None;
 
     std::thread::scope(|scope| {
         let (config, names, stop, abort) = (&config, &names, &stop, &abort);
@@ -369,6 +377,12 @@ pub fn run(args: Args) -> CliResult {
                         && let Err(e) = file.append(&report.pgn)
                     {
                         pgn_error = Some(e.to_string());
+                        abort.store(true, Ordering::Relaxed);
+                    }
+                    if args.book_learn
+                        && let Err(e) = learn_from_game(config, &args.book, &report, &mut learned)
+                    {
+                        learn_error = Some(e.to_string());
                         abort.store(true, Ordering::Relaxed);
                     }
                     tally.record(
@@ -413,7 +427,7 @@ pub fn run(args: Args) -> CliResult {
     });
 
     let elapsed = started.elapsed();
-    let interrupted = abort.load(Ordering::Relaxed) && pgn_error.is_none();
+    let interrupted = abort.load(Ordering::Relaxed) && pgn_error.is_none() && learn_error.is_none();
     let (score, verdict) = (&tally.score, tally.verdict);
     if args.json {
         let (elo, err) = score
@@ -467,7 +481,21 @@ pub fn run(args: Args) -> CliResult {
             )?;
         }
     }
+    if args.book_learn && log {
+        for (path, n) in args.book.iter().zip(&learned) {
+            eprintln!(
+                "book learning: {n} learn field update{} in {}",
+                if *n == 1 { "" } else { "s" },
+                path.display()
+            );
+        }
+    }
     let _ = std::io::stdout().flush();
+    if let Some(e) = learn_error {
+        return Err(CliError::data(format!(
+            "book learning failed: {e}; the match was stopped"
+        )));
+    }
     if let Some(e) = pgn_error {
         return Err(CliError::data(format!(
             "writing the PGN failed: {e}; the match was stopped"
@@ -481,6 +509,32 @@ pub fn run(args: Args) -> CliResult {
             code: 130,
             message: "interrupted; the games that finished are in the PGN".to_string(),
         });
+    }
+    Ok(())
+}
+
+/// `--book-learn` after one game: the book moves of its opening learn its result (an unfinished
+/// game teaches nothing); `learned` counts the updates per book.
+fn learn_from_game(
+    config: &MatchConfig,
+    paths: &[PathBuf],
+    report: &runner::GameReport,
+    learned: &mut [usize],
+) -> Result<(), polybook::book::BookError> {
+    let (Some(books), Some(outcome)) = (&config.book, report.outcome) else {
+        return Ok(());
+    };
+    let opening = runner::opening_for(config, report.index / 2);
+    let updates = learn_opening(
+        books,
+        paths,
+        &config.choose,
+        &opening.start,
+        &opening.moves,
+        outcome,
+    )?;
+    for update in updates {
+        learned[update.book] += update.moves;
     }
     Ok(())
 }
