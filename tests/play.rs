@@ -566,3 +566,70 @@ fn bad_input_is_refused_before_the_game() {
     assert_eq!(out.status.code(), Some(2));
     assert!(pgn_files(dir.path()).is_empty());
 }
+
+#[test]
+fn play_with_two_books_takes_each_move_from_the_first_that_has_one() {
+    use polybook::book::{Entry, Key, RawMove, write_book};
+    let dir = tempfile::tempdir().unwrap();
+    // A small book in front: 1. d4 only. The GNU Chess book behind it.
+    let small = dir.path().join("small.bin");
+    write_book(
+        &small,
+        &mut [Entry {
+            key: Key::of(&shakmaty::Chess::default()),
+            mv: RawMove::from_uci_str("d2d4").unwrap(),
+            weight: 1,
+            learn: 0,
+        }],
+    )
+    .unwrap();
+    let (small, big) = (small.to_str().unwrap(), book());
+    let big = big.to_str().unwrap();
+    let heaviest = python(
+        r#"
+import sys, chess, chess.polyglot
+board = chess.Board()
+board.push_san("d4")
+board.push_san("d5")
+with chess.polyglot.open_reader(sys.argv[1]) as r:
+    e = max(r.find_all(board), key=lambda e: e.weight)
+print(e.move.uci(), board.san(e.move))
+"#,
+        &[big],
+    );
+    let (uci, san) = heaviest.trim().split_once(' ').unwrap();
+    let args = [
+        "--book",
+        small,
+        "--book",
+        big,
+        "--book-selection",
+        "best",
+        "--color",
+        "black",
+        "--depth",
+        "1",
+    ];
+    let (out, pgn, _dir) = game(&args, "book\nd5\nquit\n");
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("books small.bin, gnuchess.bin"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "1. d4   polybook, from the book {small}: d4 100.0%"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("2. {san}   polybook, from the book {big}: {san} ")),
+        "{stdout}"
+    );
+    // The book command (after 1. d4) shows the moves of each book that has some, under its
+    // name: only the second book has moves there.
+    assert!(
+        stdout.contains(&format!("book {big}\nmove      weight   share\nNf6 ")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(&format!("book {small}\n")), "{stdout}");
+    let g = only_game(&pgn);
+    assert_eq!(moves(&g)[..3], ["d2d4", "d7d5", uci]);
+}

@@ -41,7 +41,7 @@ use shakmaty::{Chess, Color, KnownOutcome, Move, Position};
 use super::clock::{Clock, PerMove, TimeControl};
 use super::game::{Game, Termination};
 use super::pgn::{game_text, roster, write_atomic};
-use crate::book::{Book, BookMove, ChooseOptions};
+use crate::book::{BookMove, Books, ChooseOptions};
 use crate::diagram::diagram;
 use crate::engine::time::{TimeLeft, TimePlan};
 use crate::engine::{Engine, Limits, Score, SearchOptions};
@@ -80,8 +80,9 @@ pub struct PlayOptions {
     /// The person's colour.
     pub human: Color,
     pub thinking: Thinking,
-    /// The engine's book (it plays from it while the position is in it).
-    pub book: Option<Book>,
+    /// The engine's books in priority order (it plays from them while a book has a move that
+    /// counts; the first such book gives it, see [`Books`]). Empty: no book.
+    pub books: Books,
     /// How the engine picks its book move.
     pub choose: ChooseOptions,
     pub search: SearchOptions,
@@ -102,7 +103,7 @@ impl PlayOptions {
                 movetime: Some(Duration::from_secs(2)),
                 ..PerMove::default()
             }),
-            book: None,
+            books: Books::new(),
             choose: ChooseOptions::default(),
             search: SearchOptions::default(),
             flip: false,
@@ -280,15 +281,21 @@ impl<W: Write> PlaySession<W> {
             Thinking::Clock(tc) => format!("time control {tc}"),
             Thinking::PerMove(p) => p.to_string(),
         };
-        let book = match &self.options.book {
-            Some(b) => format!(
-                ", book {}",
+        let names: Vec<String> = self
+            .options
+            .books
+            .iter()
+            .map(|(_, b)| {
                 b.path().file_name().map_or_else(
                     || b.path().display().to_string(),
-                    |n| n.to_string_lossy().into_owned()
+                    |n| n.to_string_lossy().into_owned(),
                 )
-            ),
-            None => String::new(),
+            })
+            .collect();
+        let book = match names.len() {
+            0 => String::new(),
+            1 => format!(", book {}", names[0]),
+            _ => format!(", books {}", names.join(", ")),
         };
         writeln!(
             self.out,
@@ -521,16 +528,33 @@ impl<W: Write> PlaySession<W> {
         (result.best_move, result.score, result.depth)
     }
 
-    fn book_moves(&self) -> Vec<BookMove> {
-        match &self.options.book {
-            Some(book) => book.probe(self.game.position()).legal,
-            None => Vec::new(),
+    /// The legal moves of the book that gives the engine's book move here (the first with a
+    /// move that counts), with that book's index; no moves when no book has one.
+    fn book_moves(&self) -> (Option<usize>, Vec<BookMove>) {
+        let books = &self.options.books;
+        let pos = self.game.position();
+        match books.first_with_move(pos, &self.options.choose) {
+            Some(index) => {
+                let (_, book) = books.iter().nth(index).expect("a book of the list");
+                (Some(index), book.probe(pos).legal)
+            }
+            None => (None, Vec::new()),
+        }
+    }
+
+    /// `the book` with one book, `the book NAME` with several.
+    fn book_name(&self, index: Option<usize>) -> String {
+        match index {
+            Some(i) if self.options.books.len() > 1 => {
+                format!("the book {}", self.options.books.name(i))
+            }
+            _ => "the book".to_string(),
         }
     }
 
     fn hint(&mut self) -> io::Result<()> {
         let pos = self.game.position().clone();
-        let book = self.book_moves();
+        let (index, book) = self.book_moves();
         let best = ChooseOptions {
             selection: crate::book::Selection::Best,
             ..self.options.choose.clone()
@@ -539,7 +563,8 @@ impl<W: Write> PlaySession<W> {
             let san = SanPlus::from_move(pos, pick.book_move.mv);
             return writeln!(
                 self.out,
-                "hint: {san} (the book's most played move, {:.1}%)",
+                "hint: {san} ({}'s most played move, {:.1}%)",
+                self.book_name(index),
                 100.0 * pick.share
             );
         }
@@ -597,19 +622,40 @@ impl<W: Write> PlaySession<W> {
         }
     }
 
+    /// The `book` command: the book moves of the position, of each book that has some (the
+    /// book's name above its table when there are several books).
     fn show_book(&mut self) -> io::Result<()> {
-        let Some(book) = &self.options.book else {
+        if self.options.books.is_empty() {
             return writeln!(self.out, "No book (start with --book FILE).");
-        };
+        }
         let pos = self.game.position().clone();
-        let probe = book.probe(&pos);
-        if probe.legal.is_empty() {
+        let several = self.options.books.len() > 1;
+        let mut shown = false;
+        for index in 0..self.options.books.len() {
+            let (name, book) = self.options.books.iter().nth(index).expect("a book");
+            let probe = book.probe(&pos);
+            if probe.legal.is_empty() {
+                continue;
+            }
+            if several {
+                let name = name.to_string();
+                writeln!(self.out, "book {name}")?;
+            }
+            self.book_table(&pos, &probe.legal)?;
+            shown = true;
+        }
+        if !shown {
             return writeln!(self.out, "No book moves in this position.");
         }
-        let total = self.options.choose.total_weight(&probe.legal);
-        let shares = self.options.choose.shares(&probe.legal);
+        Ok(())
+    }
+
+    /// One book's moves of `pos` as a table: move, weight, share.
+    fn book_table(&mut self, pos: &Chess, moves: &[BookMove]) -> io::Result<()> {
+        let total = self.options.choose.total_weight(moves);
+        let shares = self.options.choose.shares(moves);
         writeln!(self.out, "{:<9} {:>6} {:>7}", "move", "weight", "share")?;
-        for (m, share) in probe.legal.iter().zip(shares) {
+        for (m, share) in moves.iter().zip(shares) {
             writeln!(
                 self.out,
                 "{:<9} {:>6} {:>6.1}%",
@@ -618,7 +664,7 @@ impl<W: Write> PlaySession<W> {
                 100.0 * share
             )?;
         }
-        let n = probe.legal.len();
+        let n = moves.len();
         writeln!(
             self.out,
             "{n} book move{}, total weight {total}",
@@ -641,7 +687,7 @@ impl<W: Write> PlaySession<W> {
         let me = !self.options.human;
         let pos = self.game.position().clone();
         let started = Instant::now();
-        let book = self.book_moves();
+        let (giver, book) = self.book_moves();
         let legal = pos.legal_moves();
         let (mv, comment, report) =
             if let Some(pick) = self.options.choose.pick(&book, &mut self.rng) {
@@ -665,7 +711,7 @@ impl<W: Write> PlaySession<W> {
                 (
                     pick.book_move.mv,
                     Some("book".to_string()),
-                    format!("from the book: {}", list.join(", ")),
+                    format!("from {}: {}", self.book_name(giver), list.join(", ")),
                 )
             } else if legal.len() == 1 {
                 (legal[0], None, "the only legal move".to_string())

@@ -9,7 +9,7 @@ use clap::ValueEnum;
 use polybook::arena::clock::{PerMove, TimeControl};
 use polybook::arena::pgn::{append_atomic, default_stem, write_new};
 use polybook::arena::play::{PlayOptions, PlaySession, Thinking};
-use polybook::book::{ChooseOptions, Selection};
+use polybook::book::{Books, ChooseOptions, Selection};
 use polybook::engine::SearchOptions;
 use polybook::position::parse_fen;
 use rand::Rng;
@@ -26,18 +26,13 @@ enum Side {
     Random,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum BookSelection {
-    Weighted,
-    Best,
-    Uniform,
-}
-
 #[derive(clap::Args)]
 pub struct Args {
     /// The engine's Polyglot book (.bin): it plays from it while the position is in it.
+    /// Repeatable: `--book A --book B` plays from A and, where A has no move, from B (first hit
+    /// wins).
     #[arg(long, value_name = "FILE")]
-    book: Option<PathBuf>,
+    book: Vec<PathBuf>,
     /// Your colour.
     #[arg(long, value_enum, ignore_case = true, default_value = "white")]
     color: Side,
@@ -66,9 +61,9 @@ pub struct Args {
     /// Seed for the book choice and --color random (default: a random seed).
     #[arg(long, value_name = "S")]
     seed: Option<u64>,
-    /// How the engine picks among the book moves.
-    #[arg(long, value_enum, ignore_case = true, default_value = "weighted")]
-    book_selection: BookSelection,
+    /// How the engine picks among the book moves: weighted, best, uniform or learned.
+    #[arg(long, default_value = "weighted", value_name = "HOW")]
+    book_selection: Selection,
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -95,7 +90,10 @@ pub fn run(args: Args) -> CliResult {
             "the game is over in the --fen position ({why})"
         )));
     }
-    let book = args.book.as_deref().map(open_book).transpose()?;
+    let mut books = Books::new();
+    for path in &args.book {
+        books.push(path.display().to_string(), open_book(path)?);
+    }
     if let Some(path) = &args.pgn {
         check_writable(path)?;
     }
@@ -110,11 +108,6 @@ pub fn run(args: Args) -> CliResult {
                 Color::Black
             }
         }
-    };
-    let selection = match args.book_selection {
-        BookSelection::Weighted => Selection::Weighted,
-        BookSelection::Best => Selection::Best,
-        BookSelection::Uniform => Selection::Uniform,
     };
 
     // The PGN so far, for Ctrl-C: written where the game would go, then the process ends.
@@ -143,9 +136,9 @@ pub fn run(args: Args) -> CliResult {
     let options = PlayOptions {
         human,
         thinking,
-        book,
+        books,
         choose: ChooseOptions {
-            selection,
+            selection: args.book_selection,
             ..ChooseOptions::default()
         },
         search: SearchOptions {
