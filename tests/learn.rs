@@ -699,3 +699,60 @@ fn match_book_learn_needs_a_book() {
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+#[test]
+fn a_tournament_learns_too() {
+    use polybook::book::{Entry, Key, RawMove, write_book};
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("e4.bin");
+    write_book(
+        &book,
+        &mut [Entry {
+            key: Key::of(&Chess::default()),
+            mv: RawMove::from_uci_str("e2e4").unwrap(),
+            weight: 1,
+            learn: 0,
+        }],
+    )
+    .unwrap();
+    let pgn = dir.path().join("t.pgn");
+    let out = polybook(&[
+        "match",
+        "--engine",
+        "A=builtin:Hash=8",
+        "--engine",
+        "B=builtin:Hash=8",
+        "--engine",
+        "C=builtin:Hash=8",
+        "--nodes",
+        "300",
+        "--games",
+        "2",
+        "--book",
+        s(&book),
+        "--book-learn",
+        "--seed",
+        "3",
+        "--pgn",
+        s(&pgn),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Every finished game opened 1. e4 from the book: White's result, that many times.
+    let script = r#"
+import sys, chess, chess.pgn, chess.polyglot
+games = points = 0
+with open(sys.argv[2]) as f:
+    while (game := chess.pgn.read_game(f)) is not None:
+        result = game.headers["Result"]
+        if result in ("1-0", "0-1", "1/2-1/2"):
+            games += 1
+            points += {"1-0": 2, "0-1": 0, "1/2-1/2": 1}[result]
+with chess.polyglot.open_reader(sys.argv[1]) as reader:
+    learn = next(reader.find_all(chess.Board())).learn
+print(games, points, learn >> 16, learn & 0xffff)
+"#;
+    let out = python(script, &[s(&book), s(&pgn)]);
+    let n: Vec<u32> = out.split_whitespace().map(|x| x.parse().unwrap()).collect();
+    assert_eq!(n[0], 6, "three pairings of two games: {out}");
+    assert_eq!((n[2], n[3]), (n[0], n[1]), "{out}");
+}

@@ -481,21 +481,8 @@ pub fn run(args: Args) -> CliResult {
             )?;
         }
     }
-    if args.book_learn && log {
-        for (path, n) in args.book.iter().zip(&learned) {
-            eprintln!(
-                "book learning: {n} learn field update{} in {}",
-                if *n == 1 { "" } else { "s" },
-                path.display()
-            );
-        }
-    }
     let _ = std::io::stdout().flush();
-    if let Some(e) = learn_error {
-        return Err(CliError::data(format!(
-            "book learning failed: {e}; the match was stopped"
-        )));
-    }
+    learning_summary(&args, &learned, learn_error, "match")?;
     if let Some(e) = pgn_error {
         return Err(CliError::data(format!(
             "writing the PGN failed: {e}; the match was stopped"
@@ -537,6 +524,31 @@ fn learn_from_game(
         learned[update.book] += update.moves;
     }
     Ok(())
+}
+
+/// After a match or tournament with `--book-learn`: the learn fields updated in each book (on
+/// stderr unless `--quiet`), and the error that stopped it, if learning failed.
+fn learning_summary(
+    args: &Args,
+    learned: &[usize],
+    error: Option<String>,
+    what: &str,
+) -> CliResult {
+    if args.book_learn && !args.quiet {
+        for (path, n) in args.book.iter().zip(learned) {
+            eprintln!(
+                "book learning: {n} learn field update{} in {}",
+                if *n == 1 { "" } else { "s" },
+                path.display()
+            );
+        }
+    }
+    match error {
+        Some(e) => Err(CliError::data(format!(
+            "book learning failed: {e}; the {what} was stopped"
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn limit_text(limit: &MoveLimit) -> String {

@@ -15,7 +15,7 @@ use polybook::arena::stats::MatchScore;
 use polybook::arena::tournament::{self, Kind, Tournament, TournamentEvent};
 use serde_json::{Value, json};
 
-use super::{Args, limit_text};
+use super::{Args, learn_from_game, learning_summary, limit_text};
 use crate::cli::{CliError, CliResult, file_error};
 
 /// Plays the tournament of `specs` with `settings` (`settings.games` a pairing) and reports it.
@@ -64,6 +64,9 @@ pub fn run(args: &Args, specs: Vec<EngineSpec>, settings: MatchConfig) -> CliRes
     let mut standings = Standings::new(&names, &pairings, tournament.settings.games);
     let mut failure: Option<String> = None;
     let mut pgn_error: Option<String> = None;
+    // `--book-learn`: the learn fields updated in each book, and the first failure.
+    let mut learned = vec![0usize; args.book.len()];
+    let mut learn_error: Option<String> = None;
 
     std::thread::scope(|scope| {
         let (tournament, names, stop, abort) = (&tournament, &names, &stop, &*abort);
@@ -79,6 +82,13 @@ pub fn run(args: &Args, specs: Vec<EngineSpec>, settings: MatchConfig) -> CliRes
                         && let Err(e) = file.append(&report.pgn)
                     {
                         pgn_error = Some(e.to_string());
+                        abort.store(true, Ordering::Relaxed);
+                    }
+                    if args.book_learn
+                        && let Err(e) =
+                            learn_from_game(&tournament.settings, &args.book, &report, &mut learned)
+                    {
+                        learn_error = Some(e.to_string());
                         abort.store(true, Ordering::Relaxed);
                     }
                     standings.record(pairing, &report);
@@ -111,7 +121,7 @@ pub fn run(args: &Args, specs: Vec<EngineSpec>, settings: MatchConfig) -> CliRes
     });
 
     let elapsed = started.elapsed();
-    let interrupted = abort.load(Ordering::Relaxed) && pgn_error.is_none();
+    let interrupted = abort.load(Ordering::Relaxed) && pgn_error.is_none() && learn_error.is_none();
     if args.json {
         let ranking: Vec<Value> = standings
             .ranking()
@@ -157,6 +167,7 @@ pub fn run(args: &Args, specs: Vec<EngineSpec>, settings: MatchConfig) -> CliRes
         )?;
     }
     let _ = std::io::stdout().flush();
+    learning_summary(args, &learned, learn_error, "tournament")?;
     if let Some(e) = pgn_error {
         return Err(CliError::data(format!(
             "writing the PGN failed: {e}; the tournament was stopped"
