@@ -38,7 +38,7 @@ use super::{Book, BookError, ENTRY_SIZE, Entry, Key, RawMove};
 use crate::atomic::AtomicFile;
 
 /// A decoded learn field: games played with the move and the points they scored.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Learn {
     /// Games played with the move (the high 16 bits).
     pub games: u16,

@@ -35,18 +35,9 @@ pub struct LearnedMove {
     pub key: String,
     /// The move as the book stores it (`e1h1` for White's short castling).
     pub uci: String,
-    #[serde(serialize_with = "raw_learn")]
+    /// The learn value before and after, as `{games, score_sum}`.
     pub before: Learn,
-    #[serde(serialize_with = "raw_learn")]
     pub after: Learn,
-}
-
-fn raw_learn<S: serde::Serializer>(learn: &Learn, s: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeStruct;
-    let mut out = s.serialize_struct("Learn", 2)?;
-    out.serialize_field("games", &learn.games)?;
-    out.serialize_field("score_sum", &learn.score_sum)?;
-    out.end()
 }
 
 /// What learning from the games did.
