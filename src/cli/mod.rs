@@ -27,6 +27,7 @@ mod bench;
 mod build;
 mod dump;
 mod edit;
+mod explore;
 mod export;
 mod filter;
 mod info;
@@ -80,6 +81,8 @@ enum Command {
     Edit(edit::Args),
     /// Write a book's tree from the start position as one PGN game with variations.
     Export(export::Args),
+    /// Walk through books in the browser: a local web page with a board and the book moves.
+    Explore(explore::Args),
     /// Count the legal move paths of a given length (move generator check).
     Perft(perft::Args),
     /// Search a position and print UCI-style info lines, then the best move.
@@ -218,6 +221,7 @@ pub fn main() -> ExitCode {
         Some(Command::Filter(args)) => filter::run(args),
         Some(Command::Edit(args)) => edit::run(args),
         Some(Command::Export(args)) => export::run(args),
+        Some(Command::Explore(args)) => explore::run(args),
         Some(Command::Perft(args)) => perft::run(args),
         Some(Command::Search(args)) => search::run(args),
         Some(Command::Bench(args)) => bench::run(args),

@@ -1,0 +1,119 @@
+//! The HTTP server: `tiny_http` accepts connections and parses requests; a few worker threads
+//! take requests from it and answer each from [`route`](super::route). The books are shared by
+//! the threads, read-only.
+
+use std::io::Cursor;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use thiserror::Error;
+use tiny_http::{Header, Response, StatusCode};
+
+use super::{Explorer, route};
+
+/// Why the server could not start.
+#[derive(Debug, Error)]
+pub enum ExploreError {
+    #[error("cannot listen on {addr}: {why}")]
+    Listen { addr: SocketAddr, why: String },
+}
+
+/// A running server. [`Server::stop`] ends it; dropping it leaves the worker threads running
+/// until the process ends.
+pub struct Server {
+    http: Arc<tiny_http::Server>,
+    addr: SocketAddr,
+    stopping: Arc<AtomicBool>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Listens on `addr` (port 0: any free port) and answers with `workers` threads.
+    pub fn start(
+        explorer: Explorer,
+        addr: SocketAddr,
+        workers: usize,
+    ) -> Result<Server, ExploreError> {
+        let http = tiny_http::Server::http(addr).map_err(|e| ExploreError::Listen {
+            addr,
+            why: e.to_string(),
+        })?;
+        let addr = http.server_addr().to_ip().unwrap_or(addr);
+        let http = Arc::new(http);
+        let explorer = Arc::new(explorer);
+        let stopping = Arc::new(AtomicBool::new(false));
+        let workers = (0..workers.max(1))
+            .map(|_| {
+                let (http, explorer, stopping) = (http.clone(), explorer.clone(), stopping.clone());
+                std::thread::spawn(move || {
+                    while !stopping.load(Ordering::Relaxed) {
+                        // An error is either the stop (below) or a failed accept: the next one may work.
+                        if let Ok(request) = http.recv() {
+                            answer(&explorer, request);
+                        }
+                    }
+                })
+            })
+            .collect();
+        Ok(Server {
+            http,
+            addr,
+            stopping,
+            workers,
+        })
+    }
+
+    /// The address it listens on (with the port chosen when 0 was asked for).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The page's URL: `http://127.0.0.1:PORT/`.
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// Stops taking requests, lets each worker finish the one it is answering, and waits for them.
+    pub fn stop(self) {
+        self.stopping.store(true, Ordering::Relaxed);
+        for _ in &self.workers {
+            self.http.unblock();
+        }
+        for worker in self.workers {
+            let _ = worker.join();
+        }
+    }
+}
+
+/// Answers one request. The time spent making the answer goes into a `Server-Timing` header
+/// (`app;dur=0.042`, in milliseconds), which browsers show and the benchmark reads.
+fn answer(explorer: &Explorer, request: tiny_http::Request) {
+    let started = Instant::now();
+    let reply = route(explorer, request.method().as_str(), request.url());
+    let millis = started.elapsed().as_secs_f64() * 1000.0;
+    let headers = [
+        ("Content-Type", reply.content_type.to_string()),
+        ("Server-Timing", format!("app;dur={millis:.3}")),
+        ("Cache-Control", "no-store".to_string()),
+        ("X-Content-Type-Options", "nosniff".to_string()),
+        // The page may load only what this server serves (and the data URIs of its pieces).
+        (
+            "Content-Security-Policy",
+            "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'"
+                .to_string(),
+        ),
+    ];
+    let headers = headers
+        .iter()
+        .filter_map(|(name, value)| Header::from_bytes(name.as_bytes(), value.as_bytes()).ok())
+        .collect();
+    let length = reply.body.len();
+    // The embedded assets are sent from where they lie in the binary, not copied.
+    let body = Cursor::new(reply.body);
+    let response = Response::new(StatusCode(reply.status), headers, body, Some(length), None);
+    // A client that went away is no concern of the others.
+    let _ = request.respond(response);
+}
