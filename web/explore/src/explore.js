@@ -161,14 +161,14 @@ function drawLine() {
       const number = document.createElement('span');
       number.className = 'number';
       number.textContent = `${pos.fullmoves}${pos.turn === 'white' ? '.' : '...'}`;
-      line.append(number);
+      line.append(number, ' ');
     }
     const move = document.createElement('span');
     move.className = 'move' + (i + 1 === state.ply ? ' current' : '');
     move.textContent = m.san;
     move.dataset.ply = i + 1;
     move.addEventListener('click', () => go(i + 1));
-    line.append(move);
+    line.append(move, ' ');
   });
   if (!state.moves.length) line.textContent = start.turn === 'white' ? 'the start position' : 'the start position, black to move';
 }
@@ -233,9 +233,13 @@ function drawBooks(answer) {
         row.title = `${e.uci} (raw ${e.raw}): click to play`;
         row.append(cell('td', e.san, 'san'), cell('td', e.weight, 'weight'));
         const share = cell('td', undefined, 'share');
+        const inner = cell('div');
+        const track = cell('div', undefined, 'track');
         const bar = cell('div', undefined, 'bar');
         bar.style.width = `${(e.share * 100).toFixed(1)}%`;
-        share.append(bar, cell('span', `${(e.share * 100).toFixed(1)}%`));
+        track.append(bar);
+        inner.append(track, cell('span', `${(e.share * 100).toFixed(1)}%`));
+        share.append(inner);
         row.append(share, cell('td', e.learn, 'learn'));
         row.addEventListener('mouseenter', () => hint(e.uci));
         row.addEventListener('mouseleave', () => board.setAutoShapes([]));
