@@ -113,7 +113,9 @@ fn answer(explorer: &Explorer, request: tiny_http::Request) {
     let length = reply.body.len();
     // The embedded assets are sent from where they lie in the binary, not copied.
     let body = Cursor::new(reply.body);
-    let response = Response::new(StatusCode(reply.status), headers, body, Some(length), None);
+    // Always a Content-Length, never chunks: every answer is whole before it is sent.
+    let response = Response::new(StatusCode(reply.status), headers, body, Some(length), None)
+        .with_chunked_threshold(usize::MAX);
     // A client that went away is no concern of the others.
     let _ = request.respond(response);
 }
