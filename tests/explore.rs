@@ -412,6 +412,56 @@ fn many_requests_are_all_answered() {
     assert_eq!(out.status.code(), Some(130));
 }
 
+/// A browser keeps its connection open: many requests on one connection, each answered whole
+/// (its Content-Length) and in turn.
+#[test]
+fn one_kept_alive_connection_carries_many_requests() {
+    let book = gnuchess_book();
+    let served = Served::start(&[path(&book)]);
+    let mut stream = TcpStream::connect(&served.addr).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    for (i, target) in ["/api/probe?moves=e4", "/nope", "/api/probe?fen=x", "/"]
+        .iter()
+        .cycle()
+        .take(200)
+        .enumerate()
+    {
+        write!(
+            stream,
+            "GET {target} HTTP/1.1\r\nHost: {}\r\n\r\n",
+            served.addr
+        )
+        .unwrap();
+        let (mut status, mut length) = (String::new(), None);
+        reader.read_line(&mut status).unwrap();
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse::<usize>().ok();
+            }
+        }
+        let mut body = vec![0; length.expect("a Content-Length")];
+        reader.read_exact(&mut body).unwrap();
+        let expected = match i % 4 {
+            0 => "200",
+            1 => "404",
+            2 => "400",
+            _ => "200",
+        };
+        assert_eq!(
+            status.split_whitespace().nth(1),
+            Some(expected),
+            "{i}: {status}"
+        );
+    }
+}
+
 /// Ctrl-C stops it cleanly: exit code 130, nothing on standard error but the line that said
 /// where it was serving.
 #[test]
