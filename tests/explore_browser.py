@@ -32,8 +32,9 @@ for path in ["/usr/bin/chromium", "/usr/bin/chromedriver"]:
     if not os.path.exists(path):
         sys.exit(f"reference tool missing: {path} (apt-get install -y chromium chromium-driver), or run ./test.sh")
 os.makedirs(shots, exist_ok=True)
-if os.path.exists(os.path.join(shots, "failure.png")):
-    os.remove(os.path.join(shots, "failure.png"))
+for old in os.listdir(shots):
+    if old.endswith(".png"):
+        os.remove(os.path.join(shots, old))
 
 options = webdriver.ChromeOptions()
 options.binary_location = "/usr/bin/chromium"
@@ -196,6 +197,12 @@ board.push_uci("c7c5")
 if page_fen() != board.fen() or line_text() != "1. e4 c5":
     fail(f"after c7-c5 on the board: FEN {page_fen()}, line {line_text()!r}")
 check_moves(board.fen(), "after 1. e4 c5")
+# The picture of the README (docs/explore.png): a move of the second book hovered.
+second = driver.find_elements(By.CSS_SELECTOR, "#books .book")[min(1, len(books) - 1)]
+ActionChains(driver).move_to_element(second.find_element(By.CSS_SELECTOR, "tr.entry")).perform()
+wait(lambda: js("return document.querySelectorAll('cg-container svg.cg-shapes g').length") > 0,
+     "the hover arrow")
+shot("3-hover")
 
 # 4. Back and forward with the keyboard, flip with f.
 key(Keys.ARROW_LEFT)
@@ -212,7 +219,7 @@ if page_fen() != board.fen() or line_text() != "1. e4 c5":
 key("f")
 if not js("return document.querySelector('.cg-wrap').classList.contains('orientation-black')"):
     fail("f did not flip the board")
-shot("3-flipped")
+shot("4-flipped")
 # On the flipped board, Nf3 by its squares.
 click_square("g1", "black")
 click_square("f3", "black")
@@ -230,7 +237,7 @@ paste(ruy)
 if page_fen() != ruy or error_text():
     fail(f"pasted FEN: FEN {page_fen()}, error {error_text()!r}")
 check_moves(ruy, "the pasted FEN")
-shot("4-pasted-fen")
+shot("5-pasted-fen")
 paste("1. d4 Nf6 2. c4 e6 {a comment} 3. Nc3 *")
 game = chess.pgn.read_game(io.StringIO("1. d4 Nf6 2. c4 e6 3. Nc3 *"))
 if page_fen() != game.end().board().fen() or line_text() != "1. d4 Nf6 2. c4 e6 3. Nc3":
@@ -240,7 +247,7 @@ check_moves(page_fen(), "the pasted moves")
 copied = chess.pgn.read_game(io.StringIO(js("return window.explore.pgn()")))
 if [m.uci() for m in copied.mainline_moves()] != [m.uci() for m in game.mainline_moves()]:
     fail(f"the PGN of the line is {js('return window.explore.pgn()')!r}")
-shot("5-pasted-moves")
+shot("6-pasted-moves")
 
 # 6. A bad FEN and an illegal move list: an error in the page, and the page goes on working.
 paste("rnbqkbnr/pppppppp/8/8/8/8 w KQkq - 0 1")
@@ -248,7 +255,7 @@ if "invalid FEN" not in error_text():
     fail(f"a bad FEN showed {error_text()!r}")
 if line_text() != "1. d4 Nf6 2. c4 e6 3. Nc3":
     fail(f"a bad FEN changed the line to {line_text()!r}")
-shot("6-bad-fen")
+shot("7-bad-fen")
 paste("1. e4 e5 2. Ke3")
 if "move 3 'Ke3' is not legal" not in error_text():
     fail(f"an illegal move showed {error_text()!r}")
@@ -269,7 +276,7 @@ board_box = driver.find_element(By.ID, "board").rect
 books_box = driver.find_element(By.ID, "books").rect
 if overflow > 0 or books_box["y"] < board_box["y"] + board_box["height"] or board_box["width"] < 300:
     fail(f"phone width: overflow {overflow}, board {board_box}, books {books_box}")
-shot("7-phone")
+shot("8-phone")
 
 # 8. Nothing came from anywhere but the server, and no script error.
 origin = url.rstrip("/")

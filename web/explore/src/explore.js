@@ -270,7 +270,7 @@ function drawBooks(answer) {
 
 /// Shows a book move on the board as an arrow.
 function hint(uci) {
-  board.setAutoShapes([{ orig: uci.slice(0, 2), dest: uci.slice(2, 4), brush: 'paleBlue' }]);
+  board.setAutoShapes([{ orig: uci.slice(0, 2), dest: uci.slice(2, 4), brush: 'blue' }]);
 }
 
 function showError(message) {
