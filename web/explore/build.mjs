@@ -9,7 +9,15 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 
 const out = '../../assets/explore';
 mkdirSync(out, { recursive: true });
+// What the bundles hold, and under which licences (the sources carry no licence comments of
+// their own to keep).
+const banner =
+  '/*! polybook explore, GPL-3.0-or-later; source: web/explore/ in the polybook repository.\n' +
+  ' * Bundles chessground 9.2.1 (GPL-3.0-or-later, lichess.org), its brown board and the cburnett\n' +
+  ' * pieces by Colin M.L. Burnett (GPL-2.0-or-later), chessops 0.15.1 (GPL-3.0-or-later,\n' +
+  ' * Niklas Fiekas) and @badrap/result (MIT). */';
 const common = {
+  banner: { js: banner, css: banner },
   bundle: true,
   minify: true,
   legalComments: 'eof',
