@@ -496,6 +496,54 @@ fn a_host_other_than_loopback_is_warned_about() {
     );
 }
 
+/// `--open` hands the URL to the desktop's opener (`xdg-open`; here a stand-in that writes down
+/// what it was given), and the server goes on.
+#[cfg(target_os = "linux")]
+#[test]
+fn open_hands_the_url_to_the_browser() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let opened = dir.path().join("opened");
+    let opener = dir.path().join("xdg-open");
+    std::fs::write(
+        &opener,
+        format!("#!/bin/sh\necho \"$@\" > {}\n", opened.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path_var = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let book = gnuchess_book();
+    let mut child = piped()
+        .env("PATH", path_var)
+        .args(["explore", path(&book), "--port", "0", "--open"])
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let mut written = String::new();
+    for _ in 0..200 {
+        written = std::fs::read_to_string(&opened).unwrap_or_default();
+        if !written.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(written, url);
+    let addr = url
+        .trim()
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
+    assert_eq!(request(addr, "GET", "/api/books").status, 200);
+    interrupt(&child);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+}
+
 /// What cannot start gets one line and a non-zero exit: a missing book, a bad position, a port
 /// in use, a host that is no address.
 #[test]
@@ -555,7 +603,11 @@ fn the_page_works_in_a_real_browser() {
     let shots = Path::new("target/explore-screenshots");
     std::fs::create_dir_all(shots).unwrap();
     let collision = book_with_an_illegal_entry(shots);
-    let books = ["books/bundled.bin", "tests/data/books/gnuchess.bin", path(&collision)];
+    let books = [
+        "books/bundled.bin",
+        "tests/data/books/gnuchess.bin",
+        path(&collision),
+    ];
     let served = Served::start(&books);
     let args = [&[served.url.as_str(), path(shots), BIN][..], &books[..]].concat();
     let out = common::python(include_str!("explore_browser.py"), &args);

@@ -306,10 +306,14 @@ async function paste(text) {
   let error;
   const looksLikeFen = /^[^\s\[]*\/[^\s]*\/[^\s]*/.test(text);
   if (looksLikeFen) {
-    const reply = await fetch(`/api/probe?fen=${encodeURIComponent(text)}`);
-    const answer = await reply.json();
-    if (!reply.ok) error = answer.error;
-    else error = startFrom(answer.length ? answer[0].fen : text);
+    try {
+      const reply = await fetch(`/api/probe?fen=${encodeURIComponent(text)}`);
+      const answer = await reply.json();
+      if (!reply.ok) error = answer.error;
+      else error = startFrom(answer.length ? answer[0].fen : text);
+    } catch (e) {
+      error = `cannot reach the server: ${e.message}`;
+    }
   } else {
     const tag = text.match(/\[FEN\s+"([^"]*)"\]/);
     const moves = text
