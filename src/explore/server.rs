@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 use thiserror::Error;
@@ -56,9 +56,11 @@ impl Server {
                 let (http, explorer, stopping) = (http.clone(), explorer.clone(), stopping.clone());
                 std::thread::spawn(move || {
                     while !stopping.load(Ordering::Relaxed) {
-                        // An error is either the stop (below) or a failed accept: the next one may work.
-                        if let Ok(request) = http.recv() {
-                            answer(&explorer, request);
+                        match http.recv() {
+                            Ok(request) => answer(&explorer, request),
+                            // The stop (below), or a failed accept (out of file descriptors, say):
+                            // a moment later the next one may work.
+                            Err(_) => std::thread::sleep(Duration::from_millis(10)),
                         }
                     }
                 })
