@@ -100,10 +100,15 @@ impl Reply {
 /// One HTTP/1.1 request on its own connection, the target sent exactly as given (no
 /// normalisation of `..` or `%2e`, as a hostile client would send it).
 fn request(addr: &str, method: &str, target: &str) -> Reply {
+    request_to(addr, addr, method, target)
+}
+
+/// [`request`] with `host` in its `Host` header.
+fn request_to(addr: &str, host: &str, method: &str, target: &str) -> Reply {
     let mut stream = TcpStream::connect(addr).expect("connect to explore");
     write!(
         stream,
-        "{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "{method} {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut raw = Vec::new();
@@ -368,6 +373,28 @@ fn the_server_serves_nothing_else_and_refuses_bad_input() {
         let reply = request(&served.addr, method, "/api/probe");
         assert_eq!(reply.status, 405, "{method}");
     }
+    // A page elsewhere whose name was pointed at 127.0.0.1 (DNS rebinding) reads nothing.
+    let port = served.addr.rsplit(':').next().unwrap();
+    let rebound = request_to(
+        &served.addr,
+        &format!("evil.example:{port}"),
+        "GET",
+        "/api/books",
+    );
+    assert_eq!(rebound.status, 403);
+    assert_eq!(
+        rebound.json()["error"],
+        format!(
+            "host 'evil.example:{port}' not served: this server answers only 127.0.0.1, localhost and [::1]"
+        )
+    );
+    let local = request_to(
+        &served.addr,
+        &format!("localhost:{port}"),
+        "GET",
+        "/api/books",
+    );
+    assert_eq!(local.status, 200);
     // And it is still there.
     assert_eq!(served.get("/api/probe?moves=d4").status, 200);
 }
@@ -486,6 +513,9 @@ fn a_host_other_than_loopback_is_warned_about() {
     let port = served.addr.rsplit(':').next().unwrap();
     let reply = request(&format!("127.0.0.1:{port}"), "GET", "/api/books");
     assert_eq!(reply.status, 200);
+    // Reachable by any name: that was asked for.
+    let named = request_to(&format!("127.0.0.1:{port}"), "my-laptop.lan", "GET", "/");
+    assert_eq!(named.status, 200);
     let out = served.interrupt();
     assert!(
         stderr(&out).starts_with(

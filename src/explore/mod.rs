@@ -5,7 +5,8 @@
 //!   binary: no request ever reaches the filesystem, and nothing is fetched from the internet.
 //! - [`api`]: the JSON answers: `/api/books` (the books and the start position) and
 //!   `/api/probe?fen=…&moves=…` (for each book, exactly the object `probe --json` prints).
-//! - [`routes`]: a request's method and path to a reply; every path not listed is a 404.
+//! - [`routes`]: a request's method and path to a reply; every path not listed is a 404; on
+//!   loopback, a request addressed to another name is a 403 (no DNS rebinding).
 //! - [`server`]: the HTTP server (`tiny_http`), a few worker threads answering requests, and a
 //!   clean stop.
 //!

@@ -3,6 +3,7 @@
 //! `/explore.js/`), is a 404: paths are compared as sent, never decoded into file names.
 
 use std::borrow::Cow;
+use std::net::SocketAddr;
 
 use super::{Explorer, api, assets};
 use crate::text::quote;
@@ -61,6 +62,40 @@ pub fn route(explorer: &Explorer, method: &str, url: &str) -> Reply {
     }
 }
 
+/// Whether a request naming `host` (its `Host` header) is answered by a server listening on
+/// `listen`. On loopback, only the loopback names are (`127.0.0.1`, `localhost`, `[::1]`, with the
+/// server's port or none): a web page elsewhere that points a name of its own at 127.0.0.1 (DNS
+/// rebinding) cannot read the books through its visitor's browser. A request without the header
+/// (an HTTP/1.0 client, never a browser) is answered. On any other address, every name is: the
+/// server was asked to be reachable.
+pub fn host_allowed(listen: SocketAddr, host: Option<&str>) -> bool {
+    if !listen.ip().is_loopback() {
+        return true;
+    }
+    let Some(host) = host else {
+        return true;
+    };
+    // `name:port`, `[v6]:port`, or either without the port.
+    let (name, port) = match host.rfind(':') {
+        Some(colon) if !host[colon..].contains(']') => (&host[..colon], Some(&host[colon + 1..])),
+        _ => (host, None),
+    };
+    let port_ok = port.is_none_or(|p| p.parse() == Ok(listen.port()));
+    let name = name.to_ascii_lowercase();
+    port_ok && matches!(name.as_str(), "127.0.0.1" | "localhost" | "[::1]")
+}
+
+/// The reply to a request whose `Host` is not answered (see [`host_allowed`]).
+pub fn host_refused(host: &str) -> Reply {
+    Reply::error(
+        403,
+        &format!(
+            "host {} not served: this server answers only 127.0.0.1, localhost and [::1]",
+            quote(host)
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +124,31 @@ mod tests {
         }
         assert_eq!(route(&e, "POST", "/api/probe").status, 405);
         assert_eq!(route(&e, "GET", "/api/probe?fen=x").status, 400);
+    }
+
+    #[test]
+    fn on_loopback_only_the_loopback_names_are_answered() {
+        let local: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        for host in [
+            "127.0.0.1:8080",
+            "localhost:8080",
+            "LocalHost",
+            "[::1]:8080",
+            "[::1]",
+        ] {
+            assert!(host_allowed(local, Some(host)), "{host}");
+        }
+        assert!(host_allowed(local, None));
+        for host in [
+            "evil.example:8080",
+            "127.0.0.1:9090",
+            "127.0.0.1.evil.example",
+            "",
+            "[::2]",
+        ] {
+            assert!(!host_allowed(local, Some(host)), "{host}");
+        }
+        let open: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        assert!(host_allowed(open, Some("my-laptop.lan:8080")));
     }
 }

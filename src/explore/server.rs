@@ -13,6 +13,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use thiserror::Error;
 use tiny_http::{Header, Response, StatusCode};
 
+use super::routes::{host_allowed, host_refused};
 use super::{Explorer, route};
 
 /// Why the server could not start.
@@ -57,7 +58,7 @@ impl Server {
                 std::thread::spawn(move || {
                     while !stopping.load(Ordering::Relaxed) {
                         match http.recv() {
-                            Ok(request) => answer(&explorer, request),
+                            Ok(request) => answer(&explorer, addr, request),
                             // The stop (below), or a failed accept (out of file descriptors, say):
                             // a moment later the next one may work.
                             Err(_) => std::thread::sleep(Duration::from_millis(10)),
@@ -111,11 +112,20 @@ fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
     Ok(socket.into())
 }
 
-/// Answers one request. The time spent making the answer goes into a `Server-Timing` header
+/// Answers one request to the server listening on `listen`. The time spent making the answer goes into a `Server-Timing` header
 /// (`app;dur=0.042`, in milliseconds), which browsers show and the benchmark reads.
-fn answer(explorer: &Explorer, request: tiny_http::Request) {
+fn answer(explorer: &Explorer, listen: SocketAddr, request: tiny_http::Request) {
     let started = Instant::now();
-    let reply = route(explorer, request.method().as_str(), request.url());
+    let host = request
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv("Host"))
+        .map(|h| h.value.as_str());
+    let reply = if host_allowed(listen, host) {
+        route(explorer, request.method().as_str(), request.url())
+    } else {
+        host_refused(host.unwrap_or_default())
+    };
     let millis = started.elapsed().as_secs_f64() * 1000.0;
     let headers = [
         ("Content-Type", reply.content_type.to_string()),
