@@ -173,7 +173,12 @@ if page_fen() != start:
 first = check_moves(start, "start position")
 if not first[0]["rows"]:
     fail("no book moves at the start")
+# Tall enough to show every book's panel, the illegal entries of the last one included.
+driver.set_window_size(1200, 1400)
+time.sleep(0.2)
 shot("1-start")
+driver.set_window_size(1200, 900)
+time.sleep(0.2)
 
 # 2. Hovering a book move draws it on the board; clicking it plays it.
 row = driver.find_element(By.CSS_SELECTOR, '#books .book tr.entry[data-uci="e2e4"]')
