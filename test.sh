@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what a fresh Debian machine lacks for the tests (the reference tools
-# polyglot, stockfish, glaurung and python-chess, the compression tools, tmux), then runs the whole suite.
+# polyglot, stockfish, glaurung and python-chess, the compression tools, tmux, and Chromium with its
+# driver and selenium for the browser test of `explore`), then runs the whole suite.
 # Arguments are passed to `cargo test` (e.g. `./test.sh --test build`).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -15,6 +16,8 @@ command -v bzip2 >/dev/null || need_apt+=(bzip2)
 command -v gzip >/dev/null || need_apt+=(gzip)
 command -v tmux >/dev/null || need_apt+=(tmux)
 command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium fonts-liberation)  # the font: text in the screenshots
+[ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "test.sh: installing ${need_apt[*]}" >&2
   if [ "$(id -u)" -eq 0 ]; then sudo=(); elif command -v sudo >/dev/null; then sudo=(sudo); else
@@ -27,6 +30,11 @@ if ! python3 -c 'import chess' 2>/dev/null; then
   echo "test.sh: installing python-chess" >&2
   pip install -q chess 2>/dev/null || pip install -q --break-system-packages chess || {
     echo "test.sh: python-chess missing: run 'pip install chess'" >&2; exit 1; }
+fi
+if ! python3 -c 'import selenium' 2>/dev/null; then
+  echo "test.sh: installing selenium" >&2
+  pip install -q selenium 2>/dev/null || pip install -q --break-system-packages selenium || {
+    echo "test.sh: selenium missing: run 'pip install selenium'" >&2; exit 1; }
 fi
 
 cargo test --release --no-fail-fast "$@"

@@ -10,6 +10,7 @@
 //! - [`atomic`]: output files that appear whole, and devices and FIFOs written in place.
 //! - [`text`]: user input quoted in messages, and I/O errors as reasons.
 //! - [`lines`]: input read one bounded line at a time (the UCI loop, the terminal game).
+//! - [`explore`]: the local web server of `polybook explore`: the page, its assets and its JSON API.
 //! - [`arena`]: games between engines or against a person: rules, clocks, openings, matches, PGN.
 //!
 //! ARCHITECTURE.md, at the repository's root, is the map: the layers (each module uses only the
@@ -21,6 +22,7 @@ pub mod book;
 pub mod build;
 pub mod diagram;
 pub mod engine;
+pub mod explore;
 pub mod inspect;
 pub mod lines;
 pub mod position;

@@ -27,6 +27,7 @@ mod bench;
 mod build;
 mod dump;
 mod edit;
+mod explore;
 mod export;
 mod filter;
 mod info;
@@ -83,6 +84,8 @@ enum Command {
     Export(export::Args),
     /// Update a book's learn fields from games, as PolyGlot's BookLearn does.
     Learn(learn::Args),
+    /// Walk through books in the browser: a local web page with a board and the book moves.
+    Explore(explore::Args),
     /// Count the legal move paths of a given length (move generator check).
     Perft(perft::Args),
     /// Search a position and print UCI-style info lines, then the best move.
@@ -222,6 +225,7 @@ pub fn main() -> ExitCode {
         Some(Command::Edit(args)) => edit::run(args),
         Some(Command::Learn(args)) => learn::run(args),
         Some(Command::Export(args)) => export::run(args),
+        Some(Command::Explore(args)) => explore::run(args),
         Some(Command::Perft(args)) => perft::run(args),
         Some(Command::Search(args)) => search::run(args),
         Some(Command::Bench(args)) => bench::run(args),

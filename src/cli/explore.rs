@@ -1,0 +1,106 @@
+//! `polybook explore`: serves the page that walks through books in a browser, prints its URL,
+//! and runs until Ctrl-C (exit 130).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use polybook::book::Books;
+use polybook::explore::{Explorer, Server};
+use polybook::text::quote;
+
+use super::position::PositionArgs;
+use super::{CliError, CliResult, open_book};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The Polyglot books (.bin) to show, each in its own panel, in this order.
+    #[arg(required = true, value_name = "BOOK")]
+    books: Vec<PathBuf>,
+    #[command(flatten)]
+    position: PositionArgs,
+    /// The port to listen on; 0 takes any free port (the URL printed says which).
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// The address to listen on. Anything but a loopback address (127.0.0.1, ::1, localhost)
+    /// lets other machines read the books, and is warned about.
+    #[arg(long, default_value = "127.0.0.1", value_parser = parse_host)]
+    host: IpAddr,
+    /// Open the page in the default browser.
+    #[arg(long)]
+    open: bool,
+}
+
+/// Threads answering requests: a probe takes microseconds, so a few are plenty.
+const WORKERS: usize = 4;
+
+fn parse_host(host: &str) -> Result<IpAddr, String> {
+    if host.eq_ignore_ascii_case("localhost") {
+        return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    }
+    host.parse()
+        .map_err(|_| "not an IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)".to_string())
+}
+
+pub fn run(args: Args) -> CliResult {
+    let mut books = Books::new();
+    for path in &args.books {
+        books.push(path.display().to_string(), open_book(path)?);
+    }
+    let start = args.position.position()?;
+    if !args.host.is_loopback() {
+        eprintln!(
+            "polybook: warning: listening on {}, not on loopback: anyone who can reach this machine can read the books",
+            args.host
+        );
+    }
+    let addr = SocketAddr::new(args.host, args.port);
+    let server = Server::start(Explorer { books, start }, addr, WORKERS).map_err(CliError::data)?;
+
+    // Ctrl-C (or SIGTERM, SIGHUP) ends the wait below. If the handler cannot be installed, the
+    // signal still ends the process.
+    let (stop, stopped) = std::sync::mpsc::channel();
+    let _ = ctrlc::set_handler(move || {
+        let _ = stop.send(());
+    });
+    let url = server.url();
+    outln!("{url}")?;
+    eprintln!(
+        "polybook: serving {} book(s) at {url}; Ctrl-C stops",
+        args.books.len()
+    );
+    if args.open {
+        open_in_browser(&url);
+    }
+    let _ = stopped.recv();
+    server.stop();
+    Err(CliError {
+        code: 130,
+        message: String::new(),
+    })
+}
+
+/// Opens `url` in the default browser (`xdg-open`, `open` on macOS, `start` on Windows); a
+/// failure is a warning, the server goes on.
+fn open_in_browser(url: &str) {
+    let (program, args): (&str, Vec<&str>) = if cfg!(target_os = "macos") {
+        ("open", vec![url])
+    } else if cfg!(windows) {
+        ("cmd", vec!["/C", "start", "", url])
+    } else {
+        ("xdg-open", vec![url])
+    };
+    let spawned = Command::new(program)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    if let Err(e) = spawned {
+        eprintln!(
+            "polybook: warning: cannot open a browser ({} {}): open {url} yourself",
+            quote(program),
+            polybook::text::reason(&e)
+        );
+    }
+}

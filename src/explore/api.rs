@@ -1,0 +1,135 @@
+//! The JSON API the page reads, documented in the README for scripts too:
+//!
+//! - `GET /api/books`: `{"books":[NAME…],"start":FEN}`, the books in the order given on the
+//!   command line and the position the page starts from (`--fen`, or the standard start).
+//! - `GET /api/probe?fen=FEN&moves=MOVES`: the position `fen` (default: the start position) after
+//!   `moves` (SAN or UCI, separated by spaces; move numbers skipped), and for each book, in order,
+//!   exactly the object `probe --json` prints for it with several books: `{"book":NAME,"fen":…,
+//!   "key":…,"entries":[…],"illegal":[…]}`. The answer is a JSON array of these objects.
+//!
+//! A bad FEN, a move that cannot be played, an unknown or repeated parameter is an [`ApiError`]:
+//! the reply is `400` and `{"error":"…"}`, with the same message the command line gives.
+
+use serde::Serialize;
+use shakmaty::Chess;
+use thiserror::Error;
+
+use super::Explorer;
+use crate::inspect::{BookProbeJson, fen_string, probe_json};
+use crate::position::{PositionError, parse_fen, play_moves};
+use crate::text::quote;
+
+/// Why an API request was refused (a `400` reply).
+#[derive(Debug, Error)]
+pub enum ApiError {
+    #[error("unknown parameter {} (the parameters are fen and moves)", quote(.0))]
+    UnknownParameter(String),
+    #[error("parameter {} given twice", quote(.0))]
+    Repeated(String),
+    #[error(transparent)]
+    Position(#[from] PositionError),
+}
+
+/// The body of an error reply: `{"error":"…"}`.
+pub fn error_json(message: &str) -> String {
+    serde_json::json!({ "error": message }).to_string()
+}
+
+/// `/api/books`' answer.
+pub fn books(explorer: &Explorer) -> String {
+    #[derive(Serialize)]
+    struct BooksJson<'a> {
+        books: Vec<&'a str>,
+        start: String,
+    }
+    let answer = BooksJson {
+        books: explorer.books.iter().map(|(name, _)| name).collect(),
+        start: fen_string(&explorer.start),
+    };
+    serde_json::to_string(&answer).expect("serializing strings cannot fail")
+}
+
+/// `/api/probe`'s answer for the query string `query` (what follows `?`, percent-encoded).
+pub fn probe(explorer: &Explorer, query: &str) -> Result<String, ApiError> {
+    let pos = position(explorer, query)?;
+    let answer: Vec<BookProbeJson> = explorer
+        .books
+        .iter()
+        .map(|(book, reader)| BookProbeJson {
+            book,
+            probe: probe_json(&pos, &reader.probe(&pos)),
+        })
+        .collect();
+    Ok(serde_json::to_string(&answer).expect("serializing strings and numbers cannot fail"))
+}
+
+/// The position a probe query names: `fen` (default: the start position) after `moves`.
+fn position(explorer: &Explorer, query: &str) -> Result<Chess, ApiError> {
+    let (mut fen, mut moves) = (None, None);
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        let slot = match name.as_ref() {
+            "fen" => &mut fen,
+            "moves" => &mut moves,
+            _ => return Err(ApiError::UnknownParameter(name.into_owned())),
+        };
+        if slot.replace(value).is_some() {
+            return Err(ApiError::Repeated(name.into_owned()));
+        }
+    }
+    let pos = match fen {
+        Some(fen) => parse_fen(&fen)?,
+        None => explorer.start.clone(),
+    };
+    Ok(match moves {
+        Some(moves) => play_moves(pos, &moves)?,
+        None => pos,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::book::{Book, Books};
+
+    fn explorer() -> Explorer {
+        let mut books = Books::new();
+        books.push(
+            "empty.bin",
+            Book::from_bytes("empty.bin", Vec::new()).unwrap(),
+        );
+        Explorer {
+            books,
+            start: Chess::default(),
+        }
+    }
+
+    #[test]
+    fn a_query_names_a_position() {
+        let e = explorer();
+        let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        assert_eq!(fen_string(&position(&e, "").unwrap()), start);
+        let after = position(&e, "moves=1.e4+e5+Nf3").unwrap();
+        assert_eq!(
+            fen_string(&after),
+            "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"
+        );
+        let fen = "fen=8%2F8%2F8%2F8%2F8%2F8%2F8%2Fk6K+w+-+-+0+1";
+        assert_eq!(
+            fen_string(&position(&e, fen).unwrap()),
+            "8/8/8/8/8/8/8/k6K w - - 0 1"
+        );
+    }
+
+    #[test]
+    fn bad_queries_are_refused_with_a_reason() {
+        let e = explorer();
+        let message = |q: &str| position(&e, q).unwrap_err().to_string();
+        assert!(message("fen=xyz").starts_with("invalid FEN 'xyz'"));
+        assert!(message("moves=e4+e4").starts_with("move 2 'e4' is illegal"));
+        assert_eq!(
+            message("depth=3"),
+            "unknown parameter 'depth' (the parameters are fen and moves)"
+        );
+        assert_eq!(message("fen=&fen="), "parameter 'fen' given twice");
+    }
+}

@@ -1,0 +1,32 @@
+//! `polybook explore`: the book in the browser. A small local web server that serves one page (a
+//! board and, beside it, the book moves of its position) and the JSON API the page reads.
+//!
+//! - [`assets`]: the page's files (HTML, the bundled script and style sheet), compiled into the
+//!   binary: no request ever reaches the filesystem, and nothing is fetched from the internet.
+//! - [`api`]: the JSON answers: `/api/books` (the books and the start position) and
+//!   `/api/probe?fen=…&moves=…` (for each book, exactly the object `probe --json` prints).
+//! - [`routes`]: a request's method and path to a reply; every path not listed is a 404; on
+//!   loopback, a request addressed to another name is a 403 (no DNS rebinding).
+//! - [`server`]: the HTTP server (`tiny_http`), a few worker threads answering requests, and a
+//!   clean stop.
+//!
+//! Read-only: the books are read once, when the command starts, and only they are served.
+
+pub mod api;
+pub mod assets;
+pub mod routes;
+pub mod server;
+
+pub use routes::{Reply, route};
+pub use server::{ExploreError, Server};
+
+use shakmaty::Chess;
+
+use crate::book::Books;
+
+/// What the server answers from: the books named on the command line, in order, and the position
+/// the page starts from.
+pub struct Explorer {
+    pub books: Books,
+    pub start: Chess,
+}

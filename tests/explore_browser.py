@@ -1,0 +1,299 @@
+# The page of `polybook explore` in a real browser: headless Debian Chromium driven by selenium
+# through the system chromedriver (nothing is downloaded). Run by tests/explore.rs:
+#
+#   python3 tests/explore_browser.py URL SHOTS POLYBOOK BOOK...
+#
+# URL is a running `polybook explore BOOK...`; SHOTS the folder for the screenshots; POLYBOOK the
+# binary, whose `probe --json` the page's moves are compared with, as are python-chess's
+# `chess.polyglot` entries and the PGN the page copies. Prints `usable_ms N` (the page's
+# Performance API mark "explore-usable": board and book moves shown) and `ok` at the end.
+import json
+import os
+import subprocess
+import sys
+import time
+
+import chess
+import chess.pgn
+import chess.polyglot
+import io
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+except ImportError:
+    sys.exit("reference tool missing: selenium (pip install selenium), or run ./test.sh")
+
+url, shots, polybook, books = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+for path in ["/usr/bin/chromium", "/usr/bin/chromedriver"]:
+    if not os.path.exists(path):
+        sys.exit(f"reference tool missing: {path} (apt-get install -y chromium chromium-driver), or run ./test.sh")
+os.makedirs(shots, exist_ok=True)
+for old in os.listdir(shots):
+    if old.endswith(".png"):
+        os.remove(os.path.join(shots, old))
+
+options = webdriver.ChromeOptions()
+options.binary_location = "/usr/bin/chromium"
+for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+            "--window-size=1200,900", "--hide-scrollbars"]:
+    options.add_argument(arg)
+options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+# The driver's path is given: selenium-manager has nothing to look for or download.
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver.set_page_load_timeout(20)
+
+
+def fail(message):
+    shot("failure")
+    sys.exit(f"explore page: {message}")
+
+
+def shot(name):
+    driver.save_screenshot(os.path.join(shots, f"{name}.png"))
+
+
+def wait(condition, what, timeout=10.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            value = condition()
+            if value:
+                return value
+        except Exception:
+            pass
+        time.sleep(0.02)
+    fail(f"timed out waiting for {what}")
+
+
+def js(script, *args):
+    return driver.execute_script(script, *args)
+
+
+def settled():
+    """Waits until the page has drawn the book moves of the position on its board."""
+    wait(lambda: js("return document.body.dataset.state") == "ready"
+         and js("return document.querySelectorAll('#books .book').length") == len(books),
+         "the book moves")
+
+
+def page_fen():
+    return driver.find_element(By.ID, "fen").get_attribute("value")
+
+
+def page_moves():
+    """For each book panel: its rows as (uci, san, weight, learn, share shown)."""
+    return js("""
+        return [...document.querySelectorAll('#books .book')].map(panel => ({
+          book: panel.dataset.book,
+          rows: [...panel.querySelectorAll('tr.entry')].map(r => [
+            r.dataset.uci, r.querySelector('.san').textContent,
+            Number(r.querySelector('.weight').textContent),
+            Number(r.querySelector('.learn').textContent),
+            r.querySelector('.share span').textContent]),
+          illegal: panel.querySelectorAll('.illegal li').length,
+        }));""")
+
+
+def probe(fen):
+    """`polybook probe --json` for each book, and python-chess's entries for the same position."""
+    out = subprocess.run([polybook, "probe", *books, "--fen", fen, "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    expected = [json.loads(line) for line in out.splitlines()]
+    if len(books) == 1:
+        expected[0]["book"] = books[0]
+    board = chess.Board(fen)
+    for book, answer in zip(books, expected):
+        with chess.polyglot.open_reader(book) as reader:
+            entries = [(e.move.uci(), e.weight, e.learn) for e in reader.find_all(board)]
+        mine = [(e["uci"], e["weight"], e["learn"]) for e in answer["entries"]]
+        # python-chess writes castling as the king's two-square step too (e1g1).
+        assert mine == entries, f"{book} at {fen}: polybook {mine} python-chess {entries}"
+    return expected
+
+
+def check_moves(fen, what):
+    shown = page_moves()
+    expected = probe(fen)
+    want = [{"book": e["book"],
+             "rows": [[m["uci"], m["san"], m["weight"], m["learn"], f"{m['share'] * 100:.1f}%"]
+                      for m in e["entries"]],
+             "illegal": len(e["illegal"])} for e in expected]
+    if shown != want:
+        fail(f"{what}: the page shows {shown}, probe --json says {want}")
+    return shown
+
+
+def line_text():
+    return driver.find_element(By.ID, "line").text
+
+
+def error_text():
+    box = driver.find_element(By.ID, "error")
+    return box.text if box.is_displayed() else ""
+
+
+def key(k):
+    ActionChains(driver).send_keys(k).perform()
+    settled()
+
+
+def paste(text):
+    box = driver.find_element(By.ID, "paste-text")
+    box.clear()
+    box.send_keys(text + Keys.ENTER)
+    time.sleep(0.05)
+    settled()
+
+
+def click_square(square, orientation="white"):
+    """Clicks the middle of a square of the board (a1 bottom left when white is at the bottom)."""
+    board = driver.find_element(By.CSS_SELECTOR, "cg-board")
+    size = board.size["width"] / 8
+    file, rank = ord(square[0]) - ord("a"), int(square[1]) - 1
+    if orientation == "black":
+        file, rank = 7 - file, 7 - rank
+    x = (file + 0.5) * size - board.size["width"] / 2
+    y = (7 - rank + 0.5) * size - board.size["height"] / 2
+    ActionChains(driver).move_to_element_with_offset(board, int(x), int(y)).click().perform()
+
+
+# 1. The start position: the page shows what probe --json says, and when it became usable.
+driver.get(url)
+settled()
+usable = js("const m = performance.getEntriesByName('explore-usable'); return m.length ? m[0].startTime : null")
+if usable is None:
+    fail("the page never marked itself usable")
+start = chess.STARTING_FEN
+if page_fen() != start:
+    fail(f"the start FEN is {page_fen()}")
+first = check_moves(start, "start position")
+if not first[0]["rows"]:
+    fail("no book moves at the start")
+# Tall enough to show every book's panel, the illegal entries of the last one included.
+driver.set_window_size(1200, 1400)
+time.sleep(0.2)
+shot("1-start")
+driver.set_window_size(1200, 900)
+time.sleep(0.2)
+
+# 2. Hovering a book move draws it on the board; clicking it plays it.
+row = driver.find_element(By.CSS_SELECTOR, '#books .book tr.entry[data-uci="e2e4"]')
+ActionChains(driver).move_to_element(row).perform()
+wait(lambda: js("return document.querySelectorAll('cg-container svg.cg-shapes g').length") > 0,
+     "the hover arrow")
+row.click()
+settled()
+board = chess.Board()
+board.push_uci("e2e4")
+if page_fen() != board.fen() or line_text() != "1. e4":
+    fail(f"after clicking e4: FEN {page_fen()}, line {line_text()!r}")
+check_moves(board.fen(), "after 1. e4")
+shot("2-after-e4")
+
+# 3. A move played on the board by clicking its squares: 1... c5.
+click_square("c7")
+click_square("c5")
+settled()
+board.push_uci("c7c5")
+if page_fen() != board.fen() or line_text() != "1. e4 c5":
+    fail(f"after c7-c5 on the board: FEN {page_fen()}, line {line_text()!r}")
+check_moves(board.fen(), "after 1. e4 c5")
+# The picture of the README (docs/explore.png): a move of the second book hovered.
+second = driver.find_elements(By.CSS_SELECTOR, "#books .book")[min(1, len(books) - 1)]
+ActionChains(driver).move_to_element(second.find_element(By.CSS_SELECTOR, "tr.entry")).perform()
+wait(lambda: js("return document.querySelectorAll('cg-container svg.cg-shapes g').length") > 0,
+     "the hover arrow")
+shot("3-hover")
+
+# 4. Back and forward with the keyboard, flip with f.
+key(Keys.ARROW_LEFT)
+if page_fen() != chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1").fen():
+    fail(f"back: FEN {page_fen()}")
+key(Keys.ARROW_LEFT)
+if page_fen() != start:
+    fail(f"back to the start: FEN {page_fen()}")
+check_moves(start, "back at the start")
+key(Keys.ARROW_RIGHT)
+key(Keys.ARROW_RIGHT)
+if page_fen() != board.fen() or line_text() != "1. e4 c5":
+    fail(f"forward: FEN {page_fen()}, line {line_text()!r}")
+key("f")
+if not js("return document.querySelector('.cg-wrap').classList.contains('orientation-black')"):
+    fail("f did not flip the board")
+shot("4-flipped")
+# On the flipped board, Nf3 by its squares.
+click_square("g1", "black")
+click_square("f3", "black")
+settled()
+board.push_uci("g1f3")
+if page_fen() != board.fen():
+    fail(f"after g1-f3 on the flipped board: FEN {page_fen()}")
+key("f")
+if js("return document.querySelector('.cg-wrap').classList.contains('orientation-black')"):
+    fail("f did not flip the board back")
+
+# 5. A pasted FEN (the Ruy Lopez), then a pasted move list.
+ruy = "r1bqkbnr/pppp1ppp/2n5/1B2p3/4P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 3 3"
+paste(ruy)
+if page_fen() != ruy or error_text():
+    fail(f"pasted FEN: FEN {page_fen()}, error {error_text()!r}")
+check_moves(ruy, "the pasted FEN")
+shot("5-pasted-fen")
+paste("1. d4 Nf6 2. c4 e6 {a comment} 3. Nc3 *")
+game = chess.pgn.read_game(io.StringIO("1. d4 Nf6 2. c4 e6 3. Nc3 *"))
+if page_fen() != game.end().board().fen() or line_text() != "1. d4 Nf6 2. c4 e6 3. Nc3":
+    fail(f"pasted moves: FEN {page_fen()}, line {line_text()!r}")
+check_moves(page_fen(), "the pasted moves")
+# The line as PGN, read back by python-chess.
+copied = chess.pgn.read_game(io.StringIO(js("return window.explore.pgn()")))
+if [m.uci() for m in copied.mainline_moves()] != [m.uci() for m in game.mainline_moves()]:
+    fail(f"the PGN of the line is {js('return window.explore.pgn()')!r}")
+shot("6-pasted-moves")
+
+# 6. A bad FEN and an illegal move list: an error in the page, and the page goes on working.
+paste("rnbqkbnr/pppppppp/8/8/8/8 w KQkq - 0 1")
+if "invalid FEN" not in error_text():
+    fail(f"a bad FEN showed {error_text()!r}")
+if line_text() != "1. d4 Nf6 2. c4 e6 3. Nc3":
+    fail(f"a bad FEN changed the line to {line_text()!r}")
+shot("7-bad-fen")
+paste("1. e4 e5 2. Ke3")
+if "move 3 'Ke3' is not legal" not in error_text():
+    fail(f"an illegal move showed {error_text()!r}")
+js("document.activeElement.blur()")  # the keys go to the page, not to the text box
+key(Keys.HOME)
+if error_text():
+    fail(f"the error stayed: {error_text()!r}")
+driver.find_element(By.CSS_SELECTOR, '#books .book tr.entry[data-uci="d2d4"]').click()
+settled()
+if not line_text().startswith("1. d4") or error_text():
+    fail(f"after the errors, clicking d4 gave line {line_text()!r}")
+
+# 7. Phone width: one column, nothing wider than the screen.
+driver.set_window_size(390, 844)
+time.sleep(0.3)
+overflow = js("return document.documentElement.scrollWidth - window.innerWidth")
+board_box = driver.find_element(By.ID, "board").rect
+books_box = driver.find_element(By.ID, "books").rect
+if overflow > 0 or books_box["y"] < board_box["y"] + board_box["height"] or board_box["width"] < 300:
+    fail(f"phone width: overflow {overflow}, board {board_box}, books {books_box}")
+shot("8-phone")
+
+# 8. Nothing came from anywhere but the server, and no script error.
+origin = url.rstrip("/")
+foreign = js("return performance.getEntriesByType('resource').map(e => e.name)")
+foreign = [u for u in foreign if not u.startswith(origin + "/") and not u.startswith("data:")]
+if foreign:
+    fail(f"resources from elsewhere: {foreign}")
+errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"
+          and "status of 400" not in e["message"]]
+if errors:
+    fail(f"console errors: {errors}")
+
+driver.quit()
+print(f"usable_ms {usable:.1f}")
+print("ok")

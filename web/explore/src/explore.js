@@ -1,0 +1,394 @@
+// The page of `polybook explore`: a board (chessground, the lichess board) on which the line is
+// played with chessops' rules, and beside it, for each book, the book moves of the board's
+// position as the server's `/api/probe` gives them (the same object `polybook probe --json` prints).
+//
+// The state is the line: a start position and the moves played from it, and how many of them are
+// on the board (`ply`). Every change goes through `show()`, which redraws the board and the line
+// and asks the server for the new position's book moves.
+
+import { Chessground } from 'chessground';
+import { Chess } from 'chessops/chess';
+import { INITIAL_FEN, makeFen, parseFen } from 'chessops/fen';
+import { chessgroundDests } from 'chessops/compat';
+import { makeSanAndPlay, parseSan } from 'chessops/san';
+import { makeSquare, parseSquare, parseUci, squareFile, squareRank } from 'chessops/util';
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  books: [],
+  startFen: INITIAL_FEN,
+  // positions[i] is the position after i moves of the line; moves[i] the move played from it.
+  positions: [Chess.default()],
+  moves: [], // { uci, san, from, to }
+  ply: 0,
+  orientation: 'white',
+  request: 0, // the number of the latest probe asked for: older answers are dropped
+};
+
+const board = Chessground($('board'), {
+  movable: { free: false, showDests: true, events: { after: onBoardMove } },
+  premovable: { enabled: false },
+  draggable: { showGhost: true },
+  highlight: { lastMove: true, check: true },
+  animation: { duration: 150 },
+});
+
+// ---- The line ----
+
+const here = () => state.positions[state.ply];
+
+/// A chess position from a FEN, or an error message.
+function positionOf(fen) {
+  const setup = parseFen(fen);
+  if (setup.isErr) return { error: `invalid FEN: ${setup.error.message}` };
+  const pos = Chess.fromSetup(setup.value);
+  if (pos.isErr) return { error: `the board cannot play from this position: ${pos.error.message}` };
+  return { pos: pos.value };
+}
+
+/// The move in UCI as Polyglot books and the server write it: castling as the king's two-square
+/// step (e1g1), where chessops writes the king taking its rook (e1h1).
+function standardUci(pos, move) {
+  let to = move.to;
+  const piece = pos.board.get(move.from);
+  if (piece && piece.role === 'king' && Math.abs(squareFile(move.to) - squareFile(move.from)) > 1) {
+    to = (squareFile(move.to) > squareFile(move.from) ? 6 : 2) + 8 * squareRank(move.from);
+  } else if (piece && piece.role === 'king' && pos.board.get(move.to)?.color === piece.color) {
+    to = (move.to > move.from ? 6 : 2) + 8 * squareRank(move.from);
+  }
+  return makeSquare(move.from) + makeSquare(to) + (move.promotion ? move.promotion[0] === 'k' ? 'n' : move.promotion[0] : '');
+}
+
+/// Plays `move` (a chessops move) after the current ply: the same move as the line's next one
+/// just goes forward; another one replaces the rest of the line. False if it is not legal.
+function play(move) {
+  const pos = here();
+  if (!move || !pos.isLegal(move)) return false;
+  const uci = standardUci(pos, move);
+  if (state.moves[state.ply]?.uci === uci) {
+    state.ply++;
+    return true;
+  }
+  const after = pos.clone();
+  const san = makeSanAndPlay(after, move);
+  state.moves.length = state.ply;
+  state.positions.length = state.ply + 1;
+  state.moves.push({ uci, san, from: makeSquare(move.from), to: uci.slice(2, 4) });
+  state.positions.push(after);
+  state.ply++;
+  return true;
+}
+
+/// The move a UCI string names in the current position (castling either way), or undefined.
+function moveOfUci(uci) {
+  const move = parseUci(uci);
+  if (!move || !('from' in move)) return undefined;
+  const pos = here();
+  const piece = pos.board.get(move.from);
+  // e1g1 → e1h1: chessops plays castling as the king taking its rook.
+  if (piece?.role === 'king' && Math.abs(squareFile(move.to) - squareFile(move.from)) === 2) {
+    const rook = (squareFile(move.to) === 6 ? 7 : 0) + 8 * squareRank(move.from);
+    return { from: move.from, to: rook };
+  }
+  return move;
+}
+
+/// A move made on the board: a pawn reaching the last rank becomes a queen (other promotions
+/// are played from the book list or typed).
+function onBoardMove(orig, dest) {
+  const pos = here();
+  const to = parseSquare(dest);
+  const pawn = pos.board.get(parseSquare(orig))?.role === 'pawn';
+  const move = pawn && (squareRank(to) === 0 || squareRank(to) === 7)
+    ? { from: parseSquare(orig), to, promotion: 'queen' }
+    : moveOfUci(orig + dest);
+  clearError();
+  if (!play(move)) showError(`${orig}${dest} is not a legal move here`);
+  show();
+}
+
+/// Starts a new line from `fen` (already checked by the server).
+function startFrom(fen, moves = []) {
+  const { pos, error } = positionOf(fen);
+  if (error) return error;
+  const saved = { ...state, positions: state.positions, moves: state.moves };
+  state.startFen = fen;
+  state.positions = [pos];
+  state.moves = [];
+  state.ply = 0;
+  for (const [i, token] of moves.entries()) {
+    const current = here();
+    const move = parseSan(current, token) ?? moveOfUci(token);
+    if (!move || !play(move)) {
+      Object.assign(state, saved);
+      return `move ${i + 1} '${token}' is not legal in ${makeFen(current.toSetup())}`;
+    }
+  }
+  return null;
+}
+
+// ---- Drawing ----
+
+/// The board, the line and the FEN for the current ply; then the book moves, from the server.
+function show() {
+  const pos = here();
+  const last = state.moves[state.ply - 1];
+  const fen = makeFen(pos.toSetup());
+  board.set({
+    fen,
+    orientation: state.orientation,
+    turnColor: pos.turn,
+    check: pos.isCheck() ? pos.turn : false,
+    lastMove: last ? [last.from, last.to] : undefined,
+    movable: { color: pos.isEnd() ? undefined : pos.turn, dests: chessgroundDests(pos) },
+  });
+  board.setAutoShapes([]);
+  $('turn').textContent = pos.isCheckmate() ? 'checkmate' : pos.isStalemate() ? 'stalemate' : `${pos.turn} to move`;
+  $('fen').value = fen;
+  drawLine();
+  probe(fen);
+}
+
+/// The line in SAN with move numbers; each move jumps to its position when clicked.
+function drawLine() {
+  const line = $('line');
+  line.replaceChildren();
+  const start = state.positions[0];
+  state.moves.forEach((m, i) => {
+    const pos = state.positions[i];
+    if (pos.turn === 'white' || i === 0) {
+      const number = document.createElement('span');
+      number.className = 'number';
+      number.textContent = `${pos.fullmoves}${pos.turn === 'white' ? '.' : '...'}`;
+      line.append(number, ' ');
+    }
+    const move = document.createElement('span');
+    move.className = 'move' + (i + 1 === state.ply ? ' current' : '');
+    move.textContent = m.san;
+    move.dataset.ply = i + 1;
+    move.addEventListener('click', () => go(i + 1));
+    line.append(move, ' ');
+  });
+  if (!state.moves.length) line.textContent = start.turn === 'white' ? 'the start position' : 'the start position, black to move';
+}
+
+/// The line as PGN: the start position's tags when it is not the usual one, then the moves.
+function pgn() {
+  const tags = state.startFen === INITIAL_FEN ? '' : `[SetUp "1"]\n[FEN "${state.startFen}"]\n\n`;
+  const words = [];
+  state.moves.forEach((m, i) => {
+    const pos = state.positions[i];
+    if (pos.turn === 'white') words.push(`${pos.fullmoves}.`);
+    else if (i === 0) words.push(`${pos.fullmoves}...`);
+    words.push(m.san);
+  });
+  words.push('*');
+  return tags + words.join(' ') + '\n';
+}
+
+/// Asks the server for `fen`'s book moves and draws them (unless a newer position was asked for
+/// meanwhile).
+async function probe(fen) {
+  const number = ++state.request;
+  document.body.dataset.state = 'loading';
+  try {
+    const reply = await fetch(`/api/probe?fen=${encodeURIComponent(fen)}`);
+    const answer = await reply.json();
+    if (number !== state.request) return;
+    if (!reply.ok) throw new Error(answer.error);
+    drawBooks(answer);
+  } catch (e) {
+    if (number !== state.request) return;
+    showError(`cannot read the book moves: ${e.message}`);
+  }
+  document.body.dataset.state = 'ready';
+  if (!performance.getEntriesByName('explore-usable').length) performance.mark('explore-usable');
+}
+
+function cell(tag, text, className) {
+  const el = document.createElement(tag);
+  if (text !== undefined) el.textContent = text;
+  if (className) el.className = className;
+  return el;
+}
+
+/// One panel per book: its moves (SAN, weight, share as a bar, learn), then the entries under the
+/// position's key that are not legal moves here, apart.
+function drawBooks(answer) {
+  const panels = answer.map((book) => {
+    const panel = cell('div', undefined, 'book');
+    panel.dataset.book = book.book;
+    panel.append(cell('h2', book.book));
+    $('key').textContent = `key ${book.key}`;
+    if (!book.entries.length) panel.append(cell('p', 'no book moves', 'empty'));
+    else {
+      const table = cell('table');
+      const head = cell('tr');
+      for (const h of ['move', 'weight', 'share', 'learn']) head.append(cell('th', h));
+      table.append(head);
+      for (const e of book.entries) {
+        const row = cell('tr', undefined, 'entry');
+        row.dataset.uci = e.uci;
+        row.title = `${e.uci} (raw ${e.raw}): click to play`;
+        row.append(cell('td', e.san, 'san'), cell('td', e.weight, 'weight'));
+        const share = cell('td', undefined, 'share');
+        const inner = cell('div');
+        const track = cell('div', undefined, 'track');
+        const bar = cell('div', undefined, 'bar');
+        bar.style.width = `${(e.share * 100).toFixed(1)}%`;
+        track.append(bar);
+        inner.append(track, cell('span', `${(e.share * 100).toFixed(1)}%`));
+        share.append(inner);
+        row.append(share, cell('td', e.learn, 'learn'));
+        row.addEventListener('mouseenter', () => hint(e.uci));
+        row.addEventListener('mouseleave', () => board.setAutoShapes([]));
+        row.addEventListener('click', () => {
+          clearError();
+          if (!play(moveOfUci(e.uci))) showError(`${e.san} cannot be played here`);
+          show();
+        });
+        table.append(row);
+      }
+      panel.append(table);
+      const total = book.entries.reduce((sum, e) => sum + e.weight, 0);
+      panel.append(cell('p', `${book.entries.length} move${book.entries.length === 1 ? '' : 's'}, total weight ${total}`, 'total'));
+    }
+    if (book.illegal.length) {
+      const n = book.illegal.length;
+      const box = cell('div', undefined, 'illegal');
+      box.append(cell('p', `${n} entr${n === 1 ? 'y' : 'ies'} under this key ${n === 1 ? 'is' : 'are'} not legal here (a key collision or a broken book):`));
+      const list = cell('ul');
+      for (const e of book.illegal) list.append(cell('li', `raw ${e.raw}, weight ${e.weight}, learn ${e.learn}`));
+      box.append(list);
+      panel.append(box);
+    }
+    return panel;
+  });
+  $('books').replaceChildren(...panels);
+}
+
+/// Shows a book move on the board as an arrow.
+function hint(uci) {
+  board.setAutoShapes([{ orig: uci.slice(0, 2), dest: uci.slice(2, 4), brush: 'blue' }]);
+}
+
+function showError(message) {
+  $('error').textContent = message;
+  $('error').hidden = false;
+}
+
+function clearError() {
+  $('error').hidden = true;
+  $('error').textContent = '';
+}
+
+// ---- Controls ----
+
+function go(ply) {
+  state.ply = Math.max(0, Math.min(ply, state.moves.length));
+  clearError();
+  show();
+}
+
+function flip() {
+  state.orientation = state.orientation === 'white' ? 'black' : 'white';
+  board.set({ orientation: state.orientation });
+}
+
+/// A pasted FEN (checked by the server, whose rules decide) or move list (PGN move text: move
+/// numbers, comments, variations and the result are skipped; played from the start position, or
+/// from the FEN of a `[FEN "…"]` tag).
+async function paste(text) {
+  text = text.trim();
+  if (!text) return;
+  clearError();
+  let error;
+  const looksLikeFen = /^[^\s\[]*\/[^\s]*\/[^\s]*/.test(text);
+  if (looksLikeFen) {
+    try {
+      const reply = await fetch(`/api/probe?fen=${encodeURIComponent(text)}`);
+      const answer = await reply.json();
+      if (!reply.ok) error = answer.error;
+      else error = startFrom(answer.length ? answer[0].fen : text);
+    } catch (e) {
+      error = `cannot reach the server: ${e.message}`;
+    }
+  } else {
+    const tag = text.match(/\[FEN\s+"([^"]*)"\]/);
+    const moves = text
+      .replace(/\[[^\]]*\]/g, ' ')
+      .replace(/\{[^}]*\}/g, ' ')
+      .replace(/;[^\n]*/g, ' ')
+      .replace(/\([^()]*\)/g, ' ')
+      .split(/\s+/)
+      .map((t) => t.replace(/^\d+\.+/, '').replace(/[!?]+$/, ''))
+      .filter((t) => t && !/^(\$\d+|1-0|0-1|1\/2-1\/2|\*)$/.test(t));
+    error = startFrom(tag ? tag[1] : INITIAL_FEN, moves);
+  }
+  if (error) showError(error);
+  else $('paste-text').value = '';
+  show();
+}
+
+$('first').addEventListener('click', () => go(0));
+$('back').addEventListener('click', () => go(state.ply - 1));
+$('forward').addEventListener('click', () => go(state.ply + 1));
+$('last').addEventListener('click', () => go(state.moves.length));
+$('flip').addEventListener('click', flip);
+$('paste').addEventListener('submit', (e) => {
+  e.preventDefault();
+  paste($('paste-text').value);
+});
+$('copy').addEventListener('click', async () => {
+  const text = pgn();
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    // No clipboard (an insecure context, a refused permission): select the text to copy.
+    const area = cell('textarea');
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    document.execCommand('copy');
+    area.remove();
+  }
+  $('copied').hidden = false;
+  setTimeout(() => ($('copied').hidden = true), 1500);
+});
+document.addEventListener('keydown', (e) => {
+  if (e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement) return;
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const actions = {
+    ArrowLeft: () => go(state.ply - 1),
+    ArrowRight: () => go(state.ply + 1),
+    ArrowUp: () => go(0),
+    Home: () => go(0),
+    ArrowDown: () => go(state.moves.length),
+    End: () => go(state.moves.length),
+    f: flip,
+  };
+  const action = actions[e.key];
+  if (action) {
+    e.preventDefault();
+    action();
+  }
+});
+window.addEventListener('resize', () => document.body.dispatchEvent(new Event('chessground.resize')));
+
+// The page's start: the books and the start position from the server.
+(async () => {
+  try {
+    const reply = await fetch('/api/books');
+    const config = await reply.json();
+    state.books = config.books;
+    const error = startFrom(config.start);
+    if (error) showError(error);
+  } catch (e) {
+    showError(`cannot reach the server: ${e.message}`);
+  }
+  show();
+})();
+
+// For scripts and tests: the line as PGN.
+window.explore = { pgn, state };
