@@ -8,6 +8,7 @@
 # `chess.polyglot` entries and the PGN the page copies. Prints `usable_ms N` (the page's
 # Performance API mark "explore-usable": board and book moves shown) and `ok` at the end.
 import json
+import math
 import os
 import subprocess
 import sys
@@ -92,7 +93,7 @@ def page_moves():
           rows: [...panel.querySelectorAll('tr.entry')].map(r => [
             r.dataset.uci, r.querySelector('.san').textContent,
             Number(r.querySelector('.weight').textContent),
-            Number(r.querySelector('.learn').textContent),
+            r.querySelector('.learn').textContent,
             r.querySelector('.share span').textContent]),
           illegal: panel.querySelectorAll('.illegal li').length,
         }));""")
@@ -115,11 +116,18 @@ def probe(fen):
     return expected
 
 
+def learn_text(learn):
+    """A raw learn field as the page shows it, decoded here from PolyGlot's BookLearn layout (games in
+    the high 16 bits, the sum of results 0/1/2 in the low 16): `12g 58%`, or `-` without games."""
+    games, total = learn >> 16, learn & 0xFFFF
+    return "-" if games == 0 else f"{games}g {math.floor(100 * total / (2 * games) + 0.5)}%"
+
+
 def check_moves(fen, what):
     shown = page_moves()
     expected = probe(fen)
     want = [{"book": e["book"],
-             "rows": [[m["uci"], m["san"], m["weight"], m["learn"], f"{m['share'] * 100:.1f}%"]
+             "rows": [[m["uci"], m["san"], m["weight"], learn_text(m["learn"]), f"{m['share'] * 100:.1f}%"]
                       for m in e["entries"]],
              "illegal": len(e["illegal"])} for e in expected]
     if shown != want:

@@ -213,6 +213,12 @@ function cell(tag, text, className) {
   return el;
 }
 
+/// A learn field as `probe` shows it: `12g 58%` (PolyGlot's BookLearn: games, and their score from
+/// the mover's view), or `-` before the first game.
+function learnText(e) {
+  return e.learn_score == null ? '-' : `${e.learn_games}g ${(e.learn_score * 100).toFixed(0)}%`;
+}
+
 /// One panel per book: its moves (SAN, weight, share as a bar, learn), then the entries under the
 /// position's key that are not legal moves here, apart.
 function drawBooks(answer) {
@@ -240,7 +246,7 @@ function drawBooks(answer) {
         track.append(bar);
         inner.append(track, cell('span', `${(e.share * 100).toFixed(1)}%`));
         share.append(inner);
-        row.append(share, cell('td', e.learn, 'learn'));
+        row.append(share, cell('td', learnText(e), 'learn'));
         row.addEventListener('mouseenter', () => hint(e.uci));
         row.addEventListener('mouseleave', () => board.setAutoShapes([]));
         row.addEventListener('click', () => {
@@ -259,7 +265,7 @@ function drawBooks(answer) {
       const box = cell('div', undefined, 'illegal');
       box.append(cell('p', `${n} entr${n === 1 ? 'y' : 'ies'} under this key ${n === 1 ? 'is' : 'are'} not legal here (a key collision or a broken book):`));
       const list = cell('ul');
-      for (const e of book.illegal) list.append(cell('li', `raw ${e.raw}, weight ${e.weight}, learn ${e.learn}`));
+      for (const e of book.illegal) list.append(cell('li', `raw ${e.raw}, weight ${e.weight}, learn ${learnText(e)}`));
       box.append(list);
       panel.append(box);
     }
