@@ -606,4 +606,59 @@ mod tests {
         let r = engine.search(&pos, &[], &limits, stop, &mut |_| {});
         assert_eq!((r.best_move, r.score), (None, Score::Cp(0)));
     }
+
+    #[test]
+    fn helpers_stagger_their_depths() {
+        // Helper 1 takes the even depths, helper 2 the odd ones, helper 3 every other pair of depths.
+        let depths = |id| {
+            (1..=8)
+                .filter(|&d| !helper_skips(id, d))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(depths(1), [2, 4, 6, 8]);
+        assert_eq!(depths(2), [1, 3, 5, 7]);
+        assert_eq!(depths(3), [1, 4, 5, 8]);
+        // Past the 20 patterns they come round again.
+        assert_eq!(depths(21), depths(1));
+    }
+
+    #[test]
+    fn two_threads_find_the_mate_and_obey_stop() {
+        let fen = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1";
+        let pos = parse_fen(fen).unwrap();
+        let mut engine = Engine::new(SearchOptions {
+            hash_mb: 1,
+            threads: 2,
+            ..SearchOptions::default()
+        });
+        let limits = Limits {
+            depth: Some(6),
+            ..Limits::default()
+        };
+        let mut depths = Vec::new();
+        let r = engine.search(
+            &pos,
+            &[],
+            &limits,
+            Arc::new(AtomicBool::new(false)),
+            &mut |it| depths.push(it.depth),
+        );
+        assert_eq!(
+            (uci(r.best_move), r.score),
+            ("d1d8".to_string(), Score::Mate(1))
+        );
+        // The main thread reports every depth, in order.
+        assert_eq!(depths, (1..=depths.len() as u32).collect::<Vec<_>>());
+        // Stopped before it starts: still a legal move, at once.
+        let start = Instant::now();
+        let r = engine.search(
+            &Chess::default(),
+            &[],
+            &Limits::default(),
+            Arc::new(AtomicBool::new(true)),
+            &mut |_| {},
+        );
+        assert!(r.best_move.is_some_and(|m| Chess::default().is_legal(m)));
+        assert!(start.elapsed() < Duration::from_secs(2));
+    }
 }
