@@ -403,9 +403,9 @@ fn aspiration_search(
 }
 
 /// Stockfish's old "skip blocks" (Stockfish 9): helper `id`'s pattern of depths, so that the
-/// helpers are not all on the main thread's depth. Helper 1 searches the even depths, helpers 2
-/// and 3 the odd and even depths in turn, helpers 4 to 7 skip blocks of two depths out of
-/// four, and so on, from 20 patterns.
+/// helpers are not all on the main thread's depth. Helper 1 searches the even depths, helper 2
+/// the odd ones, helpers 3 to 6 two depths out of four (at four phases), helpers 7 to 12 three
+/// out of six, and so on, from 20 patterns.
 const SKIP_SIZE: [i32; 20] = [1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4];
 const SKIP_PHASE: [i32; 20] = [0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7];
 
