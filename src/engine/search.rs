@@ -6,6 +6,14 @@
 //! with no legal move at once, a 3-man position by the tablebase's move, and a mate task (`go
 //! mate N`) by the dedicated mate search first (`Engine::mate_first`).
 //!
+//! With `SearchOptions::threads` above 1 the search is **Lazy SMP**: helper threads search the
+//! same root at the same time, each its own `negamax::Search` (killers, history, line) over the
+//! one lock-free transposition table, at depths staggered by Stockfish 9's skip blocks, so that
+//! the main thread finds their results in the table. The main thread alone reports, keeps to the
+//! limits and decides the move; node counts (and node limits) are summed over the threads, a stop
+//! or a deadline ends them all, and the helpers end when the main thread is done. One thread
+//! searches exactly as before (`bench` keeps its signature; it searches with one thread always).
+//!
 //! Scores are centipawns from the side to move's point of view, mates as [`super::score`] counts
 //! them.
 
