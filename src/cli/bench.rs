@@ -62,7 +62,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let options = args.engine.options()?;
+    let mut options = args.engine.options()?;
+    // The signature is one thread's: helper threads would make the count vary from run to run.
+    options.threads = 1;
     let mut engine = Engine::new(options);
     let limits = Limits {
         depth: Some(args.depth),

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use polybook::engine::hash::hash_of;
+use polybook::engine::options::max_threads;
 use polybook::engine::{Engine, Limits, SearchOptions};
 use shakmaty::{CastlingMode, Position};
 
@@ -50,7 +51,7 @@ pub struct EngineArgs {
     hash: usize,
     /// Set a search option by name, e.g. `--set NullMove=false` (repeatable; names: MDP,
     /// CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, MateSearch,
-    /// Tablebase, Hash).
+    /// Tablebase, Hash, Threads).
     #[arg(long, value_name = "NAME=VALUE")]
     set: Vec<String>,
 }
@@ -69,6 +70,7 @@ impl EngineArgs {
             mate_search: !self.no_mate_search,
             tablebase: !self.no_tablebase,
             hash_mb: self.hash.clamp(1, SearchOptions::MAX_HASH_MB),
+            threads: 1,
         };
         for s in &self.set {
             let (name, value) = s.split_once('=').ok_or_else(|| {
@@ -147,12 +149,26 @@ pub struct Args {
     /// stops as soon as one is proven; without one, the normal search picks the move.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=62))]
     mate: Option<u32>,
+    /// Search threads (Lazy SMP: helpers share the transposition table; `info` counts the nodes
+    /// of all). More than the machine's cores are cut down to that many, with a note.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
     #[command(flatten)]
     engine: EngineArgs,
 }
 
 pub fn run(args: Args) -> CliResult {
-    let options = args.engine.options()?;
+    let mut options = args.engine.options()?;
+    if let Some(n) = args.threads {
+        options.threads = n as usize;
+    }
+    let cores = max_threads();
+    if options.threads > cores {
+        eprintln!(
+            "polybook: warning: --threads {}: this machine has {cores} cores; searching with {cores} threads",
+            options.threads
+        );
+    }
     // The keys of the positions before this one, for the repetition rule.
     let mut past = Vec::new();
     let pos = args

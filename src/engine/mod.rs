@@ -20,8 +20,8 @@
 //! - `ordering`: move ordering (killers, the history heuristic, the move picker).
 //! - `spite_check`: H.G. Muller's spite-check analogy (experimental).
 //! - `negamax`: the tree search: PVS with its pruning steps, and quiescence.
-//! - [`search`]: the [`Engine`]: iterative deepening with aspiration windows, and the root's
-//!   hand-overs to the tablebase and the mate search.
+//! - [`search`]: the [`Engine`]: iterative deepening with aspiration windows, Lazy SMP's helper
+//!   threads (`Threads`), and the root's hand-overs to the tablebase and the mate search.
 //! - [`mate`]: the mate search (`go mate N`): is there a mate within N moves?
 //! - [`tablebase`]: KQvK and KRvK with distance to mate, generated on first use.
 //! - [`suite`]: EPD and PGN test suites (bm, am, dm, matetrack's `bm #N`, mate puzzles).

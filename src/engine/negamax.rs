@@ -7,7 +7,7 @@
 //! search) live in [`super::search`], which drives this one.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
@@ -37,7 +37,42 @@ struct Frame {
     analogy: Option<Analogy>,
 }
 
-/// One search: the tree below a root, with its limits, counters and per-ply memory.
+/// What the threads of one search (Lazy SMP, see [`super::search`]) share besides the
+/// transposition table: each thread's node count, published every 1024 nodes so that limits and
+/// `info` lines count them all, and the flag that ends the helper threads once the main thread is
+/// done. A one-thread search has one counter and never sees the flag set.
+pub(super) struct Shared {
+    nodes: Vec<AtomicU64>,
+    pub(super) done: AtomicBool,
+}
+
+impl Shared {
+    pub(super) fn new(threads: usize) -> Shared {
+        Shared {
+            nodes: (0..threads.max(1)).map(|_| AtomicU64::new(0)).collect(),
+            done: AtomicBool::new(false),
+        }
+    }
+
+    /// The nodes of every thread but `id`, as last published.
+    fn others(&self, id: usize) -> u64 {
+        let mut sum = 0;
+        for (i, n) in self.nodes.iter().enumerate() {
+            if i != id {
+                sum += n.load(Ordering::Relaxed);
+            }
+        }
+        sum
+    }
+
+    /// The nodes of every thread, as last published.
+    pub(super) fn total(&self) -> u64 {
+        self.nodes.iter().map(|n| n.load(Ordering::Relaxed)).sum()
+    }
+}
+
+/// One search: the tree below a root, with its limits, counters and per-ply memory. Under Lazy
+/// SMP each thread has its own (its killers, history and line), all over one table.
 pub(super) struct Search<'a> {
     opts: SearchOptions,
     params: &'a Params,
@@ -46,7 +81,12 @@ pub(super) struct Search<'a> {
     history: &'a mut History,
     stop: Arc<AtomicBool>,
     deadline: Option<Instant>,
+    /// The limit on the nodes of all threads together.
     node_limit: u64,
+    /// What the threads share, and this thread's number in it (0: the main thread).
+    shared: &'a Shared,
+    id: usize,
+    /// This thread's nodes.
     pub(super) nodes: u64,
     pub(super) seldepth: u32,
     pub(super) stopped: bool,
@@ -101,6 +141,8 @@ impl<'a> Search<'a> {
         root: &Chess,
         root_moves: Option<Vec<Move>>,
         past: &[u64],
+        shared: &'a Shared,
+        id: usize,
     ) -> Self {
         Search {
             opts,
@@ -110,6 +152,8 @@ impl<'a> Search<'a> {
             stop,
             deadline,
             node_limit,
+            shared,
+            id,
             nodes: 0,
             seldepth: 0,
             stopped: false,
@@ -149,10 +193,22 @@ impl<'a> Search<'a> {
         &self.pv[0]
     }
 
-    /// Has a limit been reached? Checked every 1024 nodes.
+    /// The nodes of all threads: this one's, and the others' as last published.
+    pub(super) fn total_nodes(&self) -> u64 {
+        self.nodes + self.shared.others(self.id)
+    }
+
+    /// Publishes this thread's node count for the others (and the final sum).
+    pub(super) fn publish_nodes(&self) {
+        self.shared.nodes[self.id].store(self.nodes, Ordering::Relaxed);
+    }
+
+    /// Has a limit been reached, or the main thread finished? Checked every 1024 nodes.
     fn check_limits(&mut self) {
-        if self.nodes >= self.node_limit
+        self.publish_nodes();
+        if self.total_nodes() >= self.node_limit
             || self.stop.load(Ordering::Relaxed)
+            || self.shared.done.load(Ordering::Relaxed)
             || self.deadline.is_some_and(|d| Instant::now() >= d)
         {
             self.stopped = true;

@@ -52,6 +52,15 @@ pub struct SearchOptions {
     pub tablebase: bool,
     /// Transposition table size in MB.
     pub hash_mb: usize,
+    /// Search threads (Lazy SMP): 1 searches alone; more add helper threads over the same
+    /// table. The engine uses at most [`max_threads`] of them.
+    pub threads: usize,
+}
+
+/// The most search threads worth running: the machine's cores (as the system reports them to
+/// this process), at least 1.
+pub fn max_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// One on/off switch of the search.
@@ -144,6 +153,7 @@ impl Default for SearchOptions {
             mate_search: true,
             tablebase: true,
             hash_mb: SearchOptions::DEFAULT_HASH_MB,
+            threads: 1,
         }
     }
 }
@@ -155,11 +165,17 @@ impl SearchOptions {
     pub const DEFAULT_HASH_MB: usize = 64;
     /// The largest table [`SearchOptions::set`] accepts, in MB (UCI offers less, see `uci`).
     pub const MAX_HASH_MB: usize = 65536;
+    /// The thread count's option name (a UCI `spin` option too).
+    pub const THREADS: &'static str = "Threads";
+    /// The most threads [`SearchOptions::set`] accepts; the engine uses at most
+    /// [`max_threads`].
+    pub const MAX_THREADS: usize = 1024;
 
     /// The option names accepted by [`SearchOptions::set`] (case-insensitive): the switches',
-    /// then the hash size's.
-    pub const NAMES: [&'static str; SWITCHES.len() + 1] = {
-        let mut names = [Self::HASH; SWITCHES.len() + 1];
+    /// then the hash size's and the thread count's.
+    pub const NAMES: [&'static str; SWITCHES.len() + 2] = {
+        let mut names = [Self::HASH; SWITCHES.len() + 2];
+        names[SWITCHES.len() + 1] = Self::THREADS;
         let mut i = 0;
         while i < SWITCHES.len() {
             names[i] = SWITCHES[i].name;
@@ -179,6 +195,18 @@ impl SearchOptions {
                     name: name.to_string(),
                     value: value.to_string(),
                     expected: "a size in MB from 1 to 65536",
+                })?;
+            return Ok(());
+        }
+        if name.eq_ignore_ascii_case(Self::THREADS) {
+            self.threads = value
+                .parse()
+                .ok()
+                .filter(|&n| (1..=Self::MAX_THREADS).contains(&n))
+                .ok_or_else(|| OptionError::BadValue {
+                    name: name.to_string(),
+                    value: value.to_string(),
+                    expected: "a number of threads from 1 to 1024",
                 })?;
             return Ok(());
         }
@@ -235,6 +263,13 @@ mod tests {
         assert!(o.aggressive_futility);
         o.set("Hash", "16").unwrap();
         assert_eq!(o.hash_mb, 16);
+        o.set("threads", "2").unwrap();
+        assert_eq!(o.threads, 2);
+        assert!(matches!(
+            o.set("Threads", "0"),
+            Err(OptionError::BadValue { .. })
+        ));
+        assert_eq!(o.threads, 2);
         assert!(matches!(o.set("Nope", "1"), Err(OptionError::Unknown(_))));
         assert!(matches!(
             o.set("LMR", "maybe"),
@@ -247,7 +282,7 @@ mod tests {
         assert_eq!(
             SearchOptions::NAMES.join(", "),
             "MDP, CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, \
-             MateSearch, Tablebase, Hash"
+             MateSearch, Tablebase, Hash, Threads"
         );
         for (i, s) in SWITCHES.iter().enumerate() {
             let mut o = SearchOptions::default();

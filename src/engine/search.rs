@@ -6,6 +6,14 @@
 //! with no legal move at once, a 3-man position by the tablebase's move, and a mate task (`go
 //! mate N`) by the dedicated mate search first (`Engine::mate_first`).
 //!
+//! With `SearchOptions::threads` above 1 the search is **Lazy SMP**: helper threads search the
+//! same root at the same time, each its own `negamax::Search` (killers, history, line) over the
+//! one lock-free transposition table, at depths staggered by Stockfish 9's skip blocks, so that
+//! the main thread finds their results in the table. The main thread alone reports, keeps to the
+//! limits and decides the move; node counts (and node limits) are summed over the threads, a stop
+//! or a deadline ends them all, and the helpers end when the main thread is done. One thread
+//! searches exactly as before (`bench` keeps its signature; it searches with one thread always).
+//!
 //! Scores are centipawns from the side to move's point of view, mates as [`super::score`] counts
 //! them.
 
@@ -18,8 +26,8 @@ use shakmaty::{CastlingMode, Chess, Move, Position};
 use super::eval::Params;
 use super::hash::hash_of;
 use super::mate::{MateLimits, MateOutcome, MateSearch, MateTable};
-use super::negamax::Search;
-use super::options::{Limits, SearchOptions};
+use super::negamax::{Search, Shared};
+use super::options::{Limits, SearchOptions, max_threads};
 use super::ordering::History;
 use super::score::{INF, MATE, MATE_BOUND, MAX_PLY, Score};
 use super::tablebase::{self, Value};
@@ -83,12 +91,17 @@ pub struct Engine {
     tt: TranspositionTable,
     /// History heuristic: how often a quiet move (by side, from, to) caused a cutoff.
     history: History,
+    /// The helper threads' own histories (Lazy SMP), one per helper, kept across searches too.
+    helper_history: Vec<History>,
     /// The mate search's table (made on the first mate search).
     mate_table: Option<MateTable>,
 }
 
 /// The size of the mate search's table in MB.
 const MATE_TABLE_MB: usize = 16;
+
+/// The stack of a helper thread, as much as a program's main thread has on Linux.
+const HELPER_STACK: usize = 8 * 1024 * 1024;
 
 /// What the mate search, run first for a mate task, left to do.
 enum MateFirst {
@@ -106,6 +119,7 @@ impl Engine {
             options,
             params: Params::default(),
             history: History::new(),
+            helper_history: Vec::new(),
             mate_table: None,
         }
     }
@@ -120,6 +134,7 @@ impl Engine {
     pub fn clear(&mut self) {
         self.tt.clear();
         self.history.clear();
+        self.helper_history.clear();
     }
 
     /// Searches `pos`. `game` holds the keys ([`super::hash::hash_of`]) of the positions played
@@ -197,29 +212,83 @@ impl Engine {
                 }
             }
         }
+        let threads = self.options.threads.clamp(1, max_threads());
+        let shared = Shared::new(threads);
+        let deadline = limits.movetime.map(|t| start + t);
+        let node_limit = limits.nodes.unwrap_or(u64::MAX);
+        let allowed: Option<Vec<Move>> = restricted.then(|| root_moves.iter().copied().collect());
         let mut search = Search::new(
             self.options.clone(),
             &self.params,
             &self.tt,
             &mut self.history,
-            stop,
-            limits.movetime.map(|t| start + t),
-            limits.nodes.unwrap_or(u64::MAX),
+            stop.clone(),
+            deadline,
+            node_limit,
             pos,
-            restricted.then(|| root_moves.iter().copied().collect()),
+            allowed.clone(),
             game,
+            &shared,
+            0,
         );
         search.nodes = nodes;
-        iterative_deepening(
-            &mut search,
-            pos,
-            max_depth,
-            limits,
-            start,
-            on_iteration,
-            &mut result,
-        );
-        result.nodes = search.nodes;
+        if threads == 1 {
+            iterative_deepening(
+                &mut search,
+                pos,
+                max_depth,
+                limits,
+                start,
+                on_iteration,
+                &mut result,
+            );
+        } else {
+            // Lazy SMP: helper threads search the same root over the same table, each with its
+            // own killers, history and line, at staggered depths, and fill the table with what
+            // the main thread then finds there. The main thread alone reports, keeps the clock
+            // and chooses the move; when it is done the helpers are told to stop.
+            self.helper_history.resize_with(threads - 1, History::new);
+            let (options, params, tt) = (&self.options, &self.params, &self.tt);
+            std::thread::scope(|scope| {
+                for (i, history) in self.helper_history.iter_mut().enumerate() {
+                    let mut helper = Search::new(
+                        options.clone(),
+                        params,
+                        tt,
+                        history,
+                        stop.clone(),
+                        deadline,
+                        node_limit,
+                        pos,
+                        allowed.clone(),
+                        game,
+                        &shared,
+                        i + 1,
+                    );
+                    // The tree can be deep: the helpers have the stack a main thread has. A
+                    // helper that cannot be started is simply not there.
+                    let _ = std::thread::Builder::new()
+                        .name(format!("search helper {}", i + 1))
+                        .stack_size(HELPER_STACK)
+                        .spawn_scoped(scope, move || {
+                            helper_deepening(&mut helper, pos, max_depth, i + 1);
+                            helper.publish_nodes();
+                        });
+                }
+                iterative_deepening(
+                    &mut search,
+                    pos,
+                    max_depth,
+                    limits,
+                    start,
+                    on_iteration,
+                    &mut result,
+                );
+                search.publish_nodes();
+                shared.done.store(true, Ordering::Relaxed);
+            });
+        }
+        result.nodes = shared.total().max(search.nodes);
         result.time = start.elapsed();
         result
     }
@@ -301,6 +370,77 @@ impl Engine {
     }
 }
 
+/// One depth searched with an aspiration window: expect a score near `score` (the last depth's),
+/// widen the window on failure. The depth's score, or `None` when the search was stopped.
+fn aspiration_search(
+    search: &mut Search,
+    pos: &Chess,
+    root_hash: u64,
+    depth: i32,
+    score: i32,
+) -> Option<i32> {
+    let mut delta = 30;
+    let (mut alpha, mut beta) = if depth >= 5 && score.abs() < MATE_BOUND {
+        (score - delta, score + delta)
+    } else {
+        (-INF, INF)
+    };
+    loop {
+        let s = search.root(pos, root_hash, depth, alpha, beta);
+        if search.stopped {
+            return None;
+        }
+        if s <= alpha {
+            beta = (alpha + beta) / 2;
+            alpha = (s - delta).max(-INF);
+        } else if s >= beta {
+            beta = (s + delta).min(INF);
+        } else {
+            return Some(s);
+        }
+        delta += delta;
+        // Far off: open the window on the side that failed.
+        if delta > 500 {
+            if s <= alpha {
+                alpha = -INF;
+            } else {
+                beta = INF;
+            }
+        }
+    }
+}
+
+/// Stockfish's old "skip blocks" (Stockfish 9): helper `id`'s pattern of depths, so that the
+/// helpers are not all on the main thread's depth. Helper 1 searches the even depths, helper 2
+/// the odd ones, helpers 3 to 6 two depths out of four (at four phases), helpers 7 to 12 three
+/// out of six, and so on, from 20 patterns.
+const SKIP_SIZE: [i32; 20] = [1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4];
+const SKIP_PHASE: [i32; 20] = [0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7];
+
+/// Does helper `id` (1, 2, …) skip `depth`?
+fn helper_skips(id: usize, depth: i32) -> bool {
+    let i = (id - 1) % SKIP_SIZE.len();
+    ((depth + SKIP_PHASE[i]) / SKIP_SIZE[i]) % 2 == 1
+}
+
+/// A helper thread's iterative deepening (Lazy SMP): the depths of its pattern up to
+/// `max_depth`, each with an aspiration window, until it is stopped. What it finds goes to the
+/// table only; the main thread reports and chooses.
+fn helper_deepening(search: &mut Search, pos: &Chess, max_depth: u32, id: usize) {
+    let root_hash = hash_of(pos);
+    let mut score: i32 = 0;
+    for depth in 1..=max_depth as i32 {
+        if helper_skips(id, depth) {
+            continue;
+        }
+        search.start_iteration(depth);
+        match aspiration_search(search, pos, root_hash, depth, score) {
+            Some(s) => score = s,
+            None => break,
+        }
+    }
+}
+
 /// Iterative deepening with aspiration windows: depth 1, 2, … up to `max_depth` until a limit
 /// stops `search`, each completed depth written into `result` and reported to `on_iteration`.
 fn iterative_deepening(
@@ -316,36 +456,8 @@ fn iterative_deepening(
     let mut score: i32 = 0;
     for depth in 1..=max_depth as i32 {
         search.start_iteration(depth);
-        // Aspiration window: expect a score near the last one, widen on failure.
-        let mut delta = 30;
-        let (mut alpha, mut beta) = if depth >= 5 && score.abs() < MATE_BOUND {
-            (score - delta, score + delta)
-        } else {
-            (-INF, INF)
-        };
-        loop {
-            let s = search.root(pos, root_hash, depth, alpha, beta);
-            if search.stopped {
-                break;
-            }
-            if s <= alpha {
-                beta = (alpha + beta) / 2;
-                alpha = (s - delta).max(-INF);
-            } else if s >= beta {
-                beta = (s + delta).min(INF);
-            } else {
-                score = s;
-                break;
-            }
-            delta += delta;
-            // Far off: open the window on the side that failed.
-            if delta > 500 {
-                if s <= alpha {
-                    alpha = -INF;
-                } else {
-                    beta = INF;
-                }
-            }
+        if let Some(s) = aspiration_search(search, pos, root_hash, depth, score) {
+            score = s;
         }
         if search.stopped {
             // A root move that already beat the previous best in this unfinished iteration
@@ -373,7 +485,7 @@ fn iterative_deepening(
             depth: depth as u32,
             seldepth: search.seldepth.max(depth as u32),
             score: result.score,
-            nodes: search.nodes,
+            nodes: search.total_nodes(),
             time: start.elapsed(),
             hashfull: search.tt.hashfull(),
             pv: result.pv.clone(),
@@ -501,5 +613,60 @@ mod tests {
         let stop = Arc::new(AtomicBool::new(false));
         let r = engine.search(&pos, &[], &limits, stop, &mut |_| {});
         assert_eq!((r.best_move, r.score), (None, Score::Cp(0)));
+    }
+
+    #[test]
+    fn helpers_stagger_their_depths() {
+        // Helper 1 takes the even depths, helper 2 the odd ones, helper 3 every other pair of depths.
+        let depths = |id| {
+            (1..=8)
+                .filter(|&d| !helper_skips(id, d))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(depths(1), [2, 4, 6, 8]);
+        assert_eq!(depths(2), [1, 3, 5, 7]);
+        assert_eq!(depths(3), [1, 4, 5, 8]);
+        // Past the 20 patterns they come round again.
+        assert_eq!(depths(21), depths(1));
+    }
+
+    #[test]
+    fn two_threads_find_the_mate_and_obey_stop() {
+        let fen = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1";
+        let pos = parse_fen(fen).unwrap();
+        let mut engine = Engine::new(SearchOptions {
+            hash_mb: 1,
+            threads: 2,
+            ..SearchOptions::default()
+        });
+        let limits = Limits {
+            depth: Some(6),
+            ..Limits::default()
+        };
+        let mut depths = Vec::new();
+        let r = engine.search(
+            &pos,
+            &[],
+            &limits,
+            Arc::new(AtomicBool::new(false)),
+            &mut |it| depths.push(it.depth),
+        );
+        assert_eq!(
+            (uci(r.best_move), r.score),
+            ("d1d8".to_string(), Score::Mate(1))
+        );
+        // The main thread reports every depth, in order.
+        assert_eq!(depths, (1..=depths.len() as u32).collect::<Vec<_>>());
+        // Stopped before it starts: still a legal move, at once.
+        let start = Instant::now();
+        let r = engine.search(
+            &Chess::default(),
+            &[],
+            &Limits::default(),
+            Arc::new(AtomicBool::new(true)),
+            &mut |_| {},
+        );
+        assert!(r.best_move.is_some_and(|m| Chess::default().is_legal(m)));
+        assert!(start.elapsed() < Duration::from_secs(2));
     }
 }

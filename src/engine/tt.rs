@@ -1,7 +1,7 @@
 //! The transposition table: search results by position, shared lock-free.
 //!
 //! Each entry is two `AtomicU64`: the data word and the key XOR the data. A reader accepts an entry
-//! only when `key_word ^ data == key`, so a torn write by another thread (Lazy SMP later) reads as
+//! only when `key_word ^ data == key`, so a torn write by another thread (Lazy SMP's helpers) reads as
 //! a miss instead of as a wrong move. Mate scores are stored relative to the node (see
 //! [`score::to_tt`]) so that they stay right when the position is reached at another ply.
 //!

@@ -272,8 +272,12 @@ impl Session {
                 }
             }
             "threads" => {
-                if let Some(n) = self.spin(&name, value, options::THREADS.range()) {
-                    let _ = n;
+                // Up to the machine's cores; more is cut down to that, with a word.
+                if let Some(n) = self.spin(&name, value, options::threads_range()) {
+                    self.search_options.threads = n as usize;
+                    if let Some(engine) = self.engine.as_mut() {
+                        engine.options = self.search_options.clone();
+                    }
                 }
             }
             "clearhash" => {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::book::Selection;
 use crate::engine::SearchOptions;
-use crate::engine::options::SWITCHES;
+use crate::engine::options::{SWITCHES, max_threads};
 
 /// An option's type, with its default and range.
 pub(super) enum Kind {
@@ -98,14 +98,21 @@ pub(super) const HASH: UciOption = UciOption {
         max: 1024,
     },
 };
+/// The search threads (Lazy SMP), from 1 to the machine's cores: the range is the machine's, so
+/// the `uci` list and `setoption` take it from [`threads_range`].
 pub(super) const THREADS: UciOption = UciOption {
-    name: "Threads",
+    name: SearchOptions::THREADS,
     kind: Kind::Spin {
         default: 1,
         min: 1,
         max: 1,
     },
 };
+
+/// The range of `Threads` on this machine: 1 to its cores.
+pub(super) fn threads_range() -> (i64, i64) {
+    (1, max_threads() as i64)
+}
 pub(super) const MOVE_OVERHEAD: UciOption = UciOption {
     name: "Move Overhead",
     kind: Kind::Spin {
@@ -190,6 +197,15 @@ pub(super) fn option_lines(search: &SearchOptions) -> Vec<String> {
                 },
             }
             .line(),
+            SearchOptions::THREADS => UciOption {
+                name: o.name,
+                kind: Kind::Spin {
+                    default: search.threads as i64,
+                    min: threads_range().0,
+                    max: threads_range().1,
+                },
+            }
+            .line(),
             _ => o.line(),
         })
         .collect();
@@ -253,7 +269,10 @@ mod tests {
             lines[..4],
             [
                 "option name Hash type spin default 64 min 1 max 1024",
-                "option name Threads type spin default 1 min 1 max 1",
+                &format!(
+                    "option name Threads type spin default 1 min 1 max {}",
+                    max_threads()
+                ),
                 "option name Clear Hash type button",
                 "option name Move Overhead type spin default 30 min 0 max 5000",
             ]

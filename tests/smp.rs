@@ -1,0 +1,381 @@
+//! Lazy SMP: the engine with more than one search thread, in `polybook search`, over UCI (a real
+//! process, with the same latency bounds as tests/uci.rs) and in the library on the mate puzzles
+//! of tests/data; and the one-thread search, which must stay exactly what it was.
+//!
+//! A multi-threaded search is not deterministic (the threads race over the table), so its tests
+//! check what must hold whatever the interleaving: a legal move, a prompt answer to `stop`, node
+//! counts that grow, mates found. Limits are depths and nodes where the answer must not depend on
+//! the machine's load.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use polybook::engine::options::max_threads;
+use polybook::engine::suite::{is_solved, parse_puzzles};
+use polybook::engine::{Engine, Limits, SearchOptions};
+use shakmaty::fen::Fen;
+use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Chess};
+
+use common::{BIN, polybook, stderr, stdout};
+
+/// Is `uci` a legal move in `fen`?
+fn legal_in(fen: &str, uci: &str) -> bool {
+    let pos: Chess = fen
+        .parse::<Fen>()
+        .unwrap()
+        .into_position(CastlingMode::Standard)
+        .unwrap();
+    uci.parse::<UciMove>()
+        .ok()
+        .and_then(|m| m.to_move(&pos).ok())
+        .is_some()
+}
+
+/// The `nodes` figures of the `info` lines of `output`, in order.
+fn info_nodes(output: &str) -> Vec<u64> {
+    output
+        .lines()
+        .filter(|l| l.starts_with("info depth"))
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            words.find(|&w| w == "nodes")?;
+            words.next()?.parse().ok()
+        })
+        .collect()
+}
+
+/// The move of the last `bestmove` line of `output`.
+fn bestmove(output: &str) -> &str {
+    output
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("bestmove "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no bestmove in {output}"))
+}
+
+const MIDDLEGAME: &str = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 10";
+
+#[test]
+fn one_thread_searches_are_what_they_were() {
+    // (FEN, depth, the last info line's nodes, bestmove): recorded from `polybook search --fen
+    // FEN --depth D --hash 16` built from the commit before Lazy SMP (d89ddd5), not from the
+    // code under test. One thread must search exactly the same tree: same nodes, same move.
+    let cases = [
+        (
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "9",
+            19275,
+            "d2d4 ponder g8f6",
+        ),
+        (MIDDLEGAME, "8", 46106, "e2a6 ponder b4c3"),
+        (
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 11",
+            "12",
+            57882,
+            "b4f4 ponder h4g3",
+        ),
+        (
+            "r1bq1r1k/1pp1n1pp/1p1p4/4p2Q/4Pp2/1BNP4/PPP2PPP/3R1RK1 w - - 2 14",
+            "8",
+            25327,
+            "a2a3 ponder c8d7",
+        ),
+    ];
+    for (fen, depth, nodes, best) in cases {
+        for threads in [None, Some("1")] {
+            let mut args = vec!["search", "--fen", fen, "--depth", depth, "--hash", "16"];
+            if let Some(t) = threads {
+                args.extend(["--threads", t]);
+            }
+            let out = polybook(&args);
+            assert!(out.status.success(), "{}", stderr(&out));
+            let text = stdout(&out);
+            assert_eq!(info_nodes(&text).last(), Some(&nodes), "{fen}: {text}");
+            assert_eq!(
+                text.lines().last(),
+                Some(format!("bestmove {best}").as_str()),
+                "{fen}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bench_ignores_threads() {
+    // The signature of `bench` (README, BENCHMARKS.md) is one thread's, whatever Threads says.
+    let out = polybook(&["bench", "--set", "Threads=2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("\n1523576 nodes "), "{text}");
+}
+
+#[test]
+fn search_with_two_threads() {
+    // A fixed depth: a legal move, and the node counts of the info lines grow.
+    let out = polybook(&[
+        "search",
+        "--fen",
+        MIDDLEGAME,
+        "--depth",
+        "9",
+        "--threads",
+        "2",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let nodes = info_nodes(&text);
+    assert!(nodes.len() >= 5, "{text}");
+    assert!(nodes.windows(2).all(|w| w[0] < w[1]), "{nodes:?}");
+    assert!(text.contains("info depth 9 "), "{text}");
+    assert!(legal_in(MIDDLEGAME, bestmove(&text)), "{text}");
+
+    // A time limit stops every thread: the answer comes in time (wide bounds for a loaded
+    // machine; a helper left running would hold the process for its whole depth).
+    let start = Instant::now();
+    let out = polybook(&[
+        "search",
+        "--fen",
+        MIDDLEGAME,
+        "--movetime",
+        "300",
+        "--threads",
+        "2",
+    ]);
+    let took = start.elapsed();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(legal_in(MIDDLEGAME, bestmove(&stdout(&out))));
+
+    // A node limit counts the nodes of all threads.
+    let out = polybook(&[
+        "search",
+        "--fen",
+        MIDDLEGAME,
+        "--nodes",
+        "200000",
+        "--threads",
+        "2",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(legal_in(MIDDLEGAME, bestmove(&text)));
+    assert!(
+        info_nodes(&text).iter().all(|&n| n <= 200_000 + 8 * 1024),
+        "{text}"
+    );
+}
+
+#[test]
+fn search_threads_bad_and_too_many() {
+    for bad in ["0", "-1", "two", "5000"] {
+        let out = polybook(&["search", "--depth", "2", &format!("--threads={bad}")]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = stderr(&out);
+        assert!(err.contains("--threads"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let out = polybook(&["search", "--depth", "2", "--set", "Threads=0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("Threads"), "{}", stderr(&out));
+    // More threads than cores: cut down to the cores, with one warning line.
+    let too_many = (max_threads() + 1).to_string();
+    let out = polybook(&["search", "--depth", "4", "--threads", &too_many]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        format!(
+            "polybook: warning: --threads {too_many}: this machine has {} cores; searching with {} threads",
+            max_threads(),
+            max_threads()
+        )
+    );
+    assert!(legal_in(
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        bestmove(&stdout(&out))
+    ));
+}
+
+#[test]
+fn mates_are_found_with_two_threads() {
+    // The mate-in-2 puzzles of tests/data, with the dedicated mate search off so that the
+    // (two-threaded) tree search must find every mate, within 2,000,000 nodes of both threads.
+    let bytes = std::fs::read(common::epd("mate_in_2.pgn")).unwrap();
+    let (entries, errors) = parse_puzzles(&String::from_utf8_lossy(&bytes));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(entries.len() > 100);
+    let mut engine = Engine::new(SearchOptions {
+        hash_mb: 16,
+        threads: 2,
+        mate_search: false,
+        ..SearchOptions::default()
+    });
+    for e in entries.iter().step_by(3) {
+        let limits = Limits {
+            nodes: Some(2_000_000),
+            mate: e.task.mate.map(|n| n as u32),
+            ..Limits::default()
+        };
+        engine.clear();
+        let r = engine.search(
+            &e.pos,
+            &[],
+            &limits,
+            Arc::new(AtomicBool::new(false)),
+            &mut |_| {},
+        );
+        assert!(
+            is_solved(&e.task, &r),
+            "line {}: {} got {:?}",
+            e.line,
+            e.fen,
+            r.score
+        );
+    }
+}
+
+// ---- a real UCI process ---------------------------------------------------------------------------
+
+struct Uci {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Uci {
+    fn start() -> Uci {
+        let mut child = Command::new(BIN)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Uci {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The lines up to the first one starting with `prefix` (included), and how long it took.
+    fn until(&mut self, prefix: &str, timeout: Duration) -> (Vec<String>, Duration) {
+        let start = Instant::now();
+        let mut seen = Vec::new();
+        loop {
+            let left = timeout.saturating_sub(start.elapsed());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let done = line.starts_with(prefix);
+                    seen.push(line);
+                    if done {
+                        return (seen, start.elapsed());
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => panic!("no '{prefix}' within {timeout:?}"),
+                Err(RecvTimeoutError::Disconnected) => panic!("the engine ended before '{prefix}'"),
+            }
+        }
+    }
+}
+
+#[test]
+fn uci_with_two_threads() {
+    const FEN: &str = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
+    let mut e = Uci::start();
+    e.send("uci");
+    let (lines, _) = e.until("uciok", Duration::from_secs(5));
+    let threads = format!(
+        "option name Threads type spin default 1 min 1 max {}",
+        max_threads()
+    );
+    assert!(lines.contains(&threads), "{lines:?}");
+    // More than the cores: cut down, with the usual word for an out-of-range spin value.
+    e.send(&format!(
+        "setoption name Threads value {}",
+        max_threads() + 1
+    ));
+    e.send("isready");
+    let (lines, _) = e.until("readyok", Duration::from_secs(5));
+    assert!(
+        lines.contains(&format!(
+            "info string option Threads: {} is out of range 1..{}; using {}",
+            max_threads() + 1,
+            max_threads(),
+            max_threads()
+        )),
+        "{lines:?}"
+    );
+    e.send("setoption name Threads value 2");
+    e.send("setoption name OwnBook value false");
+    e.send(&format!("position fen {FEN}"));
+
+    // go depth: a legal move, nodes that grow.
+    e.send("go depth 9");
+    let (lines, _) = e.until("bestmove ", Duration::from_secs(60));
+    let text = lines.join("\n");
+    let nodes = info_nodes(&text);
+    assert!(nodes.len() >= 5, "{text}");
+    assert!(nodes.windows(2).all(|w| w[0] < w[1]), "{nodes:?}");
+    assert!(text.contains("info depth 9 "), "{text}");
+    assert!(legal_in(FEN, bestmove(&text)), "{text}");
+
+    // go movetime: in time.
+    e.send("go movetime 300");
+    let (lines, took) = e.until("bestmove ", Duration::from_secs(3));
+    assert!(took < Duration::from_millis(1300), "took {took:?}");
+    assert!(legal_in(FEN, bestmove(&lines.join("\n"))));
+
+    // go infinite, then stop: answered at once (tests/uci.rs's bound), with a legal move.
+    e.send("go infinite");
+    e.until("info depth 3", Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(300));
+    e.send("isready");
+    let (_, took) = e.until("readyok", Duration::from_secs(1));
+    assert!(took < Duration::from_millis(250), "readyok took {took:?}");
+    e.send("stop");
+    let (lines, took) = e.until("bestmove ", Duration::from_secs(1));
+    assert!(took < Duration::from_millis(250), "bestmove took {took:?}");
+    assert!(legal_in(FEN, bestmove(&lines.join("\n"))));
+
+    // Pondering: no answer before ponderhit, then one within the clock.
+    e.send(&format!("position fen {FEN} moves f1c4"));
+    e.send("go ponder wtime 2000 btime 2000");
+    std::thread::sleep(Duration::from_millis(400));
+    e.send("isready");
+    let (lines, _) = e.until("readyok", Duration::from_secs(1));
+    assert!(
+        !lines.iter().any(|l| l.starts_with("bestmove")),
+        "{lines:?}"
+    );
+    e.send("ponderhit");
+    let (lines, took) = e.until("bestmove ", Duration::from_secs(3));
+    assert!(took < Duration::from_millis(2000), "took {took:?}");
+    let after = "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 3 3";
+    assert!(legal_in(after, bestmove(&lines.join("\n"))));
+
+    drop(e.stdin);
+    let status = e.child.wait().unwrap();
+    assert!(status.success());
+}
