@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what a fresh Debian machine lacks for the tests (the reference tools
-# polyglot, stockfish and python-chess, the compression tools, tmux), then runs the whole suite.
+# polyglot, stockfish and python-chess, the compression tools, tmux; DuckDB for the tallies),
+# then runs the whole suite.
 # Arguments are passed to `cargo test` (e.g. `./test.sh --test build`).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -26,6 +27,12 @@ if ! python3 -c 'import chess' 2>/dev/null; then
   echo "test.sh: installing python-chess" >&2
   pip install -q chess 2>/dev/null || pip install -q --break-system-packages chess || {
     echo "test.sh: python-chess missing: run 'pip install chess'" >&2; exit 1; }
+fi
+if ! python3 -c 'import duckdb' 2>/dev/null; then
+  # DuckDB reads the Parquet tallies in tests/tally.rs (one wheel, no other dependency).
+  echo "test.sh: installing duckdb" >&2
+  pip install -q duckdb 2>/dev/null || pip install -q --break-system-packages duckdb || {
+    echo "test.sh: duckdb missing: run 'pip install duckdb'" >&2; exit 1; }
 fi
 
 cargo test --release --no-fail-fast "$@"

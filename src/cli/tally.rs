@@ -162,7 +162,7 @@ pub fn print_stats(stats: &TallyJson, pos: &Chess) -> CliResult {
     }
     let mut header = format!(
         "{:<8} {:>10} {:>7} {:>7} {:>7} {:>7}  {:<BAR$}",
-        "move", "games", "share", "win", "draw", "loss", "win ▒ draw ░ loss"
+        "move", "games", "share", "win", "draw", "loss", "█ win ▒ draw ░ loss"
     );
     if with_book {
         header += "  weight";
