@@ -28,6 +28,10 @@ pub struct Args {
     /// The inputs are tallies: sum them into one (made with the same options).
     #[arg(long)]
     merge: bool,
+    /// parquet, or tsv: the same columns as tab-separated text (`-o -` for standard output), for
+    /// pipes such as the Spark job's.
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Format::Parquet)]
+    format: Format,
     #[command(flatten)]
     games: GameArgs,
     #[command(flatten)]
@@ -40,9 +44,24 @@ pub struct Args {
     json: bool,
 }
 
+/// What `tally` writes.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Parquet,
+    Tsv,
+}
+
 pub fn run(args: Args) -> CliResult {
     if args.merge {
+        if args.format != Format::Parquet {
+            return Err(CliError::usage("--merge writes Parquet only"));
+        }
         return merge(&args);
+    }
+    if args.json && args.format == Format::Tsv && args.output == Path::new("-") {
+        return Err(CliError::usage(
+            "--json cannot share standard output with -o -",
+        ));
     }
     let filter = args.games.filter()?;
     let opts = args.reading.options(filter, EntryRules::default())?;
@@ -51,7 +70,10 @@ pub fn run(args: Args) -> CliResult {
     let show = !args.quiet && std::io::stderr().is_terminal();
     let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
     let bar = Bar::new(show, total);
-    let result = polybook::tally::tally_pgn(&inputs, &args.output, &opts, &cancel, &bar);
+    let result = match args.format {
+        Format::Parquet => polybook::tally::tally_pgn(&inputs, &args.output, &opts, &cancel, &bar),
+        Format::Tsv => tsv(&inputs, &args.output, &opts, &cancel, &bar),
+    };
     bar.finish();
     let report = result.map_err(tally_error)?;
     if !args.quiet {
@@ -90,6 +112,40 @@ pub fn run(args: Args) -> CliResult {
     Ok(())
 }
 
+/// The tally as text, to standard output (`-`) or to a file that appears whole.
+fn tsv(
+    inputs: &[polybook::build::Input],
+    output: &Path,
+    opts: &polybook::build::BuildOptions,
+    cancel: &std::sync::atomic::AtomicBool,
+    bar: &Bar,
+) -> Result<polybook::build::BuildReport, TallyError> {
+    let name = output.display().to_string();
+    if output == Path::new("-") {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+        return polybook::tally::tally_pgn_tsv(inputs, &mut out, &name, opts, cancel, bar);
+    }
+    for input in inputs {
+        if matches!(input, polybook::build::Input::File(p) if polybook::build::same_file(p, output))
+        {
+            return Err(TallyError::OutputIsInput(polybook::text::quote_path(
+                output,
+            )));
+        }
+    }
+    let write_err = |e: std::io::Error| TallyError::Write {
+        path: polybook::text::quote_path(output),
+        why: polybook::text::reason(&e),
+    };
+    let file = polybook::atomic::AtomicFile::create(output).map_err(write_err)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+    let report = polybook::tally::tally_pgn_tsv(inputs, &mut out, &name, opts, cancel, bar)?;
+    let file = out.into_inner().map_err(|e| write_err(e.into_error()))?;
+    file.commit(opts.fsync).map_err(write_err)?;
+    Ok(report)
+}
+
 fn merge(args: &Args) -> CliResult {
     let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
     let report = polybook::tally::merge_tallies(&inputs, &args.output, args.reading.fsync())
@@ -101,7 +157,7 @@ fn merge(args: &Args) -> CliResult {
 pub fn summary(r: &SumReport, output: &Path, what: &str, quiet: bool, json: bool) -> CliResult {
     if !quiet {
         eprintln!(
-            "{}: {} {what}, {} positions, from {} tallies ({} games, {} rows read, options {})",
+            "{}: {} {what}, {} positions, from {} tally files ({} games, {} rows read, options {})",
             output.display(),
             r.written,
             r.positions,

@@ -72,6 +72,21 @@ pub const OPTIONS: &str = "polybook.options";
 /// The metadata key of the number of games counted.
 pub const GAMES: &str = "polybook.games";
 
+/// The metadata key under which Spark stores a dataset's schema (with each column's metadata).
+const SPARK_SCHEMA: &str = "org.apache.spark.sql.parquet.row.metadata";
+
+/// The metadata of the `key` column in a schema Spark stored (JSON), where the Spark job puts
+/// `polybook.tally`, `polybook.options` and `polybook.games`.
+fn spark_key_metadata(schema: &str) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let schema: serde_json::Value = serde_json::from_str(schema).ok()?;
+    schema["fields"]
+        .as_array()?
+        .iter()
+        .find(|f| f["name"] == "key")?["metadata"]
+        .as_object()
+        .cloned()
+}
+
 /// The key as stored: minus 2^63, so that signed order is the key's order.
 pub fn stored_key(key: u64) -> i64 {
     (key ^ (1 << 63)) as i64
@@ -299,11 +314,20 @@ impl TallyReader {
             }
             *slot = i;
         }
-        let kv = |key: &str| {
+        let file_kv = |key: &str| {
             metadata
                 .key_value_metadata()
                 .and_then(|kv| kv.iter().find(|e| e.key == key))
                 .and_then(|e| e.value.clone())
+        };
+        // Spark cannot write a file's own metadata: its job puts polybook's on the `key` column
+        // of the schema it stores in the file.
+        let spark = file_kv(SPARK_SCHEMA).and_then(|schema| spark_key_metadata(&schema));
+        let kv = |key: &str| match &spark {
+            Some(fields) if file_kv(MARK.0).is_none() => {
+                fields.get(key).and_then(|v| v.as_str().map(str::to_string))
+            }
+            _ => file_kv(key),
         };
         match kv(MARK.0) {
             Some(v) if v == MARK.1 => {}

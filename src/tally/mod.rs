@@ -23,6 +23,7 @@ mod file;
 mod merge;
 mod stats;
 
+use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -159,6 +160,71 @@ pub fn tally_pgn(
     Ok(report)
 }
 
+/// Writes each position's pairs as lines of tab-separated values.
+struct TsvSink<'a>(&'a mut dyn Write);
+
+impl PositionSink for TsvSink<'_> {
+    fn position(&mut self, pairs: &[PairCount]) -> Result<(), BuildError> {
+        pairs
+            .iter()
+            .try_for_each(|p| {
+                writeln!(
+                    self.0,
+                    "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    stored_key(p.key),
+                    p.mv,
+                    u8::from(p.black),
+                    p.games,
+                    p.wins,
+                    p.draws,
+                    p.losses,
+                    p.first
+                )
+            })
+            .map_err(|e| BuildError::Output {
+                name: String::new(),
+                why: crate::text::reason(&e),
+            })
+    }
+}
+
+/// The first line of a tally as text: the options after this.
+pub const TSV_OPTIONS: &str = "#options\t";
+/// The second line of a tally as text: the columns.
+pub const TSV_COLUMNS: &str = "key\tmove\tblack\tgames\twins\tdraws\tlosses\tfirst";
+
+/// [`tally_pgn`] as text, for pipes (the map step of the Spark job): a line `#options\t…`, a line
+/// naming the columns, then one line per pair with the Parquet file's columns, tab-separated
+/// (`black` as 0 or 1, `key` stored as in the file), by key. `out` is where it goes.
+pub fn tally_pgn_tsv(
+    inputs: &[Input],
+    out: &mut dyn Write,
+    name: &str,
+    opts: &BuildOptions,
+    cancel: &AtomicBool,
+    progress: &dyn Progress,
+) -> Result<BuildReport, TallyError> {
+    let start = Instant::now();
+    let write_err = |e: std::io::Error| TallyError::Write {
+        path: name.to_string(),
+        why: crate::text::reason(&e),
+    };
+    writeln!(out, "{TSV_OPTIONS}{}", options_of(&opts.filter)).map_err(write_err)?;
+    writeln!(out, "{TSV_COLUMNS}").map_err(write_err)?;
+    let mut report = crate::build::count_pairs(inputs, &mut TsvSink(out), opts, cancel, progress)
+        .map_err(|e| match e {
+        BuildError::Output { why, .. } => TallyError::Write {
+            path: name.to_string(),
+            why,
+        },
+        e => TallyError::Build(e),
+    })?;
+    out.flush().map_err(write_err)?;
+    report.seconds = start.elapsed().as_secs_f64();
+    report.games_per_second = report.games as f64 / report.seconds.max(1e-9);
+    Ok(report)
+}
+
 /// What summing tallies did.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct SumReport {
@@ -181,7 +247,16 @@ pub struct SumReport {
 /// none of them).
 fn open_all(inputs: &[&Path], output: &Path) -> Result<Vec<TallyReader>, TallyError> {
     let mut readers: Vec<TallyReader> = Vec::new();
-    for &path in inputs {
+    let mut files = Vec::new();
+    for &input in inputs {
+        if input.is_dir() {
+            files.extend(dataset_files(input)?);
+        } else {
+            files.push(input.to_path_buf());
+        }
+    }
+    for path in &files {
+        let path = path.as_path();
         if same_file(path, output) {
             return Err(TallyError::OutputIsInput(quote_path(output)));
         }
@@ -199,6 +274,32 @@ fn open_all(inputs: &[&Path], output: &Path) -> Result<Vec<TallyReader>, TallyEr
         readers.push(reader);
     }
     Ok(readers)
+}
+
+/// The files of a tally dataset (a folder, as Spark writes one): its `*.parquet` files in name
+/// order (Spark's part files of a range-partitioned dataset, in key order); names starting with
+/// `_` or `.` are left out.
+pub fn dataset_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, TallyError> {
+    let read_err = |e: std::io::Error| TallyError::Read {
+        path: quote_path(dir),
+        why: crate::text::reason(&e),
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(read_err)? {
+        let path = entry.map_err(read_err)?.path();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if name.is_some_and(|n| !n.starts_with(['_', '.']) && n.ends_with(".parquet")) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(TallyError::NotTally {
+            path: quote_path(dir),
+            why: "the folder holds no .parquet file".into(),
+        });
+    }
+    Ok(files)
 }
 
 /// Sums `inputs` position by position, calling `each` with every position's pairs.
