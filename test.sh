@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what a fresh Debian machine lacks for the tests (the reference tools
-# polyglot, stockfish and python-chess, the compression tools, tmux; DuckDB for the tallies),
+# polyglot, stockfish and python-chess, the compression tools, tmux; DuckDB, pyspark and a Java
+# runtime for the tallies),
 # then runs the whole suite.
 # Arguments are passed to `cargo test` (e.g. `./test.sh --test build`).
 set -euo pipefail
@@ -15,6 +16,7 @@ command -v bzip2 >/dev/null || need_apt+=(bzip2)
 command -v gzip >/dev/null || need_apt+=(gzip)
 command -v tmux >/dev/null || need_apt+=(tmux)
 command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
+command -v java >/dev/null || need_apt+=(default-jre-headless)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "test.sh: installing ${need_apt[*]}" >&2
   if [ "$(id -u)" -eq 0 ]; then sudo=(); elif command -v sudo >/dev/null; then sudo=(sudo); else
@@ -33,6 +35,12 @@ if ! python3 -c 'import duckdb' 2>/dev/null; then
   echo "test.sh: installing duckdb" >&2
   pip install -q duckdb 2>/dev/null || pip install -q --break-system-packages duckdb || {
     echo "test.sh: duckdb missing: run 'pip install duckdb'" >&2; exit 1; }
+fi
+if ! python3 -c 'import pyspark' 2>/dev/null; then
+  # Apache Spark runs spark/build_book.py in tests/spark.rs (local[2], on the Java runtime above).
+  echo "test.sh: installing pyspark" >&2
+  pip install -q pyspark 2>/dev/null || pip install -q --break-system-packages pyspark || {
+    echo "test.sh: pyspark missing: run 'pip install pyspark'" >&2; exit 1; }
 fi
 
 cargo test --release --no-fail-fast "$@"
