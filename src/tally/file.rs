@@ -459,6 +459,35 @@ impl TallyReader {
         Ok(Some(pair))
     }
 
+    /// Appends to `out` every pair of the next position in file order (its rows are consecutive);
+    /// returns its key, or `None` at the end.
+    pub fn next_position(&mut self, out: &mut Vec<PairCount>) -> Result<Option<u64>, TallyError> {
+        let Some(first) = self.next_pair()? else {
+            return Ok(None);
+        };
+        out.push(first);
+        loop {
+            if self.next >= self.rows.key.len() {
+                // The position may go on in the next row group.
+                match self.next_pair()? {
+                    Some(p) if p.key == first.key => out.push(p),
+                    Some(_) => {
+                        // Not this position's: hand it out again next time.
+                        self.next -= 1;
+                        return Ok(Some(first.key));
+                    }
+                    None => return Ok(Some(first.key)),
+                }
+                continue;
+            }
+            if key_of_stored(self.rows.key[self.next]) != first.key {
+                return Ok(Some(first.key));
+            }
+            out.push(self.pair(self.next)?);
+            self.next += 1;
+        }
+    }
+
     /// Every pair of one position, read from the row groups whose key range holds its key.
     pub fn find(&mut self, key: u64) -> Result<Vec<PairCount>, TallyError> {
         let stored = stored_key(key);

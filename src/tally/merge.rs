@@ -4,81 +4,120 @@
 //! after the other: first those of the first tally (in its own order), then those new in the
 //! second, and so on, numbered again from 0. So a tally of one half of the games merged with a
 //! tally of the other half is the tally of them all.
+//!
+//! Each input hands out whole positions (its rows of one key are consecutive); a heap holds each
+//! input's next key, and a position that only one input has (every position, with one input)
+//! passes through without being combined.
 
-use crate::build::{KeyedMerge, PairCount};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::build::PairCount;
 
 use super::TallyError;
 use super::file::TallyReader;
 
-/// One input's pair, with the input's number.
-type Sourced = (usize, PairCount);
-
 /// Tallies merged position by position.
 pub struct TallyMerge {
-    merge: KeyedMerge<Sourced, Source, fn(&Sourced) -> u64>,
-    group: Vec<Sourced>,
-    /// (input, first) of each move of the position, beside it: the order to number them in.
+    readers: Vec<TallyReader>,
+    /// Each input's next position (empty when it is all read).
+    heads: Vec<Vec<PairCount>>,
+    /// The inputs' next keys, smallest first, then by input.
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    /// (input, first) of each move of the position being combined, beside it.
     combined: Vec<((usize, u64), PairCount)>,
 }
 
-/// One input read pair by pair, tagged with its number.
-pub struct Source {
-    number: usize,
-    reader: TallyReader,
-}
-
-impl Iterator for Source {
-    type Item = Result<Sourced, TallyError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let number = self.number;
-        self.reader
-            .next_pair()
-            .map(|p| p.map(|p| (number, p)))
-            .transpose()
-    }
-}
-
-fn key_of(s: &Sourced) -> u64 {
-    s.1.key
-}
-
 impl TallyMerge {
-    pub fn new(readers: Vec<TallyReader>) -> Result<TallyMerge, TallyError> {
-        let sources = readers
-            .into_iter()
-            .enumerate()
-            .map(|(number, reader)| Source { number, reader });
+    pub fn new(mut readers: Vec<TallyReader>) -> Result<TallyMerge, TallyError> {
+        let mut heads = Vec::new();
+        let mut heap = BinaryHeap::new();
+        for (i, reader) in readers.iter_mut().enumerate() {
+            let mut head = Vec::new();
+            if let Some(key) = reader.next_position(&mut head)? {
+                heap.push(Reverse((key, i)));
+            }
+            heads.push(head);
+        }
         Ok(TallyMerge {
-            merge: KeyedMerge::new(sources, key_of as fn(&Sourced) -> u64)?,
-            group: Vec::new(),
+            readers,
+            heads,
+            heap,
             combined: Vec::new(),
         })
     }
 
-    /// The next position's pairs, summed over the inputs, in order of first appearance with
-    /// `first` numbered 0, 1, 2…; `None` when every input is read.
-    pub fn next_position(&mut self, out: &mut Vec<PairCount>) -> Result<bool, TallyError> {
-        self.group.clear();
-        if self.merge.next_group(&mut self.group)?.is_none() {
-            return Ok(false);
+    /// Takes input `i`'s next position into `into` (appending) and reads the one after it.
+    fn take(&mut self, i: usize, into: &mut Vec<PairCount>) -> Result<(), TallyError> {
+        into.append(&mut self.heads[i]);
+        if let Some(key) = self.readers[i].next_position(&mut self.heads[i])? {
+            self.heap.push(Reverse((key, i)));
         }
-        self.combined.clear();
-        for &(source, p) in &self.group {
-            let stamp = (source, p.first);
-            match self
-                .combined
-                .iter_mut()
-                .find(|(_, c)| c.mv == p.mv && c.black == p.black)
+        Ok(())
+    }
+
+    /// The next position's pairs, summed over the inputs, in order of first appearance with
+    /// `first` numbered 0, 1, 2…; `false` when every input is read.
+    pub fn next_position(&mut self, out: &mut Vec<PairCount>) -> Result<bool, TallyError> {
+        out.clear();
+        let Some(Reverse((key, i))) = self.heap.pop() else {
+            return Ok(false);
+        };
+        let alone = self.heap.peek().is_none_or(|&Reverse((k, _))| k != key);
+        if alone {
+            self.take(i, out)?;
+            // One input's moves: in its own order; the same move twice (no polybook tally has
+            // that) is combined below.
+            if out.windows(2).all(|w| w[0].first < w[1].first)
+                && (out.len() < 2 || !has_duplicates(out))
             {
-                Some((first, c)) => {
-                    c.games += p.games;
-                    c.wins += p.wins;
-                    c.draws += p.draws;
-                    c.losses += p.losses;
-                    *first = (*first).min(stamp);
+                for (rank, p) in out.iter_mut().enumerate() {
+                    p.first = rank as u64;
                 }
-                None => self.combined.push((stamp, p)),
+                return Ok(true);
+            }
+            self.combine(&[(i, std::mem::take(out))], out);
+            return Ok(true);
+        }
+        let mut parts = Vec::new();
+        let mut next = Some(i);
+        while let Some(i) = next {
+            let mut part = Vec::new();
+            self.take(i, &mut part)?;
+            parts.push((i, part));
+            next = match self.heap.peek() {
+                Some(&Reverse((k, j))) if k == key => {
+                    self.heap.pop();
+                    Some(j)
+                }
+                _ => None,
+            };
+        }
+        self.combine(&parts, out);
+        Ok(true)
+    }
+
+    /// Sums the pairs of one position from several inputs (input number, its pairs) into `out`,
+    /// ordered by (input, first) and numbered again.
+    fn combine(&mut self, parts: &[(usize, Vec<PairCount>)], out: &mut Vec<PairCount>) {
+        self.combined.clear();
+        for (source, pairs) in parts {
+            for &p in pairs {
+                let stamp = (*source, p.first);
+                match self
+                    .combined
+                    .iter_mut()
+                    .find(|(_, c)| c.mv == p.mv && c.black == p.black)
+                {
+                    Some((first, c)) => {
+                        c.games += p.games;
+                        c.wins += p.wins;
+                        c.draws += p.draws;
+                        c.losses += p.losses;
+                        *first = (*first).min(stamp);
+                    }
+                    None => self.combined.push((stamp, p)),
+                }
             }
         }
         self.combined.sort_unstable_by_key(|(stamp, _)| *stamp);
@@ -92,6 +131,14 @@ impl TallyMerge {
                     ..p
                 }),
         );
-        Ok(true)
     }
+}
+
+/// Whether two of a position's pairs have the same move.
+fn has_duplicates(pairs: &[PairCount]) -> bool {
+    pairs.iter().enumerate().any(|(i, p)| {
+        pairs[..i]
+            .iter()
+            .any(|q| q.mv == p.mv && q.black == p.black)
+    })
 }

@@ -320,15 +320,72 @@ fn sum_tallies(
             .unwrap_or_default(),
         ..SumReport::default()
     };
-    let mut merge = TallyMerge::new(readers)?;
-    let mut pairs = Vec::new();
-    while merge.next_position(&mut pairs)? {
-        report.positions += 1;
-        report.pairs += pairs.len() as u64;
-        report.written += each(&pairs)?;
-    }
+    // The merge reads and sums on a thread of its own, handing on batches of positions; this
+    // thread makes them into the output.
+    let merge = TallyMerge::new(readers)?;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch, TallyError>>(4);
+    std::thread::scope(|scope| {
+        scope.spawn(move || read_batches(merge, &tx));
+        for batch in rx {
+            let batch = batch?;
+            let mut start = 0;
+            for &end in &batch.ends {
+                let pairs = &batch.pairs[start..end];
+                report.positions += 1;
+                report.pairs += pairs.len() as u64;
+                report.written += each(pairs)?;
+                start = end;
+            }
+        }
+        Ok::<(), TallyError>(())
+    })?;
     report.seconds = start.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Positions summed by a [`TallyMerge`], handed on together.
+struct Batch {
+    pairs: Vec<PairCount>,
+    /// Where each position's pairs end in `pairs`.
+    ends: Vec<usize>,
+}
+
+/// Pairs in a batch, about.
+const BATCH: usize = 1 << 15;
+
+/// Runs the merge to its end, sending its positions in batches (and its error, if any); stops
+/// when nobody takes them.
+fn read_batches(
+    mut merge: TallyMerge,
+    tx: &std::sync::mpsc::SyncSender<Result<Batch, TallyError>>,
+) {
+    let mut position = Vec::new();
+    loop {
+        let mut batch = Batch {
+            pairs: Vec::with_capacity(BATCH + 64),
+            ends: Vec::new(),
+        };
+        let mut done = false;
+        while batch.pairs.len() < BATCH {
+            match merge.next_position(&mut position) {
+                Ok(true) => {
+                    batch.pairs.extend_from_slice(&position);
+                    batch.ends.push(batch.pairs.len());
+                }
+                Ok(false) => {
+                    done = true;
+                    break;
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
+        }
+        if (!batch.ends.is_empty() && tx.send(Ok(batch)).is_err()) || done {
+            return;
+        }
+    }
 }
 
 /// Sums the tallies `inputs` into one tally, `output`: `tally --merge`.
