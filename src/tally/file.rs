@@ -156,7 +156,7 @@ impl TallyWriter {
         let write_err = write_error(path);
         let file = AtomicFile::create(path).map_err(|e| write_err(e.to_string()))?;
         let schema = Arc::new(parse_message_type(SCHEMA).map_err(|e| write_err(e.to_string()))?);
-        let zstd = ZstdLevel::try_new(3).map_err(|e| write_err(e.to_string()))?;
+        let zstd = ZstdLevel::try_new(1).map_err(|e| write_err(e.to_string()))?;
         // The counts are small and the keys and stamps grow slowly: every integer column is
         // stored as bit-packed deltas (a dictionary costs more time and saves nothing here),
         // then compressed.
