@@ -58,10 +58,17 @@ pub fn run(args: Args) -> CliResult {
         }
         return merge(&args);
     }
-    if args.json && args.format == Format::Tsv && args.output == Path::new("-") {
-        return Err(CliError::usage(
-            "--json cannot share standard output with -o -",
-        ));
+    if args.output == Path::new("-") {
+        if args.format != Format::Tsv {
+            return Err(CliError::usage(
+                "-o -: a Parquet file cannot be streamed; use a file, or --format tsv",
+            ));
+        }
+        if args.json {
+            return Err(CliError::usage(
+                "--json cannot share standard output with -o -",
+            ));
+        }
     }
     let filter = args.games.filter()?;
     let opts = args.reading.options(filter, EntryRules::default())?;
@@ -103,6 +110,13 @@ pub fn run(args: Args) -> CliResult {
         eprintln!(
             "time: {:.2} s, {:.0} games/s",
             report.seconds, report.games_per_second
+        );
+    }
+    if report.used == 0 {
+        // Only the filters can have left every game out (otherwise the tally fails).
+        let filters = list(&report.filtered);
+        eprintln!(
+            "polybook: warning: the filters left out every game ({filters}); the tally is empty"
         );
     }
     if args.json {

@@ -565,3 +565,73 @@ where
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_keys_sort_as_the_keys_do() {
+        let keys = [0, 1, 0x7fff_ffff_ffff_ffff, 0x8000_0000_0000_0000, u64::MAX];
+        for w in keys.windows(2) {
+            assert!(stored_key(w[0]) < stored_key(w[1]), "{w:?}");
+        }
+        for k in keys {
+            assert_eq!(key_of_stored(stored_key(k)), k);
+            // Minus 2^63, as the README says.
+            assert_eq!(i128::from(stored_key(k)), i128::from(k) - (1i128 << 63));
+        }
+    }
+
+    fn pair(key: u64, mv: u16, first: u64, games: u64) -> PairCount {
+        PairCount {
+            key,
+            mv,
+            black: false,
+            first,
+            games,
+            wins: games,
+            draws: 0,
+            losses: 0,
+        }
+    }
+
+    #[test]
+    fn a_tally_reads_back_by_key_and_by_position() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let mut w = TallyWriter::create(&path).unwrap();
+        // More rows than a row group, so that a position straddles two groups.
+        let rows: Vec<PairCount> = (0..(ROW_GROUP as u64 + 11) / 3)
+            .flat_map(|k| {
+                [
+                    pair(k * 7, 1, 0, k + 1),
+                    pair(k * 7, 2, 1, 1),
+                    pair(k * 7, 3, 2, 2),
+                ]
+            })
+            .collect();
+        for p in &rows {
+            w.push(p).unwrap();
+        }
+        let meta = TallyMeta {
+            options: "--max-ply 8".into(),
+            games: 3,
+        };
+        assert_eq!(w.finish(&meta, false).unwrap(), rows.len() as u64);
+        let mut r = TallyReader::open(&path).unwrap();
+        assert_eq!(r.meta(), &meta);
+        assert_eq!(r.rows(), rows.len() as u64);
+        // Rows 65535, 65536 and 65537: the last of the first group and the first two of the next.
+        let straddling = rows[ROW_GROUP - 1].key;
+        assert_eq!(rows[ROW_GROUP + 1].key, straddling);
+        assert_eq!(r.find(straddling).unwrap().len(), 3);
+        let mut read = Vec::new();
+        let mut position = Vec::new();
+        while let Some(key) = r.next_position(&mut position).unwrap() {
+            assert!(position.iter().all(|p| p.key == key) && position.len() == 3);
+            read.append(&mut position);
+        }
+        assert_eq!(read, rows);
+    }
+}

@@ -60,23 +60,31 @@ impl TallyMerge {
     /// `first` numbered 0, 1, 2…; `false` when every input is read.
     pub fn next_position(&mut self, out: &mut Vec<PairCount>) -> Result<bool, TallyError> {
         out.clear();
+        self.append_position(out)
+    }
+
+    /// [`TallyMerge::next_position`], appending to `out` (a batch of positions) instead.
+    pub fn append_position(&mut self, out: &mut Vec<PairCount>) -> Result<bool, TallyError> {
         let Some(Reverse((key, i))) = self.heap.pop() else {
             return Ok(false);
         };
+        let start = out.len();
         let alone = self.heap.peek().is_none_or(|&Reverse((k, _))| k != key);
         if alone {
             self.take(i, out)?;
+            let position = &mut out[start..];
             // One input's moves: in its own order; the same move twice (no polybook tally has
             // that) is combined below.
-            if out.windows(2).all(|w| w[0].first < w[1].first)
-                && (out.len() < 2 || !has_duplicates(out))
+            if position.windows(2).all(|w| w[0].first < w[1].first)
+                && (position.len() < 2 || !has_duplicates(position))
             {
-                for (rank, p) in out.iter_mut().enumerate() {
+                for (rank, p) in position.iter_mut().enumerate() {
                     p.first = rank as u64;
                 }
                 return Ok(true);
             }
-            self.combine(&[(i, std::mem::take(out))], out);
+            let part = out.split_off(start);
+            self.combine(&[(i, part)], out);
             return Ok(true);
         }
         let mut parts = Vec::new();
@@ -97,8 +105,8 @@ impl TallyMerge {
         Ok(true)
     }
 
-    /// Sums the pairs of one position from several inputs (input number, its pairs) into `out`,
-    /// ordered by (input, first) and numbered again.
+    /// Sums the pairs of one position from several inputs (input number, its pairs), ordered by
+    /// (input, first) and numbered again, and appends them to `out`.
     fn combine(&mut self, parts: &[(usize, Vec<PairCount>)], out: &mut Vec<PairCount>) {
         self.combined.clear();
         for (source, pairs) in parts {
@@ -121,7 +129,6 @@ impl TallyMerge {
             }
         }
         self.combined.sort_unstable_by_key(|(stamp, _)| *stamp);
-        out.clear();
         out.extend(
             self.combined
                 .iter()
@@ -141,4 +148,66 @@ fn has_duplicates(pairs: &[PairCount]) -> bool {
             .iter()
             .any(|q| q.mv == p.mv && q.black == p.black)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tally::{TallyMeta, TallyWriter};
+
+    fn pair(key: u64, mv: u16, first: u64, wins: u64, losses: u64) -> PairCount {
+        PairCount {
+            key,
+            mv,
+            black: true,
+            first,
+            games: wins + losses,
+            wins,
+            draws: 0,
+            losses,
+        }
+    }
+
+    fn tally(dir: &std::path::Path, name: &str, pairs: &[PairCount]) -> TallyReader {
+        let path = dir.join(name);
+        let mut w = TallyWriter::create(&path).unwrap();
+        pairs.iter().for_each(|p| w.push(p).unwrap());
+        w.finish(&TallyMeta::default(), false).unwrap();
+        TallyReader::open(&path).unwrap()
+    }
+
+    #[test]
+    fn tallies_add_up_in_order_of_first_appearance() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = [
+            pair(1, 10, 0, 1, 0),
+            pair(5, 20, 0, 2, 0),
+            pair(5, 21, 1, 0, 1),
+        ];
+        let b = [
+            pair(3, 10, 0, 1, 1),
+            pair(5, 22, 0, 1, 0),
+            pair(5, 20, 1, 4, 4),
+        ];
+        let (a, b) = (tally(dir.path(), "a", &a), tally(dir.path(), "b", &b));
+        let mut merge = TallyMerge::new(vec![a, b]).unwrap();
+        let mut out = Vec::new();
+        let mut positions = Vec::new();
+        while merge.next_position(&mut out).unwrap() {
+            positions.push(out.clone());
+        }
+        assert_eq!(
+            positions,
+            vec![
+                vec![pair(1, 10, 0, 1, 0)],
+                vec![pair(3, 10, 0, 1, 1)],
+                // The first tally's moves first (in its order), then the one new in the second.
+                vec![
+                    pair(5, 20, 0, 6, 4),
+                    pair(5, 21, 1, 0, 1),
+                    pair(5, 22, 2, 1, 0)
+                ],
+            ]
+        );
+    }
 }

@@ -359,7 +359,6 @@ fn read_batches(
     mut merge: TallyMerge,
     tx: &std::sync::mpsc::SyncSender<Result<Batch, TallyError>>,
 ) {
-    let mut position = Vec::new();
     loop {
         let mut batch = Batch {
             pairs: Vec::with_capacity(BATCH + 64),
@@ -367,11 +366,8 @@ fn read_batches(
         };
         let mut done = false;
         while batch.pairs.len() < BATCH {
-            match merge.next_position(&mut position) {
-                Ok(true) => {
-                    batch.pairs.extend_from_slice(&position);
-                    batch.ends.push(batch.pairs.len());
-                }
+            match merge.append_position(&mut batch.pairs) {
+                Ok(true) => batch.ends.push(batch.pairs.len()),
                 Ok(false) => {
                     done = true;
                     break;
