@@ -448,6 +448,35 @@ duckdb.sql(f"COPY (SELECT * FROM '{sys.argv[2]}') TO '{sys.argv[1]}' (FORMAT par
     );
     let e = fails(&["book", s(&d("copied.parquet")), "-o", s(&out)]);
     assert!(e.contains("polybook.tally"), "{e}");
+    // With the mark (DuckDB writes it as asked, snappy-compressed as it does by default): rows
+    // out of key order, and counts that do not add up.
+    python(
+        r#"
+import sys, duckdb
+kv = "KV_METADATA {'polybook.tally': '1', 'polybook.options': '--max-ply 1024'}"
+duckdb.sql(f"COPY (SELECT * FROM '{sys.argv[3]}' ORDER BY key DESC) TO '{sys.argv[1]}' (FORMAT parquet, {kv})")
+duckdb.sql(f"COPY (SELECT key, move, black, games + 1 AS games, wins, draws, losses, first "
+           f"FROM '{sys.argv[3]}' ORDER BY key) TO '{sys.argv[2]}' (FORMAT parquet, {kv})")
+"#,
+        &[
+            s(&d("unsorted.parquet")),
+            s(&d("bad_counts.parquet")),
+            s(&d("a.parquet")),
+        ],
+    );
+    let e = fails(&["book", s(&d("unsorted.parquet")), "-o", s(&out)]);
+    assert!(
+        e.contains("row 2: the keys are not in ascending order"),
+        "{e}"
+    );
+    let e = fails(&[
+        "tally",
+        "--merge",
+        s(&d("bad_counts.parquet")),
+        "-o",
+        s(&out),
+    ]);
+    assert!(e.contains("row 1: ") && e.contains("games but"), "{e}");
 
     // A truncated tally, a PGN file, a missing file.
     let whole = std::fs::read(d("a.parquet")).unwrap();
@@ -503,11 +532,13 @@ duckdb.sql(f"COPY (SELECT * FROM '{sys.argv[2]}') TO '{sys.argv[1]}' (FORMAT par
         [
             "a.parquet",
             "b.parquet",
+            "bad_counts.parquet",
             "copied.parquet",
             "cut.parquet",
             "other.parquet",
             "short.parquet",
-            "text_key.parquet"
+            "text_key.parquet",
+            "unsorted.parquet"
         ]
     );
 }

@@ -403,6 +403,7 @@ impl TallyReader {
     }
 
     /// Row `i` of the loaded group, checked.
+    #[inline]
     fn pair(&self, i: usize) -> Result<PairCount, TallyError> {
         let r = &self.rows;
         let row = self.before + i as u64 + 1;
@@ -436,55 +437,68 @@ impl TallyReader {
         })
     }
 
-    /// The next pair in file order, or `None` at the end. Keys must not go down.
-    pub fn next_pair(&mut self) -> Result<Option<PairCount>, TallyError> {
+    /// Loads row groups until one has rows left to hand out; `false` at the end of the file.
+    fn ensure_rows(&mut self) -> Result<bool, TallyError> {
         while self.next >= self.rows.key.len() {
             if self.group >= self.reader.num_row_groups() {
-                return Ok(None);
+                return Ok(false);
             }
             self.before += self.rows.key.len() as u64;
             self.load(self.group)?;
             self.group += 1;
             self.next = 0;
         }
-        let pair = self.pair(self.next)?;
-        if self.last_key.is_some_and(|k| k > pair.key) {
+        Ok(true)
+    }
+
+    /// Checks that the key of the next row does not go down.
+    fn check_order(&mut self) -> Result<u64, TallyError> {
+        let key = key_of_stored(self.rows.key[self.next]);
+        if self.last_key.is_some_and(|k| k > key) {
             return Err(self.bad(format!(
                 "row {}: the keys are not in ascending order",
                 self.before + self.next as u64 + 1
             )));
         }
-        self.last_key = Some(pair.key);
+        self.last_key = Some(key);
+        Ok(key)
+    }
+
+    /// The next pair in file order, or `None` at the end. Keys must not go down.
+    pub fn next_pair(&mut self) -> Result<Option<PairCount>, TallyError> {
+        if !self.ensure_rows()? {
+            return Ok(None);
+        }
+        self.check_order()?;
+        let pair = self.pair(self.next)?;
         self.next += 1;
         Ok(Some(pair))
     }
 
-    /// Appends to `out` every pair of the next position in file order (its rows are consecutive);
-    /// returns its key, or `None` at the end.
+    /// Appends to `out` every pair of the next position in file order (its rows are consecutive,
+    /// perhaps over two row groups); returns its key, or `None` at the end.
     pub fn next_position(&mut self, out: &mut Vec<PairCount>) -> Result<Option<u64>, TallyError> {
-        let Some(first) = self.next_pair()? else {
+        if !self.ensure_rows()? {
             return Ok(None);
-        };
-        out.push(first);
+        }
+        let key = self.check_order()?;
+        let stored = self.rows.key[self.next];
         loop {
-            if self.next >= self.rows.key.len() {
-                // The position may go on in the next row group.
-                match self.next_pair()? {
-                    Some(p) if p.key == first.key => out.push(p),
-                    Some(_) => {
-                        // Not this position's: hand it out again next time.
-                        self.next -= 1;
-                        return Ok(Some(first.key));
-                    }
-                    None => return Ok(Some(first.key)),
-                }
-                continue;
+            // The position's run of rows in this group: found on the key column alone.
+            let run = self.rows.key[self.next..]
+                .iter()
+                .position(|&k| k != stored)
+                .unwrap_or(self.rows.key.len() - self.next);
+            for i in self.next..self.next + run {
+                out.push(self.pair(i)?);
             }
-            if key_of_stored(self.rows.key[self.next]) != first.key {
-                return Ok(Some(first.key));
+            self.next += run;
+            if self.next < self.rows.key.len()
+                || !self.ensure_rows()?
+                || self.rows.key[self.next] != stored
+            {
+                return Ok(Some(key));
             }
-            out.push(self.pair(self.next)?);
-            self.next += 1;
         }
     }
 
