@@ -2,6 +2,7 @@
 //!
 //! - [`book`]: the Polyglot format: keys, the move codec, entries, reading, writing and choosing a move.
 //! - [`build`]: PGN games to a book, as `polyglot make-book` does and more.
+//! - [`tally`]: exact counts per (position, move) as Parquet files; books and statistics from them.
 //! - [`inspect`]: walks over a whole book: lines per colour, statistics, verification.
 //! - [`position`]: positions and moves from user input (FEN, SAN, UCI, EPD lines).
 //! - [`diagram`]: a board drawn for people.
@@ -26,5 +27,6 @@ pub mod explore;
 pub mod inspect;
 pub mod lines;
 pub mod position;
+pub mod tally;
 pub mod text;
 pub mod uci;

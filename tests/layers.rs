@@ -29,6 +29,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("engine", &["position", "text"]),
     ("build", &["book", "position", "atomic", "text"]),
     ("inspect", &["book", "position", "atomic", "text"]),
+    ("tally", &["build", "book", "position", "atomic", "text"]),
     ("uci", &["engine", "book", "position", "lines", "text"]),
     (
         "arena",

@@ -1,15 +1,177 @@
-//! From the tally to the written book: each partition's entries as the tally threads finish
-//! them, written in partition (that is, key) order; and, when some tally spilled, the merge of
-//! the sorted runs, with the partitions held back meanwhile written in between.
+//! From the tally to the output: each partition as the tally threads finish it, written in
+//! partition (that is, key) order; and, when some tally spilled, the merge of the sorted runs,
+//! with the partitions held back meanwhile written in between.
+//!
+//! What is written is a [`Sink`]'s business: the book ([`BookSink`]: entries, filtered and
+//! weighed), or every counted pair as it is ([`PairSink`], for `polybook tally`).
 
 use std::path::Path;
 use std::sync::mpsc::Receiver;
 
-use super::entries::{EntryMaker, EntryRules, WeightScheme, halve_combined};
+use super::entries::{EntryMaker, EntryRules, WeightScheme, halve_combined, widen};
 use super::spill::{Run, merge_runs};
-use super::tally::{Counts, PARTITIONS, Tally, partition};
-use super::{BuildError, BuildReport};
+use super::tally::{Counts, ExactCounts, PARTITIONS, Tallied, Tally, partition};
+use super::{BuildError, BuildReport, PairCount, PositionSink};
 use crate::book::{BookError, BookWriter, ENTRY_SIZE, Entry};
+
+/// Where the counts of a build go, one partition (or, from spilled runs, one position) at a time,
+/// in key order.
+pub trait Sink {
+    /// What a tally thread makes of one finished partition, to be written by the sink.
+    type Part: Send + 'static;
+    /// Empties partition `p` of `tally` into a part (on a tally thread).
+    fn make_part<C: Counts>(tally: &mut Tally<C>, p: usize, rules: &EntryRules) -> Self::Part;
+    /// Writes one partition's part.
+    fn write_part(&mut self, part: Self::Part, report: &mut BuildReport) -> Result<(), BuildError>;
+    /// Writes one position's pairs merged from the spilled runs (one key, any order).
+    fn write_group(
+        &mut self,
+        group: &mut [Tallied<ExactCounts>],
+        report: &mut BuildReport,
+    ) -> Result<(), BuildError>;
+}
+
+/// The book as a [`Sink`]: each position's entries.
+pub struct BookSink<'a> {
+    output: &'a Path,
+    fsync: bool,
+    rules: &'a EntryRules,
+    maker: EntryMaker<'a>,
+    writer: Option<BookWriter>,
+    entries: Vec<Entry>,
+}
+
+impl<'a> BookSink<'a> {
+    pub fn new(output: &'a Path, fsync: bool, rules: &'a EntryRules) -> Self {
+        BookSink {
+            output,
+            fsync,
+            rules,
+            maker: EntryMaker::new(rules),
+            writer: None,
+            entries: Vec::new(),
+        }
+    }
+
+    /// The book's writer, created (as a temporary file) on first use.
+    fn writer(&mut self) -> Result<&mut BookWriter, BookError> {
+        let writer = match self.writer.take() {
+            Some(w) => w,
+            None => BookWriter::create(self.output)?.sync(self.fsync),
+        };
+        Ok(self.writer.insert(writer))
+    }
+
+    /// Gives the book its name (an empty book if nothing was written).
+    pub fn finish(mut self) -> Result<(), BookError> {
+        self.writer()?;
+        match self.writer.take() {
+            Some(writer) => writer.finish(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Sink for BookSink<'_> {
+    type Part = PartitionEntries;
+
+    fn make_part<C: Counts>(tally: &mut Tally<C>, p: usize, rules: &EntryRules) -> Self::Part {
+        partition_entries(tally, p, rules)
+    }
+
+    fn write_part(
+        &mut self,
+        part: PartitionEntries,
+        report: &mut BuildReport,
+    ) -> Result<(), BuildError> {
+        report.entries_before_filter += part.before_filter;
+        report.positions += part.positions;
+        report.entries += part.entries;
+        Ok(self.writer()?.write_encoded(&part.bytes, part.entries)?)
+    }
+
+    fn write_group(
+        &mut self,
+        group: &mut [Tallied<ExactCounts>],
+        report: &mut BuildReport,
+    ) -> Result<(), BuildError> {
+        if self.rules.weights == WeightScheme::Polyglot {
+            halve_combined(group);
+        }
+        report.entries_before_filter += group.len() as u64;
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.clear();
+        self.maker.append(group, &mut entries);
+        if !entries.is_empty() {
+            report.positions += 1;
+            report.entries += entries.len() as u64;
+        }
+        let writer = self.writer()?;
+        let written = entries.iter().try_for_each(|e| writer.write(e));
+        self.entries = entries;
+        Ok(written?)
+    }
+}
+
+/// Every counted pair as a [`Sink`], handed position by position to a [`PositionSink`], each
+/// position's moves in the order they first appeared, their [`PairCount::first`] numbered from
+/// 0 in that order (so that it does not depend on `--threads` or `--memory`).
+pub struct PairSink<'a> {
+    out: &'a mut dyn PositionSink,
+    pairs: Vec<PairCount>,
+}
+
+impl<'a> PairSink<'a> {
+    pub fn new(out: &'a mut dyn PositionSink) -> Self {
+        PairSink {
+            out,
+            pairs: Vec::new(),
+        }
+    }
+
+    /// Hands on one position's pairs, sorted by first appearance.
+    fn position(&mut self, group: &[Tallied<ExactCounts>]) -> Result<(), BuildError> {
+        self.pairs.clear();
+        self.pairs.extend(
+            group
+                .iter()
+                .enumerate()
+                .map(|(rank, t)| PairCount::from_tallied(t, rank as u64)),
+        );
+        self.out.position(&self.pairs)
+    }
+}
+
+impl Sink for PairSink<'_> {
+    /// The partition's pairs, sorted by key, then first appearance.
+    type Part = Vec<Tallied<ExactCounts>>;
+
+    fn make_part<C: Counts>(tally: &mut Tally<C>, p: usize, _: &EntryRules) -> Self::Part {
+        tally.drain_partition(p, 0).iter().map(widen).collect()
+    }
+
+    fn write_part(&mut self, part: Self::Part, report: &mut BuildReport) -> Result<(), BuildError> {
+        report.entries_before_filter += part.len() as u64;
+        report.entries += part.len() as u64;
+        for group in part.chunk_by(|a, b| a.key == b.key) {
+            report.positions += 1;
+            self.position(group)?;
+        }
+        Ok(())
+    }
+
+    fn write_group(
+        &mut self,
+        group: &mut [Tallied<ExactCounts>],
+        report: &mut BuildReport,
+    ) -> Result<(), BuildError> {
+        group.sort_unstable_by_key(|t| t.first);
+        report.entries_before_filter += group.len() as u64;
+        report.entries += group.len() as u64;
+        report.positions += 1;
+        self.position(group)
+    }
+}
 
 /// The book entries of one partition of a tally held in memory.
 pub struct PartitionEntries {
@@ -52,58 +214,34 @@ pub fn partition_entries<C: Counts>(
     out
 }
 
-/// The book being written: the partitions' entries in partition order, as the tally threads
-/// finish them, then (if some tally spilled) the merge of the spilled runs with the partitions
-/// held back meanwhile.
-pub struct BookOut<'a> {
-    output: &'a Path,
-    fsync: bool,
-    writer: Option<BookWriter>,
+/// The output being written: the partitions in partition order, as the tally threads finish
+/// them, then (if some tally spilled) the merge of the spilled runs with the partitions held back
+/// meanwhile.
+pub struct Ordered<S: Sink> {
+    pub sink: S,
     /// Partitions received before an earlier one, which must come from the spilled runs.
-    held: Vec<Option<PartitionEntries>>,
+    held: Vec<Option<S::Part>>,
     /// Every partition below this one is written.
     next: usize,
 }
 
-impl<'a> BookOut<'a> {
-    pub fn new(output: &'a Path, fsync: bool) -> Self {
-        BookOut {
-            output,
-            fsync,
-            writer: None,
+impl<S: Sink> Ordered<S> {
+    pub fn new(sink: S) -> Self {
+        Ordered {
+            sink,
             held: (0..PARTITIONS).map(|_| None).collect(),
             next: 0,
         }
     }
 
-    /// The book's writer, created (as a temporary file) on first use.
-    fn writer(&mut self) -> Result<&mut BookWriter, BookError> {
-        let writer = match self.writer.take() {
-            Some(w) => w,
-            None => BookWriter::create(self.output)?.sync(self.fsync),
-        };
-        Ok(self.writer.insert(writer))
-    }
-
-    fn write_partition(
-        &mut self,
-        part: PartitionEntries,
-        report: &mut BuildReport,
-    ) -> Result<(), BookError> {
-        report.entries_before_filter += part.before_filter;
-        report.positions += part.positions;
-        report.entries += part.entries;
-        self.writer()?.write_encoded(&part.bytes, part.entries)
-    }
-
     /// Writes the partitions as the tally threads (one receiver each, partition `p` from
     /// `rxs[p % n]`) send them. A tally thread that spilled sends nothing: from its first
-    /// partition on, the others' partitions are held for [`BookOut::write_merged`].
+    /// partition on, the others' partitions are held for [`Ordered::write_merged`].
     pub fn receive(
         &mut self,
-        rxs: &[Receiver<PartitionEntries>],
+        rxs: &[Receiver<S::Part>],
         report: &mut BuildReport,
-    ) -> Result<(), BookError> {
+    ) -> Result<(), BuildError> {
         let mut spilled = vec![false; rxs.len()];
         for p in 0..PARTITIONS {
             let owner = p % rxs.len();
@@ -112,7 +250,7 @@ impl<'a> BookOut<'a> {
             }
             match rxs[owner].recv() {
                 Ok(part) if self.next == p => {
-                    self.write_partition(part, report)?;
+                    self.sink.write_part(part, report)?;
                     self.next = p + 1;
                 }
                 Ok(part) => self.held[p] = Some(part),
@@ -123,67 +261,45 @@ impl<'a> BookOut<'a> {
     }
 
     /// Writes the held partitions below partition `end`.
-    fn write_held_before(&mut self, end: usize, report: &mut BuildReport) -> Result<(), BookError> {
+    fn write_held_before(
+        &mut self,
+        end: usize,
+        report: &mut BuildReport,
+    ) -> Result<(), BuildError> {
         while self.next < end {
             if let Some(part) = self.held[self.next].take() {
-                self.write_partition(part, report)?;
+                self.sink.write_part(part, report)?;
             }
             self.next += 1;
         }
         Ok(())
     }
 
-    /// Writes the entries of the merged `runs` (spilled in `dir`), position by position, and
-    /// the held partitions where their keys fall among them.
+    /// Writes the merged `runs` (spilled in `dir`), position by position, and the held
+    /// partitions where their keys fall among them.
     pub fn write_merged(
         &mut self,
         runs: Vec<Run>,
-        rules: &EntryRules,
         report: &mut BuildReport,
         dir: &Path,
     ) -> Result<(), BuildError> {
-        let halve = rules.weights == WeightScheme::Polyglot;
-        let mut entries: Vec<Entry> = Vec::new();
-        let mut maker = EntryMaker::new(rules);
-        let mut book_err = None;
+        let mut failure = None;
         merge_runs(runs, |group| {
-            let written = (|| -> Result<(), BookError> {
-                self.write_held_before(partition(group[0].key), report)?;
-                if halve {
-                    halve_combined(group);
-                }
-                report.entries_before_filter += group.len() as u64;
-                entries.clear();
-                maker.append(group, &mut entries);
-                if !entries.is_empty() {
-                    report.positions += 1;
-                    report.entries += entries.len() as u64;
-                }
-                let writer = self.writer()?;
-                entries.iter().try_for_each(|e| writer.write(e))
-            })();
+            let written = self
+                .write_held_before(partition(group[0].key), report)
+                .and_then(|()| self.sink.write_group(group, report));
             written.map_err(|e| {
-                book_err = Some(e);
-                std::io::Error::other("book write failed")
+                failure = Some(e);
+                std::io::Error::other("write failed")
             })
         })
-        .map_err(|e| match book_err.take() {
-            Some(b) => BuildError::Book(b),
+        .map_err(|e| match failure.take() {
+            Some(f) => f,
             None => BuildError::Temp {
                 dir: dir.display().to_string(),
                 why: e.to_string(),
             },
         })?;
-        self.write_held_before(PARTITIONS, report)?;
-        Ok(())
-    }
-
-    /// Gives the book its name (an empty book if nothing was written).
-    pub fn finish(mut self) -> Result<(), BookError> {
-        self.writer()?;
-        match self.writer.take() {
-            Some(writer) => writer.finish(),
-            None => Ok(()),
-        }
+        self.write_held_before(PARTITIONS, report)
     }
 }

@@ -3,6 +3,7 @@
 
 use shakmaty::Color;
 
+use super::PairCount;
 use super::game::BLACK_MOVED;
 use super::tally::{COUNT_MAX, Counts, ExactCounts, Tallied};
 use crate::book::{Entry, Key, RawMove};
@@ -67,6 +68,34 @@ pub fn halve_combined(group: &mut [Tallied<ExactCounts>]) {
             t.counts.n = t.counts.n.div_ceil(2);
             t.counts.points = t.counts.points.div_ceil(2);
         }
+    }
+}
+
+/// Turns exact counts of one position at a time ([`PairCount`]s, as a tally file holds them) into
+/// its book entries, by the same rules as a build. With polyglot's weights the counts are halved
+/// as polyglot would if it had counted them all at once ([`halve_combined`]).
+pub struct PairEntries<'a> {
+    maker: EntryMaker<'a>,
+    group: Vec<Tallied<ExactCounts>>,
+}
+
+impl<'a> PairEntries<'a> {
+    pub fn new(rules: &'a EntryRules) -> Self {
+        PairEntries {
+            maker: EntryMaker::new(rules),
+            group: Vec::new(),
+        }
+    }
+
+    /// Appends to `out` the entries of one position (all of `pairs` has one key), sorted by
+    /// weight, ties in order of `first`.
+    pub fn append(&mut self, pairs: &[PairCount], out: &mut Vec<Entry>) {
+        self.group.clear();
+        self.group.extend(pairs.iter().map(|p| p.to_tallied()));
+        if self.maker.rules.weights == WeightScheme::Polyglot {
+            halve_combined(&mut self.group);
+        }
+        self.maker.append(&self.group, out);
     }
 }
 

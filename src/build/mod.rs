@@ -12,7 +12,8 @@
 //! - `pipeline`: the threads and the channels between them; [`build`] starts here.
 //! - `parse`, `game`, `resolve`, `filter`: PGN text to plies (the moves played, the filters).
 //! - `tally_thread`, `tally`, `spill`: the counts per (position, move), in memory or on disk.
-//! - `entries`, `book_out`: which moves are kept, with what weight, and the written book.
+//! - `entries`, `book_out`: which moves are kept, with what weight, and the written book; or
+//!   every pair as it was counted ([`count_pairs`], for the tallies of `polybook tally`).
 //! - `memory`: how `--memory` is shared among the parts.
 //! - `collect`: the report (games read, used, left out, and why; the reasons are [`Reason`]).
 //! - `reorder`, `keyed_merge`: results put back in input order; sorted sources merged by key.
@@ -48,14 +49,17 @@ use std::sync::atomic::AtomicBool;
 
 use thiserror::Error;
 
-pub use entries::{EntryRules, WeightScheme};
+pub use entries::{EntryRules, PairEntries, WeightScheme};
 pub use filter::{GameFilter, PlayerFilter, Speed, parse_date, parse_date_arg};
 pub use input::Input;
+pub use keyed_merge::KeyedMerge;
 pub use learn::{LearnOptions, LearnReport, LearnedMove, learn_from_games};
 pub use merge::{MergeReport, SortReport, merge_books, sort_book};
 
 use crate::book::BookError;
-use tally::{ExactCounts, PolyglotCounts};
+use book_out::{BookSink, Ordered, PairSink};
+use game::BLACK_MOVED;
+use tally::{ExactCounts, PolyglotCounts, Tallied};
 
 /// Why a build failed.
 #[derive(Debug, Error)]
@@ -74,6 +78,8 @@ pub enum BuildError {
     },
     #[error("{0}: is one of the inputs; refusing to write the book over it")]
     OutputIsInput(String),
+    #[error("{name}: cannot write: {why}")]
+    Output { name: String, why: String },
     #[error("interrupted; no book written")]
     Interrupted,
     #[error("no usable game in {inputs}: {read} read, none usable{why}; no book written")]
@@ -251,12 +257,87 @@ pub fn build(
             return Err(BuildError::OutputIsInput(output.display().to_string()));
         }
     }
-    match opts.rules.weights {
+    let start = std::time::Instant::now();
+    let mut out = Ordered::new(BookSink::new(output, opts.fsync, &opts.rules));
+    let mut report = match opts.rules.weights {
         WeightScheme::Polyglot => {
-            pipeline::run::<PolyglotCounts>(inputs, output, opts, cancel, progress)
+            pipeline::run::<PolyglotCounts, _>(inputs, &mut out, opts, cancel, progress)
         }
-        _ => pipeline::run::<ExactCounts>(inputs, output, opts, cancel, progress),
+        _ => pipeline::run::<ExactCounts, _>(inputs, &mut out, opts, cancel, progress),
+    }?;
+    out.sink.finish()?;
+    report.seconds = start.elapsed().as_secs_f64();
+    report.games_per_second = report.games as f64 / report.seconds.max(1e-9);
+    Ok(report)
+}
+
+/// The exact counts of one (position, move) pair: what `polybook tally` keeps of the games.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairCount {
+    /// The position's Polyglot key.
+    pub key: u64,
+    /// The move in Polyglot's encoding (castling as the king taking its rook).
+    pub mv: u16,
+    /// The mover is Black.
+    pub black: bool,
+    /// When the pair first appeared in the input, as an order among the moves of its position:
+    /// the lower, the earlier (ties in weight are written in this order, as polyglot does).
+    pub first: u64,
+    /// Games in which the move was played; wins, draws and losses are the mover's.
+    pub games: u64,
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+}
+
+impl PairCount {
+    fn from_tallied(t: &Tallied<ExactCounts>, first: u64) -> PairCount {
+        let draws = t.counts.points - 2 * t.counts.wins;
+        PairCount {
+            key: t.key,
+            mv: t.mv & !BLACK_MOVED,
+            black: t.mv & BLACK_MOVED != 0,
+            first,
+            games: t.counts.n,
+            wins: t.counts.wins,
+            draws,
+            losses: t.counts.n - t.counts.wins - draws,
+        }
     }
+
+    fn to_tallied(self) -> Tallied<ExactCounts> {
+        Tallied {
+            key: self.key,
+            mv: self.mv | if self.black { BLACK_MOVED } else { 0 },
+            first: self.first,
+            counts: ExactCounts {
+                n: self.games,
+                points: 2 * self.wins + self.draws,
+                wins: self.wins,
+            },
+        }
+    }
+}
+
+/// Where [`count_pairs`] sends the counted pairs: one position at a time, keys ascending.
+pub trait PositionSink {
+    /// One position's pairs (all with one key), in the order they first appeared, their `first`
+    /// numbered 0, 1, 2…
+    fn position(&mut self, pairs: &[PairCount]) -> Result<(), BuildError>;
+}
+
+/// Reads `inputs` as [`build`] does (the same filters, `--max-ply`, threads and memory budget)
+/// and hands every (position, move) pair it counted, with exact counts, to `out`, by key. The
+/// result is the same whatever `opts.threads` and `opts.memory`. `opts.rules` is not used.
+pub fn count_pairs(
+    inputs: &[Input],
+    out: &mut dyn PositionSink,
+    opts: &BuildOptions,
+    cancel: &AtomicBool,
+    progress: &dyn Progress,
+) -> Result<BuildReport, BuildError> {
+    let mut out = Ordered::new(PairSink::new(out));
+    pipeline::run::<ExactCounts, _>(inputs, &mut out, opts, cancel, progress)
 }
 
 /// Whether two paths name the same file (the same inode, or the same canonical path).

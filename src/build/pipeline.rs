@@ -8,9 +8,9 @@
 //!   │     │ TallyWork
 //!   │     ▼
 //!   └── tally_thread (× 1 or 2): a token back to the reader once a chunk is counted
-//!         │ PartitionEntries (or, past --memory, sorted runs merged at the end)
+//!         │ a part per partition (or, past --memory, sorted runs merged at the end)
 //!         ▼
-//!       BookOut ─► .bin
+//!       Ordered<Sink> ─► .bin (BookSink), or pairs (PairSink)
 //! ```
 //!
 //! - [`read_chunks`] cuts the inputs, one after the other, into numbered chunks of whole games.
@@ -18,18 +18,18 @@
 //!   statistics.
 //! - [`tally_thread`] counts the plies of its partitions, in chunk order.
 //! - [`Collector`] takes the statistics, in chunk order.
-//! - [`BookOut`] writes the entries, in key order.
+//! - [`Ordered`] hands the partitions to the [`Sink`] in key order: the book's entries, or the
+//!   pairs of a tally.
 //!
 //! The reader stops when `--memory`'s share of chunks in flight is out: it takes a token per
 //! chunk, and a token comes back once every tally thread has counted the chunk.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::book_out::{BookOut, PartitionEntries};
+use super::book_out::{Ordered, Sink};
 use super::collect::{ChunkStats, Collector, no_usable_game};
 use super::filter::GameFilter;
 use super::input::{self, Input};
@@ -53,11 +53,11 @@ pub struct Chunk {
     progress: Option<f64>,
 }
 
-/// Runs the build's threads over `inputs` and writes the book to `output`. `C` is what the
-/// tally counts: polyglot's saturating counts, or exact ones.
-pub fn run<C: Counts>(
+/// Runs the build's threads over `inputs` and writes what they count to `out` (the book, or the
+/// pairs). `C` is what the tally counts: polyglot's saturating counts, or exact ones.
+pub fn run<C: Counts, S: Sink>(
     inputs: &[Input],
-    output: &Path,
+    out: &mut Ordered<S>,
     opts: &BuildOptions,
     cancel: &AtomicBool,
     progress: &dyn Progress,
@@ -91,12 +91,10 @@ pub fn run<C: Counts>(
         let (tx, rx) = sync_channel::<TallyWork>(in_flight);
         tally_txs.push(tx);
         tally_rxs.push(rx);
-        let (tx, rx) = channel::<PartitionEntries>();
+        let (tx, rx) = channel::<S::Part>();
         entry_txs.push(tx);
         entry_rxs.push(rx);
     }
-
-    let mut book = BookOut::new(output, opts.fsync);
 
     let (mut report, failure, results) = std::thread::scope(|s| {
         // 1. The reader.
@@ -128,7 +126,7 @@ pub fn run<C: Counts>(
                 };
                 let abort = &abort;
                 s.spawn(move || {
-                    let r = tally_thread::<C>(t, tallies, channels, plan, opts, spill_dir);
+                    let r = tally_thread::<C, S>(t, tallies, channels, plan, opts, spill_dir);
                     if r.is_err() {
                         abort.store(true, Ordering::Relaxed);
                     }
@@ -149,12 +147,12 @@ pub fn run<C: Counts>(
         if let Ok(Err(e)) = reader.join() {
             failure.get_or_insert(e);
         }
-        // 5. The book: the tally threads send each partition's entries as they finish it.
+        // 5. The output: the tally threads send each partition as they finish it.
         if failure.is_none()
             && !cancel.load(Ordering::Relaxed)
-            && let Err(e) = book.receive(&entry_rxs, &mut report)
+            && let Err(e) = out.receive(&entry_rxs, &mut report)
         {
-            failure = Some(e.into());
+            failure = Some(e);
             abort.store(true, Ordering::Relaxed);
         }
         // Entries nobody will write: the tally threads stop making them.
@@ -188,12 +186,11 @@ pub fn run<C: Counts>(
         let runs = all_runs(done, spill_dir)?;
         report.spilled_runs = runs.len();
         let runs = reduce_runs(runs, spill_dir)?;
-        book.write_merged(runs, &opts.rules, &mut report, spill_dir)?;
+        out.write_merged(runs, &mut report, spill_dir)?;
     }
     if let Some(e) = no_usable_game(&report, inputs) {
         return Err(e);
     }
-    book.finish()?;
     report.seconds = start.elapsed().as_secs_f64();
     report.games_per_second = report.games as f64 / report.seconds.max(1e-9);
     Ok(report)

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender};
 
-use super::book_out::{PartitionEntries, partition_entries};
+use super::book_out::Sink;
 use super::game::Ply;
 use super::memory::MemoryPlan;
 use super::reorder::Reorder;
@@ -72,13 +72,13 @@ pub struct TallyWork {
     pub remaining: Arc<AtomicUsize>,
 }
 
-/// A tally thread's channels: chunks in, tokens back to the reader, entries out.
-pub struct TallyChannels {
+/// A tally thread's channels: chunks in, tokens back to the reader, finished partitions out.
+pub struct TallyChannels<P> {
     pub rx: Receiver<TallyWork>,
     /// One token per chunk counted by every tally thread, so the reader may read another.
     pub token_tx: SyncSender<()>,
-    /// The entries of each partition, in order, when nothing was spilled.
-    pub entry_tx: Sender<PartitionEntries>,
+    /// Each partition made into the output's part, in order, when nothing was spilled.
+    pub entry_tx: Sender<P>,
 }
 
 /// What one tally thread hands back.
@@ -91,12 +91,12 @@ pub struct TallyResult<C> {
 
 /// Applies every chunk, in input order, to the partitions `t, t + n, t + 2n, …` that this
 /// tally thread owns among `n`. When nothing was spilled, the last chunks are applied one
-/// partition at a time, and each partition, then complete, is made into book entries at once
-/// (while its slots are still in cache) and sent on.
-pub fn tally_thread<C: Counts>(
+/// partition at a time, and each partition, then complete, is made into the output's part (book
+/// entries, or pairs) at once (while its slots are still in cache) and sent on.
+pub fn tally_thread<C: Counts, S: Sink>(
     t: usize,
     n: usize,
-    channels: TallyChannels,
+    channels: TallyChannels<S::Part>,
     plan: &MemoryPlan,
     opts: &BuildOptions,
     spill_dir: &Path,
@@ -160,7 +160,7 @@ pub fn tally_thread<C: Counts>(
             apply_partition(&mut tally, work, p, |_| Ok(()))?;
         }
         if entry_tx
-            .send(partition_entries(&mut tally, p, &opts.rules))
+            .send(S::make_part(&mut tally, p, &opts.rules))
             .is_err()
         {
             break;

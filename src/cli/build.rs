@@ -27,10 +27,23 @@ pub struct Args {
     /// The book to write (atomically: a temporary file, then a rename).
     #[arg(short, long, value_name = "OUT.bin")]
     output: PathBuf,
+    #[command(flatten)]
+    rules: RuleArgs,
+    #[command(flatten)]
+    games: GameArgs,
+    #[command(flatten)]
+    reading: ReadArgs,
+    /// No progress bar and no summary on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
 
-    /// Count only the first N plies of each game (polyglot's -max-ply).
-    #[arg(long, default_value_t = 1024, value_name = "N")]
-    max_ply: usize,
+/// Which moves become book entries, with what weight (`build` and `book`).
+#[derive(clap::Args)]
+pub struct RuleArgs {
     /// Keep a move only if it was played in at least N games (polyglot's -min-game).
     #[arg(long, default_value_t = 3, value_name = "N")]
     min_games: u64,
@@ -49,7 +62,41 @@ pub struct Args {
     /// What a weight measures: polyglot (2 × wins + draws), games (popularity) or wins.
     #[arg(long, value_enum, ignore_case = true, default_value_t = WeightScheme::Polyglot)]
     weights: WeightScheme,
+}
 
+impl RuleArgs {
+    pub fn rules(&self) -> Result<EntryRules, CliError> {
+        if !(0.0..=100.0).contains(&self.min_score) {
+            return Err(CliError::usage(format!(
+                "--min-score {}: a percentage from 0 to 100",
+                self.min_score
+            )));
+        }
+        if self.min_games == 0 {
+            return Err(CliError::usage("--min-games must be at least 1"));
+        }
+        Ok(EntryRules {
+            min_games: self.min_games,
+            min_score: self.min_score,
+            side: if self.only_white {
+                Some(Color::White)
+            } else if self.only_black {
+                Some(Color::Black)
+            } else {
+                None
+            },
+            uniform: self.uniform,
+            weights: self.weights,
+        })
+    }
+}
+
+/// Which games and plies are counted (`build` and `tally`).
+#[derive(clap::Args)]
+pub struct GameArgs {
+    /// Count only the first N plies of each game (polyglot's -max-ply).
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    max_ply: usize,
     /// Only games in which both players are rated at least N (WhiteElo, BlackElo).
     #[arg(long, value_name = "N")]
     min_elo: Option<u32>,
@@ -84,7 +131,30 @@ pub struct Args {
     /// Include Chess960 games ([Variant "Chess960"/"fischerandom"], castling as king takes rook).
     #[arg(long)]
     chess960: bool,
+}
 
+impl GameArgs {
+    pub fn filter(&self) -> Result<GameFilter, CliError> {
+        Ok(GameFilter {
+            max_ply: self.max_ply,
+            chess960: self.chess960,
+            skip_unknown_results: self.skip_unknown_results,
+            min_elo: self.min_elo,
+            max_elo: self.max_elo,
+            since: date("since", &self.since)?,
+            until: date("until", &self.until)?,
+            speeds: self.time_control.clone(),
+            player: self.player.clone().map(|name| PlayerFilter {
+                name: name.trim().to_string(),
+                color: self.color,
+            }),
+        })
+    }
+}
+
+/// How the games are read: threads, memory, temporary files (`build` and `tally`).
+#[derive(clap::Args)]
+pub struct ReadArgs {
     /// Refuse bad games (a broken FEN, an illegal, ambiguous or null move): exit 1, write nothing.
     #[arg(long)]
     strict: bool,
@@ -97,16 +167,36 @@ pub struct Args {
     /// Where to put spilled runs (default: the system's temporary folder).
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<PathBuf>,
-    /// Wait for the book to reach the disk before it takes its name (it is always written
+    /// Wait for the output to reach the disk before it takes its name (it is always written
     /// to a temporary file and renamed, so it is never seen half-written).
     #[arg(long)]
     fsync: bool,
-    /// No progress bar and no summary on stderr.
-    #[arg(short, long)]
-    quiet: bool,
-    /// Print the summary as JSON on stdout.
-    #[arg(long)]
-    json: bool,
+}
+
+impl ReadArgs {
+    pub fn fsync(&self) -> bool {
+        self.fsync
+    }
+
+    /// The build's options with these and `filter`, `rules`.
+    pub fn options(&self, filter: GameFilter, rules: EntryRules) -> Result<BuildOptions, CliError> {
+        if self.threads == Some(0) {
+            return Err(CliError::usage("--threads must be at least 1"));
+        }
+        let mut opts = BuildOptions {
+            filter,
+            rules,
+            memory: usize::try_from(self.memory).unwrap_or(usize::MAX),
+            temp_dir: self.temp_dir.clone(),
+            strict: self.strict,
+            fsync: self.fsync,
+            ..BuildOptions::default()
+        };
+        if let Some(t) = self.threads {
+            opts.threads = t;
+        }
+        Ok(opts)
+    }
 }
 
 pub fn parse_color(s: &str) -> Result<Color, String> {
@@ -163,67 +253,12 @@ fn date(flag: &str, text: &Option<String>) -> Result<Option<(u32, u32, u32)>, Cl
 }
 
 pub fn run(args: Args) -> CliResult {
-    if !(0.0..=100.0).contains(&args.min_score) {
-        return Err(CliError::usage(format!(
-            "--min-score {}: a percentage from 0 to 100",
-            args.min_score
-        )));
-    }
-    if args.min_games == 0 {
-        return Err(CliError::usage("--min-games must be at least 1"));
-    }
-    if args.threads == Some(0) {
-        return Err(CliError::usage("--threads must be at least 1"));
-    }
-    let filter = GameFilter {
-        max_ply: args.max_ply,
-        chess960: args.chess960,
-        skip_unknown_results: args.skip_unknown_results,
-        min_elo: args.min_elo,
-        max_elo: args.max_elo,
-        since: date("since", &args.since)?,
-        until: date("until", &args.until)?,
-        speeds: args.time_control.clone(),
-        player: args.player.clone().map(|name| PlayerFilter {
-            name: name.trim().to_string(),
-            color: args.color,
-        }),
-    };
-    let rules = EntryRules {
-        min_games: args.min_games,
-        min_score: args.min_score,
-        side: if args.only_white {
-            Some(Color::White)
-        } else if args.only_black {
-            Some(Color::Black)
-        } else {
-            None
-        },
-        uniform: args.uniform,
-        weights: args.weights,
-    };
-    let mut opts = BuildOptions {
-        filter,
-        rules,
-        memory: usize::try_from(args.memory).unwrap_or(usize::MAX),
-        temp_dir: args.temp_dir.clone(),
-        strict: args.strict,
-        fsync: args.fsync,
-        ..BuildOptions::default()
-    };
-    if let Some(t) = args.threads {
-        opts.threads = t;
-    }
+    let rules = args.rules.rules()?;
+    let filter = args.games.filter()?;
+    let opts = args.reading.options(filter, rules)?;
 
     let inputs = expand(&args.inputs).map_err(CliError::data)?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        // Ctrl-C, SIGTERM and SIGHUP stop the build cleanly: no book, no temporary file. If a
-        // handler cannot be installed they still stop it; the spilled runs, which have no
-        // names, go with the process either way.
-        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
-    }
+    let cancel = cancel_on_signals();
     let show = !args.quiet && std::io::stderr().is_terminal();
     let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
     let bar = Bar::new(show, total);
@@ -256,15 +291,25 @@ pub fn run(args: Args) -> CliResult {
     Ok(())
 }
 
+/// A flag that Ctrl-C, SIGTERM and SIGHUP set: they stop a build cleanly (no output, no temporary
+/// file). If a handler cannot be installed they still stop it; the spilled runs, which have no
+/// names, go with the process either way.
+pub fn cancel_on_signals() -> Arc<AtomicBool> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
+    cancel
+}
+
 /// `12 elo filter, 3 date filter`: counts by reason.
-fn list(m: &std::collections::BTreeMap<&str, u64>) -> String {
+pub fn list(m: &std::collections::BTreeMap<&str, u64>) -> String {
     m.iter()
         .map(|(k, v)| format!("{v} {}", k.replace('_', " ")))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-fn human_summary(r: &BuildReport, output: &str) -> String {
+pub fn human_summary(r: &BuildReport, output: &str) -> String {
     let mut s = String::new();
     let filtered: u64 = r.filtered.values().sum();
     let skipped: u64 = r.skipped.values().sum();
@@ -313,10 +358,10 @@ fn human_summary(r: &BuildReport, output: &str) -> String {
 }
 
 /// The progress bar (bytes of input read, games/s, ETA), shown only on a terminal.
-struct Bar(Option<ProgressBar>);
+pub struct Bar(Option<ProgressBar>);
 
 impl Bar {
-    fn new(show: bool, total: Option<u64>) -> Bar {
+    pub fn new(show: bool, total: Option<u64>) -> Bar {
         if !show {
             return Bar(None);
         }
@@ -333,7 +378,7 @@ impl Bar {
         Bar(Some(bar))
     }
 
-    fn finish(&self) {
+    pub fn finish(&self) {
         if let Some(b) = &self.0 {
             b.finish_and_clear();
         }

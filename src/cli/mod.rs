@@ -24,6 +24,7 @@ macro_rules! outln {
 }
 
 mod bench;
+mod book;
 mod build;
 mod dump;
 mod edit;
@@ -44,6 +45,7 @@ mod probe;
 mod search;
 mod solve;
 mod sort;
+mod tally;
 mod uci;
 mod verify;
 
@@ -71,6 +73,10 @@ enum Command {
     Verify(verify::Args),
     /// Build a Polyglot book from PGN games.
     Build(build::Args),
+    /// Count every (position, move) of PGN games exactly, into a Parquet tally (or sum tallies).
+    Tally(tally::Args),
+    /// Write a book from tallies (summed), with build's entry options.
+    Book(book::Args),
     /// Merge books into one.
     Merge(merge::Args),
     /// Write a book in the canonical order (key, then weight descending): repairs unsorted books.
@@ -219,6 +225,8 @@ pub fn main() -> ExitCode {
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Verify(args)) => verify::run(args),
         Some(Command::Build(args)) => build::run(args),
+        Some(Command::Tally(args)) => tally::run(args),
+        Some(Command::Book(args)) => book::run(args),
         Some(Command::Merge(args)) => merge::run(args),
         Some(Command::Sort(args)) => sort::run(args),
         Some(Command::Filter(args)) => filter::run(args),

@@ -22,9 +22,13 @@ use super::{CliError, CliResult, open_book};
 #[derive(clap::Args)]
 #[command(group(ArgGroup::new("what").args(["epd"]).conflicts_with_all(["fen", "moves"])))]
 pub struct Args {
-    /// The Polyglot book (.bin); several books are shown one after the other.
+    /// The Polyglot book (.bin); several books are shown one after the other. A tally
+    /// (`polybook tally`'s .parquet) shows each move's games and results instead.
     #[arg(required = true, value_name = "BOOK")]
     books: Vec<PathBuf>,
+    /// Show the moves' statistics from this tally beside the book's weights.
+    #[arg(long, value_name = "TALLY.parquet")]
+    tally: Option<PathBuf>,
     #[command(flatten)]
     position: PositionArgs,
     /// Probe every position of a file: one FEN or EPD a line (EPD operations are ignored; blank
@@ -41,6 +45,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
+    if args.tally.is_some() || args.books.iter().any(|p| polybook::tally::is_parquet(p)) {
+        return probe_tally(&args);
+    }
     // Each book is opened before anything is printed: a missing one ends the command.
     let mut books = Books::new();
     for path in &args.books {
@@ -228,4 +235,39 @@ fn print_position(
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// `probe TALLY.parquet` or `probe BOOK --tally TALLY.parquet`: one position's statistics from
+/// a tally (with the book's weights beside them).
+fn probe_tally(args: &Args) -> CliResult {
+    let (tally, book) = match (&args.tally, args.books.as_slice()) {
+        (Some(tally), [book]) => (tally, Some(book)),
+        (None, [tally]) => (tally, None),
+        _ => {
+            return Err(CliError::usage(
+                "a tally is probed alone (probe TALLY.parquet) or beside one book \
+                 (probe BOOK --tally TALLY.parquet)",
+            ));
+        }
+    };
+    if args.epd.is_some() {
+        return Err(CliError::usage("--epd cannot be used with a tally"));
+    }
+    let book = book.map(|p| open_book(p)).transpose()?;
+    let mut reader =
+        polybook::tally::TallyReader::open(tally).map_err(super::tally::tally_error)?;
+    let pos = args.position.position()?;
+    let pairs = reader
+        .find(polybook::book::Key::of(&pos).0)
+        .map_err(super::tally::tally_error)?;
+    let probe = book.as_ref().map(|b| b.probe(&pos));
+    let stats = polybook::tally::position_stats(&pos, &pairs, probe.as_ref());
+    if args.json {
+        let text = serde_json::to_string(&stats).map_err(CliError::data)?;
+        return outln!("{text}");
+    }
+    if !args.no_board {
+        outln!("{}", diagram(&pos, false))?;
+    }
+    super::tally::print_stats(&stats, &pos)
 }

@@ -1,0 +1,270 @@
+//! `polybook tally`: PGN games to exact counts per (position, move), as an Apache Parquet file;
+//! `tally --merge`: tallies summed into one. Also the statistics view of `probe` on a tally.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use polybook::build::input::expand;
+use polybook::build::{BuildError, EntryRules};
+use polybook::tally::{SumReport, TallyError, TallyJson};
+use shakmaty::{Chess, Position};
+
+use super::build::{Bar, GameArgs, ReadArgs, cancel_on_signals, list};
+use super::{CliError, CliResult};
+
+/// Count every (position, move) of PGN games exactly, into a Parquet tally.
+///
+/// The games are read as `build` reads them (the same filters and --max-ply); instead of a book,
+/// every (position, move) pair is written with its games, wins, draws and losses for the mover.
+/// `polybook book` makes books from tallies; `probe TALLY.parquet` shows a position's statistics.
+#[derive(clap::Args)]
+pub struct Args {
+    /// PGN files or folders (`-` reads standard input); with --merge, tallies.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+    /// The tally to write (atomically: a temporary file, then a rename).
+    #[arg(short, long, value_name = "OUT.parquet")]
+    output: PathBuf,
+    /// The inputs are tallies: sum them into one (made with the same options).
+    #[arg(long)]
+    merge: bool,
+    /// parquet, or tsv: the same columns as tab-separated text (`-o -` for standard output), for
+    /// pipes such as the Spark job's.
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Format::Parquet)]
+    format: Format,
+    #[command(flatten)]
+    games: GameArgs,
+    #[command(flatten)]
+    reading: ReadArgs,
+    /// No progress bar and no summary on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What `tally` writes.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Parquet,
+    Tsv,
+}
+
+pub fn run(args: Args) -> CliResult {
+    if args.merge {
+        if args.format != Format::Parquet {
+            return Err(CliError::usage("--merge writes Parquet only"));
+        }
+        return merge(&args);
+    }
+    if args.output == Path::new("-") {
+        if args.format != Format::Tsv {
+            return Err(CliError::usage(
+                "-o -: a Parquet file cannot be streamed; use a file, or --format tsv",
+            ));
+        }
+        if args.json {
+            return Err(CliError::usage(
+                "--json cannot share standard output with -o -",
+            ));
+        }
+    }
+    let filter = args.games.filter()?;
+    let opts = args.reading.options(filter, EntryRules::default())?;
+    let inputs = expand(&args.inputs).map_err(CliError::data)?;
+    let cancel = cancel_on_signals();
+    let show = !args.quiet && std::io::stderr().is_terminal();
+    let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
+    let bar = Bar::new(show, total);
+    let result = match args.format {
+        Format::Parquet => polybook::tally::tally_pgn(&inputs, &args.output, &opts, &cancel, &bar),
+        Format::Tsv => tsv(&inputs, &args.output, &opts, &cancel, &bar),
+    };
+    bar.finish();
+    let report = result.map_err(tally_error)?;
+    if !args.quiet {
+        let skipped: u64 = report.skipped.values().sum();
+        let truncated: u64 = report.truncated.values().sum();
+        let filtered: u64 = report.filtered.values().sum();
+        eprintln!(
+            "{}: {} (position, move) pairs, {} positions",
+            args.output.display(),
+            report.entries,
+            report.positions
+        );
+        eprintln!(
+            "games: {} read, {} used, {} filtered out, {} skipped{}, {} cut short; {} plies counted",
+            report.games,
+            report.used,
+            filtered,
+            skipped,
+            if skipped > 0 {
+                format!(" ({})", list(&report.skipped))
+            } else {
+                String::new()
+            },
+            truncated,
+            report.plies
+        );
+        eprintln!(
+            "time: {:.2} s, {:.0} games/s",
+            report.seconds, report.games_per_second
+        );
+    }
+    if report.used == 0 {
+        // Only the filters can have left every game out (otherwise the tally fails).
+        let filters = list(&report.filtered);
+        eprintln!(
+            "polybook: warning: the filters left out every game ({filters}); the tally is empty"
+        );
+    }
+    if args.json {
+        let text = serde_json::to_string(&report).map_err(CliError::data)?;
+        outln!("{text}")?;
+    }
+    Ok(())
+}
+
+/// The tally as text, to standard output (`-`) or to a file that appears whole.
+fn tsv(
+    inputs: &[polybook::build::Input],
+    output: &Path,
+    opts: &polybook::build::BuildOptions,
+    cancel: &std::sync::atomic::AtomicBool,
+    bar: &Bar,
+) -> Result<polybook::build::BuildReport, TallyError> {
+    let name = output.display().to_string();
+    if output == Path::new("-") {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+        return polybook::tally::tally_pgn_tsv(inputs, &mut out, &name, opts, cancel, bar);
+    }
+    for input in inputs {
+        if matches!(input, polybook::build::Input::File(p) if polybook::build::same_file(p, output))
+        {
+            return Err(TallyError::OutputIsInput(polybook::text::quote_path(
+                output,
+            )));
+        }
+    }
+    let write_err = |e: std::io::Error| TallyError::Write {
+        path: polybook::text::quote_path(output),
+        why: polybook::text::reason(&e),
+    };
+    let file = polybook::atomic::AtomicFile::create(output).map_err(write_err)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+    let report = polybook::tally::tally_pgn_tsv(inputs, &mut out, &name, opts, cancel, bar)?;
+    let file = out.into_inner().map_err(|e| write_err(e.into_error()))?;
+    file.commit(opts.fsync).map_err(write_err)?;
+    Ok(report)
+}
+
+fn merge(args: &Args) -> CliResult {
+    let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
+    let report = polybook::tally::merge_tallies(&inputs, &args.output, args.reading.fsync())
+        .map_err(tally_error)?;
+    summary(&report, &args.output, "rows", args.quiet, args.json)
+}
+
+/// The summary of summed tallies (`tally --merge`, `book`): on stderr, or as JSON on stdout.
+pub fn summary(r: &SumReport, output: &Path, what: &str, quiet: bool, json: bool) -> CliResult {
+    if !quiet {
+        eprintln!(
+            "{}: {} {what}, {} positions, from {} tally files ({} games, {} rows read, options {})",
+            output.display(),
+            r.written,
+            r.positions,
+            r.inputs,
+            r.games,
+            r.pairs_read,
+            r.options
+        );
+        eprintln!("time: {:.2} s", r.seconds);
+    }
+    if json {
+        let text = serde_json::to_string(r).map_err(CliError::data)?;
+        outln!("{text}")?;
+    }
+    Ok(())
+}
+
+/// A tally's failure as the command's: an interruption exits 130, anything else 1.
+pub fn tally_error(e: TallyError) -> CliError {
+    match e {
+        TallyError::Build(BuildError::Interrupted) => CliError {
+            code: 130,
+            message: e.to_string(),
+        },
+        e => CliError::data(e),
+    }
+}
+
+/// The width of the results bar.
+const BAR: usize = 24;
+
+/// A results bar: the mover's wins, draws and losses as `█`, `▒` and `░`, in proportion.
+fn results_bar(wins: u64, draws: u64, losses: u64) -> String {
+    let games = (wins + draws + losses).max(1) as f64;
+    let w = ((wins as f64 / games) * BAR as f64).round() as usize;
+    let d = (((wins + draws) as f64 / games) * BAR as f64).round() as usize - w;
+    let l = BAR.saturating_sub(w + d);
+    format!("{}{}{}", "█".repeat(w), "▒".repeat(d), "░".repeat(l))
+}
+
+fn pct(n: u64, of: u64) -> String {
+    if of == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", 100.0 * n as f64 / of as f64)
+    }
+}
+
+/// Prints one position's statistics as a table: each move's games, its share, the mover's
+/// win/draw/loss percentages and a bar (and the book's weight, with a book).
+pub fn print_stats(stats: &TallyJson, pos: &Chess) -> CliResult {
+    let with_book = stats.moves.iter().any(|m| m.weight.is_some());
+    outln!("FEN  {}", stats.fen)?;
+    outln!("key  {}   {} to move", stats.key, pos.turn())?;
+    outln!("{} games", stats.games)?;
+    if stats.moves.is_empty() {
+        outln!("(no move in the tally)")?;
+    }
+    let mut header = format!(
+        "{:<8} {:>10} {:>7} {:>7} {:>7} {:>7}  {:<BAR$}",
+        "move", "games", "share", "win", "draw", "loss", "█ win ▒ draw ░ loss"
+    );
+    if with_book {
+        header += "  weight";
+    }
+    if !stats.moves.is_empty() {
+        outln!("{}", header.trim_end())?;
+    }
+    for m in &stats.moves {
+        let mut line = format!(
+            "{:<8} {:>10} {:>7} {:>7} {:>7} {:>7}  {}",
+            m.san,
+            m.games,
+            pct(m.games, stats.games),
+            pct(m.wins, m.games),
+            pct(m.draws, m.games),
+            pct(m.losses, m.games),
+            if m.games > 0 {
+                results_bar(m.wins, m.draws, m.losses)
+            } else {
+                " ".repeat(BAR)
+            }
+        );
+        if let Some(weight) = m.weight {
+            line += &match weight {
+                Some(w) => format!("  {w:>6}"),
+                None => format!("  {:>6}", "-"),
+            };
+        }
+        outln!("{}", line.trim_end())?;
+    }
+    for i in &stats.illegal {
+        outln!("illegal here: {} ({} games)", i.raw, i.games)?;
+    }
+    Ok(())
+}

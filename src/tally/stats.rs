@@ -1,0 +1,140 @@
+//! One position's statistics from a tally, for people and programs: each move's games and
+//! results from the mover's view, as `probe TALLY.parquet --json` prints them (and, with a book
+//! beside, each move's book weight).
+
+use serde::Serialize;
+use shakmaty::san::San;
+use shakmaty::{CastlingMode, Chess, Move, Position};
+
+use crate::book::{Key, Probe, RawMove};
+use crate::build::PairCount;
+use crate::position::fen_of;
+
+/// One position's statistics, as `probe --json` prints them for a tally.
+#[derive(Clone, Debug, Serialize)]
+pub struct TallyJson {
+    pub fen: String,
+    /// The Polyglot key, 16 hex digits.
+    pub key: String,
+    /// Games that reached the position and went on with a move of the tally.
+    pub games: u64,
+    /// The legal moves, by games played (most first; ties in order of first appearance), then
+    /// the book's moves the tally never saw.
+    pub moves: Vec<MoveStats>,
+    /// Pairs under the key whose move is not legal here (a key collision or a broken tally).
+    pub illegal: Vec<IllegalStats>,
+}
+
+/// One move's statistics.
+#[derive(Clone, Debug, Serialize)]
+pub struct MoveStats {
+    pub uci: String,
+    pub san: String,
+    /// Games in which the move was played, and their results for the side that played it.
+    pub games: u64,
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    /// The move's share of the position's games (0 to 1).
+    pub share: f64,
+    /// The mover's score: (wins + draws / 2) / games (0 to 1; 0 without games).
+    pub score: f64,
+    /// The book's weight for the move (only with a book; `null` if the book does not have it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weight: Option<Option<u16>>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct IllegalStats {
+    /// The move in Polyglot's spelling (castling as the king taking its rook).
+    pub raw: String,
+    pub games: u64,
+}
+
+fn uci_of(m: Move) -> String {
+    m.to_uci(CastlingMode::Standard).to_string()
+}
+
+fn san_of(pos: &Chess, m: Move) -> String {
+    let mut s = San::from_move(pos, m).to_string();
+    let mut after = pos.clone();
+    after.play_unchecked(m);
+    if after.is_check() {
+        s.push(if after.legal_moves().is_empty() {
+            '#'
+        } else {
+            '+'
+        });
+    }
+    s
+}
+
+/// The statistics of `pos` from its `pairs` in a tally (all under its key), and, with `book`,
+/// each move's weight in that book's probe of the same position.
+pub fn position_stats(pos: &Chess, pairs: &[PairCount], book: Option<&Probe>) -> TallyJson {
+    let key = Key::of(pos);
+    let mut sorted: Vec<&PairCount> = pairs.iter().collect();
+    sorted.sort_by(|a, b| b.games.cmp(&a.games).then(a.first.cmp(&b.first)));
+    let mut moves = Vec::new();
+    let mut illegal = Vec::new();
+    let mut seen: Vec<Move> = Vec::new();
+    for p in sorted {
+        let raw = RawMove(p.mv);
+        match raw.to_move(pos) {
+            Some(m) if p.black == (pos.turn() == shakmaty::Color::Black) => {
+                let weight = book.map(|b| {
+                    b.legal
+                        .iter()
+                        .find(|bm| bm.mv == m)
+                        .map(|bm| bm.entry.weight)
+                });
+                seen.push(m);
+                moves.push(MoveStats {
+                    uci: uci_of(m),
+                    san: san_of(pos, m),
+                    games: p.games,
+                    wins: p.wins,
+                    draws: p.draws,
+                    losses: p.losses,
+                    share: 0.0,
+                    score: (p.wins as f64 + p.draws as f64 / 2.0) / p.games.max(1) as f64,
+                    weight,
+                });
+            }
+            _ => illegal.push(IllegalStats {
+                raw: raw.to_string(),
+                games: p.games,
+            }),
+        }
+    }
+    if let Some(book) = book {
+        for bm in book.legal.iter().filter(|bm| !seen.contains(&bm.mv)) {
+            moves.push(MoveStats {
+                uci: uci_of(bm.mv),
+                san: san_of(pos, bm.mv),
+                games: 0,
+                wins: 0,
+                draws: 0,
+                losses: 0,
+                share: 0.0,
+                score: 0.0,
+                weight: Some(Some(bm.entry.weight)),
+            });
+        }
+    }
+    let games: u64 = moves.iter().map(|m| m.games).sum();
+    for m in &mut moves {
+        m.share = if games > 0 {
+            m.games as f64 / games as f64
+        } else {
+            0.0
+        };
+    }
+    TallyJson {
+        fen: fen_of(pos),
+        key: key.to_string(),
+        games,
+        moves,
+        illegal,
+    }
+}

@@ -1,0 +1,544 @@
+//! `polybook tally`, `tally --merge`, `book` and `probe TALLY.parquet` on real games: books from
+//! tallies byte for byte what `polybook build` writes from the same games (whose own books are
+//! checked against `polyglot make-book` in tests/build.rs), tallies read by DuckDB and compared
+//! with counts python-chess makes from the same PGN, and bad input.
+
+mod common;
+use common::{data, polybook, python, stderr, stdout};
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Runs polybook; panics with its stderr if it fails.
+fn ok(args: &[&str]) -> String {
+    let o = polybook(args);
+    assert!(o.status.success(), "polybook {args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+/// Runs polybook, expecting a failure with exit code 1 and one line on stderr; that line.
+fn fails(args: &[&str]) -> String {
+    let o = polybook(args);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "polybook {args:?}: {}",
+        stderr(&o)
+    );
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn tcec(name: &str) -> PathBuf {
+    data(&format!("pgn/tcec/{name}.pgn.xz"))
+}
+
+/// A few TCEC files of standard games (and one of Chess960, which both commands skip).
+fn tcec_files() -> Vec<PathBuf> {
+    [
+        "TCEC_Match_1",
+        "TCEC_Match_5",
+        "TCEC_Season_2_-_Division_A",
+        "TCEC_Season_5_-_Superfinal",
+        "TCEC_Season_6_-_FRC",
+        "TCEC_Season_7_-_Superfinal",
+    ]
+    .map(tcec)
+    .to_vec()
+}
+
+fn tally(inputs: &[PathBuf], out: &Path, options: &[&str]) -> Vec<u8> {
+    let mut args = vec!["tally", "-q", "-o", s(out)];
+    args.extend(inputs.iter().map(|p| s(p)));
+    args.extend_from_slice(options);
+    ok(&args);
+    std::fs::read(out).unwrap()
+}
+
+fn build(inputs: &[PathBuf], out: &Path, options: &[&str]) -> Vec<u8> {
+    let mut args = vec!["build", "-q", "-o", s(out)];
+    args.extend(inputs.iter().map(|p| s(p)));
+    args.extend_from_slice(options);
+    ok(&args);
+    std::fs::read(out).unwrap()
+}
+
+fn book(tallies: &[&Path], out: &Path, options: &[&str]) -> Vec<u8> {
+    let mut args = vec!["book", "-q", "-o", s(out)];
+    args.extend(tallies.iter().map(|p| s(p)));
+    args.extend_from_slice(options);
+    ok(&args);
+    std::fs::read(out).unwrap()
+}
+
+/// The tally of Debian's GNU Chess game collection (145,716 games), made once for the tests that
+/// use it.
+fn gnuchess_tally() -> &'static Path {
+    static TALLY: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &TALLY
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("gnuchess.parquet");
+            tally(&[data("pgn/gnuchess-book_1.02.pgn.xz")], &path, &[]);
+            (dir, path)
+        })
+        .1
+}
+
+/// Books made with these entry options from a tally equal build's books from the games.
+const RULES: &[&[&str]] = &[
+    &["--weights", "games", "--min-games", "1"],
+    &["--weights", "games"],
+    &["--weights", "wins", "--min-games", "2"],
+    &["--weights", "games", "--only-black", "--min-score", "40"],
+    &["--weights", "wins", "--only-white", "--uniform"],
+];
+
+#[test]
+fn books_from_a_tally_are_builds_books() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = tcec_files();
+    // Game options at tally time are the build's game options.
+    for game_options in [&[][..], &["--max-ply", "12"], &["--skip-unknown-results"]] {
+        let t = dir.path().join("t.parquet");
+        tally(&games, &t, game_options);
+        for rules in RULES {
+            let options: Vec<&str> = game_options.iter().chain(rules.iter()).copied().collect();
+            let want = build(&games, &dir.path().join("want.bin"), &options);
+            let got = book(&[&t], &dir.path().join("got.bin"), rules);
+            assert!(!want.is_empty());
+            assert!(want == got, "{game_options:?} {rules:?}: the books differ");
+        }
+    }
+}
+
+#[test]
+fn gnuchess_books_from_a_tally_are_builds_books() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = [data("pgn/gnuchess-book_1.02.pgn.xz")];
+    for rules in [
+        &["--weights", "games", "--min-games", "1"][..],
+        &["--weights", "wins"],
+    ] {
+        let want = build(&games, &dir.path().join("want.bin"), rules);
+        let got = book(&[gnuchess_tally()], &dir.path().join("got.bin"), rules);
+        assert!(want == got, "{rules:?}: the books differ");
+    }
+}
+
+/// polyglot's weights: the same book as build's while no move of a position reaches 16384 games
+/// (polyglot halves a position's counts when one does, in input order, which a tally cannot
+/// replay). Past that, the whole position is halved until no move has 16384 games.
+#[test]
+fn polyglot_weights_from_a_tally() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = tcec_files();
+    let t = dir.path().join("t.parquet");
+    tally(&games, &t, &[]);
+    for rules in [&[][..], &["--min-games", "1", "--min-score", "50"]] {
+        let want = build(&games, &dir.path().join("want.bin"), rules);
+        let got = book(&[&t], &dir.path().join("got.bin"), rules);
+        assert!(want == got, "{rules:?}: the books differ");
+    }
+    // GNU Chess: 1.e4 was played in 60,385 games. Its position's counts, read by DuckDB and
+    // halved by the rule the README states, are the weights of the book's first position.
+    let out = dir.path().join("gnu.bin");
+    book(&[gnuchess_tally()], &out, &["--min-games", "1"]);
+    let halved = python(
+        r#"
+import sys, duckdb
+rows = duckdb.sql(f"SELECT move, games, 2 * wins + draws FROM '{sys.argv[1]}' "
+                  "WHERE key = ('0x463b96181691fc9c'::UBIGINT::HUGEINT - 9223372036854775808)::BIGINT "
+                  "ORDER BY first").fetchall()
+while any(n >= 16384 for _, n, _ in rows):
+    rows = [(m, (n + 1) // 2, (p + 1) // 2) for m, n, p in rows]
+rows = sorted((r for r in rows if r[2] > 0), key=lambda r: -r[2])
+print(" ".join(f"{m}:{p}" for m, _, p in rows))
+"#,
+        &[s(gnuchess_tally())],
+    );
+    let book = std::fs::read(&out).unwrap();
+    let start: Vec<String> = book
+        .chunks(16)
+        .filter(|e| e[..8] == 0x463b96181691fc9cu64.to_be_bytes())
+        .map(|e| {
+            let mv = u16::from_be_bytes([e[8], e[9]]);
+            let weight = u16::from_be_bytes([e[10], e[11]]);
+            format!("{mv}:{weight}")
+        })
+        .collect();
+    assert!(start.len() > 4);
+    assert_eq!(start.join(" "), halved.trim());
+}
+
+/// The same games give the same file, whatever the threads and memory (spilled runs or not).
+#[test]
+fn the_tally_does_not_depend_on_threads_or_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = [data("pgn/lichess_magnus_2018-2022.pgn.xz")];
+    let t = |name: &str, options: &[&str]| tally(&games, &dir.path().join(name), options);
+    let plain = t("a.parquet", &[]);
+    assert!(plain == t("b.parquet", &["--threads", "1"]));
+    assert!(plain == t("c.parquet", &["--threads", "3", "--memory", "2M"]));
+    assert!(plain == t("d.parquet", &["--threads", "1", "--memory", "1M"]));
+}
+
+/// Two tallies of two halves of the games, merged, are the tally of all; and a book from both
+/// halves is the book of all.
+#[test]
+fn tallies_of_halves_add_up_to_the_tally_of_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = tcec_files();
+    let (first, second) = games.split_at(3);
+    let (a, b, all, merged) = (
+        dir.path().join("a.parquet"),
+        dir.path().join("b.parquet"),
+        dir.path().join("all.parquet"),
+        dir.path().join("merged.parquet"),
+    );
+    tally(first, &a, &[]);
+    tally(second, &b, &[]);
+    let whole = tally(&games, &all, &[]);
+    ok(&["tally", "-q", "--merge", s(&a), s(&b), "-o", s(&merged)]);
+    assert!(std::fs::read(&merged).unwrap() == whole);
+    for rules in RULES {
+        let want = build(&games, &dir.path().join("want.bin"), rules);
+        let got = book(&[&a, &b], &dir.path().join("got.bin"), rules);
+        assert!(want == got, "{rules:?}: the books differ");
+    }
+}
+
+/// python-chess's count of every (position, move) of a PGN file, as rows
+/// `key move black games wins draws losses first` (the move in Polyglot's encoding).
+const PYTHON_COUNT: &str = r#"
+import sys, lzma, io, collections
+import chess, chess.pgn, chess.polyglot
+counts = collections.OrderedDict()
+order = collections.defaultdict(list)
+for path in sys.argv[1:]:
+    text = io.StringIO(lzma.open(path, "rt", encoding="utf-8", errors="replace").read())
+    while (game := chess.pgn.read_game(text)) is not None:
+        if game.headers.get("Variant", "Standard").lower() not in ("standard", "normal", "chess"):
+            continue
+        white = {"1-0": 2, "0-1": 0}.get(game.headers.get("Result", "*"), 1)
+        board = game.board()
+        for move in game.mainline_moves():
+            key = chess.polyglot.zobrist_hash(board)
+            to = move.to_square
+            if board.is_castling(move):
+                to = chess.square(7 if chess.square_file(to) == 6 else 0, chess.square_rank(to))
+            promo = {None: 0, chess.KNIGHT: 1, chess.BISHOP: 2, chess.ROOK: 3, chess.QUEEN: 4}[move.promotion]
+            raw = to | (move.from_square << 6) | (promo << 12)
+            black = board.turn == chess.BLACK
+            points = 2 - white if black else white
+            c = counts.setdefault((key, raw, black), [0, 0, 0, 0])
+            if c[0] == 0:
+                order[key].append(raw)
+            c[0] += 1
+            c[1 + {2: 0, 1: 1, 0: 2}[points]] += 1
+            board.push(move)
+for (key, raw, black), (n, w, d, l) in sorted(counts.items()):
+    print(key, raw, int(black), n, w, d, l, order[key].index(raw))
+"#;
+
+/// The same rows read from a tally by DuckDB, the key made unsigned again.
+const DUCKDB_ROWS: &str = r#"
+import sys, duckdb
+for row in duckdb.sql(f"SELECT (key::HUGEINT + 9223372036854775808)::UBIGINT, move, black::INT, "
+                      f"games, wins, draws, losses, first FROM '{sys.argv[1]}' ORDER BY 1, 2").fetchall():
+    print(*row)
+"#;
+
+#[test]
+fn duckdb_reads_the_counts_python_chess_makes() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = [tcec("TCEC_Match_1"), tcec("TCEC_Season_5_-_Superfinal")];
+    let t = dir.path().join("t.parquet");
+    tally(&games, &t, &[]);
+    let paths: Vec<&str> = games.iter().map(|p| s(p)).collect();
+    let want = python(PYTHON_COUNT, &paths);
+    let got = python(DUCKDB_ROWS, &[s(&t)]);
+    assert!(want.lines().count() > 5000, "{}", want.lines().count());
+    assert_eq!(got, want);
+}
+
+/// `probe TALLY.parquet --json`: each move's games and results, as python-chess counts them.
+#[test]
+fn probe_shows_a_positions_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = [tcec("TCEC_Season_7_-_Superfinal")];
+    let t = dir.path().join("t.parquet");
+    tally(&games, &t, &[]);
+    let script = r#"
+import sys, lzma, io, collections
+import chess, chess.pgn, chess.polyglot
+target = chess.Board()
+for san in sys.argv[2].split():
+    target.push_san(san)
+target = chess.polyglot.zobrist_hash(target)
+stats = collections.OrderedDict()
+text = io.StringIO(lzma.open(sys.argv[1], "rt").read())
+while (game := chess.pgn.read_game(text)) is not None:
+    white = {"1-0": 2, "0-1": 0}.get(game.headers.get("Result", "*"), 1)
+    board = game.board()
+    for move in game.mainline_moves():
+        if chess.polyglot.zobrist_hash(board) == target:
+            points = 2 - white if board.turn == chess.BLACK else white
+            c = stats.setdefault(move.uci(), [board.san(move), 0, 0, 0, 0])
+            c[1] += 1
+            c[2 + {2: 0, 1: 1, 0: 2}[points]] += 1
+        board.push(move)
+for uci, (san, n, w, d, l) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
+    print(uci, san, n, w, d, l)
+"#;
+    for moves in ["", "d4", "d4 Nf6 c4"] {
+        let want = python(script, &[s(&games[0]), moves]);
+        let json = ok(&["probe", s(&t), "--moves", moves, "--json"]);
+        assert_eq!(json.lines().count(), 1);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let mut got = String::new();
+        let mut rows: Vec<&serde_json::Value> = v["moves"].as_array().unwrap().iter().collect();
+        // python sorts ties by first appearance too, as polybook does.
+        rows.sort_by_key(|m| std::cmp::Reverse(m["games"].as_u64().unwrap()));
+        for m in rows {
+            got += &format!(
+                "{} {} {} {} {} {}\n",
+                m["uci"].as_str().unwrap(),
+                m["san"].as_str().unwrap(),
+                m["games"],
+                m["wins"],
+                m["draws"],
+                m["losses"]
+            );
+        }
+        assert!(!want.is_empty(), "{moves}");
+        assert_eq!(got, want, "{moves}");
+        assert_eq!(
+            v["games"].as_u64().unwrap(),
+            v["moves"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["games"].as_u64().unwrap())
+                .sum::<u64>()
+        );
+    }
+    // The table for people, and beside a book's weights.
+    let text = ok(&["probe", s(&t), "--no-board"]);
+    assert!(text.contains("d4 ") && text.contains('%'), "{text}");
+    let b = dir.path().join("b.bin");
+    build(&games, &b, &["--weights", "games", "--min-games", "5"]);
+    let both = ok(&["probe", s(&b), "--tally", s(&t), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&both).unwrap();
+    for m in v["moves"].as_array().unwrap() {
+        // The book keeps the moves of at least 5 games, weighted by games.
+        let games = m["games"].as_u64().unwrap();
+        if games >= 5 {
+            assert_eq!(m["weight"].as_u64(), Some(games), "{m}");
+        } else {
+            assert!(m["weight"].is_null(), "{m}");
+        }
+    }
+}
+
+/// The README's DuckDB query over a tally runs as printed there, and agrees with `probe`.
+#[test]
+fn the_readmes_duckdb_query_runs() {
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    let start = readme
+        .find("```sql\n")
+        .expect("the README shows a DuckDB query");
+    let query = &readme[start + 7..];
+    let query = &query[..query.find("```").unwrap()];
+    assert!(query.contains("'gnuchess.parquet'"));
+    let dir = gnuchess_tally().parent().unwrap();
+    let script = format!(
+        "import duckdb, sys\nfor r in duckdb.sql(sys.argv[1]).fetchall(): print(*r)\n# {}",
+        dir.display()
+    );
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(&script)
+        .arg(query)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = stdout(&out);
+    // After 1.e4 in the GNU Chess games, the replies of at least 100 games, by score.
+    let json = ok(&["probe", s(gnuchess_tally()), "--moves", "e4", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let mut want: Vec<(String, u64, f64)> = v["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["games"].as_u64().unwrap() >= 100)
+        .map(|m| {
+            (
+                m["uci"].as_str().unwrap().to_string(),
+                m["games"].as_u64().unwrap(),
+                m["score"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    want.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let got: Vec<(String, u64)> = rows
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[0].to_string(), f[1].parse().unwrap())
+        })
+        .collect();
+    assert!(got.len() >= 5, "{rows}");
+    assert_eq!(
+        got,
+        want.iter()
+            .map(|(m, g, _)| (m.clone(), *g))
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    let games = [tcec("TCEC_Match_1")];
+    tally(&games, &d("a.parquet"), &[]);
+    tally(&[tcec("TCEC_Match_5")], &d("b.parquet"), &[]);
+    tally(&games, &d("short.parquet"), &["--max-ply", "10"]);
+    let out = d("out.bin");
+
+    // Parquet files that are not tallies, made by DuckDB: other columns, and a key as text.
+    python(
+        r#"
+import sys, duckdb
+duckdb.sql(f"COPY (SELECT 1 AS a, 'x' AS b) TO '{sys.argv[1]}' (FORMAT parquet)")
+duckdb.sql(f"COPY (SELECT key::VARCHAR AS key, move, black, games, wins, draws, losses, first "
+           f"FROM '{sys.argv[3]}') TO '{sys.argv[2]}' (FORMAT parquet)")
+"#,
+        &[
+            s(&d("other.parquet")),
+            s(&d("text_key.parquet")),
+            s(&d("a.parquet")),
+        ],
+    );
+    let e = fails(&["book", s(&d("other.parquet")), "-o", s(&out)]);
+    assert!(
+        e.contains("not a polybook tally") && e.contains("\"key\""),
+        "{e}"
+    );
+    let e = fails(&["book", s(&d("text_key.parquet")), "-o", s(&out)]);
+    assert!(
+        e.contains("not a polybook tally") && e.contains("INT64"),
+        "{e}"
+    );
+    // The right columns from another writer, without polybook's mark.
+    python(
+        r#"
+import sys, duckdb
+duckdb.sql(f"COPY (SELECT * FROM '{sys.argv[2]}') TO '{sys.argv[1]}' (FORMAT parquet)")
+"#,
+        &[s(&d("copied.parquet")), s(&d("a.parquet"))],
+    );
+    let e = fails(&["book", s(&d("copied.parquet")), "-o", s(&out)]);
+    assert!(e.contains("polybook.tally"), "{e}");
+    // With the mark (DuckDB writes it as asked, snappy-compressed as it does by default): rows
+    // out of key order, and counts that do not add up.
+    python(
+        r#"
+import sys, duckdb
+kv = "KV_METADATA {'polybook.tally': '1', 'polybook.options': '--max-ply 1024'}"
+duckdb.sql(f"COPY (SELECT * FROM '{sys.argv[3]}' ORDER BY key DESC) TO '{sys.argv[1]}' (FORMAT parquet, {kv})")
+duckdb.sql(f"COPY (SELECT key, move, black, games + 1 AS games, wins, draws, losses, first "
+           f"FROM '{sys.argv[3]}' ORDER BY key) TO '{sys.argv[2]}' (FORMAT parquet, {kv})")
+"#,
+        &[
+            s(&d("unsorted.parquet")),
+            s(&d("bad_counts.parquet")),
+            s(&d("a.parquet")),
+        ],
+    );
+    let e = fails(&["book", s(&d("unsorted.parquet")), "-o", s(&out)]);
+    assert!(
+        e.contains("row 2: the keys are not in ascending order"),
+        "{e}"
+    );
+    let e = fails(&[
+        "tally",
+        "--merge",
+        s(&d("bad_counts.parquet")),
+        "-o",
+        s(&out),
+    ]);
+    assert!(e.contains("row 1: ") && e.contains("games but"), "{e}");
+
+    // A truncated tally, a PGN file, a missing file.
+    let whole = std::fs::read(d("a.parquet")).unwrap();
+    std::fs::write(d("cut.parquet"), &whole[..whole.len() / 2]).unwrap();
+    let e = fails(&["book", s(&d("cut.parquet")), "-o", s(&out)]);
+    assert!(e.contains("cut.parquet") && e.contains("truncated"), "{e}");
+    let e = fails(&["book", s(&games[0]), "-o", s(&out)]);
+    assert!(e.contains("not a polybook tally"), "{e}");
+    let e = fails(&["book", s(&d("missing.parquet")), "-o", s(&out)]);
+    assert!(
+        e.contains("missing.parquet") && e.contains("cannot read"),
+        "{e}"
+    );
+    let e = fails(&["probe", s(&d("cut.parquet"))]);
+    assert!(e.contains("truncated"), "{e}");
+
+    // Tallies made with different options are not summed.
+    let (a, short) = (d("a.parquet"), d("short.parquet"));
+    for cmd in [&["book"][..], &["tally", "--merge"]] {
+        let mut args = cmd.to_vec();
+        args.extend([s(&a), s(&short), "-o", s(&out)]);
+        let e = fails(&args);
+        assert!(
+            e.contains("--max-ply 10") && e.contains("--max-ply 1024"),
+            "{e}"
+        );
+    }
+    assert!(!out.exists());
+
+    // An output that is one of the inputs is refused, and left as it was.
+    let e = fails(&["book", s(&d("a.parquet")), "-o", s(&d("a.parquet"))]);
+    assert!(e.contains("one of the inputs"), "{e}");
+    let e = fails(&[
+        "tally",
+        "--merge",
+        s(&d("a.parquet")),
+        s(&d("b.parquet")),
+        "-o",
+        s(&d("b.parquet")),
+    ]);
+    assert!(e.contains("one of the inputs"), "{e}");
+    let e = fails(&["tally", s(&d("a.parquet")), "-o", s(&d("a.parquet"))]);
+    assert!(e.contains("one of the inputs"), "{e}");
+    assert!(std::fs::read(d("a.parquet")).unwrap() == whole);
+    // Nothing half-written was left in the folder.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "a.parquet",
+            "b.parquet",
+            "bad_counts.parquet",
+            "copied.parquet",
+            "cut.parquet",
+            "other.parquet",
+            "short.parquet",
+            "text_key.parquet",
+            "unsorted.parquet"
+        ]
+    );
+}
