@@ -239,6 +239,7 @@ fn the_api_answers_what_probe_json_prints() {
         books,
         serde_json::json!({
             "books": [path(&gnuchess), path(&collision)],
+            "tally": null,
             "start": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
         })
     );
@@ -621,11 +622,158 @@ fn bad_arguments_get_one_line() {
     drop(taken);
 }
 
+/// python-chess's count of one position's moves over PGN files taken in order: each move's
+/// `uci san games wins draws losses` (the mover's results), most games first, ties in order of
+/// first appearance.
+const PYTHON_POSITION: &str = r#"
+import sys, lzma, io, collections
+import chess, chess.pgn, chess.polyglot
+target = chess.Board()
+for san in sys.argv[1].split():
+    target.push_san(san)
+target = chess.polyglot.zobrist_hash(target)
+stats = collections.OrderedDict()
+for path in sys.argv[2:]:
+    text = io.StringIO(lzma.open(path, "rt").read())
+    while (game := chess.pgn.read_game(text)) is not None:
+        if game.headers.get("Variant", "Standard").lower() not in ("standard", "normal", "chess"):
+            continue
+        white = {"1-0": 2, "0-1": 0}.get(game.headers.get("Result", "*"), 1)
+        board = game.board()
+        for move in game.mainline_moves():
+            if chess.polyglot.zobrist_hash(board) == target:
+                points = 2 - white if board.turn == chess.BLACK else white
+                c = stats.setdefault(move.uci(), [board.san(move), 0, 0, 0, 0])
+                c[1] += 1
+                c[2 + {2: 0, 1: 1, 0: 2}[points]] += 1
+            board.push(move)
+for uci, (san, n, w, d, l) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
+    print(uci, san, n, w, d, l)
+"#;
+
+/// `--tally`: `/api/tally` gives a position's games from the tallies, summed (a file and a folder
+/// of part files as Spark writes them), as python-chess counts them in the same games; without a
+/// tally it is a 404; tallies made with different options are refused in one line.
+#[test]
+fn the_tally_api_counts_what_python_chess_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = "tests/data/pgn/tcec/TCEC_Season_7_-_Superfinal.pgn.xz";
+    let second = "tests/data/pgn/tcec/TCEC_Season_5_-_Superfinal.pgn.xz";
+    let a = dir.path().join("a.parquet");
+    let folder = dir.path().join("b");
+    std::fs::create_dir(&folder).unwrap();
+    let b = folder.join("part-00000.parquet");
+    for (pgn, out) in [(first, &a), (second, &b)] {
+        let made = polybook(&["tally", pgn, "-o", path(out)]);
+        assert!(made.status.success(), "{}", stderr(&made));
+    }
+    std::fs::write(folder.join("_SUCCESS"), "").unwrap();
+
+    let served = Served::start(&["--tally", path(&a), "--tally", path(&folder)]);
+    let books = served.get("/api/books").json();
+    assert_eq!(books["books"], serde_json::json!([]));
+    assert_eq!(
+        books["tally"],
+        format!("{} + {}", path(&a), path(&folder)).as_str()
+    );
+    for moves in ["", "d4", "d4 Nf6 c4", "e4 c5", "h4 h5"] {
+        let want = common::python(PYTHON_POSITION, &[moves, first, second]);
+        let reply = served.get(&format!("/api/tally?moves={}", encode(moves)));
+        assert_eq!(reply.status, 200, "{moves}: {}", text(&reply.body));
+        let answer = reply.json();
+        let got: String = answer["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let n = |f: &str| m[f].as_u64().unwrap();
+                format!(
+                    "{} {} {} {} {} {}\n",
+                    m["uci"].as_str().unwrap(),
+                    m["san"].as_str().unwrap(),
+                    n("games"),
+                    n("wins"),
+                    n("draws"),
+                    n("losses")
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "after {moves:?}");
+        let games: u64 = want
+            .lines()
+            .map(|l| l.split(' ').nth(2).unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(answer["games"], games);
+        if moves.is_empty() {
+            assert!(games > 100, "{games}");
+        }
+        if moves == "h4 h5" {
+            assert_eq!(got, "");
+        }
+    }
+    // `probe` reads the folder too, with the same statistics for its own games.
+    let cli = polybook(&["probe", path(&folder), "--moves", "d4", "--json"]);
+    assert!(cli.status.success(), "{}", stderr(&cli));
+    let probed: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
+    let want = common::python(PYTHON_POSITION, &["d4", second]);
+    assert_eq!(
+        probed["moves"].as_array().unwrap().len(),
+        want.lines().count()
+    );
+    let bad = served.get("/api/tally?fen=8%2F8");
+    assert_eq!(bad.status, 400);
+    assert!(
+        text(&bad.body).contains("invalid FEN"),
+        "{}",
+        text(&bad.body)
+    );
+
+    // Without a tally.
+    let plain = Served::start(&[path(&gnuchess_book())]);
+    let reply = plain.get("/api/tally");
+    assert_eq!(reply.status, 404);
+    assert!(
+        text(&reply.body).contains("no tally"),
+        "{}",
+        text(&reply.body)
+    );
+    assert_eq!(
+        plain.get("/api/books").json()["tally"],
+        serde_json::Value::Null
+    );
+
+    // Tallies made with other options are not summed: one line, exit 1.
+    let short = dir.path().join("short.parquet");
+    let made = polybook(&["tally", second, "--max-ply", "10", "-o", path(&short)]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let out = Command::new(BIN)
+        .args([
+            "explore",
+            "--tally",
+            path(&a),
+            "--tally",
+            path(&short),
+            "--port",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("different options"), "{err}");
+    // Neither a book nor a tally: a usage error.
+    let out = Command::new(BIN).args(["explore"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
 /// The page in headless Chromium: the start position's moves are probe --json's (and
 /// python-chess's), a book move clicked and one played on the board, back and forward with the
 /// keys, flip, a pasted FEN and move list, a bad FEN and an illegal move shown as errors while the
-/// page goes on, the line copied as PGN (read back by python-chess), phone width, nothing loaded
-/// from elsewhere. The screenshots go to `target/explore-screenshots/`.
+/// page goes on, the line copied as PGN (read back by python-chess), the tally's games (`probe
+/// TALLY --json`'s, turned to white / draw / black) and a move played from them, the line kept in
+/// the address (a link, a reload, a bad one), the promotion box, phone width, nothing loaded from
+/// elsewhere. The screenshots go to `target/explore-screenshots/`.
 #[test]
 fn the_page_works_in_a_real_browser() {
     // Paths relative to the repository (where tests run), as a person would type them: the page
@@ -638,8 +786,21 @@ fn the_page_works_in_a_real_browser() {
         "tests/data/books/gnuchess.bin",
         path(&collision),
     ];
-    let served = Served::start(&books);
-    let args = [&[served.url.as_str(), path(shots), BIN][..], &books[..]].concat();
+    // A tally of Magnus Carlsen's lichess games, for the games panel.
+    let tally = shots.join("magnus.parquet");
+    let made = polybook(&[
+        "tally",
+        "tests/data/pgn/lichess_magnus_2018-2022.pgn.xz",
+        "-o",
+        path(&tally),
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let served = Served::start(&[&books[..], &["--tally", path(&tally)]].concat());
+    let args = [
+        &[served.url.as_str(), path(shots), BIN, path(&tally)][..],
+        &books[..],
+    ]
+    .concat();
     let out = common::python(include_str!("explore_browser.py"), &args);
     eprintln!("{out}");
     assert!(out.ends_with("ok\n"), "{out}");

@@ -1,11 +1,11 @@
 # The page of `polybook explore` in a real browser: headless Debian Chromium driven by selenium
 # through the system chromedriver (nothing is downloaded). Run by tests/explore.rs:
 #
-#   python3 tests/explore_browser.py URL SHOTS POLYBOOK BOOK...
+#   python3 tests/explore_browser.py URL SHOTS POLYBOOK TALLY BOOK...
 #
-# URL is a running `polybook explore BOOK...`; SHOTS the folder for the screenshots; POLYBOOK the
-# binary, whose `probe --json` the page's moves are compared with, as are python-chess's
-# `chess.polyglot` entries and the PGN the page copies. Prints `usable_ms N` (the page's
+# URL is a running `polybook explore BOOK... --tally TALLY`; SHOTS the folder for the screenshots;
+# POLYBOOK the binary, whose `probe --json` the page's moves (and `probe TALLY --json` its games) are
+# compared with, as are python-chess's `chess.polyglot` entries and the PGN the page copies. Prints `usable_ms N` (the page's
 # Performance API mark "explore-usable": board and book moves shown) and `ok` at the end.
 import json
 import math
@@ -28,7 +28,7 @@ try:
 except ImportError:
     sys.exit("reference tool missing: selenium (pip install selenium), or run ./test.sh")
 
-url, shots, polybook, books = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+url, shots, polybook, tally, books = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 for path in ["/usr/bin/chromium", "/usr/bin/chromedriver"]:
     if not os.path.exists(path):
         sys.exit(f"reference tool missing: {path} (apt-get install -y chromium chromium-driver), or run ./test.sh")
@@ -77,6 +77,7 @@ def js(script, *args):
 def settled():
     """Waits until the page has drawn the book moves of the position on its board."""
     wait(lambda: js("return document.body.dataset.state") == "ready"
+         and js("return document.body.dataset.shown === document.getElementById('fen').value")
          and js("return document.querySelectorAll('#books .book').length") == len(books),
          "the book moves")
 
@@ -123,7 +124,33 @@ def learn_text(learn):
     return "-" if games == 0 else f"{games}g {math.floor(100 * total / (2 * games) + 0.5)}%"
 
 
+def page_tally():
+    """The tally's rows: (uci, san, games, share, the result bar's title)."""
+    return js("""
+        return [...document.querySelectorAll('#tally tr.move')].map(r => [
+          r.dataset.uci, r.querySelector('.san').textContent, r.querySelector('.games').textContent,
+          r.querySelector('.share').textContent, r.querySelector('.wdl').title]);""")
+
+
+def check_tally(fen, what):
+    """The tally's panel shows `probe TALLY --json`'s moves, results turned to white / draw / black."""
+    out = subprocess.run([polybook, "probe", tally, "--fen", fen, "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    stats = json.loads(out)
+    white = chess.Board(fen).turn == chess.WHITE
+    want = []
+    for m in stats["moves"]:
+        w, b = (m["wins"], m["losses"]) if white else (m["losses"], m["wins"])
+        want.append([m["uci"], m["san"], f"{m['games']:,}", f"{m['share'] * 100:.1f}%",
+                     f"white wins {w:,}, draws {m['draws']:,}, black wins {b:,}"])
+    shown = page_tally()
+    if shown != want:
+        fail(f"{what}: the tally panel shows {shown}, probe --json says {want}")
+    return shown
+
+
 def check_moves(fen, what):
+    check_tally(fen, what)
     shown = page_moves()
     expected = probe(fen)
     want = [{"book": e["book"],
@@ -167,6 +194,8 @@ def click_square(square, orientation="white"):
     x = (file + 0.5) * size - board.size["width"] / 2
     y = (7 - rank + 0.5) * size - board.size["height"] / 2
     ActionChains(driver).move_to_element_with_offset(board, int(x), int(y)).click().perform()
+    # chessground tells the page of a move a moment later (a timeout): let it.
+    time.sleep(0.05)
 
 
 # 1. The start position: the page shows what probe --json says, and when it became usable.
@@ -210,7 +239,7 @@ board.push_uci("c7c5")
 if page_fen() != board.fen() or line_text() != "1. e4 c5":
     fail(f"after c7-c5 on the board: FEN {page_fen()}, line {line_text()!r}")
 check_moves(board.fen(), "after 1. e4 c5")
-# The picture of the README (docs/explore.png): a move of the second book hovered.
+# A move of the second book hovered.
 second = driver.find_elements(By.CSS_SELECTOR, "#books .book")[min(1, len(books) - 1)]
 ActionChains(driver).move_to_element(second.find_element(By.CSS_SELECTOR, "tr.entry")).perform()
 wait(lambda: js("return document.querySelectorAll('cg-container svg.cg-shapes g').length") > 0,
@@ -281,17 +310,103 @@ settled()
 if not line_text().startswith("1. d4") or error_text():
     fail(f"after the errors, clicking d4 gave line {line_text()!r}")
 
-# 7. Phone width: one column, nothing wider than the screen.
+# 7. The tally: a move clicked in its panel is played.
+key(Keys.HOME)
+shown = check_tally(chess.STARTING_FEN, "the tally at the start")
+if len(shown) < 5:
+    fail(f"the tally shows only {shown} at the start")
+driver.find_element(By.CSS_SELECTOR, '#tally tr.move[data-uci="e2e4"]').click()
+settled()
+if not line_text().startswith("1. e4") or page_fen() != chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1").fen():
+    fail(f"clicking e4 in the tally gave line {line_text()!r}")
+check_moves(page_fen(), "after e4 from the tally")
+# The picture of the README (docs/explore.png): the games and the books after 1. e4, a move of the
+# tally hovered.
+driver.set_window_size(1200, 1000)
+js("document.getElementById('paste-text').value = ''")
+js("window.scrollTo(0, 0)")
+ActionChains(driver).move_to_element(driver.find_element(By.CSS_SELECTOR, '#tally tr.move[data-uci="c7c5"]')).perform()
+js("window.scrollTo(0, 0)")
+wait(lambda: js("return document.querySelectorAll('cg-container svg.cg-shapes g').length") > 0,
+     "the hover arrow")
+shot("8-tally")
+driver.set_window_size(1200, 900)
+
+def open_at(hash):
+    """Loads the page afresh at the address URL + hash."""
+    driver.get("about:blank")
+    driver.get(url + hash)
+    settled()
+
+
+# 8. The address keeps the line: a link with #moves=…&ply=… opens on that position, a reload too.
+open_at("#moves=e2e4+c7c5+g1f3&ply=2")
+board = chess.Board()
+for m in ["e2e4", "c7c5"]:
+    board.push_uci(m)
+if page_fen() != board.fen() or line_text() != "1. e4 c5 2. Nf3":
+    fail(f"the address #moves=e2e4+c7c5+g1f3&ply=2: FEN {page_fen()}, line {line_text()!r}")
+check_moves(board.fen(), "from the address")
+key(Keys.ARROW_RIGHT)
+if "ply=" in js("return location.hash") or "g1f3" not in js("return location.hash"):
+    fail(f"the address after going forward is {js('return location.hash')!r}")
+driver.refresh()
+settled()
+board.push_uci("g1f3")
+if page_fen() != board.fen() or line_text() != "1. e4 c5 2. Nf3":
+    fail(f"after a reload: FEN {page_fen()}, line {line_text()!r}")
+# A line that cannot be played: an error, and the page starts where the server does.
+open_at("#moves=e2e4+e2e4")
+if "cannot be played" not in error_text() or page_fen() != chess.STARTING_FEN:
+    fail(f"a bad address: error {error_text()!r}, FEN {page_fen()}")
+
+# 9. Promotion: the pawn waits for its piece (a knight by the key n; a rook by a click); Esc and
+# the cancel button take the move back.
+promo = "8/P6k/8/8/8/8/8/K7 w - - 0 1"
+open_at("#fen=" + promo.replace(" ", "+").replace("/", "%2F"))
+if page_fen() != promo:
+    fail(f"the address with a FEN shows {page_fen()}")
+
+
+def picker_shown():
+    return driver.find_element(By.ID, "promotion").is_displayed()
+
+
+click_square("a7")
+click_square("a8")
+wait(picker_shown, "the promotion box")
+shot("9-promotion")
+key("n")
+if page_fen() != "N7/7k/8/8/8/8/8/K7 b - - 0 1" or line_text() != "1. a8=N" or picker_shown():
+    fail(f"promoting to a knight: FEN {page_fen()}, line {line_text()!r}")
+key(Keys.HOME)
+click_square("a7")
+click_square("a8")
+wait(picker_shown, "the promotion box")
+key(Keys.ESCAPE)
+if page_fen() != promo or picker_shown():
+    fail(f"Esc on the promotion box: FEN {page_fen()}")
+click_square("a7")
+click_square("a8")
+wait(picker_shown, "the promotion box")
+driver.find_element(By.CSS_SELECTOR, '#promotion button[data-role="rook"]').click()
+settled()
+if page_fen() != "R7/7k/8/8/8/8/8/K7 b - - 0 1" or line_text() != "1. a8=R":
+    fail(f"promoting to a rook: FEN {page_fen()}, line {line_text()!r}")
+open_at("")
+key(Keys.HOME)
+
+# 10. Phone width: one column, nothing wider than the screen.
 driver.set_window_size(390, 844)
 time.sleep(0.3)
 overflow = js("return document.documentElement.scrollWidth - window.innerWidth")
 board_box = driver.find_element(By.ID, "board").rect
-books_box = driver.find_element(By.ID, "books").rect
+books_box = driver.find_element(By.ID, "right").rect
 if overflow > 0 or books_box["y"] < board_box["y"] + board_box["height"] or board_box["width"] < 300:
     fail(f"phone width: overflow {overflow}, board {board_box}, books {books_box}")
-shot("8-phone")
+shot("10-phone")
 
-# 8. Nothing came from anywhere but the server, and no script error.
+# 11. Nothing came from anywhere but the server, and no script error.
 origin = url.rstrip("/")
 foreign = js("return performance.getEntriesByType('resource').map(e => e.name)")
 foreign = [u for u in foreign if not u.startswith(origin + "/") and not u.startswith("data:")]

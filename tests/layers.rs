@@ -37,7 +37,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "engine", "book", "position", "atomic", "lines", "diagram", "text",
         ],
     ),
-    ("explore", &["inspect", "book", "position", "text"]),
+    ("explore", &["inspect", "tally", "book", "position", "text"]),
 ];
 
 /// A source file and the module path it defines (`src/engine/tt.rs` → `engine::tt`).

@@ -4,9 +4,11 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use polybook::book::Books;
 use polybook::explore::{Explorer, Server};
+use polybook::tally::TallyLookup;
 use polybook::text::quote;
 
 use super::position::PositionArgs;
@@ -15,8 +17,13 @@ use super::{CliError, CliResult, open_book};
 #[derive(clap::Args)]
 pub struct Args {
     /// The Polyglot books (.bin) to show, each in its own panel, in this order.
-    #[arg(required = true, value_name = "BOOK")]
+    #[arg(required_unless_present = "tally", value_name = "BOOK")]
     books: Vec<PathBuf>,
+    /// Show each move's games and results (white / draw / black) from this tally (`polybook
+    /// tally`'s .parquet, or a folder of them as the Spark job writes). Repeated: the tallies are
+    /// summed; they must have been made with the same options.
+    #[arg(long, value_name = "TALLY")]
+    tally: Vec<PathBuf>,
     #[command(flatten)]
     position: PositionArgs,
     /// The port to listen on; 0 takes any free port (the URL printed says which).
@@ -47,6 +54,19 @@ pub fn run(args: Args) -> CliResult {
     for path in &args.books {
         books.push(path.display().to_string(), open_book(path)?);
     }
+    let tally = if args.tally.is_empty() {
+        None
+    } else {
+        let paths: Vec<&std::path::Path> = args.tally.iter().map(PathBuf::as_path).collect();
+        let lookup = TallyLookup::open(&paths).map_err(super::tally::tally_error)?;
+        let name = args
+            .tally
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" + ");
+        Some((name, Mutex::new(lookup)))
+    };
     let start = args.position.position()?;
     if !args.host.is_loopback() {
         eprintln!(
@@ -55,7 +75,16 @@ pub fn run(args: Args) -> CliResult {
         );
     }
     let addr = SocketAddr::new(args.host, args.port);
-    let server = Server::start(Explorer { books, start }, addr, WORKERS).map_err(CliError::data)?;
+    let server = Server::start(
+        Explorer {
+            books,
+            tally,
+            start,
+        },
+        addr,
+        WORKERS,
+    )
+    .map_err(CliError::data)?;
 
     // Ctrl-C (or SIGTERM, SIGHUP) ends the wait below. If the handler cannot be installed, the
     // signal still ends the process.
@@ -66,8 +95,13 @@ pub fn run(args: Args) -> CliResult {
     let url = server.url();
     outln!("{url}")?;
     eprintln!(
-        "polybook: serving {} book(s) at {url}; Ctrl-C stops",
-        args.books.len()
+        "polybook: serving {} book(s){} at {url}; Ctrl-C stops",
+        args.books.len(),
+        if args.tally.is_empty() {
+            ""
+        } else {
+            " and a tally"
+        }
     );
     if args.open {
         open_in_browser(&url);

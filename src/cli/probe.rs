@@ -23,10 +23,12 @@ use super::{CliError, CliResult, open_book};
 #[command(group(ArgGroup::new("what").args(["epd"]).conflicts_with_all(["fen", "moves"])))]
 pub struct Args {
     /// The Polyglot book (.bin); several books are shown one after the other. A tally
-    /// (`polybook tally`'s .parquet) shows each move's games and results instead.
+    /// (`polybook tally`'s .parquet, or a folder of them as the Spark job writes) shows each
+    /// move's games and results instead.
     #[arg(required = true, value_name = "BOOK")]
     books: Vec<PathBuf>,
-    /// Show the moves' statistics from this tally beside the book's weights.
+    /// Show the moves' statistics from this tally (a .parquet file or a folder of them) beside
+    /// the book's weights.
     #[arg(long, value_name = "TALLY.parquet")]
     tally: Option<PathBuf>,
     #[command(flatten)]
@@ -45,7 +47,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    if args.tally.is_some() || args.books.iter().any(|p| polybook::tally::is_parquet(p)) {
+    if args.tally.is_some()
+        || args
+            .books
+            .iter()
+            .any(|p| p.is_dir() || polybook::tally::is_parquet(p))
+    {
         return probe_tally(&args);
     }
     // Each book is opened before anything is printed: a missing one ends the command.
@@ -254,10 +261,10 @@ fn probe_tally(args: &Args) -> CliResult {
         return Err(CliError::usage("--epd cannot be used with a tally"));
     }
     let book = book.map(|p| open_book(p)).transpose()?;
-    let mut reader =
-        polybook::tally::TallyReader::open(tally).map_err(super::tally::tally_error)?;
+    let mut lookup = polybook::tally::TallyLookup::open(&[tally.as_path()])
+        .map_err(super::tally::tally_error)?;
     let pos = args.position.position()?;
-    let pairs = reader
+    let pairs = lookup
         .find(polybook::book::Key::of(&pos).0)
         .map_err(super::tally::tally_error)?;
     let probe = book.as_ref().map(|b| b.probe(&pos));

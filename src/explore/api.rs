@@ -1,11 +1,16 @@
 //! The JSON API the page reads, documented in the README for scripts too:
 //!
-//! - `GET /api/books`: `{"books":[NAME…],"start":FEN}`, the books in the order given on the
-//!   command line and the position the page starts from (`--fen`, or the standard start).
+//! - `GET /api/books`: `{"books":[NAME…],"tally":NAME|null,"start":FEN}`, the books in the order
+//!   given on the command line, the tally (`--tally`; `null` without one) and the position the page
+//!   starts from (`--fen`, or the standard start).
 //! - `GET /api/probe?fen=FEN&moves=MOVES`: the position `fen` (default: the start position) after
 //!   `moves` (SAN or UCI, separated by spaces; move numbers skipped), and for each book, in order,
 //!   exactly the object `probe --json` prints for it with several books: `{"book":NAME,"fen":…,
 //!   "key":…,"entries":[…],"illegal":[…]}`. The answer is a JSON array of these objects.
+//! - `GET /api/tally?fen=FEN&moves=MOVES`: the same position's games in the tally, exactly the
+//!   object `probe TALLY.parquet --json` prints: `{"fen":…,"key":…,"games":N,"moves":[{"uci":…,
+//!   "san":…,"games":…,"wins":…,"draws":…,"losses":…,"share":…,"score":…}…],"illegal":[…]}`
+//!   (results from the mover's view). Without a tally: `404`.
 //!
 //! A bad FEN, a move that cannot be played, an unknown or repeated parameter is an [`ApiError`]:
 //! the reply is `400` and `{"error":"…"}`, with the same message the command line gives.
@@ -17,6 +22,7 @@ use thiserror::Error;
 use super::Explorer;
 use crate::inspect::{BookProbeJson, fen_string, probe_json};
 use crate::position::{PositionError, parse_fen, play_moves};
+use crate::tally::position_stats;
 use crate::text::quote;
 
 /// Why an API request was refused (a `400` reply).
@@ -28,6 +34,8 @@ pub enum ApiError {
     Repeated(String),
     #[error(transparent)]
     Position(#[from] PositionError),
+    #[error("{0}")]
+    Tally(String),
 }
 
 /// The body of an error reply: `{"error":"…"}`.
@@ -40,10 +48,12 @@ pub fn books(explorer: &Explorer) -> String {
     #[derive(Serialize)]
     struct BooksJson<'a> {
         books: Vec<&'a str>,
+        tally: Option<&'a str>,
         start: String,
     }
     let answer = BooksJson {
         books: explorer.books.iter().map(|(name, _)| name).collect(),
+        tally: explorer.tally.as_ref().map(|(name, _)| name.as_str()),
         start: fen_string(&explorer.start),
     };
     serde_json::to_string(&answer).expect("serializing strings cannot fail")
@@ -61,6 +71,23 @@ pub fn probe(explorer: &Explorer, query: &str) -> Result<String, ApiError> {
         })
         .collect();
     Ok(serde_json::to_string(&answer).expect("serializing strings and numbers cannot fail"))
+}
+
+/// `/api/tally`'s answer for the query string `query`; `None` when the explorer has no tally.
+pub fn tally(explorer: &Explorer, query: &str) -> Option<Result<String, ApiError>> {
+    let (_, lookup) = explorer.tally.as_ref()?;
+    Some((|| {
+        let pos = position(explorer, query)?;
+        let key = crate::book::Key::of(&pos).0;
+        // A lookup reads the file: one request at a time (another waits micro- to milliseconds).
+        let pairs = lookup
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .find(key)
+            .map_err(|e| ApiError::Tally(e.to_string()))?;
+        let stats = position_stats(&pos, &pairs, None);
+        Ok(serde_json::to_string(&stats).expect("serializing strings and numbers cannot fail"))
+    })())
 }
 
 /// The position a probe query names: `fen` (default: the start position) after `moves`.
@@ -99,6 +126,7 @@ mod tests {
         );
         Explorer {
             books,
+            tally: None,
             start: Chess::default(),
         }
     }

@@ -3,14 +3,17 @@
 //!
 //! - [`assets`]: the page's files (HTML, the bundled script and style sheet), compiled into the
 //!   binary: no request ever reaches the filesystem, and nothing is fetched from the internet.
-//! - [`api`]: the JSON answers: `/api/books` (the books and the start position) and
-//!   `/api/probe?fen=…&moves=…` (for each book, exactly the object `probe --json` prints).
+//! - [`api`]: the JSON answers: `/api/books` (the books, the tally and the start position),
+//!   `/api/probe?fen=…&moves=…` (for each book, exactly the object `probe --json` prints) and
+//!   `/api/tally?fen=…&moves=…` (the position's games from the tally, the object
+//!   `probe TALLY.parquet --json` prints).
 //! - [`routes`]: a request's method and path to a reply; every path not listed is a 404; on
 //!   loopback, a request addressed to another name is a 403 (no DNS rebinding).
 //! - [`server`]: the HTTP server (`tiny_http`), a few worker threads answering requests, and a
 //!   clean stop.
 //!
-//! Read-only: the books are read once, when the command starts, and only they are served.
+//! Read-only: the books are read once, when the command starts, and only they (and the tally's
+//! rows, looked up by key) are served.
 
 pub mod api;
 pub mod assets;
@@ -20,13 +23,17 @@ pub mod server;
 pub use routes::{Reply, route};
 pub use server::{ExploreError, Server};
 
+use std::sync::Mutex;
+
 use shakmaty::Chess;
 
 use crate::book::Books;
+use crate::tally::TallyLookup;
 
-/// What the server answers from: the books named on the command line, in order, and the position
-/// the page starts from.
+/// What the server answers from: the books named on the command line, in order, the tally (its
+/// name and the tallies summed), if one was given, and the position the page starts from.
 pub struct Explorer {
     pub books: Books,
+    pub tally: Option<(String, Mutex<TallyLookup>)>,
     pub start: Chess,
 }

@@ -1,10 +1,11 @@
 //! A request to a reply. The routes are a fixed list: the embedded assets by their exact paths,
-//! `/api/books` and `/api/probe`. Any other path, however spelled (`/../Cargo.toml`, `/%2e%2e/`,
+//! `/api/books`, `/api/probe` and `/api/tally`. Any other path, however spelled (`/../Cargo.toml`, `/%2e%2e/`,
 //! `/explore.js/`), is a 404: paths are compared as sent, never decoded into file names.
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
 
+use super::api::ApiError;
 use super::{Explorer, api, assets};
 use crate::text::quote;
 
@@ -49,6 +50,15 @@ pub fn route(explorer: &Explorer, method: &str, url: &str) -> Reply {
         "/api/probe" => match api::probe(explorer, query) {
             Ok(body) => Reply::json(200, body),
             Err(e) => Reply::error(400, &e.to_string()),
+        },
+        "/api/tally" => match api::tally(explorer, query) {
+            Some(Ok(body)) => Reply::json(200, body),
+            Some(Err(ApiError::Tally(e))) => Reply::error(500, &e),
+            Some(Err(e)) => Reply::error(400, &e.to_string()),
+            None => Reply::error(
+                404,
+                "no tally is shown (polybook explore --tally TALLY.parquet)",
+            ),
         },
         "/api/books" => Reply::json(200, api::books(explorer)),
         _ => match assets::asset(path) {
@@ -106,6 +116,7 @@ mod tests {
     fn only_the_listed_paths_are_served() {
         let e = Explorer {
             books: Books::new(),
+            tally: None,
             start: Chess::default(),
         };
         assert_eq!(route(&e, "GET", "/").status, 200);

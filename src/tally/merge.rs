@@ -105,40 +105,48 @@ impl TallyMerge {
         Ok(true)
     }
 
-    /// Sums the pairs of one position from several inputs (input number, its pairs), ordered by
-    /// (input, first) and numbered again, and appends them to `out`.
+    /// Sums the pairs of one position from several inputs and appends them to `out`.
     fn combine(&mut self, parts: &[(usize, Vec<PairCount>)], out: &mut Vec<PairCount>) {
-        self.combined.clear();
-        for (source, pairs) in parts {
-            for &p in pairs {
-                let stamp = (*source, p.first);
-                match self
-                    .combined
-                    .iter_mut()
-                    .find(|(_, c)| c.mv == p.mv && c.black == p.black)
-                {
-                    Some((first, c)) => {
-                        c.games += p.games;
-                        c.wins += p.wins;
-                        c.draws += p.draws;
-                        c.losses += p.losses;
-                        *first = (*first).min(stamp);
-                    }
-                    None => self.combined.push((stamp, p)),
+        combine(&mut self.combined, parts, out);
+    }
+}
+
+/// Sums the pairs of one position from several inputs (input number, its pairs), ordered by
+/// (input, first) and numbered again, and appends them to `out`; `combined` is room to work in.
+pub(super) fn combine(
+    combined: &mut Vec<((usize, u64), PairCount)>,
+    parts: &[(usize, Vec<PairCount>)],
+    out: &mut Vec<PairCount>,
+) {
+    combined.clear();
+    for (source, pairs) in parts {
+        for &p in pairs {
+            let stamp = (*source, p.first);
+            match combined
+                .iter_mut()
+                .find(|(_, c)| c.mv == p.mv && c.black == p.black)
+            {
+                Some((first, c)) => {
+                    c.games += p.games;
+                    c.wins += p.wins;
+                    c.draws += p.draws;
+                    c.losses += p.losses;
+                    *first = (*first).min(stamp);
                 }
+                None => combined.push((stamp, p)),
             }
         }
-        self.combined.sort_unstable_by_key(|(stamp, _)| *stamp);
-        out.extend(
-            self.combined
-                .iter()
-                .enumerate()
-                .map(|(rank, &(_, p))| PairCount {
-                    first: rank as u64,
-                    ..p
-                }),
-        );
     }
+    combined.sort_unstable_by_key(|(stamp, _)| *stamp);
+    out.extend(
+        combined
+            .iter()
+            .enumerate()
+            .map(|(rank, &(_, p))| PairCount {
+                first: rank as u64,
+                ..p
+            }),
+    );
 }
 
 /// Whether two of a position's pairs have the same move.

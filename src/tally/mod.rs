@@ -7,11 +7,13 @@
 //! PGN ─► build's pipeline (count_pairs) ─► TallyWriter ─► .parquet          tally_pgn
 //! .parquet… ─► TallyMerge (sum by key) ─► TallyWriter ─► .parquet          merge_tallies
 //! .parquet… ─► TallyMerge ─► build's entry rules (PairEntries) ─► .bin      book_from_tallies
-//! .parquet ─► TallyReader::find(key) ─► position_stats                     probe
+//! .parquet… ─► TallyLookup::find(key) (each file's rows of the key, summed) ─► position_stats
+//!                                                               probe, explore --tally
 //! ```
 //!
 //! - `file`: the Parquet schema, the writer and the reader (and how the key is stored).
 //! - `merge`: the k-way merge that sums tallies position by position.
+//! - `lookup`: one position's pairs, found in several tallies and summed.
 //! - `stats`: one position's statistics for people (`probe`) and programs (`probe --json`).
 //!
 //! A tally is the build's count table before any filtering of moves, with 64-bit counts: a book
@@ -20,6 +22,7 @@
 //! different things: they are refused together.
 
 mod file;
+mod lookup;
 mod merge;
 mod stats;
 
@@ -31,6 +34,7 @@ use std::time::Instant;
 use thiserror::Error;
 
 pub use file::{COLUMNS, TallyMeta, TallyReader, TallyWriter, key_of_stored, stored_key};
+pub use lookup::TallyLookup;
 pub use merge::TallyMerge;
 pub use stats::{IllegalStats, MoveStats, TallyJson, position_stats};
 
@@ -243,9 +247,9 @@ pub struct SumReport {
     pub seconds: f64,
 }
 
-/// Opens the tallies and checks that they were made with the same options (and that `output` is
-/// none of them).
-fn open_all(inputs: &[&Path], output: &Path) -> Result<Vec<TallyReader>, TallyError> {
+/// Opens the tallies (files, or folders of them as Spark writes them) and checks that they were
+/// made with the same options (and that `output`, if any, is none of them).
+fn open_all(inputs: &[&Path], output: Option<&Path>) -> Result<Vec<TallyReader>, TallyError> {
     let mut readers: Vec<TallyReader> = Vec::new();
     let mut files = Vec::new();
     for &input in inputs {
@@ -257,7 +261,9 @@ fn open_all(inputs: &[&Path], output: &Path) -> Result<Vec<TallyReader>, TallyEr
     }
     for path in &files {
         let path = path.as_path();
-        if same_file(path, output) {
+        if let Some(output) = output
+            && same_file(path, output)
+        {
             return Err(TallyError::OutputIsInput(quote_path(output)));
         }
         let reader = TallyReader::open(path)?;
@@ -309,7 +315,7 @@ fn sum_tallies(
     mut each: impl FnMut(&[PairCount]) -> Result<u64, TallyError>,
 ) -> Result<SumReport, TallyError> {
     let start = Instant::now();
-    let readers = open_all(inputs, output)?;
+    let readers = open_all(inputs, Some(output))?;
     let mut report = SumReport {
         inputs: readers.len(),
         games: readers.iter().map(|r| r.meta().games).sum(),

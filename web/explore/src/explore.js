@@ -1,10 +1,13 @@
 // The page of `polybook explore`: a board (chessground, the lichess board) on which the line is
 // played with chessops' rules, and beside it, for each book, the book moves of the board's
-// position as the server's `/api/probe` gives them (the same object `polybook probe --json` prints).
+// position as the server's `/api/probe` gives them (the same object `polybook probe --json` prints),
+// and, with a tally, the games of each move and their results (`/api/tally`, the object
+// `polybook probe TALLY.parquet --json` prints).
 //
 // The state is the line: a start position and the moves played from it, and how many of them are
-// on the board (`ply`). Every change goes through `show()`, which redraws the board and the line
-// and asks the server for the new position's book moves.
+// on the board (`ply`). Every change goes through `show()`, which redraws the board and the line,
+// writes the line into the address (`#fen=…&moves=…&ply=…`, so that a link or a reload shows the
+// same position) and asks the server for the new position's moves.
 
 import { Chessground } from 'chessground';
 import { Chess } from 'chessops/chess';
@@ -17,6 +20,8 @@ const $ = (id) => document.getElementById(id);
 
 const state = {
   books: [],
+  tally: null, // the tally's name, or null without one
+  serverStart: INITIAL_FEN, // the start position the server was given (--fen, --moves)
   startFen: INITIAL_FEN,
   // positions[i] is the position after i moves of the line; moves[i] the move played from it.
   positions: [Chess.default()],
@@ -24,6 +29,7 @@ const state = {
   ply: 0,
   orientation: 'white',
   request: 0, // the number of the latest probe asked for: older answers are dropped
+  promotion: null, // { from, to } of a pawn move waiting for its piece
 };
 
 const board = Chessground($('board'), {
@@ -94,17 +100,35 @@ function moveOfUci(uci) {
   return move;
 }
 
-/// A move made on the board: a pawn reaching the last rank becomes a queen (other promotions
-/// are played from the book list or typed).
+/// A move made on the board. A pawn reaching the last rank waits for its piece, picked from the
+/// promotion box (or the keys q, r, b, n; Esc takes the move back).
 function onBoardMove(orig, dest) {
   const pos = here();
   const to = parseSquare(dest);
   const pawn = pos.board.get(parseSquare(orig))?.role === 'pawn';
-  const move = pawn && (squareRank(to) === 0 || squareRank(to) === 7)
-    ? { from: parseSquare(orig), to, promotion: 'queen' }
-    : moveOfUci(orig + dest);
   clearError();
+  if (pawn && (squareRank(to) === 0 || squareRank(to) === 7)) {
+    state.promotion = { from: parseSquare(orig), to };
+    $('promotion').hidden = false;
+    $('promotion').querySelector('button').focus();
+    return;
+  }
+  const move = moveOfUci(orig + dest);
   if (!play(move)) showError(`${orig}${dest} is not a legal move here`);
+  show();
+}
+
+/// The promotion box's answer: `role` ('queen', 'rook', 'bishop', 'knight'), or none to take the
+/// move back.
+function promote(role) {
+  const waiting = state.promotion;
+  if (!waiting) return;
+  state.promotion = null;
+  $('promotion').hidden = true;
+  if (role) {
+    const move = { ...waiting, promotion: role };
+    if (!play(move)) showError(`${makeSquare(waiting.from)}${makeSquare(waiting.to)}=${role} is not a legal move here`);
+  }
   show();
 }
 
@@ -147,7 +171,37 @@ function show() {
   $('turn').textContent = pos.isCheckmate() ? 'checkmate' : pos.isStalemate() ? 'stalemate' : `${pos.turn} to move`;
   $('fen').value = fen;
   drawLine();
+  writeAddress();
   probe(fen);
+}
+
+/// The line in the page's address: `#fen=FEN` (when it does not start where the server does),
+/// `&moves=UCI UCI…`, `&ply=N` (when the board is not at the line's end). Replaced, not pushed: the
+/// browser's back button leaves the page as before.
+function writeAddress() {
+  const params = new URLSearchParams();
+  if (state.startFen !== state.serverStart) params.set('fen', state.startFen);
+  if (state.moves.length) params.set('moves', state.moves.map((m) => m.uci).join(' '));
+  if (state.ply !== state.moves.length) params.set('ply', String(state.ply));
+  const hash = params.toString();
+  const target = hash ? `#${hash}` : location.pathname + location.search;
+  if (target !== (location.hash || location.pathname + location.search)) history.replaceState(null, '', target);
+}
+
+/// The line an address names (see `writeAddress`), started on the page; an error message if it
+/// names a position or a move that cannot be, and then the page starts where the server does.
+function readAddress() {
+  const params = new URLSearchParams(location.hash.replace(/^#/, ''));
+  const fen = params.get('fen') ?? state.serverStart;
+  const moves = (params.get('moves') ?? '').split(/\s+/).filter(Boolean);
+  const error = startFrom(fen, moves);
+  if (error) {
+    startFrom(state.serverStart);
+    return `the address names a line that cannot be played: ${error}`;
+  }
+  const ply = Number.parseInt(params.get('ply') ?? '', 10);
+  if (Number.isInteger(ply)) state.ply = Math.max(0, Math.min(ply, state.moves.length));
+  return null;
 }
 
 /// The line in SAN with move numbers; each move jumps to its position when clicked.
@@ -187,22 +241,28 @@ function pgn() {
   return tags + words.join(' ') + '\n';
 }
 
-/// Asks the server for `fen`'s book moves and draws them (unless a newer position was asked for
-/// meanwhile).
+/// Asks the server for `fen`'s book moves (and its games in the tally) and draws them (unless a
+/// newer position was asked for meanwhile).
 async function probe(fen) {
   const number = ++state.request;
   document.body.dataset.state = 'loading';
-  try {
-    const reply = await fetch(`/api/probe?fen=${encodeURIComponent(fen)}`);
+  const ask = async (api) => {
+    const reply = await fetch(`/api/${api}?fen=${encodeURIComponent(fen)}`);
     const answer = await reply.json();
-    if (number !== state.request) return;
     if (!reply.ok) throw new Error(answer.error);
-    drawBooks(answer);
+    return answer;
+  };
+  try {
+    const [books, tally] = await Promise.all([ask('probe'), state.tally ? ask('tally') : null]);
+    if (number !== state.request) return;
+    drawBooks(books);
+    if (tally) drawTally(tally);
   } catch (e) {
     if (number !== state.request) return;
     showError(`cannot read the book moves: ${e.message}`);
   }
   document.body.dataset.state = 'ready';
+  document.body.dataset.shown = fen; // the position whose moves are drawn (for tests and scripts)
   if (!performance.getEntriesByName('explore-usable').length) performance.mark('explore-usable');
 }
 
@@ -274,6 +334,74 @@ function drawBooks(answer) {
   $('books').replaceChildren(...panels);
 }
 
+const count = (n) => n.toLocaleString('en-US');
+const percent = (part, whole) => (whole ? (100 * part) / whole : 0);
+
+/// A result bar as the lichess opening explorer draws it: white wins, draws, black wins, each as
+/// wide as its share, with its percentage written in when there is room.
+function resultsBar(white, draws, black) {
+  const games = white + draws + black;
+  const bar = cell('div', undefined, 'wdl');
+  bar.title = `white wins ${count(white)}, draws ${count(draws)}, black wins ${count(black)}`;
+  for (const [n, side] of [[white, 'white'], [draws, 'draw'], [black, 'black']]) {
+    const p = percent(n, games);
+    if (!p) continue;
+    const part = cell('div', p >= 12 ? `${p.toFixed(0)}%` : '', side);
+    part.style.width = `${p.toFixed(2)}%`;
+    bar.append(part);
+  }
+  return bar;
+}
+
+/// The tally's panel: each move's games (most first), share and results in white / draw / black
+/// (the tally counts them from the mover's view: turned here to the colours), then the total.
+function drawTally(t) {
+  const box = $('tally');
+  box.hidden = false;
+  box.replaceChildren(cell('h2', `games: ${state.tally}`));
+  const whiteMoves = t.fen.split(' ')[1] === 'w';
+  const colours = (m) => (whiteMoves ? [m.wins, m.draws, m.losses] : [m.losses, m.draws, m.wins]);
+  if (!t.moves.length) box.append(cell('p', 'no game of the tally reaches this position', 'empty'));
+  else {
+    const table = cell('table');
+    const head = cell('tr');
+    for (const h of ['move', 'games', '', 'white / draw / black']) head.append(cell('th', h));
+    table.append(head);
+    const sum = [0, 0, 0];
+    for (const m of t.moves) {
+      const row = cell('tr', undefined, 'move');
+      row.dataset.uci = m.uci;
+      row.title = `${m.uci}: click to play`;
+      const [w, d, b] = colours(m);
+      sum[0] += w;
+      sum[1] += d;
+      sum[2] += b;
+      const results = cell('td', undefined, 'results');
+      results.append(resultsBar(w, d, b));
+      row.append(cell('td', m.san, 'san'), cell('td', count(m.games), 'games'),
+        cell('td', `${(m.share * 100).toFixed(1)}%`, 'share'), results);
+      row.addEventListener('mouseenter', () => hint(m.uci));
+      row.addEventListener('mouseleave', () => board.setAutoShapes([]));
+      row.addEventListener('click', () => {
+        clearError();
+        if (!play(moveOfUci(m.uci))) showError(`${m.san} cannot be played here`);
+        show();
+      });
+      table.append(row);
+    }
+    const total = cell('tr', undefined, 'sum');
+    const results = cell('td', undefined, 'results');
+    results.append(resultsBar(...sum));
+    total.append(cell('td', 'Σ'), cell('td', count(t.games), 'games'), cell('td', '100%', 'share'), results);
+    table.append(total);
+    box.append(table);
+  }
+  if (t.illegal.length) {
+    const games = t.illegal.reduce((n, i) => n + i.games, 0);
+    box.append(cell('p', `and ${t.illegal.length} move(s) under this key that are not legal here (${count(games)} games): a key collision`, 'options'));
+  }
+}
+
 /// Shows a book move on the board as an arrow.
 function hint(uci) {
   board.setAutoShapes([{ orig: uci.slice(0, 2), dest: uci.slice(2, 4), brush: 'blue' }]);
@@ -292,6 +420,7 @@ function clearError() {
 // ---- Controls ----
 
 function go(ply) {
+  if (state.promotion) promote('');
   state.ply = Math.max(0, Math.min(ply, state.moves.length));
   clearError();
   show();
@@ -362,9 +491,20 @@ $('copy').addEventListener('click', async () => {
   $('copied').hidden = false;
   setTimeout(() => ($('copied').hidden = true), 1500);
 });
+for (const button of $('promotion').querySelectorAll('button')) {
+  button.addEventListener('click', () => promote(button.dataset.role));
+}
 document.addEventListener('keydown', (e) => {
   if (e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement) return;
   if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if (state.promotion) {
+    const roles = { q: 'queen', r: 'rook', b: 'bishop', n: 'knight', Escape: '' };
+    if (e.key in roles) {
+      e.preventDefault();
+      promote(roles[e.key]);
+    }
+    return;
+  }
   const actions = {
     ArrowLeft: () => go(state.ply - 1),
     ArrowRight: () => go(state.ply + 1),
@@ -380,6 +520,13 @@ document.addEventListener('keydown', (e) => {
     action();
   }
 });
+// An address typed or pasted into the bar: its line is shown.
+window.addEventListener('hashchange', () => {
+  clearError();
+  const error = readAddress();
+  if (error) showError(error);
+  show();
+});
 window.addEventListener('resize', () => document.body.dispatchEvent(new Event('chessground.resize')));
 
 // The page's start: the books and the start position from the server.
@@ -388,7 +535,9 @@ window.addEventListener('resize', () => document.body.dispatchEvent(new Event('c
     const reply = await fetch('/api/books');
     const config = await reply.json();
     state.books = config.books;
-    const error = startFrom(config.start);
+    state.tally = config.tally;
+    state.serverStart = config.start;
+    const error = readAddress();
     if (error) showError(error);
   } catch (e) {
     showError(`cannot reach the server: ${e.message}`);
