@@ -143,21 +143,32 @@ impl<'a> PairSink<'a> {
 }
 
 impl Sink for PairSink<'_> {
-    /// The partition's pairs, sorted by key, then first appearance.
-    type Part = Vec<Tallied<ExactCounts>>;
+    /// The partition's pairs, sorted by key, then first appearance, `first` numbered in each
+    /// position (made on the tally thread), and how many positions they are.
+    type Part = (Vec<PairCount>, u64);
 
     fn make_part<C: Counts>(tally: &mut Tally<C>, p: usize, _: &EntryRules) -> Self::Part {
-        tally.drain_partition(p, 0).iter().map(widen).collect()
+        let part = tally.drain_partition(p, 0);
+        let mut pairs = Vec::with_capacity(part.len());
+        let mut positions = 0;
+        for group in part.chunk_by(|a, b| a.key == b.key) {
+            positions += 1;
+            pairs.extend(
+                group
+                    .iter()
+                    .enumerate()
+                    .map(|(rank, t)| PairCount::from_tallied(&widen(t), rank as u64)),
+            );
+        }
+        (pairs, positions)
     }
 
     fn write_part(&mut self, part: Self::Part, report: &mut BuildReport) -> Result<(), BuildError> {
-        report.entries_before_filter += part.len() as u64;
-        report.entries += part.len() as u64;
-        for group in part.chunk_by(|a, b| a.key == b.key) {
-            report.positions += 1;
-            self.position(group)?;
-        }
-        Ok(())
+        let (pairs, positions) = part;
+        report.entries_before_filter += pairs.len() as u64;
+        report.entries += pairs.len() as u64;
+        report.positions += positions;
+        self.out.positions(&pairs)
     }
 
     fn write_group(

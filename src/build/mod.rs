@@ -324,6 +324,14 @@ pub trait PositionSink {
     /// One position's pairs (all with one key), in the order they first appeared, their `first`
     /// numbered 0, 1, 2…
     fn position(&mut self, pairs: &[PairCount]) -> Result<(), BuildError>;
+
+    /// The pairs of several positions, one after the other (keys ascending, each position's as
+    /// [`PositionSink::position`] takes them).
+    fn positions(&mut self, pairs: &[PairCount]) -> Result<(), BuildError> {
+        pairs
+            .chunk_by(|a, b| a.key == b.key)
+            .try_for_each(|position| self.position(position))
+    }
 }
 
 /// Reads `inputs` as [`build`] does (the same filters, `--max-ply`, threads and memory budget)

@@ -19,6 +19,7 @@
 //! same games. Tallies made with different game options (`--max-ply`, the filters) count
 //! different things: they are refused together.
 
+mod book;
 mod file;
 mod merge;
 mod stats;
@@ -113,11 +114,13 @@ struct FileSink(TallyWriter);
 
 impl PositionSink for FileSink {
     fn position(&mut self, pairs: &[PairCount]) -> Result<(), BuildError> {
-        pairs.iter().try_for_each(|p| {
-            self.0.push(p).map_err(|e| BuildError::Output {
-                name: String::new(),
-                why: e.to_string(),
-            })
+        self.positions(pairs)
+    }
+
+    fn positions(&mut self, pairs: &[PairCount]) -> Result<(), BuildError> {
+        self.0.push_all(pairs).map_err(|e| BuildError::Output {
+            name: String::new(),
+            why: e.to_string(),
         })
     }
 }
@@ -138,7 +141,7 @@ pub fn tally_pgn(
         }
     }
     let start = Instant::now();
-    let mut sink = FileSink(TallyWriter::create(output)?);
+    let mut sink = FileSink(TallyWriter::create(output)?.threads(opts.threads));
     let mut report =
         crate::build::count_pairs(inputs, &mut sink, opts, cancel, progress).map_err(|e| {
             match e {
@@ -302,14 +305,12 @@ pub fn dataset_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, TallyError> 
     Ok(files)
 }
 
-/// Sums `inputs` position by position, calling `each` with every position's pairs.
+/// Sums the tallies `readers` position by position, calling `each` with every position's pairs.
 fn sum_tallies(
-    inputs: &[&Path],
-    output: &Path,
+    readers: Vec<TallyReader>,
     mut each: impl FnMut(&[PairCount]) -> Result<u64, TallyError>,
 ) -> Result<SumReport, TallyError> {
     let start = Instant::now();
-    let readers = open_all(inputs, output)?;
     let mut report = SumReport {
         inputs: readers.len(),
         games: readers.iter().map(|r| r.meta().games).sum(),
@@ -391,8 +392,8 @@ pub fn merge_tallies(
     fsync: bool,
 ) -> Result<SumReport, TallyError> {
     let mut writer = TallyWriter::create(output)?;
-    let mut report = sum_tallies(inputs, output, |pairs| {
-        pairs.iter().try_for_each(|p| writer.push(p))?;
+    let mut report = sum_tallies(open_all(inputs, output)?, |pairs| {
+        writer.push_all(pairs)?;
         Ok(pairs.len() as u64)
     })?;
     let meta = TallyMeta {
@@ -414,9 +415,27 @@ pub fn book_from_tallies(
     fsync: bool,
 ) -> Result<SumReport, TallyError> {
     let mut writer = BookWriter::create(output)?.sync(fsync);
+    let readers = open_all(inputs, output)?;
+    if let [reader] = &readers[..] {
+        // One tally: no merge, its row groups made into entries on every core.
+        let start = Instant::now();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let counted = book::write_book(reader, &mut writer, rules, threads)?;
+        writer.finish()?;
+        return Ok(SumReport {
+            inputs: 1,
+            games: reader.meta().games,
+            pairs_read: reader.rows(),
+            pairs: counted.pairs,
+            positions: counted.positions,
+            written: counted.written,
+            options: reader.meta().options.clone(),
+            seconds: start.elapsed().as_secs_f64(),
+        });
+    }
     let mut maker = PairEntries::new(rules);
     let mut entries: Vec<Entry> = Vec::new();
-    let report = sum_tallies(inputs, output, |pairs| {
+    let report = sum_tallies(readers, |pairs| {
         entries.clear();
         maker.append(pairs, &mut entries);
         entries.iter().try_for_each(|e| writer.write(e))?;
