@@ -231,3 +231,89 @@ pub(super) fn write_book(
         Ok(counted)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::WeightScheme;
+    use crate::tally::{TallyMeta, TallyWriter, sum_tallies};
+
+    /// Pairs of positions of 1 to 6 moves, with positions that go over one, two and three row
+    /// groups (the same moves over and over, summed), moves out of their order of appearance,
+    /// and a move twice in a position.
+    fn pairs() -> Vec<PairCount> {
+        let mut out = Vec::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut key = 0u64;
+        let mut position = |moves: usize, out: &mut Vec<PairCount>, x: &mut u64| {
+            key += 1 + (*x >> 40);
+            for m in 0..moves {
+                *x ^= *x << 13;
+                *x ^= *x >> 7;
+                *x ^= *x << 17;
+                let (wins, draws, losses) = (*x % 5, (*x >> 8) % 3, (*x >> 16) % 4);
+                out.push(PairCount {
+                    key,
+                    mv: (m % 700) as u16 + 1,
+                    black: key % 2 == 1,
+                    first: m as u64,
+                    games: wins + draws + losses + 1,
+                    wins: wins + 1,
+                    draws,
+                    losses,
+                });
+            }
+        };
+        for i in 0..60_000 {
+            position(1 + i % 6, &mut out, &mut x);
+            if i == 20_000 {
+                position(3 * (1 << 16) + 5, &mut out, &mut x);
+            }
+            if i == 30_000 {
+                position(4, &mut out, &mut x);
+                let n = out.len();
+                out.swap(n - 1, n - 3);
+                out[n - 2].mv = out[n - 4].mv;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_book_by_row_groups_is_the_merges_book() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let mut w = TallyWriter::create(&path).unwrap().threads(2);
+        w.push_all(&pairs()).unwrap();
+        w.finish(&TallyMeta::default(), false).unwrap();
+        for weights in [WeightScheme::Games, WeightScheme::Polyglot] {
+            let rules = EntryRules {
+                weights,
+                min_games: 1,
+                ..EntryRules::default()
+            };
+            let mut maker = PairEntries::new(&rules);
+            let mut entries = Vec::new();
+            let mut want = Vec::new();
+            sum_tallies(vec![TallyReader::open(&path).unwrap()], |pairs| {
+                entries.clear();
+                maker.append(pairs, &mut entries);
+                want.extend(entries.iter().flat_map(|e| e.to_bytes()));
+                Ok(entries.len() as u64)
+            })
+            .unwrap();
+            assert!(want.len() > 16 * 100_000);
+            for threads in [1, 2, 3] {
+                let out = dir.path().join("b.bin");
+                let mut writer = BookWriter::create(&out).unwrap();
+                let reader = TallyReader::open(&path).unwrap();
+                write_book(&reader, &mut writer, &rules, threads).unwrap();
+                writer.finish().unwrap();
+                assert!(
+                    std::fs::read(&out).unwrap() == want,
+                    "{weights:?} {threads}"
+                );
+            }
+        }
+    }
+}

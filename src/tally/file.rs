@@ -20,6 +20,7 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -42,7 +43,7 @@ use parquet::schema::types::{ColumnDescPtr, ColumnPath, SchemaDescPtr, SchemaDes
 
 use super::TallyError;
 use crate::atomic::AtomicFile;
-use crate::build::PairCount;
+use crate::build::{PairColumns, PairCount};
 use crate::text::quote_path;
 
 /// The columns of a tally, in the order polybook writes them.
@@ -186,13 +187,18 @@ fn signed(n: u64) -> i64 {
 /// encoder thread, which encodes and compresses its column chunks into memory, and the chunks
 /// are written to the file in group order. The file is the same bytes as if one thread had
 /// encoded it (the same encoder settings on the same rows; only where it happens differs).
+/// Columns handed over whole ([`TallyWriter::push_columns`]) are not copied here: a group is a
+/// list of pieces of them, which its encoder gathers.
 pub struct TallyWriter {
     path: PathBuf,
     writer: SerializedFileWriter<AtomicFile>,
     schema: SchemaDescPtr,
     props: WriterPropertiesPtr,
-    /// The rows of the group being filled.
-    rows: Vec<PairCount>,
+    /// The pieces of the group being filled, and their rows.
+    pieces: Vec<Piece>,
+    waiting: usize,
+    /// Rows pushed one by one since the last piece.
+    open: PairColumns,
     written: u64,
     last_key: Option<u64>,
     /// Encoder threads wanted, started on the first full group.
@@ -202,13 +208,16 @@ pub struct TallyWriter {
     pending: VecDeque<Receiver<Result<EncodedGroup, String>>>,
 }
 
+/// Some consecutive rows of shared columns.
+type Piece = (Arc<PairColumns>, Range<usize>);
+
 /// A row group's column chunks, encoded and compressed in memory, with what the file's footer
 /// says of each.
 type EncodedGroup = Vec<(Bytes, ColumnCloseResult)>;
 
 /// A row group to encode, and where to send its chunks.
 struct Job {
-    rows: Vec<PairCount>,
+    pieces: Vec<Piece>,
     done: SyncSender<Result<EncodedGroup, String>>,
 }
 
@@ -243,10 +252,12 @@ impl TallyWriter {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
         Ok(TallyWriter {
             path: path.to_path_buf(),
-            schema: descr,
             writer,
+            schema: descr,
             props,
-            rows: Vec::new(),
+            pieces: Vec::new(),
+            waiting: 0,
+            open: PairColumns::default(),
             written: 0,
             last_key: None,
             threads,
@@ -267,21 +278,47 @@ impl TallyWriter {
     }
 
     /// Adds pairs; keys must come in ascending order.
-    pub fn push_all(&mut self, mut pairs: &[PairCount]) -> Result<(), TallyError> {
-        debug_assert!(pairs.windows(2).all(|w| w[0].key <= w[1].key));
-        let Some(last) = pairs.last() else {
+    pub fn push_all(&mut self, pairs: &[PairCount]) -> Result<(), TallyError> {
+        for p in pairs {
+            debug_assert!(self.last_key.is_none_or(|k| k <= p.key));
+            self.last_key = Some(p.key);
+            self.open.push(p);
+            if self.waiting + self.open.len() == ROW_GROUP {
+                self.seal()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds pairs as columns, without copying them; keys must come in ascending order.
+    pub fn push_columns(&mut self, pairs: PairColumns) -> Result<(), TallyError> {
+        let Some(&last) = pairs.key.last() else {
             return Ok(());
         };
-        debug_assert!(self.last_key.is_none_or(|k| k <= pairs[0].key));
-        self.last_key = Some(last.key);
-        while !pairs.is_empty() {
-            if self.rows.capacity() == 0 {
-                self.rows.reserve_exact(ROW_GROUP);
-            }
-            let take = pairs.len().min(ROW_GROUP - self.rows.len());
-            self.rows.extend_from_slice(&pairs[..take]);
-            pairs = &pairs[take..];
-            if self.rows.len() == ROW_GROUP {
+        debug_assert!(self.last_key.is_none_or(|k| k <= pairs.key[0]));
+        self.last_key = Some(last);
+        self.seal()?;
+        self.add_piece(Arc::new(pairs))
+    }
+
+    /// Makes the rows pushed one by one a piece of the group.
+    fn seal(&mut self) -> Result<(), TallyError> {
+        if self.open.is_empty() {
+            return Ok(());
+        }
+        let open = std::mem::take(&mut self.open);
+        self.add_piece(Arc::new(open))
+    }
+
+    /// Adds the rows of `columns` to the groups, sending each group on when it is full.
+    fn add_piece(&mut self, columns: Arc<PairColumns>) -> Result<(), TallyError> {
+        let mut start = 0;
+        while start < columns.len() {
+            let end = columns.len().min(start + ROW_GROUP - self.waiting);
+            self.pieces.push((columns.clone(), start..end));
+            self.waiting += end - start;
+            start = end;
+            if self.waiting == ROW_GROUP {
                 self.flush()?;
             }
         }
@@ -290,19 +327,20 @@ impl TallyWriter {
 
     /// Rows written so far.
     pub fn rows(&self) -> u64 {
-        self.written + self.rows.len() as u64
+        self.written + (self.waiting + self.open.len()) as u64
     }
 
     /// Hands the rows waiting, as one row group, to an encoder thread; writes the groups already
     /// encoded while more than one per thread is on its way.
     fn flush(&mut self) -> Result<(), TallyError> {
-        if self.rows.is_empty() {
+        if self.waiting == 0 {
             return Ok(());
         }
-        let rows = std::mem::take(&mut self.rows);
-        self.written += rows.len() as u64;
+        let pieces = std::mem::take(&mut self.pieces);
+        self.written += self.waiting as u64;
+        self.waiting = 0;
         let (done, encoded) = sync_channel(1);
-        let job = Job { rows, done };
+        let job = Job { pieces, done };
         let threads = self.threads;
         let (schema, props) = (&self.schema, &self.props);
         let encoders = self
@@ -344,6 +382,7 @@ impl TallyWriter {
     /// Writes the last rows and the metadata and gives the file its name. Returns the rows
     /// written.
     pub fn finish(mut self, meta: &TallyMeta, fsync: bool) -> Result<u64, TallyError> {
+        self.seal()?;
         self.flush()?;
         while !self.pending.is_empty() {
             self.write_encoded()?;
@@ -377,10 +416,12 @@ impl Encoders {
             .map(|_| {
                 let (queue, schema, props) = (queue.clone(), schema.clone(), props.clone());
                 std::thread::spawn(move || {
+                    let mut columns = Gathered::default();
                     // The queue is locked only while a job is taken from it.
                     while let Some(job) = queue.lock().ok().and_then(|q| q.recv().ok()) {
-                        let encoded = encode_group(&job.rows, &schema, &props);
-                        drop(job.rows);
+                        columns.gather(&job.pieces);
+                        drop(job.pieces);
+                        let encoded = columns.encode(&schema, &props);
                         let _ = job.done.send(encoded.map_err(|e| e.to_string()));
                     }
                 })
@@ -398,29 +439,59 @@ impl Encoders {
     }
 }
 
-/// Encodes and compresses one row group's columns, each as the file writer would.
-fn encode_group(
-    rows: &[PairCount],
-    schema: &SchemaDescPtr,
-    props: &WriterPropertiesPtr,
-) -> parquet::errors::Result<EncodedGroup> {
-    let col = |i: usize| (schema.column(i), props.clone());
-    let key: Vec<i64> = rows.iter().map(|p| stored_key(p.key)).collect();
-    let counts =
-        |f: fn(&PairCount) -> u64| -> Vec<i64> { rows.iter().map(|p| signed(f(p))).collect() };
-    Ok(vec![
-        encode_column::<Int64Type>(col(0), &key)?,
-        encode_column::<Int32Type>(
-            col(1),
-            &rows.iter().map(|p| i32::from(p.mv)).collect::<Vec<_>>(),
-        )?,
-        encode_column::<BoolType>(col(2), &rows.iter().map(|p| p.black).collect::<Vec<_>>())?,
-        encode_column::<Int64Type>(col(3), &counts(|p| p.games))?,
-        encode_column::<Int64Type>(col(4), &counts(|p| p.wins))?,
-        encode_column::<Int64Type>(col(5), &counts(|p| p.draws))?,
-        encode_column::<Int64Type>(col(6), &counts(|p| p.losses))?,
-        encode_column::<Int64Type>(col(7), &counts(|p| p.first))?,
-    ])
+/// One row group's columns as the file stores them, gathered from its pieces (kept from group
+/// to group by an encoder thread).
+#[derive(Default)]
+struct Gathered {
+    key: Vec<i64>,
+    mv: Vec<i32>,
+    black: Vec<bool>,
+    counts: [Vec<i64>; 5],
+}
+
+impl Gathered {
+    fn gather(&mut self, pieces: &[Piece]) {
+        self.key.clear();
+        self.mv.clear();
+        self.black.clear();
+        self.counts.iter_mut().for_each(Vec::clear);
+        for (columns, range) in pieces {
+            let c = &**columns;
+            let r = range.clone();
+            self.key
+                .extend(c.key[r.clone()].iter().map(|&k| stored_key(k)));
+            self.mv
+                .extend(c.mv[r.clone()].iter().map(|&m| i32::from(m)));
+            self.black.extend_from_slice(&c.black[r.clone()]);
+            for (out, column) in self
+                .counts
+                .iter_mut()
+                .zip([&c.games, &c.wins, &c.draws, &c.losses, &c.first])
+            {
+                out.extend(column[r.clone()].iter().map(|&n| signed(n)));
+            }
+        }
+    }
+
+    /// Encodes and compresses the columns, each as the file writer would.
+    fn encode(
+        &self,
+        schema: &SchemaDescPtr,
+        props: &WriterPropertiesPtr,
+    ) -> parquet::errors::Result<EncodedGroup> {
+        let col = |i: usize| (schema.column(i), props.clone());
+        let [games, wins, draws, losses, first] = &self.counts;
+        Ok(vec![
+            encode_column::<Int64Type>(col(0), &self.key)?,
+            encode_column::<Int32Type>(col(1), &self.mv)?,
+            encode_column::<BoolType>(col(2), &self.black)?,
+            encode_column::<Int64Type>(col(3), games)?,
+            encode_column::<Int64Type>(col(4), wins)?,
+            encode_column::<Int64Type>(col(5), draws)?,
+            encode_column::<Int64Type>(col(6), losses)?,
+            encode_column::<Int64Type>(col(7), first)?,
+        ])
+    }
 }
 
 /// One column chunk encoded and compressed into memory (its pages as the file would hold them,

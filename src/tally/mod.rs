@@ -37,8 +37,8 @@ pub use stats::{IllegalStats, MoveStats, TallyJson, position_stats};
 
 use crate::book::{BookError, BookWriter, Entry};
 use crate::build::{
-    BuildError, BuildOptions, BuildReport, EntryRules, GameFilter, Input, PairCount, PairEntries,
-    PositionSink, Progress, same_file,
+    BuildError, BuildOptions, BuildReport, EntryRules, GameFilter, Input, PairColumns, PairCount,
+    PairEntries, PositionSink, Progress, same_file,
 };
 use crate::text::quote_path;
 
@@ -114,14 +114,19 @@ struct FileSink(TallyWriter);
 
 impl PositionSink for FileSink {
     fn position(&mut self, pairs: &[PairCount]) -> Result<(), BuildError> {
-        self.positions(pairs)
+        self.0.push_all(pairs).map_err(output_error)
     }
 
-    fn positions(&mut self, pairs: &[PairCount]) -> Result<(), BuildError> {
-        self.0.push_all(pairs).map_err(|e| BuildError::Output {
-            name: String::new(),
-            why: e.to_string(),
-        })
+    fn columns(&mut self, pairs: PairColumns) -> Result<(), BuildError> {
+        self.0.push_columns(pairs).map_err(output_error)
+    }
+}
+
+/// The tally writer's error, as the build's pipeline hands it on.
+fn output_error(e: TallyError) -> BuildError {
+    BuildError::Output {
+        name: String::new(),
+        why: e.to_string(),
     }
 }
 
