@@ -109,19 +109,14 @@ fn make_group(
             before + i as u64 + 2
         )));
     }
+    cols.check(before).map_err(|why| reader.bad(why))?;
     let rows = |range: std::ops::Range<usize>, out: &mut Vec<PairCount>| {
         out.clear();
-        for i in range {
-            out.push(
-                cols.pair(i, before + i as u64 + 1)
-                    .map_err(|why| reader.bad(why))?,
-            );
-        }
-        Ok::<(), TallyError>(())
+        out.extend(range.map(|i| cols.row(i)));
     };
     // Where the first position ends and the last begins: found on the key column alone.
     let head_end = keys.iter().position(|&k| k != keys[0]).unwrap_or(n);
-    rows(0..head_end, &mut group.head)?;
+    rows(0..head_end, &mut group.head);
     if head_end == n {
         return Ok(group);
     }
@@ -130,7 +125,7 @@ fn make_group(
         .rev()
         .position(|&k| k != keys[n - 1])
         .unwrap_or(n);
-    rows(tail_start..n, &mut group.tail)?;
+    rows(tail_start..n, &mut group.tail);
     let mut pairs = Vec::new();
     let mut start = head_end;
     while start < tail_start {
@@ -140,7 +135,7 @@ fn make_group(
                 .iter()
                 .position(|&k| k != key)
                 .unwrap_or(tail_start - start);
-        rows(start..end, &mut pairs)?;
+        rows(start..end, &mut pairs);
         maker.add(&pairs, &mut group.body, &mut group.counted);
         start = end;
     }

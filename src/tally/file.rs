@@ -160,6 +160,47 @@ impl Columns {
         })
     }
 
+    /// Row `i`, as [`Columns::check`] found it.
+    #[inline]
+    pub fn row(&self, i: usize) -> PairCount {
+        PairCount {
+            key: key_of_stored(self.key[i]),
+            mv: self.mv[i] as u16,
+            black: self.black[i],
+            first: self.first[i] as u64,
+            games: self.games[i] as u64,
+            wins: self.wins[i] as u64,
+            draws: self.draws[i] as u64,
+            losses: self.losses[i] as u64,
+        }
+    }
+
+    /// Checks every row as [`Columns::pair`] does, column by column (`before`: the rows of the
+    /// file before these).
+    pub fn check(&self, before: u64) -> Result<(), String> {
+        let n = self.key.len();
+        // Counts are below 2^62 (a tally would need that many games), so their sum cannot wrap.
+        const BIG: i64 = 1 << 62;
+        let bad = (0..n).find(|&i| {
+            let (g, w, d, l) = (self.games[i], self.wins[i], self.draws[i], self.losses[i]);
+            !(0..0x8000).contains(&self.mv[i])
+                | !(1..BIG).contains(&g)
+                | !(0..BIG).contains(&w)
+                | !(0..BIG).contains(&d)
+                | !(0..BIG).contains(&l)
+                | (self.first[i] < 0)
+                | (w + d + l != g)
+        });
+        match bad {
+            Some(i) => match self.pair(i, before + i as u64 + 1) {
+                Err(why) => Err(why),
+                // Counts past 2^62 that add up: read row by row.
+                Ok(_) => (i..n).try_for_each(|i| self.pair(i, before + i as u64 + 1).map(drop)),
+            },
+            None => Ok(()),
+        }
+    }
+
     fn clear(&mut self) {
         for v in [
             &mut self.key,
