@@ -7,11 +7,13 @@
 //! PGN ─► build's pipeline (count_pairs) ─► TallyWriter ─► .parquet          tally_pgn
 //! .parquet… ─► TallyMerge (sum by key) ─► TallyWriter ─► .parquet          merge_tallies
 //! .parquet… ─► TallyMerge ─► build's entry rules (PairEntries) ─► .bin      book_from_tallies
+//! .parquet (one) ─► row groups on every core ─► PairEntries ─► .bin        book_from_tallies
 //! .parquet ─► TallyReader::find(key) ─► position_stats                     probe
 //! ```
 //!
 //! - `file`: the Parquet schema, the writer and the reader (and how the key is stored).
 //! - `merge`: the k-way merge that sums tallies position by position.
+//! - `book`: a book from one tally, its row groups decoded and made into entries in parallel.
 //! - `stats`: one position's statistics for people (`probe`) and programs (`probe --json`).
 //!
 //! A tally is the build's count table before any filtering of moves, with 64-bit counts: a book
