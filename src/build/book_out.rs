@@ -11,7 +11,7 @@ use std::sync::mpsc::Receiver;
 use super::entries::{EntryMaker, EntryRules, WeightScheme, halve_combined, widen};
 use super::spill::{Run, merge_runs};
 use super::tally::{Counts, ExactCounts, PARTITIONS, Tallied, Tally, partition};
-use super::{BuildError, BuildReport, PairCount, PositionSink};
+use super::{BuildError, BuildReport, PairColumns, PairCount, PositionSink};
 use crate::book::{BookError, BookWriter, ENTRY_SIZE, Entry};
 
 /// Where the counts of a build go, one partition (or, from spilled runs, one position) at a time,
@@ -143,21 +143,29 @@ impl<'a> PairSink<'a> {
 }
 
 impl Sink for PairSink<'_> {
-    /// The partition's pairs, sorted by key, then first appearance.
-    type Part = Vec<Tallied<ExactCounts>>;
+    /// The partition's pairs as columns, sorted by key, then first appearance, `first`
+    /// numbered in each position (made on the tally thread), and how many positions they are.
+    type Part = (PairColumns, u64);
 
     fn make_part<C: Counts>(tally: &mut Tally<C>, p: usize, _: &EntryRules) -> Self::Part {
-        tally.drain_partition(p, 0).iter().map(widen).collect()
+        let part = tally.drain_partition(p, 0);
+        let mut pairs = PairColumns::with_capacity(part.len());
+        let mut positions = 0;
+        for group in part.chunk_by(|a, b| a.key == b.key) {
+            positions += 1;
+            for (rank, t) in group.iter().enumerate() {
+                pairs.push(&PairCount::from_tallied(&widen(t), rank as u64));
+            }
+        }
+        (pairs, positions)
     }
 
     fn write_part(&mut self, part: Self::Part, report: &mut BuildReport) -> Result<(), BuildError> {
-        report.entries_before_filter += part.len() as u64;
-        report.entries += part.len() as u64;
-        for group in part.chunk_by(|a, b| a.key == b.key) {
-            report.positions += 1;
-            self.position(group)?;
-        }
-        Ok(())
+        let (pairs, positions) = part;
+        report.entries_before_filter += pairs.len() as u64;
+        report.entries += pairs.len() as u64;
+        report.positions += positions;
+        self.out.columns(pairs)
     }
 
     fn write_group(

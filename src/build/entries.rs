@@ -125,10 +125,13 @@ impl<'a> EntryMaker<'a> {
             if n < rules.min_games || points == 0 {
                 continue;
             }
-            // The same floating-point steps as polyglot's keep_entry(), so borderline cases agree.
-            let score = (points as f64 / n as f64) / 2.0;
-            if score < rules.min_score / 100.0 {
-                continue;
+            // The same floating-point steps as polyglot's keep_entry(), so borderline cases agree
+            // (with no --min-score every move with points passes: no division).
+            if rules.min_score > 0.0 {
+                let score = (points as f64 / n as f64) / 2.0;
+                if score < rules.min_score / 100.0 {
+                    continue;
+                }
             }
             let mover = if t.mv & BLACK_MOVED != 0 {
                 Color::Black

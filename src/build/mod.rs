@@ -319,11 +319,81 @@ impl PairCount {
     }
 }
 
+/// Pairs as columns, keys ascending (a tally file stores them so): row `i` is the `i`th value of
+/// every column.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PairColumns {
+    pub key: Vec<u64>,
+    pub mv: Vec<u16>,
+    pub black: Vec<bool>,
+    pub first: Vec<u64>,
+    pub games: Vec<u64>,
+    pub wins: Vec<u64>,
+    pub draws: Vec<u64>,
+    pub losses: Vec<u64>,
+}
+
+impl PairColumns {
+    pub fn with_capacity(n: usize) -> PairColumns {
+        PairColumns {
+            key: Vec::with_capacity(n),
+            mv: Vec::with_capacity(n),
+            black: Vec::with_capacity(n),
+            first: Vec::with_capacity(n),
+            games: Vec::with_capacity(n),
+            wins: Vec::with_capacity(n),
+            draws: Vec::with_capacity(n),
+            losses: Vec::with_capacity(n),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.key.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.key.is_empty()
+    }
+
+    pub fn push(&mut self, p: &PairCount) {
+        self.key.push(p.key);
+        self.mv.push(p.mv);
+        self.black.push(p.black);
+        self.first.push(p.first);
+        self.games.push(p.games);
+        self.wins.push(p.wins);
+        self.draws.push(p.draws);
+        self.losses.push(p.losses);
+    }
+
+    /// Row `i`.
+    pub fn row(&self, i: usize) -> PairCount {
+        PairCount {
+            key: self.key[i],
+            mv: self.mv[i],
+            black: self.black[i],
+            first: self.first[i],
+            games: self.games[i],
+            wins: self.wins[i],
+            draws: self.draws[i],
+            losses: self.losses[i],
+        }
+    }
+}
+
 /// Where [`count_pairs`] sends the counted pairs: one position at a time, keys ascending.
 pub trait PositionSink {
     /// One position's pairs (all with one key), in the order they first appeared, their `first`
     /// numbered 0, 1, 2…
     fn position(&mut self, pairs: &[PairCount]) -> Result<(), BuildError>;
+
+    /// The pairs of several positions, one after the other, as columns (keys ascending, each
+    /// position's rows as [`PositionSink::position`] takes them).
+    fn columns(&mut self, pairs: PairColumns) -> Result<(), BuildError> {
+        let rows: Vec<PairCount> = (0..pairs.len()).map(|i| pairs.row(i)).collect();
+        rows.chunk_by(|a, b| a.key == b.key)
+            .try_for_each(|position| self.position(position))
+    }
 }
 
 /// Reads `inputs` as [`build`] does (the same filters, `--max-ply`, threads and memory budget)

@@ -18,25 +18,32 @@
 //! (`polybook.tally` = `1`), with which options it was made (`polybook.options`) and from how
 //! many games (`polybook.games`).
 
+use std::collections::VecDeque;
 use std::fs::File;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use bytes::Bytes;
 
 use parquet::basic::{Compression, Encoding, Type as PhysicalType, ZstdLevel};
 use parquet::column::reader::get_typed_column_reader;
+use parquet::column::writer::{ColumnCloseResult, get_column_writer, get_typed_column_writer};
 use parquet::data_type::{BoolType, DataType, Int32Type, Int64Type};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
-use parquet::file::reader::{FileReader, RowGroupReader};
+use parquet::file::properties::{WriterProperties, WriterPropertiesPtr};
+use parquet::file::reader::{ChunkReader, FileReader, Length, RowGroupReader};
 use parquet::file::serialized_reader::SerializedFileReader;
 use parquet::file::statistics::Statistics;
-use parquet::file::writer::SerializedFileWriter;
+use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
 use parquet::schema::parser::parse_message_type;
-use parquet::schema::types::ColumnPath;
+use parquet::schema::types::{ColumnDescPtr, ColumnPath, SchemaDescPtr, SchemaDescriptor};
 
 use super::TallyError;
 use crate::atomic::AtomicFile;
-use crate::build::PairCount;
+use crate::build::{PairColumns, PairCount};
 use crate::text::quote_path;
 
 /// The columns of a tally, in the order polybook writes them.
@@ -106,20 +113,94 @@ pub struct TallyMeta {
     pub games: u64,
 }
 
-/// The columns of one row group, or of rows waiting to be written.
+/// The columns of one row group, as read.
 #[derive(Default)]
-struct Columns {
-    key: Vec<i64>,
-    mv: Vec<i32>,
-    black: Vec<bool>,
-    games: Vec<i64>,
-    wins: Vec<i64>,
-    draws: Vec<i64>,
-    losses: Vec<i64>,
-    first: Vec<i64>,
+pub(super) struct Columns {
+    pub key: Vec<i64>,
+    pub mv: Vec<i32>,
+    pub black: Vec<bool>,
+    pub games: Vec<i64>,
+    pub wins: Vec<i64>,
+    pub draws: Vec<i64>,
+    pub losses: Vec<i64>,
+    pub first: Vec<i64>,
 }
 
 impl Columns {
+    /// Row `i`, checked (`row` is its number in the file, from 1, for the error).
+    #[inline]
+    pub fn pair(&self, i: usize, row: u64) -> Result<PairCount, String> {
+        let count = |v: i64| u64::try_from(v).ok();
+        let mv = u16::try_from(self.mv[i]).ok().filter(|m| m & 0x8000 == 0);
+        let (Some(mv), Some(games), Some(wins), Some(draws), Some(losses), Some(first)) = (
+            mv,
+            count(self.games[i]),
+            count(self.wins[i]),
+            count(self.draws[i]),
+            count(self.losses[i]),
+            count(self.first[i]),
+        ) else {
+            return Err(format!("row {row}: a move or count out of range"));
+        };
+        if games == 0 || wins.checked_add(draws).and_then(|s| s.checked_add(losses)) != Some(games)
+        {
+            return Err(format!(
+                "row {row}: {games} games but {wins} wins, {draws} draws and {losses} losses"
+            ));
+        }
+        Ok(PairCount {
+            key: key_of_stored(self.key[i]),
+            mv,
+            black: self.black[i],
+            first,
+            games,
+            wins,
+            draws,
+            losses,
+        })
+    }
+
+    /// Row `i`, as [`Columns::check`] found it.
+    #[inline]
+    pub fn row(&self, i: usize) -> PairCount {
+        PairCount {
+            key: key_of_stored(self.key[i]),
+            mv: self.mv[i] as u16,
+            black: self.black[i],
+            first: self.first[i] as u64,
+            games: self.games[i] as u64,
+            wins: self.wins[i] as u64,
+            draws: self.draws[i] as u64,
+            losses: self.losses[i] as u64,
+        }
+    }
+
+    /// Checks every row as [`Columns::pair`] does, column by column (`before`: the rows of the
+    /// file before these).
+    pub fn check(&self, before: u64) -> Result<(), String> {
+        let n = self.key.len();
+        // Counts are below 2^62 (a tally would need that many games), so their sum cannot wrap.
+        const BIG: i64 = 1 << 62;
+        let bad = (0..n).find(|&i| {
+            let (g, w, d, l) = (self.games[i], self.wins[i], self.draws[i], self.losses[i]);
+            !(0..0x8000).contains(&self.mv[i])
+                | !(1..BIG).contains(&g)
+                | !(0..BIG).contains(&w)
+                | !(0..BIG).contains(&d)
+                | !(0..BIG).contains(&l)
+                | (self.first[i] < 0)
+                | (w + d + l != g)
+        });
+        match bad {
+            Some(i) => match self.pair(i, before + i as u64 + 1) {
+                Err(why) => Err(why),
+                // Counts past 2^62 that add up: read row by row.
+                Ok(_) => (i..n).try_for_each(|i| self.pair(i, before + i as u64 + 1).map(drop)),
+            },
+            None => Ok(()),
+        }
+    }
+
     fn clear(&mut self) {
         for v in [
             &mut self.key,
@@ -142,16 +223,54 @@ fn signed(n: u64) -> i64 {
 }
 
 /// Writes a tally, pair by pair in key order, to a file that appears whole when finished.
+///
+/// The rows are gathered into row groups of [`ROW_GROUP`] rows; each full group goes to an
+/// encoder thread, which encodes and compresses its column chunks into memory, and the chunks
+/// are written to the file in group order. The file is the same bytes as if one thread had
+/// encoded it (the same encoder settings on the same rows; only where it happens differs).
+/// Columns handed over whole ([`TallyWriter::push_columns`]) are not copied here: a group is a
+/// list of pieces of them, which its encoder gathers.
 pub struct TallyWriter {
     path: PathBuf,
     writer: SerializedFileWriter<AtomicFile>,
-    rows: Columns,
+    schema: SchemaDescPtr,
+    props: WriterPropertiesPtr,
+    /// The pieces of the group being filled, and their rows.
+    pieces: Vec<Piece>,
+    waiting: usize,
+    /// Rows pushed one by one since the last piece.
+    open: PairColumns,
     written: u64,
     last_key: Option<u64>,
+    /// Encoder threads wanted, started on the first full group.
+    threads: usize,
+    encoders: Option<Encoders>,
+    /// The groups being encoded, in file order.
+    pending: VecDeque<Receiver<Result<EncodedGroup, String>>>,
+}
+
+/// Some consecutive rows of shared columns.
+type Piece = (Arc<PairColumns>, Range<usize>);
+
+/// A row group's column chunks, encoded and compressed in memory, with what the file's footer
+/// says of each.
+type EncodedGroup = Vec<(Bytes, ColumnCloseResult)>;
+
+/// A row group to encode, and where to send its chunks.
+struct Job {
+    pieces: Vec<Piece>,
+    done: SyncSender<Result<EncodedGroup, String>>,
+}
+
+/// The encoder threads and their queue.
+struct Encoders {
+    jobs: SyncSender<Job>,
+    threads: Vec<JoinHandle<()>>,
 }
 
 impl TallyWriter {
-    /// A new tally at `path` (a temporary file until [`TallyWriter::finish`]).
+    /// A new tally at `path` (a temporary file until [`TallyWriter::finish`]), encoded on as
+    /// many threads as there are cores (at most 4).
     pub fn create(path: &Path) -> Result<TallyWriter, TallyError> {
         let write_err = write_error(path);
         let file = AtomicFile::create(path).map_err(|e| write_err(e.to_string()))?;
@@ -167,78 +286,151 @@ impl TallyWriter {
             .set_max_row_group_row_count(Some(ROW_GROUP))
             .set_created_by(format!("polybook {}", env!("CARGO_PKG_VERSION")));
         props = props.set_column_encoding(ColumnPath::from("black"), Encoding::PLAIN);
-        let writer = SerializedFileWriter::new(file, schema, Arc::new(props.build()))
+        let props = Arc::new(props.build());
+        let descr = Arc::new(SchemaDescriptor::new(schema.clone()));
+        let writer = SerializedFileWriter::new(file, schema, props.clone())
             .map_err(|e| write_err(e.to_string()))?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
         Ok(TallyWriter {
             path: path.to_path_buf(),
             writer,
-            rows: Columns::default(),
+            schema: descr,
+            props,
+            pieces: Vec::new(),
+            waiting: 0,
+            open: PairColumns::default(),
             written: 0,
             last_key: None,
+            threads,
+            encoders: None,
+            pending: VecDeque::new(),
         })
+    }
+
+    /// Encodes on `n` threads (at least 1) instead.
+    pub fn threads(mut self, n: usize) -> TallyWriter {
+        self.threads = n.max(1);
+        self
     }
 
     /// Adds one pair; keys must come in ascending order.
     pub fn push(&mut self, p: &PairCount) -> Result<(), TallyError> {
-        debug_assert!(self.last_key.is_none_or(|k| k <= p.key));
-        self.last_key = Some(p.key);
-        let r = &mut self.rows;
-        r.key.push(stored_key(p.key));
-        r.mv.push(i32::from(p.mv));
-        r.black.push(p.black);
-        r.games.push(signed(p.games));
-        r.wins.push(signed(p.wins));
-        r.draws.push(signed(p.draws));
-        r.losses.push(signed(p.losses));
-        r.first.push(signed(p.first));
-        if r.key.len() >= ROW_GROUP {
-            self.flush()?;
+        self.push_all(std::slice::from_ref(p))
+    }
+
+    /// Adds pairs; keys must come in ascending order.
+    pub fn push_all(&mut self, pairs: &[PairCount]) -> Result<(), TallyError> {
+        for p in pairs {
+            debug_assert!(self.last_key.is_none_or(|k| k <= p.key));
+            self.last_key = Some(p.key);
+            self.open.push(p);
+            if self.waiting + self.open.len() == ROW_GROUP {
+                self.seal()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds pairs as columns, without copying them; keys must come in ascending order.
+    pub fn push_columns(&mut self, pairs: PairColumns) -> Result<(), TallyError> {
+        let Some(&last) = pairs.key.last() else {
+            return Ok(());
+        };
+        debug_assert!(self.last_key.is_none_or(|k| k <= pairs.key[0]));
+        self.last_key = Some(last);
+        self.seal()?;
+        self.add_piece(Arc::new(pairs))
+    }
+
+    /// Makes the rows pushed one by one a piece of the group.
+    fn seal(&mut self) -> Result<(), TallyError> {
+        if self.open.is_empty() {
+            return Ok(());
+        }
+        let open = std::mem::take(&mut self.open);
+        self.add_piece(Arc::new(open))
+    }
+
+    /// Adds the rows of `columns` to the groups, sending each group on when it is full.
+    fn add_piece(&mut self, columns: Arc<PairColumns>) -> Result<(), TallyError> {
+        let mut start = 0;
+        while start < columns.len() {
+            let end = columns.len().min(start + ROW_GROUP - self.waiting);
+            self.pieces.push((columns.clone(), start..end));
+            self.waiting += end - start;
+            start = end;
+            if self.waiting == ROW_GROUP {
+                self.flush()?;
+            }
         }
         Ok(())
     }
 
     /// Rows written so far.
     pub fn rows(&self) -> u64 {
-        self.written + self.rows.key.len() as u64
+        self.written + (self.waiting + self.open.len()) as u64
     }
 
-    /// Writes the rows waiting as one row group.
+    /// Hands the rows waiting, as one row group, to an encoder thread; writes the groups already
+    /// encoded while more than one per thread is on its way.
     fn flush(&mut self) -> Result<(), TallyError> {
-        if self.rows.key.is_empty() {
+        if self.waiting == 0 {
             return Ok(());
         }
+        let pieces = std::mem::take(&mut self.pieces);
+        self.written += self.waiting as u64;
+        self.waiting = 0;
+        let (done, encoded) = sync_channel(1);
+        let job = Job { pieces, done };
+        let threads = self.threads;
+        let (schema, props) = (&self.schema, &self.props);
+        let encoders = self
+            .encoders
+            .get_or_insert_with(|| Encoders::start(threads, schema, props));
+        if encoders.jobs.send(job).is_err() {
+            return Err(write_error(&self.path)("an encoder thread stopped".into()));
+        }
+        self.pending.push_back(encoded);
+        while self.pending.len() > self.threads {
+            self.write_encoded()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the oldest group being encoded, once it is.
+    fn write_encoded(&mut self) -> Result<(), TallyError> {
         let write_err = write_error(&self.path);
-        let r = &self.rows;
+        let Some(encoded) = self.pending.pop_front() else {
+            return Ok(());
+        };
+        let chunks = encoded
+            .recv()
+            .unwrap_or_else(|_| Err("an encoder thread stopped".into()))
+            .map_err(&write_err)?;
         let mut group = self
             .writer
             .next_row_group()
             .map_err(|e| write_err(e.to_string()))?;
-        let mut i = 0;
-        while let Some(mut col) = group.next_column().map_err(|e| write_err(e.to_string()))? {
-            let written = match i {
-                0 => col.typed::<Int64Type>().write_batch(&r.key, None, None),
-                1 => col.typed::<Int32Type>().write_batch(&r.mv, None, None),
-                2 => col.typed::<BoolType>().write_batch(&r.black, None, None),
-                3 => col.typed::<Int64Type>().write_batch(&r.games, None, None),
-                4 => col.typed::<Int64Type>().write_batch(&r.wins, None, None),
-                5 => col.typed::<Int64Type>().write_batch(&r.draws, None, None),
-                6 => col.typed::<Int64Type>().write_batch(&r.losses, None, None),
-                _ => col.typed::<Int64Type>().write_batch(&r.first, None, None),
-            };
-            written.map_err(|e| write_err(e.to_string()))?;
-            col.close().map_err(|e| write_err(e.to_string()))?;
-            i += 1;
+        for (bytes, close) in chunks {
+            group
+                .append_column(&bytes, close)
+                .map_err(|e| write_err(e.to_string()))?;
         }
         group.close().map_err(|e| write_err(e.to_string()))?;
-        self.written += r.key.len() as u64;
-        self.rows.clear();
         Ok(())
     }
 
     /// Writes the last rows and the metadata and gives the file its name. Returns the rows
     /// written.
     pub fn finish(mut self, meta: &TallyMeta, fsync: bool) -> Result<u64, TallyError> {
+        self.seal()?;
         self.flush()?;
+        while !self.pending.is_empty() {
+            self.write_encoded()?;
+        }
+        if let Some(encoders) = self.encoders.take() {
+            encoders.stop();
+        }
         let write_err = write_error(&self.path);
         for (k, v) in [
             (MARK.0, MARK.1.to_string()),
@@ -257,6 +449,106 @@ impl TallyWriter {
     }
 }
 
+impl Encoders {
+    fn start(n: usize, schema: &SchemaDescPtr, props: &WriterPropertiesPtr) -> Encoders {
+        let (jobs, queue) = sync_channel::<Job>(n);
+        let queue = Arc::new(Mutex::new(queue));
+        let threads = (0..n)
+            .map(|_| {
+                let (queue, schema, props) = (queue.clone(), schema.clone(), props.clone());
+                std::thread::spawn(move || {
+                    let mut columns = Gathered::default();
+                    // The queue is locked only while a job is taken from it.
+                    while let Some(job) = queue.lock().ok().and_then(|q| q.recv().ok()) {
+                        columns.gather(&job.pieces);
+                        drop(job.pieces);
+                        let encoded = columns.encode(&schema, &props);
+                        let _ = job.done.send(encoded.map_err(|e| e.to_string()));
+                    }
+                })
+            })
+            .collect();
+        Encoders { jobs, threads }
+    }
+
+    /// Closes the queue and waits for the threads.
+    fn stop(self) {
+        drop(self.jobs);
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
+/// One row group's columns as the file stores them, gathered from its pieces (kept from group
+/// to group by an encoder thread).
+#[derive(Default)]
+struct Gathered {
+    key: Vec<i64>,
+    mv: Vec<i32>,
+    black: Vec<bool>,
+    counts: [Vec<i64>; 5],
+}
+
+impl Gathered {
+    fn gather(&mut self, pieces: &[Piece]) {
+        self.key.clear();
+        self.mv.clear();
+        self.black.clear();
+        self.counts.iter_mut().for_each(Vec::clear);
+        for (columns, range) in pieces {
+            let c = &**columns;
+            let r = range.clone();
+            self.key
+                .extend(c.key[r.clone()].iter().map(|&k| stored_key(k)));
+            self.mv
+                .extend(c.mv[r.clone()].iter().map(|&m| i32::from(m)));
+            self.black.extend_from_slice(&c.black[r.clone()]);
+            for (out, column) in self
+                .counts
+                .iter_mut()
+                .zip([&c.games, &c.wins, &c.draws, &c.losses, &c.first])
+            {
+                out.extend(column[r.clone()].iter().map(|&n| signed(n)));
+            }
+        }
+    }
+
+    /// Encodes and compresses the columns, each as the file writer would.
+    fn encode(
+        &self,
+        schema: &SchemaDescPtr,
+        props: &WriterPropertiesPtr,
+    ) -> parquet::errors::Result<EncodedGroup> {
+        let col = |i: usize| (schema.column(i), props.clone());
+        let [games, wins, draws, losses, first] = &self.counts;
+        Ok(vec![
+            encode_column::<Int64Type>(col(0), &self.key)?,
+            encode_column::<Int32Type>(col(1), &self.mv)?,
+            encode_column::<BoolType>(col(2), &self.black)?,
+            encode_column::<Int64Type>(col(3), games)?,
+            encode_column::<Int64Type>(col(4), wins)?,
+            encode_column::<Int64Type>(col(5), draws)?,
+            encode_column::<Int64Type>(col(6), losses)?,
+            encode_column::<Int64Type>(col(7), first)?,
+        ])
+    }
+}
+
+/// One column chunk encoded and compressed into memory (its pages as the file would hold them,
+/// and its metadata with offsets counted from the start of the chunk).
+fn encode_column<T: DataType>(
+    (descr, props): (ColumnDescPtr, WriterPropertiesPtr),
+    values: &[T::T],
+) -> parquet::errors::Result<(Bytes, ColumnCloseResult)> {
+    let mut buf = TrackedWrite::new(Vec::new());
+    let pages = SerializedPageWriter::new(&mut buf);
+    let mut writer = get_typed_column_writer::<T>(get_column_writer(descr, props, Box::new(pages)));
+    writer.write_batch(values, None, None)?;
+    let close = writer.close()?;
+    Ok((Bytes::from(buf.into_inner()?), close))
+}
+
 fn write_error(path: &Path) -> impl Fn(String) -> TallyError + '_ {
     move |why| TallyError::Write {
         path: quote_path(path),
@@ -267,7 +559,7 @@ fn write_error(path: &Path) -> impl Fn(String) -> TallyError + '_ {
 /// Reads a tally, row group by row group: its pairs in file order (by key), or one key's.
 pub struct TallyReader {
     path: PathBuf,
-    reader: SerializedFileReader<File>,
+    reader: SerializedFileReader<SharedFile>,
     meta: TallyMeta,
     /// Where each of [`COLUMNS`] is in the file.
     index: [usize; 8],
@@ -289,10 +581,11 @@ impl TallyReader {
             path: quoted.clone(),
             why: crate::text::reason(&e),
         })?;
-        let reader = SerializedFileReader::new(file).map_err(|e| TallyError::NotTally {
-            path: quoted.clone(),
-            why: format!("not a Parquet file, or a truncated one ({e})"),
-        })?;
+        let reader =
+            SerializedFileReader::new(SharedFile(file)).map_err(|e| TallyError::NotTally {
+                path: quoted.clone(),
+                why: format!("not a Parquet file, or a truncated one ({e})"),
+            })?;
         let not_tally = |why: String| TallyError::NotTally {
             path: quoted.clone(),
             why,
@@ -369,26 +662,35 @@ impl TallyReader {
         u64::try_from(self.reader.metadata().file_metadata().num_rows()).unwrap_or(0)
     }
 
-    fn bad(&self, why: String) -> TallyError {
+    pub(super) fn bad(&self, why: String) -> TallyError {
         TallyError::NotTally {
             path: quote_path(&self.path),
             why,
         }
     }
 
-    /// Reads row group `g` whole into `self.rows`.
-    fn load(&mut self, g: usize) -> Result<(), TallyError> {
+    /// The number of row groups.
+    pub(super) fn row_groups(&self) -> usize {
+        self.reader.num_row_groups()
+    }
+
+    /// The rows of each row group.
+    pub(super) fn group_rows(&self) -> Vec<u64> {
+        let meta = self.reader.metadata();
+        (0..meta.num_row_groups())
+            .map(|g| u64::try_from(meta.row_group(g).num_rows()).unwrap_or(0))
+            .collect()
+    }
+
+    /// Reads row group `g` whole into `rows` (any thread may, at once).
+    pub(super) fn decode(&self, g: usize, rows: &mut Columns) -> Result<(), TallyError> {
         let rg = self
             .reader
             .get_row_group(g)
             .map_err(|e| self.bad(format!("row group {g}: {e}")))?;
         let n = usize::try_from(rg.metadata().num_rows()).unwrap_or(0);
-        let mut rows = std::mem::take(&mut self.rows);
         rows.clear();
-        let err = |e: String| TallyError::NotTally {
-            path: quote_path(&self.path),
-            why: format!("row group {g}: {e}"),
-        };
+        let err = |e: String| self.bad(format!("row group {g}: {e}"));
         read_column::<Int64Type>(&*rg, self.index[0], n, &mut rows.key).map_err(&err)?;
         read_column::<Int32Type>(&*rg, self.index[1], n, &mut rows.mv).map_err(&err)?;
         read_column::<BoolType>(&*rg, self.index[2], n, &mut rows.black).map_err(&err)?;
@@ -397,44 +699,23 @@ impl TallyReader {
         read_column::<Int64Type>(&*rg, self.index[5], n, &mut rows.draws).map_err(&err)?;
         read_column::<Int64Type>(&*rg, self.index[6], n, &mut rows.losses).map_err(&err)?;
         read_column::<Int64Type>(&*rg, self.index[7], n, &mut rows.first).map_err(&err)?;
-        drop(rg);
-        self.rows = rows;
         Ok(())
+    }
+
+    /// Reads row group `g` whole into `self.rows`.
+    fn load(&mut self, g: usize) -> Result<(), TallyError> {
+        let mut rows = std::mem::take(&mut self.rows);
+        let decoded = self.decode(g, &mut rows);
+        self.rows = rows;
+        decoded
     }
 
     /// Row `i` of the loaded group, checked.
     #[inline]
     fn pair(&self, i: usize) -> Result<PairCount, TallyError> {
-        let r = &self.rows;
-        let row = self.before + i as u64 + 1;
-        let count = |v: i64| u64::try_from(v).ok();
-        let mv = u16::try_from(r.mv[i]).ok().filter(|m| m & 0x8000 == 0);
-        let (Some(mv), Some(games), Some(wins), Some(draws), Some(losses), Some(first)) = (
-            mv,
-            count(r.games[i]),
-            count(r.wins[i]),
-            count(r.draws[i]),
-            count(r.losses[i]),
-            count(r.first[i]),
-        ) else {
-            return Err(self.bad(format!("row {row}: a move or count out of range")));
-        };
-        if games == 0 || wins.checked_add(draws).and_then(|s| s.checked_add(losses)) != Some(games)
-        {
-            return Err(self.bad(format!(
-                "row {row}: {games} games but {wins} wins, {draws} draws and {losses} losses"
-            )));
-        }
-        Ok(PairCount {
-            key: key_of_stored(r.key[i]),
-            mv,
-            black: r.black[i],
-            first,
-            games,
-            wins,
-            draws,
-            losses,
-        })
+        self.rows
+            .pair(i, self.before + i as u64 + 1)
+            .map_err(|why| self.bad(why))
     }
 
     /// Loads row groups until one has rows left to hand out; `false` at the end of the file.
@@ -542,6 +823,71 @@ impl Iterator for TallyReader {
     fn next(&mut self) -> Option<Self::Item> {
         self.next_pair().transpose()
     }
+}
+
+/// A file that several threads read at once, each at its own offsets (no shared seek position).
+pub(super) struct SharedFile(File);
+
+impl Length for SharedFile {
+    fn len(&self) -> u64 {
+        self.0.metadata().map_or(0, |m| m.len())
+    }
+}
+
+impl ChunkReader for SharedFile {
+    type T = std::io::BufReader<ReadAt>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        Ok(std::io::BufReader::new(ReadAt {
+            file: self.0.try_clone()?,
+            at: start,
+        }))
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        let mut buf = vec![0u8; length];
+        read_exact_at(&self.0, &mut buf, start)?;
+        Ok(buf.into())
+    }
+}
+
+/// Reads a file from an offset of its own.
+pub(super) struct ReadAt {
+    file: File,
+    at: u64,
+}
+
+impl std::io::Read for ReadAt {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = read_at(&self.file, buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, at)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, at)
+}
+
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match read_at(file, buf, at) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Reads the `n` values of column `i` of a row group into `out`; a null is an error.

@@ -72,19 +72,11 @@ impl TallyMerge {
         let alone = self.heap.peek().is_none_or(|&Reverse((k, _))| k != key);
         if alone {
             self.take(i, out)?;
-            let position = &mut out[start..];
-            // One input's moves: in its own order; the same move twice (no polybook tally has
-            // that) is combined below.
-            if position.windows(2).all(|w| w[0].first < w[1].first)
-                && (position.len() < 2 || !has_duplicates(position))
-            {
-                for (rank, p) in position.iter_mut().enumerate() {
-                    p.first = rank as u64;
-                }
-                return Ok(true);
+            if !in_order(&out[start..]) {
+                let part = out.split_off(start);
+                combine(&mut self.combined, &[(i, part)], out);
             }
-            let part = out.split_off(start);
-            self.combine(&[(i, part)], out);
+            renumber(&mut out[start..]);
             return Ok(true);
         }
         let mut parts = Vec::new();
@@ -101,18 +93,27 @@ impl TallyMerge {
                 _ => None,
             };
         }
-        self.combine(&parts, out);
+        combine(&mut self.combined, &parts, out);
         Ok(true)
     }
+}
 
-    /// Sums the pairs of one position from several inputs and appends them to `out`.
-    fn combine(&mut self, parts: &[(usize, Vec<PairCount>)], out: &mut Vec<PairCount>) {
-        combine(&mut self.combined, parts, out);
+/// Whether one input's pairs of a position can be taken as they are: in their own order of
+/// first appearance, no move twice (no polybook tally has that; otherwise they are combined).
+pub(super) fn in_order(position: &[PairCount]) -> bool {
+    position.windows(2).all(|w| w[0].first < w[1].first)
+        && (position.len() < 2 || !has_duplicates(position))
+}
+
+/// Numbers a position's `first` 0, 1, 2… in the order they are.
+pub(super) fn renumber(position: &mut [PairCount]) {
+    for (rank, p) in position.iter_mut().enumerate() {
+        p.first = rank as u64;
     }
 }
 
 /// Sums the pairs of one position from several inputs (input number, its pairs), ordered by
-/// (input, first) and numbered again, and appends them to `out`; `combined` is room to work in.
+/// (input, first) and numbered again, and appends them to `out`. `combined` is room to work in.
 pub(super) fn combine(
     combined: &mut Vec<((usize, u64), PairCount)>,
     parts: &[(usize, Vec<PairCount>)],

@@ -7,6 +7,7 @@
 //! PGN ─► build's pipeline (count_pairs) ─► TallyWriter ─► .parquet          tally_pgn
 //! .parquet… ─► TallyMerge (sum by key) ─► TallyWriter ─► .parquet          merge_tallies
 //! .parquet… ─► TallyMerge ─► build's entry rules (PairEntries) ─► .bin      book_from_tallies
+//! .parquet (one) ─► row groups on every core ─► PairEntries ─► .bin        book_from_tallies
 //! .parquet… ─► TallyLookup::find(key) (each file's rows of the key, summed) ─► position_stats
 //!                                                               probe, explore --tally
 //! ```
@@ -14,6 +15,7 @@
 //! - `file`: the Parquet schema, the writer and the reader (and how the key is stored).
 //! - `merge`: the k-way merge that sums tallies position by position.
 //! - `lookup`: one position's pairs, found in several tallies and summed.
+//! - `book`: a book from one tally, its row groups decoded and made into entries in parallel.
 //! - `stats`: one position's statistics for people (`probe`) and programs (`probe --json`).
 //!
 //! A tally is the build's count table before any filtering of moves, with 64-bit counts: a book
@@ -21,6 +23,7 @@
 //! same games. Tallies made with different game options (`--max-ply`, the filters) count
 //! different things: they are refused together.
 
+mod book;
 mod file;
 mod lookup;
 mod merge;
@@ -40,8 +43,8 @@ pub use stats::{IllegalStats, MoveStats, TallyJson, position_stats};
 
 use crate::book::{BookError, BookWriter, Entry};
 use crate::build::{
-    BuildError, BuildOptions, BuildReport, EntryRules, GameFilter, Input, PairCount, PairEntries,
-    PositionSink, Progress, same_file,
+    BuildError, BuildOptions, BuildReport, EntryRules, GameFilter, Input, PairColumns, PairCount,
+    PairEntries, PositionSink, Progress, same_file,
 };
 use crate::text::quote_path;
 
@@ -117,12 +120,19 @@ struct FileSink(TallyWriter);
 
 impl PositionSink for FileSink {
     fn position(&mut self, pairs: &[PairCount]) -> Result<(), BuildError> {
-        pairs.iter().try_for_each(|p| {
-            self.0.push(p).map_err(|e| BuildError::Output {
-                name: String::new(),
-                why: e.to_string(),
-            })
-        })
+        self.0.push_all(pairs).map_err(output_error)
+    }
+
+    fn columns(&mut self, pairs: PairColumns) -> Result<(), BuildError> {
+        self.0.push_columns(pairs).map_err(output_error)
+    }
+}
+
+/// The tally writer's error, as the build's pipeline hands it on.
+fn output_error(e: TallyError) -> BuildError {
+    BuildError::Output {
+        name: String::new(),
+        why: e.to_string(),
     }
 }
 
@@ -142,7 +152,7 @@ pub fn tally_pgn(
         }
     }
     let start = Instant::now();
-    let mut sink = FileSink(TallyWriter::create(output)?);
+    let mut sink = FileSink(TallyWriter::create(output)?.threads(opts.threads));
     let mut report =
         crate::build::count_pairs(inputs, &mut sink, opts, cancel, progress).map_err(|e| {
             match e {
@@ -308,14 +318,12 @@ pub fn dataset_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, TallyError> 
     Ok(files)
 }
 
-/// Sums `inputs` position by position, calling `each` with every position's pairs.
+/// Sums the tallies `readers` position by position, calling `each` with every position's pairs.
 fn sum_tallies(
-    inputs: &[&Path],
-    output: &Path,
+    readers: Vec<TallyReader>,
     mut each: impl FnMut(&[PairCount]) -> Result<u64, TallyError>,
 ) -> Result<SumReport, TallyError> {
     let start = Instant::now();
-    let readers = open_all(inputs, Some(output))?;
     let mut report = SumReport {
         inputs: readers.len(),
         games: readers.iter().map(|r| r.meta().games).sum(),
@@ -397,8 +405,8 @@ pub fn merge_tallies(
     fsync: bool,
 ) -> Result<SumReport, TallyError> {
     let mut writer = TallyWriter::create(output)?;
-    let mut report = sum_tallies(inputs, output, |pairs| {
-        pairs.iter().try_for_each(|p| writer.push(p))?;
+    let mut report = sum_tallies(open_all(inputs, Some(output))?, |pairs| {
+        writer.push_all(pairs)?;
         Ok(pairs.len() as u64)
     })?;
     let meta = TallyMeta {
@@ -420,9 +428,27 @@ pub fn book_from_tallies(
     fsync: bool,
 ) -> Result<SumReport, TallyError> {
     let mut writer = BookWriter::create(output)?.sync(fsync);
+    let readers = open_all(inputs, Some(output))?;
+    if let [reader] = &readers[..] {
+        // One tally: no merge, its row groups made into entries on every core.
+        let start = Instant::now();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let counted = book::write_book(reader, &mut writer, rules, threads)?;
+        writer.finish()?;
+        return Ok(SumReport {
+            inputs: 1,
+            games: reader.meta().games,
+            pairs_read: reader.rows(),
+            pairs: counted.pairs,
+            positions: counted.positions,
+            written: counted.written,
+            options: reader.meta().options.clone(),
+            seconds: start.elapsed().as_secs_f64(),
+        });
+    }
     let mut maker = PairEntries::new(rules);
     let mut entries: Vec<Entry> = Vec::new();
-    let report = sum_tallies(inputs, output, |pairs| {
+    let report = sum_tallies(readers, |pairs| {
         entries.clear();
         maker.append(pairs, &mut entries);
         entries.iter().try_for_each(|e| writer.write(e))?;
