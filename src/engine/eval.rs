@@ -129,7 +129,16 @@ impl Params {
                 };
             }
         }
-        let passed = [(0, 0), (2, 10), (5, 15), (10, 25), (20, 45), (35, 75), (60, 120), (0, 0)];
+        let passed = [
+            (0, 0),
+            (2, 10),
+            (5, 15),
+            (10, 25),
+            (20, 45),
+            (35, 75),
+            (60, 120),
+            (0, 0),
+        ];
         for (rank, (mg, eg)) in passed.into_iter().enumerate() {
             t[PASSED + rank] = Weight { mg, eg };
         }
@@ -250,7 +259,12 @@ impl Params {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         for (i, weight) in self.w.iter().enumerate() {
-            out.push_str(&format!("{} {} {}\n", Params::name(i), weight.mg, weight.eg));
+            out.push_str(&format!(
+                "{} {} {}\n",
+                Params::name(i),
+                weight.mg,
+                weight.eg
+            ));
         }
         out
     }
@@ -634,7 +648,10 @@ mod tests {
                 "r1bqk2r/pp2bppp/2n1pn2/3p4/2PP4/2N2N2/PP2BPPP/R2QKB1R w KQkq - 0 1",
                 "r2qkb1r/pp2bppp/2n2n2/2pp4/3P4/2N1PN2/PP2BPPP/R1BQK2R b KQkq - 0 1",
             ),
-            ("8/5k2/8/3P4/8/8/2K5/8 w - - 0 1", "8/2k5/8/8/3p4/8/5K2/8 b - - 0 1"),
+            (
+                "8/5k2/8/3P4/8/8/2K5/8 w - - 0 1",
+                "8/2k5/8/8/3p4/8/5K2/8 b - - 0 1",
+            ),
         ];
         for (a, b) in pairs {
             let (a, b) = (parse_fen(a).unwrap(), parse_fen(b).unwrap());
@@ -659,7 +676,11 @@ mod tests {
                 eg += n * weight.eg;
             }
             let white = (mg * blend.phase + eg * (24 - blend.phase)) / 24;
-            let stm = if pos.turn() == Color::White { white } else { -white };
+            let stm = if pos.turn() == Color::White {
+                white
+            } else {
+                -white
+            };
             assert_eq!(evaluate(&pos, &p), stm, "{fen}");
         }
     }
@@ -675,7 +696,12 @@ mod tests {
         let err = Params::parse(&bad).unwrap_err();
         assert!(err.to_string().contains("not a whole number"), "{err}");
         let missing = p.to_text().replace("tempo 10 10\n", "");
-        assert!(Params::parse(&missing).unwrap_err().why.contains("tempo is missing"));
+        assert!(
+            Params::parse(&missing)
+                .unwrap_err()
+                .why
+                .contains("tempo is missing")
+        );
     }
 
     #[test]
