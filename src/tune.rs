@@ -45,6 +45,9 @@ pub struct TuneOptions {
     pub skip_plies: usize,
     /// Adam's step size, in centipawns.
     pub learning_rate: f64,
+    /// The weight of the pull towards the start (L2: λ × (w − start)² per weight, added to the
+    /// loss): it keeps weights that the games barely determine near PeSTO's values.
+    pub regularization: f64,
     /// The seed of the sample.
     pub seed: u64,
     /// Threads for the gradient.
@@ -58,6 +61,7 @@ impl Default for TuneOptions {
             epochs: 1000,
             skip_plies: 16,
             learning_rate: 1.0,
+            regularization: 0.0,
             seed: 1,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
@@ -495,6 +499,7 @@ pub fn tune(
 ) -> (Params, TuneReport) {
     let threads = options.threads.max(1);
     let mut w = to_floats(start);
+    let w0 = w.clone();
     let k = fit_k(train, &w, threads);
     let train_before = train.loss(&w, k, threads);
     let held_out_before = held_out.loss(&w, k, threads);
@@ -502,7 +507,10 @@ pub fn tune(
     let mut m = vec![0.0; w.len()];
     let mut v = vec![0.0; w.len()];
     for epoch in 1..=options.epochs {
-        let g = train.gradient(&w, k, threads);
+        let mut g = train.gradient(&w, k, threads);
+        for ((g, w), w0) in g.iter_mut().zip(&w).zip(&w0) {
+            *g += 2.0 * options.regularization * (w - w0);
+        }
         let (c1, c2) = (
             1.0 - beta1.powi(epoch as i32),
             1.0 - beta2.powi(epoch as i32),

@@ -33,6 +33,10 @@ pub struct Args {
     /// Adam's step size, in centipawns.
     #[arg(long, default_value_t = 1.0, value_name = "CP")]
     learning_rate: f64,
+    /// Pull towards the start: λ × (weight − start)² per weight is added to the loss, so that
+    /// weights the games barely determine stay near PeSTO's (0: none).
+    #[arg(long, default_value_t = 0.0, value_name = "LAMBDA")]
+    regularization: f64,
     /// The seed of the sample.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -51,6 +55,11 @@ pub fn run(args: Args) -> CliResult {
     if args.positions < 10 {
         return Err(CliError::usage("--positions must be at least 10"));
     }
+    if !(args.regularization >= 0.0 && args.regularization.is_finite()) {
+        return Err(CliError::usage(
+            "--regularization must be zero or a positive number",
+        ));
+    }
     if !(args.learning_rate > 0.0 && args.learning_rate.is_finite()) {
         return Err(CliError::usage("--learning-rate must be a positive number"));
     }
@@ -59,6 +68,7 @@ pub fn run(args: Args) -> CliResult {
         epochs: args.epochs,
         skip_plies: args.skip_plies,
         learning_rate: args.learning_rate,
+        regularization: args.regularization,
         seed: args.seed,
         ..TuneOptions::default()
     };

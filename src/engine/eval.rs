@@ -434,12 +434,10 @@ pub fn eval_terms<A: Accumulator>(pos: &Chess, acc: &mut A) -> Blend {
         let ours = board.by_color(color);
         for role in Role::ALL {
             let r = role_index(role);
-            let pieces = board.by_role(role) & ours;
-            let n = pieces.count() as i32;
-            acc.add(color, MATERIAL + r, n);
-            phase += PHASE_INC[r] * n;
-            for sq in pieces {
+            for sq in board.by_role(role) & ours {
+                acc.add(color, MATERIAL + r, 1);
                 acc.add(color, PST + 64 * r + (sq as usize ^ flip), 1);
+                phase += PHASE_INC[r];
             }
         }
     }
@@ -578,10 +576,15 @@ fn side_terms<A: Accumulator>(board: &Board, us: Color, acc: &mut A) {
             }
         }
     }
-    for file in 0..8 {
-        let n = (our_pawns & Bitboard(FILE_A << file)).count() as i32;
-        if n > 1 {
-            acc.add(us, DOUBLED, n - 1);
+    // Doubled pawns: every pawn beyond the first on its file (pawns minus files with a pawn).
+    if our_pawns.any() {
+        let mut files = our_pawns.0;
+        files |= files >> 32;
+        files |= files >> 16;
+        files |= files >> 8;
+        let extra = our_pawns.count() as i32 - (files & 0xff).count_ones() as i32;
+        if extra > 0 {
+            acc.add(us, DOUBLED, extra);
         }
     }
 
