@@ -158,6 +158,11 @@ fn bad_input_gets_one_error_line() {
         2,
         "--positions",
     );
+    fails(
+        &["tune", games.to_str().unwrap(), "--regularization=-1"],
+        2,
+        "--regularization",
+    );
     // An output that cannot be written.
     fails(
         &[
