@@ -29,4 +29,5 @@ pub mod lines;
 pub mod position;
 pub mod tally;
 pub mod text;
+pub mod tune;
 pub mod uci;

@@ -30,6 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("build", &["book", "position", "atomic", "text"]),
     ("inspect", &["book", "position", "atomic", "text"]),
     ("tally", &["build", "book", "position", "atomic", "text"]),
+    ("tune", &["engine", "build", "atomic", "text"]),
     ("uci", &["engine", "book", "position", "lines", "text"]),
     (
         "arena",

@@ -46,6 +46,7 @@ mod search;
 mod solve;
 mod sort;
 mod tally;
+mod tune;
 mod uci;
 mod verify;
 
@@ -104,6 +105,8 @@ enum Command {
     Play(play::Args),
     /// Play a match between two UCI engines, openings from a book; PGN, Elo and SPRT.
     Match(match_cmd::Args),
+    /// Fit the evaluation's weights to the results of real games (Texel's method).
+    Tune(tune::Args),
     /// Speak UCI on stdin/stdout (also what `polybook` with no command does, for GUIs).
     Uci(uci::Args),
 }
@@ -232,6 +235,7 @@ pub fn main() -> ExitCode {
         Some(Command::Filter(args)) => filter::run(args),
         Some(Command::Edit(args)) => edit::run(args),
         Some(Command::Learn(args)) => learn::run(args),
+        Some(Command::Tune(args)) => tune::run(args),
         Some(Command::Export(args)) => export::run(args),
         Some(Command::Explore(args)) => explore::run(args),
         Some(Command::Perft(args)) => perft::run(args),

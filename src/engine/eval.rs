@@ -1,11 +1,22 @@
 //! Static evaluation: a tapered (middlegame/endgame) score from the side to move's point of view.
 //!
-//! Material and piece-square tables come from PeSTO; on top of them a few classical terms:
-//! mobility, pawn structure (passed, isolated, doubled pawns), king safety (pawn shield and
-//! attackers near the king), the bishop pair, and a "mop-up" term that drives a lone king to the
-//! edge so that mates like KRvK are found by the search rather than stumbled upon.
+//! Every term is a count times a weight: a piece on a square counts once for its material and its
+//! piece-square entry, a knight with five safe squares counts once for "knight mobility 5", a
+//! passed pawn counts its king distances, and so on. The weights are one flat table, [`Params`],
+//! with a middlegame and an endgame value each; the score blends the two by the game phase (how
+//! much material is left), PeSTO's "tapered eval".
 //!
-//! Every weight lives in [`Params`], one parameter set that a tuner can change later.
+//! The terms are computed once, by [`eval_terms`], into an [`Accumulator`]: the search's
+//! accumulator adds weights ([`evaluate`]), the tuner's records the counts themselves
+//! ([`trace`]), so that Texel's tuning (`crate::tune`) fits exactly the evaluation the engine
+//! plays with. A "mop-up" term outside the table drives a lone king to the edge, so that mates
+//! like KRvK are found by the search rather than stumbled upon.
+//!
+//! The weights the engine uses are the text file `params.txt` beside this file, written by
+//! `polybook tune` (see [`Params::parse`]); the tuner starts from [`Params::start`]: PeSTO's
+//! material and tables and a few hand-set terms.
+
+use std::sync::LazyLock;
 
 use shakmaty::attacks::{bishop_attacks, king_attacks, knight_attacks, rook_attacks};
 use shakmaty::{Bitboard, Board, Chess, Color, Position, Role, Square};
@@ -13,7 +24,7 @@ use shakmaty::{Bitboard, Board, Chess, Color, Position, Role, Square};
 use super::pesto::{EG_TABLE, EG_VALUE, MG_TABLE, MG_VALUE, PHASE_INC};
 
 /// A middlegame/endgame pair of weights.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Weight {
     pub mg: i32,
     pub eg: i32,
@@ -23,47 +34,239 @@ const fn w(mg: i32, eg: i32) -> Weight {
     Weight { mg, eg }
 }
 
-/// The evaluation's tunable weights (centipawns).
-#[derive(Clone, Debug)]
-pub struct Params {
-    /// Per attacked square not occupied by our own pieces nor guarded by an enemy pawn, minus a
-    /// baseline, for knight, bishop, rook, queen.
-    pub mobility: [Weight; 4],
-    pub mobility_base: [i32; 4],
-    /// Passed pawn bonus by relative rank (0 = own back rank).
-    pub passed: [Weight; 8],
-    pub isolated: Weight,
-    pub doubled: Weight,
-    pub bishop_pair: Weight,
-    /// Middlegame bonus per own pawn in front of the king (the shield).
-    pub king_shield: i32,
-    /// Middlegame penalty per enemy piece attacking the squares around our king.
-    pub king_attackers: i32,
-    pub tempo: i32,
+/// Where each term's weights start in [`Params::w`], and how many it has.
+pub mod index {
+    /// Material by role (pawn … king; the king's never counts: both sides have one).
+    pub const MATERIAL: usize = 0;
+    /// Piece-square tables: role × 64, the square seen from White (a8 = 0, as PeSTO prints them).
+    pub const PST: usize = MATERIAL + 6;
+    /// Mobility by piece and number of safe squares: knight 0–8, bishop 0–13, rook 0–14, queen
+    /// 0–27.
+    pub const MOBILITY: [usize; 4] = [PST + 384, PST + 384 + 9, PST + 384 + 23, PST + 384 + 38];
+    pub const MOBILITY_LEN: [usize; 4] = [9, 14, 15, 28];
+    /// Passed pawn by relative rank (0 = own back rank).
+    pub const PASSED: usize = MOBILITY[3] + 28;
+    /// Passed pawn whose path to promotion is empty, by relative rank.
+    pub const PASSED_FREE: usize = PASSED + 8;
+    /// Passed pawn: per step of our king's distance from the square in front of it, by rank.
+    pub const PASSED_OUR_KING: usize = PASSED_FREE + 8;
+    /// Passed pawn: per step of their king's distance from the square in front of it, by rank.
+    pub const PASSED_THEIR_KING: usize = PASSED_OUR_KING + 8;
+    pub const ISOLATED: usize = PASSED_THEIR_KING + 8;
+    pub const DOUBLED: usize = ISOLATED + 1;
+    pub const BISHOP_PAIR: usize = DOUBLED + 1;
+    /// Per own pawn on the three squares in front of the king.
+    pub const KING_SHIELD: usize = BISHOP_PAIR + 1;
+    /// By number of our pieces attacking the enemy king's zone (7 = seven or more).
+    pub const KING_ATTACKERS: usize = KING_SHIELD + 1;
+    /// Per attacked square of the enemy king's zone, by attacking piece (knight … queen).
+    pub const KING_ZONE_ATTACKS: usize = KING_ATTACKERS + 8;
+    /// Per enemy piece (knight … queen) attacked by one of our pawns.
+    pub const THREAT_BY_PAWN: usize = KING_ZONE_ATTACKS + 4;
+    /// Per enemy rook, queen attacked by one of our knights or bishops.
+    pub const THREAT_BY_MINOR: usize = THREAT_BY_PAWN + 4;
+    /// Per rook on a file without pawns, and on a file without our own pawns.
+    pub const ROOK_OPEN: usize = THREAT_BY_MINOR + 2;
+    pub const ROOK_SEMI_OPEN: usize = ROOK_OPEN + 1;
+    /// The side to move's bonus.
+    pub const TEMPO: usize = ROOK_SEMI_OPEN + 1;
+    /// How many weights there are.
+    pub const COUNT: usize = TEMPO + 1;
 }
+use index::*;
+
+/// The evaluation's weights (centipawns), indexed by the constants of [`index`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Params {
+    pub w: [Weight; COUNT],
+}
+
+/// The weights the engine plays with: `params.txt`, read once.
+static TUNED: LazyLock<Params> = LazyLock::new(|| {
+    Params::parse(include_str!("params.txt")).expect("src/engine/params.txt is well-formed")
+});
 
 impl Default for Params {
     fn default() -> Self {
-        Params {
-            mobility: [w(4, 4), w(5, 5), w(2, 4), w(1, 2)],
-            mobility_base: [4, 6, 6, 12],
-            passed: [
-                w(0, 0),
-                w(2, 10),
-                w(5, 15),
-                w(10, 25),
-                w(20, 45),
-                w(35, 75),
-                w(60, 120),
-                w(0, 0),
-            ],
-            isolated: w(-10, -12),
-            doubled: w(-8, -20),
-            bishop_pair: w(25, 45),
-            king_shield: 10,
-            king_attackers: 12,
-            tempo: 10,
+        TUNED.clone()
+    }
+}
+
+/// Why a parameter file could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {why}")]
+pub struct ParamsError {
+    pub line: usize,
+    pub why: String,
+}
+
+impl Params {
+    /// The tuner's starting point: PeSTO's material and piece-square tables, and hand-set values
+    /// for the classical terms (the terms added for tuning start at zero).
+    pub fn start() -> Params {
+        let mut t = [Weight::default(); COUNT];
+        for r in 0..6 {
+            t[MATERIAL + r] = Weight {
+                mg: MG_VALUE[r],
+                eg: EG_VALUE[r],
+            };
+            for sq in 0..64 {
+                t[PST + 64 * r + sq] = Weight {
+                    mg: MG_TABLE[r][sq],
+                    eg: EG_TABLE[r][sq],
+                };
+            }
         }
+        // Mobility was (squares - baseline) × weight: the same line, one weight per count.
+        let per_square = [w(4, 4), w(5, 5), w(2, 4), w(1, 2)];
+        let baseline = [4, 6, 6, 12];
+        for piece in 0..4 {
+            for n in 0..MOBILITY_LEN[piece] {
+                let k = n as i32 - baseline[piece];
+                t[MOBILITY[piece] + n] = Weight {
+                    mg: k * per_square[piece].mg,
+                    eg: k * per_square[piece].eg,
+                };
+            }
+        }
+        let passed = [
+            (0, 0),
+            (2, 10),
+            (5, 15),
+            (10, 25),
+            (20, 45),
+            (35, 75),
+            (60, 120),
+            (0, 0),
+        ];
+        for (rank, (mg, eg)) in passed.into_iter().enumerate() {
+            t[PASSED + rank] = Weight { mg, eg };
+        }
+        t[ISOLATED] = Weight { mg: -10, eg: -12 };
+        t[DOUBLED] = Weight { mg: -8, eg: -20 };
+        t[BISHOP_PAIR] = Weight { mg: 25, eg: 45 };
+        t[KING_SHIELD] = Weight { mg: 10, eg: 0 };
+        // Attackers of the king's zone counted a² × 6 in the middlegame.
+        for a in 0..8 {
+            t[KING_ATTACKERS + a] = Weight {
+                mg: 6 * (a * a) as i32,
+                eg: 0,
+            };
+        }
+        t[TEMPO] = Weight { mg: 10, eg: 10 };
+        Params { w: t }
+    }
+
+    /// The name of weight `i` in a parameter file, e.g. `pst.knight.e4` or `mobility.rook.7`.
+    pub fn name(i: usize) -> String {
+        const ROLES: [&str; 6] = ["pawn", "knight", "bishop", "rook", "queen", "king"];
+        let range = |start: usize, len: usize| (start..start + len).contains(&i);
+        if range(MATERIAL, 6) {
+            return format!("material.{}", ROLES[i - MATERIAL]);
+        }
+        if range(PST, 384) {
+            let (r, idx) = ((i - PST) / 64, (i - PST) % 64);
+            // Index 0 is a8: the square seen from White is idx ^ 56.
+            let sq = Square::new((idx ^ 56) as u32);
+            return format!("pst.{}.{}", ROLES[r], sq);
+        }
+        for piece in 0..4 {
+            if range(MOBILITY[piece], MOBILITY_LEN[piece]) {
+                return format!("mobility.{}.{}", ROLES[piece + 1], i - MOBILITY[piece]);
+            }
+        }
+        // Tables indexed by a number (a rank counted from our side, a number of attackers).
+        let numbered = [
+            (PASSED, 8, "passed"),
+            (PASSED_FREE, 8, "passed_free"),
+            (PASSED_OUR_KING, 8, "passed_our_king"),
+            (PASSED_THEIR_KING, 8, "passed_their_king"),
+            (KING_ATTACKERS, 8, "king_attackers"),
+        ];
+        for (start, len, prefix) in numbered {
+            if range(start, len) {
+                return format!("{prefix}.{}", i - start);
+            }
+        }
+        if range(KING_ZONE_ATTACKS, 4) {
+            return format!("king_zone_attacks.{}", ROLES[i - KING_ZONE_ATTACKS + 1]);
+        }
+        if range(THREAT_BY_MINOR, 2) {
+            return format!("threat_by_minor.{}", ROLES[i - THREAT_BY_MINOR + 3]);
+        }
+        if range(THREAT_BY_PAWN, 4) {
+            return format!("threat_by_pawn.{}", ROLES[i - THREAT_BY_PAWN + 1]);
+        }
+        match i {
+            ISOLATED => "isolated",
+            DOUBLED => "doubled",
+            BISHOP_PAIR => "bishop_pair",
+            KING_SHIELD => "king_shield",
+            ROOK_OPEN => "rook_open_file",
+            ROOK_SEMI_OPEN => "rook_semi_open_file",
+            TEMPO => "tempo",
+            _ => "unknown",
+        }
+        .to_string()
+    }
+
+    /// Reads a parameter file: one weight a line, `NAME MG EG` (names as [`Params::name`] gives
+    /// them, each exactly once, in any order); `#` starts a comment.
+    pub fn parse(text: &str) -> Result<Params, ParamsError> {
+        let names: std::collections::HashMap<String, usize> =
+            (0..COUNT).map(|i| (Params::name(i), i)).collect();
+        let mut w = [Weight::default(); COUNT];
+        let mut seen = [false; COUNT];
+        for (n, raw) in text.lines().enumerate() {
+            let line = n + 1;
+            let content = raw.split('#').next().unwrap_or("").trim();
+            if content.is_empty() {
+                continue;
+            }
+            let err = |why: String| ParamsError { line, why };
+            let fields: Vec<&str> = content.split_whitespace().collect();
+            let [name, mg, eg] = fields[..] else {
+                return Err(err(format!(
+                    "expected NAME MG EG, found {}",
+                    crate::text::quote(content)
+                )));
+            };
+            let Some(&i) = names.get(name) else {
+                return Err(err(format!("unknown weight {}", crate::text::quote(name))));
+            };
+            if std::mem::replace(&mut seen[i], true) {
+                return Err(err(format!("{name} given twice")));
+            }
+            let number = |s: &str| {
+                s.parse::<i32>()
+                    .map_err(|_| err(format!("{} is not a whole number", crate::text::quote(s))))
+            };
+            w[i] = Weight {
+                mg: number(mg)?,
+                eg: number(eg)?,
+            };
+        }
+        if let Some(i) = seen.iter().position(|s| !s) {
+            return Err(ParamsError {
+                line: text.lines().count(),
+                why: format!("{} is missing", Params::name(i)),
+            });
+        }
+        Ok(Params { w })
+    }
+
+    /// The parameter file [`Params::parse`] reads back.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for (i, weight) in self.w.iter().enumerate() {
+            out.push_str(&format!(
+                "{} {} {}\n",
+                Params::name(i),
+                weight.mg,
+                weight.eg
+            ));
+        }
+        out
     }
 }
 
@@ -143,17 +346,87 @@ fn passed_span(color: Color, sq: Square) -> Bitboard {
     Bitboard(PASSED_SPAN[color as usize][sq as usize])
 }
 
+/// Where the terms of [`eval_terms`] go: each is "`count` times weight `index`, for `color`".
+pub trait Accumulator {
+    fn add(&mut self, color: Color, index: usize, count: i32);
+}
+
+/// The search's accumulator: middlegame and endgame sums per colour.
+struct Sums<'a> {
+    w: &'a [Weight; COUNT],
+    mg: [i32; 2],
+    eg: [i32; 2],
+}
+
+impl Accumulator for Sums<'_> {
+    #[inline(always)]
+    fn add(&mut self, color: Color, index: usize, count: i32) {
+        let weight = self.w[index];
+        self.mg[color as usize] += count * weight.mg;
+        self.eg[color as usize] += count * weight.eg;
+    }
+}
+
+/// The tuner's accumulator: how often each weight counts, White's counts minus Black's.
+#[derive(Clone, Debug)]
+pub struct Trace {
+    pub count: [i32; COUNT],
+}
+
+impl Accumulator for Trace {
+    #[inline]
+    fn add(&mut self, color: Color, index: usize, count: i32) {
+        match color {
+            Color::White => self.count[index] += count,
+            Color::Black => self.count[index] -= count,
+        }
+    }
+}
+
+/// What [`eval_terms`] returns beside the terms: how to blend them.
+#[derive(Clone, Copy, Debug)]
+pub struct Blend {
+    /// The game phase, 24 (all pieces on the board: pure middlegame) down to 0 (pure endgame).
+    pub phase: i32,
+    /// The mop-up bonus (endgame, White's point of view), outside the tuned weights.
+    pub mop_up: i32,
+}
+
 /// The static evaluation of `pos` in centipawns, from the side to move's point of view.
 pub fn evaluate(pos: &Chess, params: &Params) -> i32 {
+    let mut sums = Sums {
+        w: &params.w,
+        mg: [0; 2],
+        eg: [0; 2],
+    };
+    let blend = eval_terms(pos, &mut sums);
+    let white = Color::White as usize;
+    let black = Color::Black as usize;
+    let mg_score = sums.mg[white] - sums.mg[black];
+    let eg_score = sums.eg[white] - sums.eg[black] + blend.mop_up;
+    let score = (mg_score * blend.phase + eg_score * (24 - blend.phase)) / 24;
+    match pos.turn() {
+        Color::White => score,
+        Color::Black => -score,
+    }
+}
+
+/// The evaluation's terms of `pos` as counts per weight (White's point of view), for the tuner.
+pub fn trace(pos: &Chess) -> (Trace, Blend) {
+    let mut trace = Trace { count: [0; COUNT] };
+    let blend = eval_terms(pos, &mut trace);
+    (trace, blend)
+}
+
+/// Every term of the evaluation, into `acc`; the phase and the mop-up bonus returned.
+#[inline(always)]
+pub fn eval_terms<A: Accumulator>(pos: &Chess, acc: &mut A) -> Blend {
     let board = pos.board();
-    let mut mg = [0i32; 2];
-    let mut eg = [0i32; 2];
     let mut phase = 0;
 
     // Material and piece-square tables.
     // (By colour and role, straight from the bitboards: cheaper than asking each square.)
     for color in Color::ALL {
-        let c = color as usize;
         let flip = match color {
             Color::White => 56,
             Color::Black => 0,
@@ -162,42 +435,34 @@ pub fn evaluate(pos: &Chess, params: &Params) -> i32 {
         for role in Role::ALL {
             let r = role_index(role);
             for sq in board.by_role(role) & ours {
-                let idx = sq as usize ^ flip;
-                mg[c] += MG_VALUE[r] + MG_TABLE[r][idx];
-                eg[c] += EG_VALUE[r] + EG_TABLE[r][idx];
+                acc.add(color, MATERIAL + r, 1);
+                acc.add(color, PST + 64 * r + (sq as usize ^ flip), 1);
                 phase += PHASE_INC[r];
             }
         }
     }
 
     for color in Color::ALL {
-        let (m, e) = side_terms(board, color, params);
-        mg[color as usize] += m;
-        eg[color as usize] += e;
+        side_terms(board, color, acc);
     }
+    acc.add(pos.turn(), TEMPO, 1);
 
-    let phase = phase.min(24);
-    let white = Color::White as usize;
-    let black = Color::Black as usize;
-    let mg_score = mg[white] - mg[black];
-    let eg_score = eg[white] - eg[black] + mop_up(board);
-    let score = (mg_score * phase + eg_score * (24 - phase)) / 24;
-    let score = match pos.turn() {
-        Color::White => score,
-        Color::Black => -score,
-    };
-    score + params.tempo
+    Blend {
+        phase: phase.min(24),
+        mop_up: mop_up(board),
+    }
 }
 
-/// Mobility, pawn structure, king safety and the bishop pair for one side.
-fn side_terms(board: &Board, us: Color, p: &Params) -> (i32, i32) {
+/// Mobility, threats, king safety, pawn structure, rooks on files and the bishop pair for one
+/// side.
+#[inline(always)]
+fn side_terms<A: Accumulator>(board: &Board, us: Color, acc: &mut A) {
     let them = !us;
     let occupied = board.occupied();
     let ours = board.by_color(us);
+    let theirs = board.by_color(them);
     let our_pawns = board.pawns() & ours;
-    let their_pawns = board.pawns() & board.by_color(them);
-    let mut mg = 0;
-    let mut eg = 0;
+    let their_pawns = board.pawns() & theirs;
 
     // Squares guarded by enemy pawns are poor posts: don't count them as mobility.
     let pawn_guard = pawn_attack_span(them, their_pawns);
@@ -206,6 +471,7 @@ fn side_terms(board: &Board, us: Color, p: &Params) -> (i32, i32) {
         .king_of(them)
         .map(|k| king_attacks(k) | Bitboard::from_square(k))
         .unwrap_or(Bitboard::EMPTY);
+    let their_major = (board.rooks() | board.queens()) & theirs;
     let mut attackers = 0;
 
     for (i, role) in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen]
@@ -219,35 +485,68 @@ fn side_terms(board: &Board, us: Color, p: &Params) -> (i32, i32) {
                 Role::Rook => rook_attacks(sq, occupied),
                 _ => bishop_attacks(sq, occupied) | rook_attacks(sq, occupied),
             };
-            let n = (attacks & safe).count() as i32 - p.mobility_base[i];
-            mg += n * p.mobility[i].mg;
-            eg += n * p.mobility[i].eg;
-            if attacks.intersects(their_king_zone) {
+            acc.add(us, MOBILITY[i] + (attacks & safe).count(), 1);
+            let zone = attacks & their_king_zone;
+            if zone.any() {
                 attackers += 1;
+                acc.add(us, KING_ZONE_ATTACKS + i, zone.count() as i32);
+            }
+            // A minor piece attacking a rook or a queen wins material unless it is answered.
+            if i < 2 {
+                let hit = attacks & their_major;
+                if hit.any() {
+                    let rooks = (hit & board.rooks()).count() as i32;
+                    acc.add(us, THREAT_BY_MINOR, rooks);
+                    acc.add(us, THREAT_BY_MINOR + 1, hit.count() as i32 - rooks);
+                }
+            }
+            // Rooks want files free of pawns: of all pawns (open), of our own (semi-open).
+            if role == Role::Rook {
+                let file = Bitboard(FILE_A << u32::from(sq.file()));
+                if !file.intersects(our_pawns) {
+                    let open = !file.intersects(their_pawns);
+                    acc.add(us, if open { ROOK_OPEN } else { ROOK_SEMI_OPEN }, 1);
+                }
             }
         }
     }
-    // King safety (middlegame): attackers near the enemy king count for us.
-    mg += attackers * attackers * p.king_attackers / 2;
+    // King safety: how many of our pieces attack the enemy king's zone.
+    acc.add(us, KING_ATTACKERS + attackers.min(7), 1);
+
+    // Threats: enemy pieces attacked by our pawns.
+    let pawn_hits = pawn_attack_span(us, our_pawns) & theirs;
+    if pawn_hits.any() {
+        for (i, role) in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen]
+            .into_iter()
+            .enumerate()
+        {
+            acc.add(
+                us,
+                THREAT_BY_PAWN + i,
+                (pawn_hits & board.by_role(role)).count() as i32,
+            );
+        }
+    }
 
     // The pawn shield: own pawns on the three squares in front of our king.
-    if let Some(k) = board.king_of(us) {
+    let our_king = board.king_of(us);
+    if let Some(k) = our_king {
         let ahead = match us {
             Color::White => k.rank().offset(1),
             Color::Black => k.rank().offset(-1),
         };
         if let Some(rank) = ahead {
             let front = king_attacks(k) & Bitboard::from_rank(rank);
-            mg += (front & our_pawns).count() as i32 * p.king_shield;
+            acc.add(us, KING_SHIELD, (front & our_pawns).count() as i32);
         }
     }
 
     // Pawn structure.
+    let their_king = board.king_of(them);
     for sq in our_pawns {
         let file = u32::from(sq.file());
         if !adjacent_files(file).intersects(our_pawns) {
-            mg += p.isolated.mg;
-            eg += p.isolated.eg;
+            acc.add(us, ISOLATED, 1);
         }
         if !passed_span(us, sq).intersects(their_pawns) {
             let rel_rank = match us {
@@ -256,23 +555,42 @@ fn side_terms(board: &Board, us: Color, p: &Params) -> (i32, i32) {
             } as usize;
             // Only the rearmost pawn of a doubled pair is passed in earnest; the front one is
             // counted too, which is fine for a first evaluation.
-            mg += p.passed[rel_rank].mg;
-            eg += p.passed[rel_rank].eg;
+            acc.add(us, PASSED + rel_rank, 1);
+            // Nothing in the way to the promotion square.
+            let path = passed_span(us, sq) & Bitboard(FILE_A << file);
+            if !path.intersects(occupied) {
+                acc.add(us, PASSED_FREE + rel_rank, 1);
+            }
+            // The kings' distances from the square in front: ours escorts, theirs blocks.
+            let stop = match us {
+                Color::White => sq.offset(8),
+                Color::Black => sq.offset(-8),
+            };
+            if let Some(stop) = stop {
+                if let Some(k) = our_king {
+                    acc.add(us, PASSED_OUR_KING + rel_rank, k.distance(stop) as i32);
+                }
+                if let Some(k) = their_king {
+                    acc.add(us, PASSED_THEIR_KING + rel_rank, k.distance(stop) as i32);
+                }
+            }
         }
     }
-    for file in 0..8 {
-        let n = (our_pawns & Bitboard(FILE_A << file)).count() as i32;
-        if n > 1 {
-            mg += (n - 1) * p.doubled.mg;
-            eg += (n - 1) * p.doubled.eg;
+    // Doubled pawns: every pawn beyond the first on its file (pawns minus files with a pawn).
+    if our_pawns.any() {
+        let mut files = our_pawns.0;
+        files |= files >> 32;
+        files |= files >> 16;
+        files |= files >> 8;
+        let extra = our_pawns.count() as i32 - (files & 0xff).count_ones() as i32;
+        if extra > 0 {
+            acc.add(us, DOUBLED, extra);
         }
     }
 
     if (board.bishops() & ours).more_than_one() {
-        mg += p.bishop_pair.mg;
-        eg += p.bishop_pair.eg;
+        acc.add(us, BISHOP_PAIR, 1);
     }
-    (mg, eg)
 }
 
 /// In a pawnless ending where one side has only its king, reward the stronger side for driving
@@ -318,7 +636,81 @@ mod tests {
     #[test]
     fn the_start_position_evaluates_to_the_tempo() {
         let p = Params::default();
-        assert_eq!(evaluate(&Chess::default(), &p), p.tempo);
+        assert_eq!(evaluate(&Chess::default(), &p), p.w[TEMPO].mg);
+        let start = Params::start();
+        assert_eq!(evaluate(&Chess::default(), &start), 10);
+    }
+
+    #[test]
+    fn mirrored_positions_evaluate_alike() {
+        // The same position with colours swapped and the board flipped: the same score for
+        // the side to move, whatever the weights.
+        let p = Params::default();
+        let pairs = [
+            (
+                "r1bqk2r/pp2bppp/2n1pn2/3p4/2PP4/2N2N2/PP2BPPP/R2QKB1R w KQkq - 0 1",
+                "r2qkb1r/pp2bppp/2n2n2/2pp4/3P4/2N1PN2/PP2BPPP/R1BQK2R b KQkq - 0 1",
+            ),
+            (
+                "8/5k2/8/3P4/8/8/2K5/8 w - - 0 1",
+                "8/2k5/8/8/3p4/8/5K2/8 b - - 0 1",
+            ),
+        ];
+        for (a, b) in pairs {
+            let (a, b) = (parse_fen(a).unwrap(), parse_fen(b).unwrap());
+            assert_eq!(evaluate(&a, &p), evaluate(&b, &p));
+        }
+    }
+
+    #[test]
+    fn the_trace_gives_the_same_score() {
+        // The tuner's view of a position (counts × weights, blended) is the search's score.
+        let p = Params::default();
+        for fen in [
+            "r1bqk2r/pp2bppp/2n1pn2/3p4/2PP4/2N2N2/PP2BPPP/R2QKB1R w KQkq - 0 1",
+            "8/5k2/8/3P4/8/8/2K5/R7 b - - 0 1",
+            "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1",
+        ] {
+            let pos = parse_fen(fen).unwrap();
+            let (trace, blend) = trace(&pos);
+            let (mut mg, mut eg) = (0, blend.mop_up);
+            for (n, weight) in trace.count.iter().zip(&p.w) {
+                mg += n * weight.mg;
+                eg += n * weight.eg;
+            }
+            let white = (mg * blend.phase + eg * (24 - blend.phase)) / 24;
+            let stm = if pos.turn() == Color::White {
+                white
+            } else {
+                -white
+            };
+            assert_eq!(evaluate(&pos, &p), stm, "{fen}");
+        }
+    }
+
+    #[test]
+    fn parameter_files_read_back() {
+        let p = Params::start();
+        assert_eq!(Params::parse(&p.to_text()), Ok(p.clone()));
+        let names: std::collections::HashSet<String> = (0..COUNT).map(Params::name).collect();
+        assert_eq!(names.len(), COUNT, "every weight has a name of its own");
+        assert!(!names.contains("unknown"));
+        let bad = p.to_text().replace("tempo 10 10", "tempo ten 10");
+        let err = Params::parse(&bad).unwrap_err();
+        assert!(err.to_string().contains("not a whole number"), "{err}");
+        let missing = p.to_text().replace("tempo 10 10\n", "");
+        assert!(
+            Params::parse(&missing)
+                .unwrap_err()
+                .why
+                .contains("tempo is missing")
+        );
+    }
+
+    #[test]
+    #[ignore]
+    fn write_start() {
+        std::fs::write("/tmp/params-start.txt", Params::start().to_text()).unwrap();
     }
 
     #[test]

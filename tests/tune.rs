@@ -1,0 +1,180 @@
+//! `polybook tune` on real games: the positions it samples are those python-chess counts, the
+//! loss goes down, the parameter file it writes is one the engine reads, and bad input gets one
+//! error line.
+
+mod common;
+
+use polybook::engine::eval::Params;
+
+use common::{data, polybook, python, stderr, stdout};
+
+/// TCEC Season 5's superfinal: 48 finished engine games, in xz.
+const GAMES: &str = "pgn/tcec/TCEC_Season_5_-_Superfinal.pgn.xz";
+
+/// Runs polybook and asserts success; its stdout.
+fn ok(args: &[&str]) -> String {
+    let out = polybook(args);
+    assert!(
+        out.status.success(),
+        "polybook {args:?} failed: {}",
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+/// Asserts exit `code` with one error line that contains `what`.
+fn fails(args: &[&str], code: i32, what: &str) {
+    let out = polybook(args);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "polybook {args:?}: {}",
+        stderr(&out)
+    );
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(what), "expected {what:?} in {err}");
+}
+
+#[test]
+fn tunes_on_real_games_and_writes_a_parameter_file_the_engine_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("params.txt");
+    let games = data(GAMES);
+    let json = ok(&[
+        "tune",
+        games.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--positions",
+        "1000000",
+        "--epochs",
+        "150",
+        "--threads",
+        "2",
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let read = &report["read"];
+
+    // The candidates are the positions after ply 16 of each finished game whose side to move is
+    // not in check: python-chess counts them on the same file.
+    let expected = python(
+        r#"
+import lzma, sys, chess.pgn
+n = games = 0
+with lzma.open(sys.argv[1], "rt", encoding="utf-8", errors="replace") as f:
+    while (game := chess.pgn.read_game(f)) is not None:
+        if game.headers.get("Result") not in ("1-0", "0-1", "1/2-1/2"):
+            continue
+        games += 1
+        board = game.board()
+        for ply, move in enumerate(game.mainline_moves(), 1):
+            board.push(move)
+            if ply >= 16 and not board.is_check():
+                n += 1
+print(games, n)
+"#,
+        &[games.to_str().unwrap()],
+    );
+    let got = format!("{} {}", read["games_used"], read["candidates"]);
+    assert_eq!(got, expected.trim());
+    // All of them were sampled (fewer than --positions); the quiet ones were kept, split by game.
+    assert_eq!(read["sampled"], read["candidates"]);
+    let kept = read["train"].as_u64().unwrap() + read["held_out"].as_u64().unwrap();
+    assert!(kept > 0 && kept < read["candidates"].as_u64().unwrap());
+
+    // Fitting lowers the loss on the positions it was fitted to; K is a sensible scale.
+    let (before, after) = (
+        report["train_before"].as_f64().unwrap(),
+        report["train_after"].as_f64().unwrap(),
+    );
+    assert!(after < before, "loss {before} -> {after}");
+    let k = report["k"].as_f64().unwrap();
+    assert!((0.2..3.0).contains(&k), "K = {k}");
+
+    // The file is a parameter file: every weight once, as the engine's own params.txt.
+    let text = std::fs::read_to_string(&out).unwrap();
+    let params = Params::parse(&text).unwrap();
+    assert_ne!(params, Params::start(), "the weights moved");
+    assert!(text.starts_with("# Written by polybook tune"));
+
+    // The same sample and the same descent: the same bytes.
+    let again = dir.path().join("again.txt");
+    ok(&[
+        "tune",
+        games.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+        "--epochs",
+        "150",
+        "--threads",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(std::fs::read(&again).unwrap(), text.as_bytes());
+}
+
+#[test]
+fn the_engine_plays_with_a_parameter_file_from_the_tuner() {
+    // src/engine/params.txt is what the engine is built with: it reads as a parameter file.
+    let text = std::fs::read_to_string(common::root().join("src/engine/params.txt")).unwrap();
+    assert_eq!(Params::parse(&text).unwrap(), Params::default());
+}
+
+#[test]
+fn bad_input_gets_one_error_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("params.txt");
+    let out = out.to_str().unwrap();
+    // No finished games: nothing to fit.
+    let unfinished = dir.path().join("unfinished.pgn");
+    std::fs::write(
+        &unfinished,
+        "[Event \"?\"]\n[Result \"*\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 *\n",
+    )
+    .unwrap();
+    fails(
+        &["tune", unfinished.to_str().unwrap(), "-o", out],
+        1,
+        "no usable positions",
+    );
+    // Not a file.
+    let missing = dir.path().join("missing.pgn");
+    fails(
+        &["tune", missing.to_str().unwrap(), "-o", out],
+        1,
+        "missing.pgn",
+    );
+    // A truncated xz file.
+    let bytes = std::fs::read(data(GAMES)).unwrap();
+    let cut = dir.path().join("cut.pgn.xz");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    fails(&["tune", cut.to_str().unwrap(), "-o", out], 1, "cut.pgn.xz");
+    // Nonsense options.
+    let games = data(GAMES);
+    fails(
+        &["tune", games.to_str().unwrap(), "--positions", "0"],
+        2,
+        "--positions",
+    );
+    fails(
+        &["tune", games.to_str().unwrap(), "--regularization=-1"],
+        2,
+        "--regularization",
+    );
+    // An output that cannot be written.
+    fails(
+        &[
+            "tune",
+            games.to_str().unwrap(),
+            "--epochs",
+            "1",
+            "-o",
+            dir.path().join("no/such/dir/p.txt").to_str().unwrap(),
+        ],
+        1,
+        "cannot write",
+    );
+    assert!(!std::path::Path::new(out).exists(), "no half-written file");
+}
