@@ -312,8 +312,13 @@ pub struct MatchTally {
     /// Games by their PGN `Termination` tag.
     pub terminations: BTreeMap<&'static str, u32>,
     pub sprt: Option<Sprt>,
-    /// The SPRT's verdict after the latest game (`Continue` without an SPRT).
+    /// The SPRT's verdict: `Continue` until the LLR first crosses a bound (or without an SPRT),
+    /// then that bound's hypothesis for good. The games still being played at that moment are
+    /// counted in the score when they end, but an SPRT decides at its first crossing: they can
+    /// move the LLR back inside the bounds without taking the verdict back.
     pub verdict: Verdict,
+    /// The games played and the LLR when the verdict was reached.
+    pub decided_at: Option<(u32, f64)>,
     /// Per pair, the half points of its first finished game while the other is still playing.
     pending_pairs: Vec<Option<u8>>,
 }
@@ -326,6 +331,7 @@ impl MatchTally {
             terminations: BTreeMap::new(),
             sprt,
             verdict: Verdict::Continue,
+            decided_at: None,
             pending_pairs: vec![None; games.div_ceil(2)],
         }
     }
@@ -341,8 +347,14 @@ impl MatchTally {
             }
         }
         *self.terminations.entry(termination).or_default() += 1;
-        if let Some(s) = self.sprt {
-            self.verdict = s.verdict(self.score.llr(&s));
+        if let Some(s) = self.sprt
+            && self.verdict == Verdict::Continue
+        {
+            let llr = self.score.llr(&s);
+            self.verdict = s.verdict(llr);
+            if self.verdict != Verdict::Continue {
+                self.decided_at = Some((self.score.games(), llr));
+            }
         }
     }
 
@@ -359,6 +371,36 @@ impl MatchTally {
 
 #[cfg(test)]
 mod tests {
+    /// The first crossing decides: games that end afterwards (they were already being played)
+    /// count in the score but do not take the verdict back.
+    #[test]
+    fn the_first_crossing_decides() {
+        let sprt = Sprt {
+            elo0: 0.0,
+            elo1: 10.0,
+            alpha: 0.05,
+            beta: 0.05,
+        };
+        let mut tally = MatchTally::new(2000, Some(sprt));
+        let mut index = 0;
+        while !tally.decided() {
+            // Wins and draws: the first engine is much stronger.
+            tally.record(index, if index % 3 == 0 { 1 } else { 2 }, "normal");
+            index += 1;
+            assert!(index < 2000);
+        }
+        assert_eq!(tally.verdict, Verdict::H1);
+        let (games, llr) = tally.decided_at.unwrap();
+        assert_eq!(games, index as u32);
+        assert!(llr >= sprt.upper(), "{llr}");
+        // Two games still being played end in losses: the LLR falls below the bound.
+        tally.record(index, 0, "normal");
+        tally.record(index + 1, 0, "normal");
+        assert!(tally.llr().unwrap() < sprt.upper());
+        assert_eq!(tally.verdict, Verdict::H1);
+        assert_eq!(tally.decided_at, Some((games, llr)));
+    }
+
     use super::*;
 
     /// The report line before any decisive game: no Elo of ±0 or infinity, no LOS of 50 %.

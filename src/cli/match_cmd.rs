@@ -449,6 +449,8 @@ pub fn run(args: Args) -> CliResult {
                 "elo0": s.elo0, "elo1": s.elo1, "alpha": s.alpha, "beta": s.beta,
                 "llr": score.llr(&s), "lower": s.lower(), "upper": s.upper(),
                 "verdict": match verdict { Verdict::H0 => "H0", Verdict::H1 => "H1", Verdict::Continue => "none" },
+                "decided_at_game": tally.decided_at.map(|(games, _)| games),
+                "decided_llr": tally.decided_at.map(|(_, llr)| llr),
             })),
             "seed": config.seed,
             "seconds": elapsed.as_secs_f64(),
@@ -479,6 +481,15 @@ pub fn run(args: Args) -> CliResult {
                     Verdict::Continue => "no decision",
                 }
             )?;
+            // Games being played when the LLR crossed a bound end afterwards and count above.
+            if let Some((games, llr)) = tally.decided_at
+                && games < score.games()
+            {
+                outln!(
+                    "decided at game {games} (LLR {llr:.2}); the {} game(s) still being played then are counted above",
+                    score.games() - games
+                )?;
+            }
         }
     }
     let _ = std::io::stdout().flush();
