@@ -16,10 +16,12 @@ use super::eval::{Params, evaluate, has_non_pawn_material, see_value};
 use super::hash::{child_hash, hash_of};
 use super::options::SearchOptions;
 use super::ordering::{
-    GOOD_CAPTURE, History, KILLER, Killers, MAX_MOVES, PieceTo, Previous, pick, score_moves,
+    GOOD_CAPTURE, History, KILLER, Killers, MAX_MOVES, PieceTo, Previous, TT_MOVE, pick,
+    score_moves,
 };
 use super::packed_move::PackedMove;
 use super::score::{INF, MATE_BOUND, MAX_PLY, mate_in, mated_in};
+use super::see::see_ge;
 use super::spite_check::Analogy;
 use super::tablebase;
 use super::tt::{Bound, TranspositionTable, TtEntry};
@@ -445,6 +447,27 @@ impl<'a> Search<'a> {
                     && order < KILLER
                     && eval + 100 + 120 * depth <= alpha
                 {
+                    continue;
+                }
+            }
+
+            // 10a. SEE pruning: near the leaves, a move that loses material by the static
+            //      exchange evaluation beyond a margin growing with depth is not worth searching:
+            //      quiet moves (the piece left where it can be taken) below -20·depth²,
+            //      captures below -100·depth. Captures that win by SEE skip the test.
+            if self.opts.futility
+                && !root
+                && best > -MATE_BOUND
+                && depth <= 8
+                && order < GOOD_CAPTURE
+                && order != TT_MOVE
+            {
+                let margin = if quiet {
+                    -20 * depth * depth
+                } else {
+                    -100 * depth
+                };
+                if !see_ge(pos, m, margin) {
                     continue;
                 }
             }
