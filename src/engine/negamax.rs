@@ -319,13 +319,6 @@ impl<'a> Search<'a> {
             return score;
         }
 
-        // 4a. Internal iterative reduction: with no move from the table, this node's move
-        //     ordering is a guess and its search costly; search it one ply shallower (the table
-        //     then holds a move for the next iteration).
-        if depth >= 4 && tt_move.is_none() {
-            depth -= 1;
-        }
-
         let eval = self.enter_frame(pos, ply, in_check, tt_entry);
         let improving = !in_check && ply >= 2 && eval > self.stack[ply - 2].eval;
         let last_was_capture = ply >= 1 && self.stack[ply - 1].captured;
