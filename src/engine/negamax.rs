@@ -409,14 +409,12 @@ impl<'a> Search<'a> {
         let mut best_move: Option<Move> = None;
         let old_alpha = alpha;
         let mut searched = 0usize;
-        let mut tt_capture = false;
         let mut quiets_tried: MoveList = MoveList::new();
         self.past.push(hash);
 
         for i in 0..moves.len() {
             let (m, order) = pick(&mut moves, &mut scores, i);
             let quiet = !m.is_capture() && !m.is_promotion();
-            tt_capture |= order == TT_MOVE && !quiet;
             let mut child = pos.clone();
             child.play_unchecked(m);
             let child_hash = child_hash(pos, hash, m, &child);
@@ -500,7 +498,6 @@ impl<'a> Search<'a> {
                     pv_node,
                     root,
                     improving,
-                    tt_capture,
                 };
                 self.search_late_move(&child, child_hash, depth, new_depth, ply, alpha, beta, late)
             };
@@ -746,22 +743,12 @@ impl<'a> Search<'a> {
         late: LateMove,
     ) -> i32 {
         let mut r = 0;
-        if self.opts.lmr && depth >= 3 && late.searched >= 3 && !late.gives_check {
-            if late.quiet {
-                // Quiet moves: by the logarithmic table, less in PV nodes and for killers, more
-                // when the position is not improving or the table's move (the best guess) is a
-                // capture, and by history: up to two plies less for a move that often refuted,
-                // two more for one that often failed.
-                r = lmr_reduction(depth, late.searched);
-                r -= i32::from(late.pv_node) + i32::from(late.root);
-                r += i32::from(!late.improving) + i32::from(late.tt_capture);
-                r -= i32::from(late.order >= KILLER);
-                r -= (late.order.clamp(-10000, 10000) / 5000).clamp(-2, 2);
-            } else if late.order < 0 {
-                // Captures that lose material by SEE (and under-promotions): reduced like quiet
-                // moves, less in PV nodes.
-                r = lmr_reduction(depth, late.searched) - i32::from(late.pv_node);
-            }
+        if self.opts.lmr && depth >= 3 && late.searched >= 3 && late.quiet && !late.gives_check {
+            r = lmr_reduction(depth, late.searched);
+            r -= i32::from(late.pv_node) + i32::from(late.root);
+            r += i32::from(!late.improving);
+            r -= i32::from(late.order >= KILLER);
+            r -= late.order.clamp(-16384, 16384) / 8192;
             r = r.clamp(0, new_depth - 1);
         }
         let mut score = -self.negamax(
@@ -948,6 +935,4 @@ struct LateMove {
     pv_node: bool,
     root: bool,
     improving: bool,
-    /// The table's move (searched first) is a capture.
-    tt_capture: bool,
 }
