@@ -147,6 +147,12 @@ impl Killers {
         }
     }
 
+    /// The killers of `ply`.
+    #[inline]
+    pub(super) fn at(&self, ply: usize) -> [Option<Move>; 2] {
+        self.0[ply]
+    }
+
     /// Remembers a quiet move that caused a cutoff at `ply`.
     #[inline]
     pub(super) fn remember(&mut self, ply: usize, m: Move) {
@@ -158,19 +164,18 @@ impl Killers {
     }
 }
 
-/// Scores `moves` of `pos` at `ply`, reached by the moves `prev`, into `scores` (higher first).
+/// Scores `moves` of `pos`, reached by the moves `prev`, with the killers of its ply, into
+/// `scores` (higher first).
 pub(super) fn score_moves(
     pos: &Chess,
     moves: &MoveList,
     tt_move: PackedMove,
-    ply: usize,
-    killers: &Killers,
+    killers: [Option<Move>; 2],
     history: &History,
     prev: Previous,
     scores: &mut [i32],
 ) {
     let side = pos.turn();
-    let killers = &killers.0[ply];
     for (i, &m) in moves.iter().enumerate() {
         scores[i] = if tt_move.is(m) {
             TT_MOVE
