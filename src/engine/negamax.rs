@@ -335,23 +335,6 @@ impl<'a> Search<'a> {
                 return eval;
             }
 
-            // 5a. Razoring: far below alpha near the leaves, only a capture could help: when
-            //     quiescence confirms the fail low, trust it.
-            if self.opts.futility
-                && depth <= 3
-                && alpha.abs() < MATE_BOUND
-                && eval + 200 + 200 * depth <= alpha
-            {
-                let analogy = self.analogy_at(pos, ply).map(|a| (hash, a));
-                let score = self.quiescence(pos, ply, alpha, alpha + 1, analogy);
-                if self.stopped {
-                    return 0;
-                }
-                if score <= alpha {
-                    return score;
-                }
-            }
-
             // 6. Aggressive futility pruning (the seeds' careful style): at a frontier node of
             //    the root's own side, if the static evaluation is below alpha by half a pawn and
             //    the last move was no capture, assume no quiet move will save it and prune.
