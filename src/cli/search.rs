@@ -24,7 +24,7 @@ pub struct EngineArgs {
     /// Turn null-move pruning off.
     #[arg(long)]
     no_null_move: bool,
-    /// Turn reverse futility and futility pruning off.
+    /// Turn reverse futility, futility and SEE pruning off.
     #[arg(long)]
     no_futility: bool,
     /// Turn aggressive futility pruning on (experimental).

@@ -15,9 +15,13 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 use super::eval::{Params, evaluate, has_non_pawn_material, see_value};
 use super::hash::{child_hash, hash_of};
 use super::options::SearchOptions;
-use super::ordering::{GOOD_CAPTURE, History, KILLER, Killers, MAX_MOVES, pick, score_moves};
+use super::ordering::{
+    GOOD_CAPTURE, History, KILLER, Killers, MAX_MOVES, PieceTo, Previous, TT_MOVE, pick,
+    score_moves,
+};
 use super::packed_move::PackedMove;
 use super::score::{INF, MATE_BOUND, MAX_PLY, mate_in, mated_in};
+use super::see::see_ge;
 use super::spite_check::Analogy;
 use super::tablebase;
 use super::tt::{Bound, TranspositionTable, TtEntry};
@@ -27,6 +31,8 @@ use super::tt::{Bound, TranspositionTable, TtEntry};
 struct Frame {
     /// The move played from this ply (None for a null move or not yet).
     mv: Option<Move>,
+    /// Its piece and target square, the key of the continuation histories below it.
+    moved: Option<PieceTo>,
     in_check: bool,
     eval: i32,
     /// The move played from this ply captured something.
@@ -384,14 +390,15 @@ impl<'a> Search<'a> {
         if moves.is_empty() {
             return if in_check { mated_in(ply) } else { 0 };
         }
+        let prev = self.previous(ply);
         let mut scores = [0i32; MAX_MOVES];
         score_moves(
             pos,
             &moves,
             tt_move,
-            ply,
-            &self.killers,
+            self.killers.at(ply),
             self.history,
+            prev,
             &mut scores,
         );
         self.killers.clear(ply + 2);
@@ -443,7 +450,29 @@ impl<'a> Search<'a> {
                 }
             }
 
+            // 10a. SEE pruning: near the leaves, a move that loses material by the static
+            //      exchange evaluation beyond a margin growing with depth is not worth searching:
+            //      quiet moves (the piece left where it can be taken) below -20·depth²,
+            //      captures below -100·depth. Captures that win by SEE skip the test.
+            if self.opts.futility
+                && !root
+                && best > -MATE_BOUND
+                && depth <= 8
+                && order < GOOD_CAPTURE
+                && order != TT_MOVE
+            {
+                let margin = if quiet {
+                    -20 * depth * depth
+                } else {
+                    -100 * depth
+                };
+                if !see_ge(pos, m, margin) {
+                    continue;
+                }
+            }
+
             self.stack[ply].mv = Some(m);
+            self.stack[ply].moved = Some(PieceTo::of(side, m));
             self.stack[ply].captured = m.is_capture();
             searched += 1;
             if quiet && quiets_tried.len() < quiets_tried.capacity() {
@@ -490,7 +519,7 @@ impl<'a> Search<'a> {
                     if score >= beta {
                         // A cutoff: remember a quiet refutation as killer and in the history.
                         if quiet {
-                            self.remember_refutation(side, ply, depth, m, &quiets_tried);
+                            self.remember_refutation(side, ply, depth, m, prev, &quiets_tried);
                         }
                         break;
                     }
@@ -634,6 +663,7 @@ impl<'a> Search<'a> {
         };
         let null_hash = hash_of(&null);
         self.stack[ply].mv = None;
+        self.stack[ply].moved = None;
         self.stack[ply].captured = false;
         self.stack[ply].null = true;
         self.past.push(hash);
@@ -748,24 +778,35 @@ impl<'a> Search<'a> {
         score
     }
 
-    /// A quiet move `m` refuted the position at `ply`: it becomes a killer, its history rises
-    /// and that of the quiet moves tried before it falls.
+    /// The moves that led to `ply` (one and two plies before), for the continuation histories.
+    #[inline]
+    fn previous(&self, ply: usize) -> Previous {
+        Previous {
+            one: ply.checked_sub(1).and_then(|p| self.stack[p].moved),
+            two: ply.checked_sub(2).and_then(|p| self.stack[p].moved),
+        }
+    }
+
+    /// A quiet move `m` refuted the position at `ply` (reached by `prev`): it becomes a killer,
+    /// its histories (butterfly, counter-move and follow-up) rise and those of the quiet moves
+    /// tried before it fall.
     fn remember_refutation(
         &mut self,
         side: Color,
         ply: usize,
         depth: i32,
         m: Move,
+        prev: Previous,
         quiets_tried: &MoveList,
     ) {
         self.killers.remember(ply, m);
         let bonus = (depth * depth).min(400) * 8;
         for &q in quiets_tried {
             if q != m {
-                self.history.update(side, q, -bonus);
+                self.history.update(side, q, prev, -bonus);
             }
         }
-        self.history.update(side, m, bonus);
+        self.history.update(side, m, prev, bonus);
     }
 
     /// Quiescence search: only captures and queen promotions (all moves when in check) until
@@ -828,9 +869,9 @@ impl<'a> Search<'a> {
             pos,
             &moves,
             PackedMove::NONE,
-            ply,
-            &self.killers,
+            self.killers.at(ply),
             self.history,
+            Previous::default(),
             &mut scores,
         );
         for i in 0..moves.len() {

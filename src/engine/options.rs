@@ -32,7 +32,7 @@ pub struct SearchOptions {
     pub check_extension: bool,
     /// Null-move pruning.
     pub null_move: bool,
-    /// Reverse futility pruning and futility pruning near the leaves.
+    /// Reverse futility pruning, futility pruning and SEE pruning near the leaves.
     pub futility: bool,
     /// Aggressive futility pruning at frontier nodes of the root's side (experimental).
     pub aggressive_futility: bool,

@@ -4,7 +4,14 @@
 //! and picks them best first: the transposition table's move, then captures by MVV-LVA (most
 //! valuable victim, least valuable attacker) with those that lose material by SEE after the
 //! quiet moves, then the killer moves (quiet moves that refuted a sibling), then the other quiet
-//! moves by the history heuristic (how often each caused a cutoff), and under-promotions last.
+//! moves by their histories, and under-promotions last.
+//!
+//! A quiet move's history is the sum of three tables: the butterfly history (side, from, to), and
+//! two continuation histories indexed by the move one ply before (the counter-move history: how
+//! well this piece going to this square answers that move) and two plies before (the follow-up
+//! history: how well it continues our own last move). All three learn by "history gravity": a
+//! bonus or malus `b` moves an entry `h` by `b - h·|b| / HISTORY_MAX`, so entries stay within
+//! ±`HISTORY_MAX` and recent results weigh more than old ones.
 
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
@@ -29,34 +36,98 @@ pub(super) const GOOD_CAPTURE: i32 = 1 << 28;
 pub(super) const KILLER: i32 = 1 << 26;
 pub(super) const BAD_CAPTURE: i32 = -(1 << 28);
 
-/// The history heuristic: for each side, from square and to square, how often a quiet move
-/// caused a cutoff (and how rarely it failed to). It lives across searches, in the engine.
-pub(super) struct History(Vec<[[i32; 64]; 64]>);
+/// The bound of every history entry (see history gravity above).
+pub(super) const HISTORY_MAX: i32 = 16384;
 
-impl History {
-    pub(super) fn new() -> History {
-        History(vec![[[0; 64]; 64]; 2])
-    }
+/// A piece arriving on a square: what the continuation histories remember of a move. The piece
+/// is numbered 0..12 (colour × 6 + role), the square 0..64.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct PieceTo {
+    piece: u8,
+    to: u8,
+}
 
-    pub(super) fn clear(&mut self) {
-        for side in &mut self.0 {
-            *side = [[0; 64]; 64];
+impl PieceTo {
+    /// The piece `side` moves with `m` and where it lands (the pawn, for a promotion).
+    #[inline]
+    pub(super) fn of(side: Color, m: Move) -> PieceTo {
+        PieceTo {
+            piece: (side as usize * 6 + role_index(m.role())) as u8,
+            to: m.to() as u8,
         }
     }
 
     #[inline]
-    fn get(&self, side: usize, m: Move) -> i32 {
-        let from = m.from().map_or(0, |s| s as usize);
-        self.0[side][from][m.to() as usize]
+    fn index(self) -> usize {
+        self.piece as usize * 64 + self.to as usize
+    }
+}
+
+/// The moves played one and two plies before a node (`None` at the root's first plies or after a
+/// null move): the keys of its continuation histories.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Previous {
+    pub(super) one: Option<PieceTo>,
+    pub(super) two: Option<PieceTo>,
+}
+
+/// Moves a history entry by `bonus` (negative: a malus) with history gravity: entries saturate
+/// at ±[`HISTORY_MAX`] instead of growing without bound.
+#[inline]
+fn gravity(h: &mut i32, bonus: i32) {
+    *h += bonus - *h * bonus.abs() / HISTORY_MAX;
+}
+
+/// The history heuristic: the butterfly history (for each side, from square and to square) and
+/// the continuation history (for a previous move's piece and square, this move's piece and
+/// square), each saying how often a quiet move caused a cutoff and how rarely it failed to. It
+/// lives across searches, in the engine.
+pub(super) struct History {
+    butterfly: Vec<[[i32; 64]; 64]>,
+    /// 768 × 768 entries: [previous piece-to][piece-to], shared by the counter-move (one ply
+    /// back) and follow-up (two plies back) histories.
+    continuation: Vec<i32>,
+}
+
+impl History {
+    pub(super) fn new() -> History {
+        History {
+            butterfly: vec![[[0; 64]; 64]; 2],
+            continuation: vec![0; 768 * 768],
+        }
     }
 
-    /// Adds `bonus` (negative: a malus) to the move's entry.
+    pub(super) fn clear(&mut self) {
+        for side in &mut self.butterfly {
+            *side = [[0; 64]; 64];
+        }
+        self.continuation.fill(0);
+    }
+
+    /// The quiet move `m` of `side` after the moves `prev`: the sum of its three histories.
     #[inline]
-    pub(super) fn update(&mut self, side: Color, m: Move, bonus: i32) {
+    pub(super) fn get(&self, side: Color, m: Move, prev: Previous) -> i32 {
         let from = m.from().map_or(0, |s| s as usize);
-        let h = &mut self.0[side as usize][from][m.to() as usize];
-        // History gravity: entries saturate instead of growing without bound.
-        *h += bonus - *h * bonus.abs() / 16384;
+        let this = PieceTo::of(side, m).index();
+        let mut h = self.butterfly[side as usize][from][m.to() as usize];
+        for p in [prev.one, prev.two].into_iter().flatten() {
+            h += self.continuation[p.index() * 768 + this];
+        }
+        h
+    }
+
+    /// Adds `bonus` (negative: a malus) to the move's entries in the three tables.
+    #[inline]
+    pub(super) fn update(&mut self, side: Color, m: Move, prev: Previous, bonus: i32) {
+        let from = m.from().map_or(0, |s| s as usize);
+        gravity(
+            &mut self.butterfly[side as usize][from][m.to() as usize],
+            bonus,
+        );
+        let this = PieceTo::of(side, m).index();
+        for p in [prev.one, prev.two].into_iter().flatten() {
+            gravity(&mut self.continuation[p.index() * 768 + this], bonus);
+        }
     }
 }
 
@@ -76,6 +147,12 @@ impl Killers {
         }
     }
 
+    /// The killers of `ply`.
+    #[inline]
+    pub(super) fn at(&self, ply: usize) -> [Option<Move>; 2] {
+        self.0[ply]
+    }
+
     /// Remembers a quiet move that caused a cutoff at `ply`.
     #[inline]
     pub(super) fn remember(&mut self, ply: usize, m: Move) {
@@ -87,18 +164,18 @@ impl Killers {
     }
 }
 
-/// Scores `moves` of `pos` at `ply` into `scores` (higher first).
+/// Scores `moves` of `pos`, reached by the moves `prev`, with the killers of its ply, into
+/// `scores` (higher first).
 pub(super) fn score_moves(
     pos: &Chess,
     moves: &MoveList,
     tt_move: PackedMove,
-    ply: usize,
-    killers: &Killers,
+    killers: [Option<Move>; 2],
     history: &History,
+    prev: Previous,
     scores: &mut [i32],
 ) {
-    let side = pos.turn() as usize;
-    let killers = &killers.0[ply];
+    let side = pos.turn();
     for (i, &m) in moves.iter().enumerate() {
         scores[i] = if tt_move.is(m) {
             TT_MOVE
@@ -124,7 +201,7 @@ pub(super) fn score_moves(
         } else if killers[1] == Some(m) {
             KILLER
         } else {
-            history.get(side, m)
+            history.get(side, m, prev)
         };
     }
 }
