@@ -51,7 +51,7 @@ pub fn run(args: Args) -> CliResult {
         || args
             .books
             .iter()
-            .any(|p| p.is_dir() || polybook::tally::is_parquet(p))
+            .any(|p| polybook::tally::is_parquet(p) || is_tally_folder(p))
     {
         return probe_tally(&args);
     }
@@ -242,6 +242,12 @@ fn print_position(
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// A folder of tally files, as the Spark job writes (a folder without them is refused as a book:
+/// "is a directory").
+fn is_tally_folder(path: &std::path::Path) -> bool {
+    path.is_dir() && polybook::tally::dataset_files(path).is_ok()
 }
 
 /// `probe TALLY.parquet` or `probe BOOK --tally TALLY.parquet`: one position's statistics from
