@@ -622,35 +622,6 @@ fn bad_arguments_get_one_line() {
     drop(taken);
 }
 
-/// python-chess's count of one position's moves over PGN files taken in order: each move's
-/// `uci san games wins draws losses` (the mover's results), most games first, ties in order of
-/// first appearance.
-const PYTHON_POSITION: &str = r#"
-import sys, lzma, io, collections
-import chess, chess.pgn, chess.polyglot
-target = chess.Board()
-for san in sys.argv[1].split():
-    target.push_san(san)
-target = chess.polyglot.zobrist_hash(target)
-stats = collections.OrderedDict()
-for path in sys.argv[2:]:
-    text = io.StringIO(lzma.open(path, "rt").read())
-    while (game := chess.pgn.read_game(text)) is not None:
-        if game.headers.get("Variant", "Standard").lower() not in ("standard", "normal", "chess"):
-            continue
-        white = {"1-0": 2, "0-1": 0}.get(game.headers.get("Result", "*"), 1)
-        board = game.board()
-        for move in game.mainline_moves():
-            if chess.polyglot.zobrist_hash(board) == target:
-                points = 2 - white if board.turn == chess.BLACK else white
-                c = stats.setdefault(move.uci(), [board.san(move), 0, 0, 0, 0])
-                c[1] += 1
-                c[2 + {2: 0, 1: 1, 0: 2}[points]] += 1
-            board.push(move)
-for uci, (san, n, w, d, l) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
-    print(uci, san, n, w, d, l)
-"#;
-
 /// `--tally`: `/api/tally` gives a position's games from the tallies, summed (a file and a folder
 /// of part files as Spark writes them), as python-chess counts them in the same games; without a
 /// tally it is a 404; tallies made with different options are refused in one line.
@@ -677,7 +648,7 @@ fn the_tally_api_counts_what_python_chess_counts() {
         format!("{} + {}", path(&a), path(&folder)).as_str()
     );
     for moves in ["", "d4", "d4 Nf6 c4", "e4 c5", "h4 h5"] {
-        let want = common::python(PYTHON_POSITION, &[moves, first, second]);
+        let want = common::python(common::PYTHON_POSITION_STATS, &[moves, first, second]);
         let reply = served.get(&format!("/api/tally?moves={}", encode(moves)));
         assert_eq!(reply.status, 200, "{moves}: {}", text(&reply.body));
         let answer = reply.json();
@@ -715,7 +686,7 @@ fn the_tally_api_counts_what_python_chess_counts() {
     let cli = polybook(&["probe", path(&folder), "--moves", "d4", "--json"]);
     assert!(cli.status.success(), "{}", stderr(&cli));
     let probed: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
-    let want = common::python(PYTHON_POSITION, &["d4", second]);
+    let want = common::python(common::PYTHON_POSITION_STATS, &["d4", second]);
     assert_eq!(
         probed["moves"].as_array().unwrap().len(),
         want.lines().count()

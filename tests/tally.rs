@@ -275,30 +275,8 @@ fn probe_shows_a_positions_statistics() {
     let games = [tcec("TCEC_Season_7_-_Superfinal")];
     let t = dir.path().join("t.parquet");
     tally(&games, &t, &[]);
-    let script = r#"
-import sys, lzma, io, collections
-import chess, chess.pgn, chess.polyglot
-target = chess.Board()
-for san in sys.argv[2].split():
-    target.push_san(san)
-target = chess.polyglot.zobrist_hash(target)
-stats = collections.OrderedDict()
-text = io.StringIO(lzma.open(sys.argv[1], "rt").read())
-while (game := chess.pgn.read_game(text)) is not None:
-    white = {"1-0": 2, "0-1": 0}.get(game.headers.get("Result", "*"), 1)
-    board = game.board()
-    for move in game.mainline_moves():
-        if chess.polyglot.zobrist_hash(board) == target:
-            points = 2 - white if board.turn == chess.BLACK else white
-            c = stats.setdefault(move.uci(), [board.san(move), 0, 0, 0, 0])
-            c[1] += 1
-            c[2 + {2: 0, 1: 1, 0: 2}[points]] += 1
-        board.push(move)
-for uci, (san, n, w, d, l) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
-    print(uci, san, n, w, d, l)
-"#;
     for moves in ["", "d4", "d4 Nf6 c4"] {
-        let want = python(script, &[s(&games[0]), moves]);
+        let want = python(common::PYTHON_POSITION_STATS, &[moves, s(&games[0])]);
         let json = ok(&["probe", s(&t), "--moves", moves, "--json"]);
         assert_eq!(json.lines().count(), 1);
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();

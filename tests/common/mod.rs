@@ -178,3 +178,32 @@ pub fn stdout(out: &Output) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// A python-chess script: the count of one position's moves over `.pgn.xz` files taken in order
+/// (arguments: MOVES FILE...; variant games skipped): each move's `uci san games wins draws
+/// losses` (the mover's results), most games first, ties in order of first appearance.
+pub const PYTHON_POSITION_STATS: &str = r#"
+import sys, lzma, io, collections
+import chess, chess.pgn, chess.polyglot
+target = chess.Board()
+for san in sys.argv[1].split():
+    target.push_san(san)
+target = chess.polyglot.zobrist_hash(target)
+stats = collections.OrderedDict()
+for path in sys.argv[2:]:
+    text = io.StringIO(lzma.open(path, "rt").read())
+    while (game := chess.pgn.read_game(text)) is not None:
+        if game.headers.get("Variant", "Standard").lower() not in ("standard", "normal", "chess"):
+            continue
+        white = {"1-0": 2, "0-1": 0}.get(game.headers.get("Result", "*"), 1)
+        board = game.board()
+        for move in game.mainline_moves():
+            if chess.polyglot.zobrist_hash(board) == target:
+                points = 2 - white if board.turn == chess.BLACK else white
+                c = stats.setdefault(move.uci(), [board.san(move), 0, 0, 0, 0])
+                c[1] += 1
+                c[2 + {2: 0, 1: 1, 0: 2}[points]] += 1
+            board.push(move)
+for uci, (san, n, w, d, l) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
+    print(uci, san, n, w, d, l)
+"#;
