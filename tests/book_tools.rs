@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{gnuchess_book, polybook, python, stderr, stdout};
+use common::{gnuchess_book, polybook, polybook_fails, polybook_ok, python, stderr, stdout};
 
 /// The python-chess functions shared by the scripts below: the keys stored in a book file, and a
 /// breadth-first walk of a book's moves (weight 1 or more) from the start position.
@@ -53,35 +53,15 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// Runs polybook and asserts success.
-fn ok(args: &[&str]) -> String {
-    let out = polybook(args);
-    assert!(
-        out.status.success(),
-        "polybook {args:?} failed: {}",
-        stderr(&out)
-    );
-    stdout(&out)
-}
-
 fn verify(book: &Path) {
-    let out = ok(&["verify", s(book)]);
+    let out = polybook_ok(&["verify", s(book)]);
     assert!(out.contains(": OK:"), "{out}");
 }
 
 /// Asserts one `polybook: error:` line and exit 1.
 fn fails(args: &[&str], what: &str) {
-    let out = polybook(args);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "polybook {args:?}: {}",
-        stderr(&out)
-    );
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = polybook_fails(args, 1, what);
     assert!(err.starts_with("polybook: error: "), "{err}");
-    assert!(err.contains(what), "expected {what:?} in {err}");
 }
 
 fn temp() -> (tempfile::TempDir, PathBuf) {
@@ -96,7 +76,7 @@ fn filter_max_ply_keeps_exactly_what_the_moves_reach() {
     let (dir, book) = temp();
     for n in ["1", "4", "7"] {
         let out = dir.path().join(format!("ply{n}.bin"));
-        let line = ok(&["filter", s(&book), "-o", s(&out), "--max-ply", n]);
+        let line = polybook_ok(&["filter", s(&book), "-o", s(&out), "--max-ply", n]);
         assert!(line.contains("entries →"), "{line}");
         verify(&out);
         let result = python(
@@ -122,7 +102,7 @@ print(len(out))
 fn filter_min_weight_and_min_share_as_python_chess_sees_them() {
     let (dir, book) = temp();
     let heavy = dir.path().join("heavy.bin");
-    ok(&["filter", s(&book), "-o", s(&heavy), "--min-weight", "50"]);
+    polybook_ok(&["filter", s(&book), "-o", s(&heavy), "--min-weight", "50"]);
     verify(&heavy);
     python(
         &script(
@@ -143,7 +123,7 @@ with chess.polyglot.open_reader(sys.argv[1]) as a, chess.polyglot.open_reader(sy
     );
 
     let shared = dir.path().join("shared.bin");
-    ok(&["filter", s(&book), "-o", s(&shared), "--min-share", "25"]);
+    polybook_ok(&["filter", s(&book), "-o", s(&shared), "--min-share", "25"]);
     verify(&shared);
     python(
         &script(
@@ -164,7 +144,7 @@ with chess.polyglot.open_reader(sys.argv[1]) as a, chess.polyglot.open_reader(sy
 fn filter_one_side_and_reachable() {
     let (dir, book) = temp();
     let white = dir.path().join("white.bin");
-    ok(&[
+    polybook_ok(&[
         "filter",
         s(&book),
         "-o",
@@ -191,13 +171,13 @@ with chess.polyglot.open_reader(sys.argv[1]) as r:
     );
 
     let reachable = dir.path().join("reachable.bin");
-    let line = ok(&["filter", s(&book), "-o", s(&reachable), "--reachable"]);
+    let line = polybook_ok(&["filter", s(&book), "-o", s(&reachable), "--reachable"]);
     assert!(line.contains("removed"), "{line}");
     verify(&reachable);
-    let info = ok(&["info", s(&reachable)]);
+    let info = polybook_ok(&["info", s(&reachable)]);
     let isolated = info.lines().find(|l| l.starts_with("isolated")).unwrap();
     assert!(isolated.ends_with(" 0"), "{info}");
-    let before = ok(&["info", s(&book)]);
+    let before = polybook_ok(&["info", s(&book)]);
     let count = |text: &str, what: &str| -> String {
         text.lines()
             .find(|l| l.starts_with(what))
@@ -250,21 +230,21 @@ with chess.polyglot.open_reader(sys.argv[1]) as r:
         .trim()
         .to_string()
     };
-    let line = ok(&["edit", s(&book), "--set", "e2e4=7"]);
+    let line = polybook_ok(&["edit", s(&book), "--set", "e2e4=7"]);
     assert!(line.contains("→ 7"), "{line}");
     verify(&book);
     assert_eq!(probe("", "e2e4"), "[7]");
-    ok(&["edit", s(&book), "--remove", "e4"]);
+    polybook_ok(&["edit", s(&book), "--remove", "e4"]);
     verify(&book);
     assert_eq!(probe("", "e2e4"), "[]");
-    ok(&["edit", s(&book), "--add", "e4=9"]);
+    polybook_ok(&["edit", s(&book), "--add", "e4=9"]);
     verify(&book);
     assert_eq!(probe("", "e2e4"), "[9]");
     // Castling in SAN finds Polyglot's king-takes-rook entry; -o leaves the book as it is.
     let ruy = "e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6";
     let out = book.with_file_name("out.bin");
     let before = std::fs::read(&book).unwrap();
-    ok(&[
+    polybook_ok(&[
         "edit",
         s(&book),
         "--moves",
@@ -301,7 +281,7 @@ fn export_pgn_reads_back_in_python_chess_every_move_a_book_move() {
     let (dir, book) = temp();
     let pgn = dir.path().join("tree.pgn");
     for (ply, share) in [("8", "0"), ("14", "10")] {
-        let line = ok(&[
+        let line = polybook_ok(&[
             "export",
             s(&book),
             "--pgn",

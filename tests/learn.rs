@@ -15,35 +15,10 @@ use shakmaty::san::San;
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
-use common::{gnuchess_book, polybook, python, stderr, stdout};
+use common::{gnuchess_book, polybook, polybook_fails, polybook_ok, python, stderr};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// Runs polybook and asserts success; its stdout.
-fn ok(args: &[&str]) -> String {
-    let out = polybook(args);
-    assert!(
-        out.status.success(),
-        "polybook {args:?} failed: {}",
-        stderr(&out)
-    );
-    stdout(&out)
-}
-
-/// Asserts exit `code` with one `polybook: error:` line that contains `what`.
-fn fails(args: &[&str], code: i32, what: &str) {
-    let out = polybook(args);
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "polybook {args:?}: {}",
-        stderr(&out)
-    );
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains(what), "expected {what:?} in {err}");
 }
 
 /// A writable copy of the GNU Chess book in a new folder.
@@ -197,7 +172,7 @@ fn polyglot_book_learn_writes_what_polybook_learn_writes() {
     )
     .unwrap();
     let ours = dir.join("ours.bin");
-    let report = ok(&[
+    let report = polybook_ok(&[
         "learn",
         s(&original),
         s(&pgn),
@@ -261,7 +236,7 @@ fn learn_from_real_games_as_python_chess_computes_it() {
     .unwrap();
     let dortmund = common::bundled("dortmund.pgn");
     let before = std::fs::read(&book).unwrap();
-    let report = ok(&["learn", s(&book), s(&dortmund), s(&fen_game), "--json"]);
+    let report = polybook_ok(&["learn", s(&book), s(&dortmund), s(&fen_game), "--json"]);
     let report: serde_json::Value = serde_json::from_str(&report).unwrap();
     let (used, changed) = (
         report["games_used"].as_u64().unwrap(),
@@ -277,7 +252,7 @@ fn learn_from_real_games_as_python_chess_computes_it() {
     for (a, b) in before.chunks(16).zip(after.chunks(16)) {
         assert_eq!(a[..12], b[..12]);
     }
-    assert!(ok(&["verify", s(&book)]).contains(": OK:"));
+    assert!(polybook_ok(&["verify", s(&book)]).contains(": OK:"));
 
     // python-chess plays every finished game and adds its result, from the mover's view, to the
     // first entry of the position with the move played (PolyGlot's rule).
@@ -358,7 +333,7 @@ with chess.polyglot.open_reader(sys.argv[1]) as reader:
     };
     let out = dir.path().join("out.bin");
     // Alice's moves: her wins as White and as Black (any case of her name).
-    ok(&[
+    polybook_ok(&[
         "learn",
         s(&book),
         s(&pgn),
@@ -372,7 +347,7 @@ with chess.polyglot.open_reader(sys.argv[1]) as reader:
         "0x10002 0x0 0x10002\n0x0 0x10002 0x0\n0x10002 0x0\n"
     );
     // Alice's moves as White only.
-    ok(&[
+    polybook_ok(&[
         "learn",
         s(&book),
         s(&pgn),
@@ -389,7 +364,7 @@ with chess.polyglot.open_reader(sys.argv[1]) as reader:
         "0x10002 0x0 0x10002\n0x0 0x0 0x0\n0x10002 0x0\n"
     );
     // Every game's Black moves: a loss, a win, a draw.
-    ok(&[
+    polybook_ok(&[
         "learn",
         s(&book),
         s(&pgn),
@@ -403,7 +378,7 @@ with chess.polyglot.open_reader(sys.argv[1]) as reader:
         "0x0 0x10000 0x0\n0x0 0x10002 0x0\n0x0 0x10001\n"
     );
     // Both sides: 1. e4 was played twice (a win and a draw).
-    let report = ok(&["learn", s(&book), s(&pgn), "-o", s(&out)]);
+    let report = polybook_ok(&["learn", s(&book), s(&pgn), "-o", s(&out)]);
     assert_eq!(
         fields(&out),
         "0x20003 0x10000 0x10002\n0x10000 0x10002 0x10000\n0x20003 0x10001\n"
@@ -422,8 +397,8 @@ fn learning_twice_adds_up_and_in_place_is_atomic() {
     let pgn = dir.path().join("g.pgn");
     std::fs::write(&pgn, "[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n").unwrap();
     // In place (no -o), then with -o naming the book itself.
-    ok(&["learn", s(&book), s(&pgn)]);
-    let report = ok(&["learn", s(&book), s(&pgn), "-o", s(&book)]);
+    polybook_ok(&["learn", s(&book), s(&pgn)]);
+    let report = polybook_ok(&["learn", s(&book), s(&pgn), "-o", s(&book)]);
     assert!(
         report.contains("463b96181691fc9c e2e4: 1g 50% -> 2g 50%"),
         "{report}"
@@ -433,7 +408,7 @@ fn learning_twice_adds_up_and_in_place_is_atomic() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names.len(), 2, "a temporary file was left: {names:?}");
-    let probe = ok(&["probe", s(&book), "--json"]);
+    let probe = polybook_ok(&["probe", s(&book), "--json"]);
     let probe: serde_json::Value = serde_json::from_str(&probe).unwrap();
     let e4 = probe["entries"]
         .as_array()
@@ -456,7 +431,7 @@ fn learning_twice_adds_up_and_in_place_is_atomic() {
         (&0.into(), &serde_json::Value::Null)
     );
     // The table shows the decoded value.
-    let table = ok(&["probe", s(&book), "--no-board"]);
+    let table = polybook_ok(&["probe", s(&book), "--no-board"]);
     let e4_row = table.lines().find(|l| l.starts_with("e4 ")).unwrap();
     assert!(e4_row.ends_with("  2g 50%"), "{table}");
     let d4_row = table.lines().find(|l| l.starts_with("d4 ")).unwrap();
@@ -474,7 +449,7 @@ fn games_that_never_touch_the_book_change_nothing() {
     )
     .unwrap();
     let out = dir.path().join("out.bin");
-    let report = ok(&["learn", s(&book), s(&pgn), "-o", s(&out)]);
+    let report = polybook_ok(&["learn", s(&book), s(&pgn), "-o", s(&out)]);
     assert!(report.contains("0 entries changed"), "{report}");
     assert!(report.contains("1 without a result"), "{report}");
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&book).unwrap());
@@ -487,31 +462,31 @@ fn bad_learn_input_is_one_line() {
     let pgn = d.join("g.pgn");
     std::fs::write(&pgn, "[Result \"1-0\"]\n\n1. e4 1-0\n").unwrap();
     let before = std::fs::read(&book).unwrap();
-    fails(
+    polybook_fails(
         &["learn", s(&d.join("missing.bin")), s(&pgn)],
         1,
         "cannot open book",
     );
-    fails(
+    polybook_fails(
         &["learn", s(&book), s(&d.join("missing.pgn"))],
         1,
         "missing.pgn",
     );
     let empty_dir = d.join("nothing");
     std::fs::create_dir(&empty_dir).unwrap();
-    fails(&["learn", s(&book), s(&empty_dir)], 1, "no PGN files");
-    fails(
+    polybook_fails(&["learn", s(&book), s(&empty_dir)], 1, "no PGN files");
+    polybook_fails(
         &["learn", s(&book), s(&pgn), "-o", s(&empty_dir)],
         1,
         "is a directory",
     );
-    fails(
+    polybook_fails(
         &["learn", s(&book), s(&pgn), "--color", "green"],
         2,
         "not a colour",
     );
     // A book that is not one.
-    fails(&["learn", s(&pgn), s(&pgn)], 1, "not a Polyglot book");
+    polybook_fails(&["learn", s(&pgn), s(&pgn)], 1, "not a Polyglot book");
     assert_eq!(
         std::fs::read(&book).unwrap(),
         before,
@@ -565,8 +540,8 @@ fn the_learned_selection_prefers_the_move_that_won() {
     }
     let games = dir.path().join("games.pgn");
     std::fs::write(&games, pgn).unwrap();
-    ok(&["learn", s(&book), s(&games), "--color", "white"]);
-    let table = ok(&["probe", s(&book), "--no-board"]);
+    polybook_ok(&["learn", s(&book), s(&games), "--color", "white"]);
+    let table = polybook_ok(&["probe", s(&book), "--no-board"]);
     assert!(
         table.contains("10g 100%") && table.contains("10g 0%"),
         "{table}"
@@ -644,7 +619,7 @@ fn match_book_learn_updates_the_book_each_move_came_from() {
                 .zip(after.chunks(16))
                 .all(|(a, b)| a[..12] == b[..12])
         );
-        assert!(ok(&["verify", s(path)]).contains(": OK:"));
+        assert!(polybook_ok(&["verify", s(path)]).contains(": OK:"));
     }
     // python-chess reads the games back: each move marked `book` learns the game's result for
     // its side, in the first book with a move (weight 1 or more) in the position.

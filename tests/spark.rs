@@ -3,19 +3,13 @@
 //! the book `polybook build` makes from the same files, and its tally the single-machine one.
 
 mod common;
-use common::{data, polybook, python, root, stderr, stdout};
+use common::{data, polybook_ok, python, root, stderr};
 
 use std::path::Path;
 use std::process::Command;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = polybook(args);
-    assert!(o.status.success(), "polybook {args:?}: {}", stderr(&o));
-    stdout(&o)
 }
 
 #[test]
@@ -91,9 +85,9 @@ for i in range(4):
     };
     let build = dir.path().join("build.bin");
     let a = args("build", &build);
-    ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    polybook_ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
     let from_spark = dir.path().join("spark.bin");
-    ok(&[
+    polybook_ok(&[
         "book",
         "-q",
         s(&dataset),
@@ -115,9 +109,9 @@ for i in range(4):
     let single = dir.path().join("single.parquet");
     let mut a = vec!["tally", "-q", "-o", s(&single)];
     a.extend(inputs.iter().map(String::as_str));
-    ok(&a);
+    polybook_ok(&a);
     let merged = dir.path().join("merged.parquet");
-    ok(&["tally", "-q", "--merge", s(&dataset), "-o", s(&merged)]);
+    polybook_ok(&["tally", "-q", "--merge", s(&dataset), "-o", s(&merged)]);
     let diff = python(
         r#"
 import sys, duckdb

@@ -6,42 +6,17 @@ mod common;
 
 use polybook::engine::eval::Params;
 
-use common::{data, polybook, python, stderr, stdout};
+use common::{data, polybook_fails, polybook_ok, python};
 
 /// TCEC Season 5's superfinal: 48 finished engine games, in xz.
 const GAMES: &str = "pgn/tcec/TCEC_Season_5_-_Superfinal.pgn.xz";
-
-/// Runs polybook and asserts success; its stdout.
-fn ok(args: &[&str]) -> String {
-    let out = polybook(args);
-    assert!(
-        out.status.success(),
-        "polybook {args:?} failed: {}",
-        stderr(&out)
-    );
-    stdout(&out)
-}
-
-/// Asserts exit `code` with one error line that contains `what`.
-fn fails(args: &[&str], code: i32, what: &str) {
-    let out = polybook(args);
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "polybook {args:?}: {}",
-        stderr(&out)
-    );
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains(what), "expected {what:?} in {err}");
-}
 
 #[test]
 fn tunes_on_real_games_and_writes_a_parameter_file_the_engine_reads() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("params.txt");
     let games = data(GAMES);
-    let json = ok(&[
+    let json = polybook_ok(&[
         "tune",
         games.to_str().unwrap(),
         "-o",
@@ -101,7 +76,7 @@ print(games, n)
 
     // The same sample and the same descent: the same bytes.
     let again = dir.path().join("again.txt");
-    ok(&[
+    polybook_ok(&[
         "tune",
         games.to_str().unwrap(),
         "-o",
@@ -134,14 +109,14 @@ fn bad_input_gets_one_error_line() {
         "[Event \"?\"]\n[Result \"*\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 *\n",
     )
     .unwrap();
-    fails(
+    polybook_fails(
         &["tune", unfinished.to_str().unwrap(), "-o", out],
         1,
         "no usable positions",
     );
     // Not a file.
     let missing = dir.path().join("missing.pgn");
-    fails(
+    polybook_fails(
         &["tune", missing.to_str().unwrap(), "-o", out],
         1,
         "missing.pgn",
@@ -150,21 +125,21 @@ fn bad_input_gets_one_error_line() {
     let bytes = std::fs::read(data(GAMES)).unwrap();
     let cut = dir.path().join("cut.pgn.xz");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
-    fails(&["tune", cut.to_str().unwrap(), "-o", out], 1, "cut.pgn.xz");
+    polybook_fails(&["tune", cut.to_str().unwrap(), "-o", out], 1, "cut.pgn.xz");
     // Nonsense options.
     let games = data(GAMES);
-    fails(
+    polybook_fails(
         &["tune", games.to_str().unwrap(), "--positions", "0"],
         2,
         "--positions",
     );
-    fails(
+    polybook_fails(
         &["tune", games.to_str().unwrap(), "--regularization=-1"],
         2,
         "--regularization",
     );
     // An output that cannot be written.
-    fails(
+    polybook_fails(
         &[
             "tune",
             games.to_str().unwrap(),

@@ -95,6 +95,33 @@ pub fn polybook<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     Command::new(BIN).args(args).output().expect("run polybook")
 }
 
+/// Runs the `polybook` binary with `args`, asserts that it succeeded, and returns its stdout.
+pub fn polybook_ok(args: &[&str]) -> String {
+    let out = polybook(args);
+    assert!(
+        out.status.success(),
+        "polybook {args:?} failed: {}",
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+/// Runs the `polybook` binary with `args` and asserts that it exits with `code` after one error
+/// line that contains `what`; returns that line.
+pub fn polybook_fails(args: &[&str], code: i32, what: &str) -> String {
+    let out = polybook(args);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "polybook {args:?}: {}",
+        stderr(&out)
+    );
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(what), "expected {what:?} in {err}");
+    err
+}
+
 /// The `polybook` binary as a command whose standard input, output and error are pipes, for a
 /// test that talks to it while it runs.
 pub fn piped() -> Command {
