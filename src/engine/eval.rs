@@ -351,19 +351,24 @@ pub trait Accumulator {
     fn add(&mut self, color: Color, index: usize, count: i32);
 }
 
-/// The search's accumulator: middlegame and endgame sums per colour.
+/// The search's accumulator: White's middlegame and endgame sums minus Black's.
 struct Sums<'a> {
     w: &'a [Weight; COUNT],
-    mg: [i32; 2],
-    eg: [i32; 2],
+    mg: i32,
+    eg: i32,
 }
 
 impl Accumulator for Sums<'_> {
     #[inline(always)]
     fn add(&mut self, color: Color, index: usize, count: i32) {
         let weight = self.w[index];
-        self.mg[color as usize] += count * weight.mg;
-        self.eg[color as usize] += count * weight.eg;
+        // Black's terms count against White: the same sums as two totals subtracted at the end.
+        let count = match color {
+            Color::White => count,
+            Color::Black => -count,
+        };
+        self.mg += count * weight.mg;
+        self.eg += count * weight.eg;
     }
 }
 
@@ -394,16 +399,34 @@ pub struct Blend {
 
 /// The static evaluation of `pos` in centipawns, from the side to move's point of view.
 pub fn evaluate(pos: &Chess, params: &Params) -> i32 {
+    // Counting squares is most of the evaluation's arithmetic: where the processor has a
+    // population-count instruction (nearly every x86-64 made since 2008), the same code is
+    // compiled with it; elsewhere with the portable bit-twiddling count. Same values either way.
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the processor has just been seen to have the instruction.
+        return unsafe { evaluate_popcnt(pos, params) };
+    }
+    evaluate_with(pos, params)
+}
+
+/// [`evaluate`] compiled with the `popcnt` instruction.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+fn evaluate_popcnt(pos: &Chess, params: &Params) -> i32 {
+    evaluate_with(pos, params)
+}
+
+#[inline(always)]
+fn evaluate_with(pos: &Chess, params: &Params) -> i32 {
     let mut sums = Sums {
         w: &params.w,
-        mg: [0; 2],
-        eg: [0; 2],
+        mg: 0,
+        eg: 0,
     };
     let blend = eval_terms(pos, &mut sums);
-    let white = Color::White as usize;
-    let black = Color::Black as usize;
-    let mg_score = sums.mg[white] - sums.mg[black];
-    let eg_score = sums.eg[white] - sums.eg[black] + blend.mop_up;
+    let mg_score = sums.mg;
+    let eg_score = sums.eg + blend.mop_up;
     let score = (mg_score * blend.phase + eg_score * (24 - blend.phase)) / 24;
     match pos.turn() {
         Color::White => score,
@@ -434,10 +457,13 @@ pub fn eval_terms<A: Accumulator>(pos: &Chess, acc: &mut A) -> Blend {
         let ours = board.by_color(color);
         for role in Role::ALL {
             let r = role_index(role);
-            for sq in board.by_role(role) & ours {
-                acc.add(color, MATERIAL + r, 1);
+            let pieces = board.by_role(role) & ours;
+            // Material and phase count the pieces at once; the tables go square by square.
+            let n = pieces.count() as i32;
+            acc.add(color, MATERIAL + r, n);
+            phase += n * PHASE_INC[r];
+            for sq in pieces {
                 acc.add(color, PST + 64 * r + (sq as usize ^ flip), 1);
-                phase += PHASE_INC[r];
             }
         }
     }
