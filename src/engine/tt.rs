@@ -101,9 +101,17 @@ impl TranspositionTable {
     }
 
     pub fn clear(&mut self) {
-        for s in self.slots.slots() {
-            s.key.store(0, Ordering::Relaxed);
-            s.data.store(0, Ordering::Relaxed);
+        // `&mut self`: no other thread holds the table, so plain writes (one `memset`) do, far
+        // quicker than a store per atomic.
+        match &mut self.slots {
+            // An all-zero slot is an empty one (both words zero), as the system gives the map.
+            Storage::Mapped { map, .. } => map.fill(0),
+            Storage::Heap(v) => {
+                for s in v {
+                    *s.key.get_mut() = 0;
+                    *s.data.get_mut() = 0;
+                }
+            }
         }
         self.generation = 0;
     }
