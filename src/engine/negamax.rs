@@ -409,7 +409,6 @@ impl<'a> Search<'a> {
         let old_alpha = alpha;
         let mut searched = 0usize;
         let mut quiets_tried: MoveList = MoveList::new();
-        let mut captures_tried: MoveList = MoveList::new();
         self.past.push(hash);
 
         for i in 0..moves.len() {
@@ -479,10 +478,6 @@ impl<'a> Search<'a> {
             if quiet && quiets_tried.len() < quiets_tried.capacity() {
                 quiets_tried.push(m);
             }
-            let noisy = m.is_capture() || m.promotion() == Some(Role::Queen);
-            if noisy && captures_tried.len() < captures_tried.capacity() {
-                captures_tried.push(m);
-            }
 
             // The spite-check analogy's extension of non-checking moves (see step 8).
             let extension = i32::from(spite_extend && !gives_check);
@@ -522,13 +517,10 @@ impl<'a> Search<'a> {
                         self.root_best = Some((m, score));
                     }
                     if score >= beta {
-                        // A cutoff: remember a quiet refutation as killer and in the history,
-                        // a capture in the capture history; the captures tried before it
-                        // failed to refute.
+                        // A cutoff: remember a quiet refutation as killer and in the history.
                         if quiet {
                             self.remember_refutation(side, ply, depth, m, prev, &quiets_tried);
                         }
-                        self.remember_capture_refutation(side, depth, m, &captures_tried);
                         break;
                     }
                 }
@@ -815,26 +807,6 @@ impl<'a> Search<'a> {
             }
         }
         self.history.update(side, m, prev, bonus);
-    }
-
-    /// A move `m` refuted the position at `depth`: if it is a capture (or queen promotion), its
-    /// capture history rises; those of the captures tried before it fall.
-    fn remember_capture_refutation(
-        &mut self,
-        side: Color,
-        depth: i32,
-        m: Move,
-        captures_tried: &MoveList,
-    ) {
-        let bonus = (depth * depth).min(400) * 8;
-        for &c in captures_tried {
-            if c != m {
-                self.history.update_capture(side, c, -bonus);
-            }
-        }
-        if m.is_capture() || m.promotion() == Some(Role::Queen) {
-            self.history.update_capture(side, m, bonus);
-        }
     }
 
     /// Quiescence search: only captures and queen promotions (all moves when in check) until

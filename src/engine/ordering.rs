@@ -12,10 +12,6 @@
 //! history: how well it continues our own last move). All three learn by "history gravity": a
 //! bonus or malus `b` moves an entry `h` by `b - h·|b| / HISTORY_MAX`, so entries stay within
 //! ±`HISTORY_MAX` and recent results weigh more than old ones.
-//!
-//! Captures have a history of their own, the capture history (piece, target square, captured
-//! piece): how often this piece taking that piece on that square refuted a position. It breaks
-//! the ties of MVV-LVA, and strong enough it reorders captures of neighbouring victims.
 
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
@@ -91,8 +87,6 @@ pub(super) struct History {
     /// 768 × 768 entries: [previous piece-to][piece-to], shared by the counter-move (one ply
     /// back) and follow-up (two plies back) histories.
     continuation: Vec<i32>,
-    /// 768 × 7 entries: [piece-to][captured role, or 6 for a promotion that captures nothing].
-    capture: Vec<i32>,
 }
 
 impl History {
@@ -100,7 +94,6 @@ impl History {
         History {
             butterfly: vec![[[0; 64]; 64]; 2],
             continuation: vec![0; 768 * 768],
-            capture: vec![0; 768 * 7],
         }
     }
 
@@ -109,30 +102,6 @@ impl History {
             *side = [[0; 64]; 64];
         }
         self.continuation.fill(0);
-        self.capture.fill(0);
-    }
-
-    /// The capture-history index of the capture (or queen promotion) `m` of `side`.
-    #[inline]
-    fn capture_index(side: Color, m: Move) -> usize {
-        let victim = if m.is_en_passant() {
-            role_index(Role::Pawn)
-        } else {
-            m.capture().map_or(6, role_index)
-        };
-        PieceTo::of(side, m).index() * 7 + victim
-    }
-
-    /// The capture history of the capture (or queen promotion) `m` of `side`.
-    #[inline]
-    pub(super) fn capture(&self, side: Color, m: Move) -> i32 {
-        self.capture[Self::capture_index(side, m)]
-    }
-
-    /// Adds `bonus` (negative: a malus) to the capture history of `m`.
-    #[inline]
-    pub(super) fn update_capture(&mut self, side: Color, m: Move, bonus: i32) {
-        gravity(&mut self.capture[Self::capture_index(side, m)], bonus);
     }
 
     /// The quiet move `m` of `side` after the moves `prev`: the sum of its three histories.
@@ -211,16 +180,14 @@ pub(super) fn score_moves(
         scores[i] = if tt_move.is(m) {
             TT_MOVE
         } else if m.is_capture() || m.promotion() == Some(Role::Queen) {
-            // MVV-LVA plus the capture history, with SEE separating winning from losing
-            // exchanges.
+            // MVV-LVA, with SEE separating winning from losing exchanges.
             let victim = if m.is_en_passant() {
                 see_value(Role::Pawn)
             } else {
                 m.capture().map_or(0, see_value)
             };
             let promo = m.promotion().map_or(0, see_value);
-            let key =
-                (victim + promo) * 8 - role_index(m.role()) as i32 + history.capture(side, m) / 16;
+            let key = (victim + promo) * 8 - role_index(m.role()) as i32;
             if see_ge(pos, m, 0) {
                 GOOD_CAPTURE + key
             } else {
