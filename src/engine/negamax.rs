@@ -41,8 +41,6 @@ struct Frame {
     null: bool,
     /// The spite-check analogy in force below this ply (set only with the switch on).
     analogy: Option<Analogy>,
-    /// The move a singular-extension search leaves out at this ply (step 10b).
-    excluded: Option<Move>,
 }
 
 /// What the threads of one search (Lazy SMP, see [`super::search`]) share besides the
@@ -314,14 +312,10 @@ impl<'a> Search<'a> {
             }
         }
 
-        // 4. Transposition table: a deep enough result for this position ends the node (not in
-        //    a singular-extension search, which asks another question of the same position).
-        let excluded = self.stack[ply].excluded;
+        // 4. Transposition table: a deep enough result for this position ends the node.
         let tt_entry = self.tt.probe(hash, ply);
         let tt_move = tt_entry.map_or(PackedMove::NONE, |e| e.mv);
-        if excluded.is_none()
-            && let Some(score) = tt_cutoff(tt_entry, pv_node, depth, alpha, beta)
-        {
+        if let Some(score) = tt_cutoff(tt_entry, pv_node, depth, alpha, beta) {
             return score;
         }
 
@@ -330,7 +324,7 @@ impl<'a> Search<'a> {
         let last_was_capture = ply >= 1 && self.stack[ply - 1].captured;
         let mut spite_extend = false;
 
-        if !pv_node && !in_check && excluded.is_none() {
+        if !pv_node && !in_check {
             // 5. Reverse futility pruning: far above beta near the leaves, the opponent's
             //    threats (searched by quiescence) are unlikely to bring the score back down.
             if self.opts.futility
@@ -419,41 +413,7 @@ impl<'a> Search<'a> {
 
         for i in 0..moves.len() {
             let (m, order) = pick(&mut moves, &mut scores, i);
-            if excluded == Some(m) {
-                continue;
-            }
             let quiet = !m.is_capture() && !m.is_promotion();
-
-            // 10b. Singular extension: when the table's move is much better than every other
-            //      (they all fail low against its score less a margin, searched at half depth),
-            //      it is searched one ply deeper. If even the others reach beta (multi-cut),
-            //      several moves refute the position: it fails high without more search.
-            let mut singular = 0;
-            if order == TT_MOVE
-                && let Some(e) = tt_entry
-                && !root
-                && excluded.is_none()
-                && depth >= 8
-                && (ply as i32) < 2 * self.root_depth
-                && e.depth >= depth - 3
-                && e.bound != Bound::Upper
-                && e.score.abs() < MATE_BOUND
-            {
-                let singular_beta = e.score - 2 * depth;
-                let score =
-                    self.search_excluding(pos, hash, (depth - 1) / 2, ply, singular_beta, m);
-                if self.stopped {
-                    self.past.pop();
-                    return 0;
-                }
-                if score < singular_beta {
-                    singular = 1;
-                } else if singular_beta >= beta {
-                    self.past.pop();
-                    return singular_beta;
-                }
-            }
-
             let mut child = pos.clone();
             child.play_unchecked(m);
             let child_hash = child_hash(pos, hash, m, &child);
@@ -520,7 +480,7 @@ impl<'a> Search<'a> {
             }
 
             // The spite-check analogy's extension of non-checking moves (see step 8).
-            let extension = i32::from(spite_extend && !gives_check).max(singular);
+            let extension = i32::from(spite_extend && !gives_check);
             let new_depth = depth - 1 + extension;
 
             let score = if searched == 1 {
@@ -568,13 +528,8 @@ impl<'a> Search<'a> {
         }
         self.past.pop();
         if searched == 0 {
-            // Every move was pruned (or, in a singular-extension search, the only other moves):
-            // the node fails low at its static score, or at alpha.
-            return if excluded.is_some() {
-                alpha
-            } else {
-                eval.max(-MATE_BOUND)
-            };
+            // Every move was pruned: the node fails low at its static score.
+            return eval.max(-MATE_BOUND);
         }
 
         let bound = if best >= beta {
@@ -584,40 +539,16 @@ impl<'a> Search<'a> {
         } else {
             Bound::Upper
         };
-        // A search without one of the moves says nothing of the position: not stored.
-        if excluded.is_none() {
-            self.tt.store(
-                hash,
-                ply,
-                PackedMove::from_option(best_move),
-                best,
-                if in_check { 0 } else { eval },
-                depth,
-                bound,
-            );
-        }
+        self.tt.store(
+            hash,
+            ply,
+            PackedMove::from_option(best_move),
+            best,
+            if in_check { 0 } else { eval },
+            depth,
+            bound,
+        );
         best
-    }
-
-    /// Step 10b's search: the position at `ply` to `depth` with a null window at `beta`, every
-    /// move but `excluded` (the table's move).
-    fn search_excluding(
-        &mut self,
-        pos: &Chess,
-        hash: u64,
-        depth: i32,
-        ply: usize,
-        beta: i32,
-        excluded: Move,
-    ) -> i32 {
-        // The same position again at the same ply: its key leaves the line meanwhile, so that
-        // the repetitions below stay aligned.
-        let key = self.past.pop();
-        self.stack[ply].excluded = Some(excluded);
-        let score = self.negamax(pos, hash, depth, ply, beta - 1, beta, false);
-        self.stack[ply].excluded = None;
-        self.past.extend(key);
-        score
     }
 
     /// Steps 2 and 2a: the score of a position the rules or the tablebase settle, if it is one.
