@@ -433,7 +433,7 @@ impl<'a> Search<'a> {
                 //    (ordered by history) are unlikely to matter.
                 if self.opts.lmp
                     && !pv_node
-                    && depth <= 8
+                    && depth <= 4
                     && searched >= (3 + depth * depth) as usize / if improving { 1 } else { 2 }
                 {
                     continue;
