@@ -372,6 +372,10 @@ impl Engine {
 
 /// One depth searched with an aspiration window: expect a score near `score` (the last depth's),
 /// widen the window on failure. The depth's score, or `None` when the search was stopped.
+///
+/// The window starts at ±15 centipawns and grows by half at each failure. After a fail high
+/// the next try searches one ply shallower (as Ethereal does): a move that beats the window
+/// is usually confirmed sooner than refuted, and the full depth comes back after a fail low.
 fn aspiration_search(
     search: &mut Search,
     pos: &Chess,
@@ -379,29 +383,35 @@ fn aspiration_search(
     depth: i32,
     score: i32,
 ) -> Option<i32> {
-    let mut delta = 30;
+    let mut delta = 15;
     let (mut alpha, mut beta) = if depth >= 5 && score.abs() < MATE_BOUND {
         (score - delta, score + delta)
     } else {
         (-INF, INF)
     };
+    let mut search_depth = depth;
     loop {
-        let s = search.root(pos, root_hash, depth, alpha, beta);
+        let s = search.root(pos, root_hash, search_depth, alpha, beta);
         if search.stopped {
             return None;
         }
-        if s <= alpha {
+        let failed_low = s <= alpha;
+        if failed_low {
             beta = (alpha + beta) / 2;
             alpha = (s - delta).max(-INF);
+            search_depth = depth;
         } else if s >= beta {
             beta = (s + delta).min(INF);
+            if s.abs() < MATE_BOUND {
+                search_depth = (search_depth - 1).max(depth - 3).max(1);
+            }
         } else {
             return Some(s);
         }
-        delta += delta;
+        delta += delta / 2;
         // Far off: open the window on the side that failed.
         if delta > 500 {
-            if s <= alpha {
+            if failed_low {
                 alpha = -INF;
             } else {
                 beta = INF;
