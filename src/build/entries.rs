@@ -97,6 +97,24 @@ impl<'a> PairEntries<'a> {
         }
         self.maker.append(&self.group, out);
     }
+
+    /// The entry of a position with one move, `pair` (what [`PairEntries::append`] makes of
+    /// `&[pair]`, without its lists): `None` when the rules leave the move out.
+    #[inline]
+    pub fn single(&self, pair: &PairCount) -> Option<Entry> {
+        let mut t = pair.to_tallied();
+        if self.maker.rules.weights == WeightScheme::Polyglot {
+            halve_combined(std::slice::from_mut(&mut t));
+        }
+        // Alone in its position, a weight past 16 bits is scaled to the top of them.
+        let weight = EntryMaker::weight(self.maker.rules, &t)?.min(u64::from(u16::MAX));
+        Some(Entry {
+            key: Key(t.key),
+            mv: RawMove(t.mv & !BLACK_MOVED),
+            weight: weight as u16,
+            learn: 0,
+        })
+    }
 }
 
 /// Turns the tally of one position at a time into its book entries.
@@ -114,6 +132,42 @@ impl<'a> EntryMaker<'a> {
         }
     }
 
+    /// The weight of one move of a position by the rules (`None`: the move is left out), before
+    /// the position's weights are scaled into 16 bits.
+    #[inline]
+    fn weight<C: Counts>(rules: &EntryRules, t: &Tallied<C>) -> Option<u64> {
+        let (n, points) = (t.counts.n(), t.counts.points());
+        if n < rules.min_games || points == 0 {
+            return None;
+        }
+        // The same floating-point steps as polyglot's keep_entry(), so borderline cases agree
+        // (with no --min-score every move with points passes: no division).
+        if rules.min_score > 0.0 {
+            let score = (points as f64 / n as f64) / 2.0;
+            if score < rules.min_score / 100.0 {
+                return None;
+            }
+        }
+        let mover = if t.mv & BLACK_MOVED != 0 {
+            Color::Black
+        } else {
+            Color::White
+        };
+        if rules.side.is_some_and(|side| side != mover) {
+            return None;
+        }
+        let weight = if rules.uniform {
+            1
+        } else {
+            match rules.weights {
+                WeightScheme::Polyglot => points,
+                WeightScheme::Games => n,
+                WeightScheme::Wins => t.counts.wins(),
+            }
+        };
+        (weight > 0).then_some(weight)
+    }
+
     /// Appends to `out` the entries of one position (all of `group` has one key), sorted as
     /// polyglot sorts them: weight descending, then in order of first appearance.
     pub fn append<C: Counts>(&mut self, group: &[Tallied<C>], out: &mut Vec<Entry>) {
@@ -121,36 +175,7 @@ impl<'a> EntryMaker<'a> {
         let kept = &mut self.kept;
         kept.clear();
         for t in group {
-            let (n, points) = (t.counts.n(), t.counts.points());
-            if n < rules.min_games || points == 0 {
-                continue;
-            }
-            // The same floating-point steps as polyglot's keep_entry(), so borderline cases agree
-            // (with no --min-score every move with points passes: no division).
-            if rules.min_score > 0.0 {
-                let score = (points as f64 / n as f64) / 2.0;
-                if score < rules.min_score / 100.0 {
-                    continue;
-                }
-            }
-            let mover = if t.mv & BLACK_MOVED != 0 {
-                Color::Black
-            } else {
-                Color::White
-            };
-            if rules.side.is_some_and(|side| side != mover) {
-                continue;
-            }
-            let weight = if rules.uniform {
-                1
-            } else {
-                match rules.weights {
-                    WeightScheme::Polyglot => points,
-                    WeightScheme::Games => n,
-                    WeightScheme::Wins => t.counts.wins(),
-                }
-            };
-            if weight > 0 {
+            if let Some(weight) = Self::weight(rules, t) {
                 kept.push((weight, t.first, t.mv & !BLACK_MOVED));
             }
         }
@@ -241,5 +266,63 @@ mod tests {
         halve_combined(&mut group);
         assert_eq!((group[0].counts.n, group[0].counts.points), (10000, 15000));
         assert_eq!((group[1].counts.n, group[1].counts.points), (2, 3));
+    }
+
+    #[test]
+    fn a_single_move_makes_the_entry_its_position_would() {
+        let mut rules_list = Vec::new();
+        for weights in [
+            WeightScheme::Polyglot,
+            WeightScheme::Games,
+            WeightScheme::Wins,
+        ] {
+            for (min_games, min_score, side, uniform) in [
+                (1, 0.0, None, false),
+                (3, 0.0, None, false),
+                (1, 50.0, None, false),
+                (1, 0.0, Some(Color::White), false),
+                (1, 0.0, Some(Color::Black), true),
+            ] {
+                rules_list.push(EntryRules {
+                    min_games,
+                    min_score,
+                    side,
+                    uniform,
+                    weights,
+                });
+            }
+        }
+        let mut tried = 0;
+        for rules in &rules_list {
+            let mut maker = PairEntries::new(rules);
+            for (wins, draws, losses) in [
+                (0, 0, 1),
+                (1, 0, 0),
+                (0, 1, 0),
+                (1, 1, 1),
+                (2, 0, 3),
+                (20_000, 5, 7),
+                (70_000, 3, 1),
+                (1 << 40, 1 << 39, 9),
+            ] {
+                for black in [false, true] {
+                    let pair = PairCount {
+                        key: 0x1234_5678_9abc_def0,
+                        mv: 0x0b2a,
+                        black,
+                        first: 7,
+                        games: wins + draws + losses,
+                        wins,
+                        draws,
+                        losses,
+                    };
+                    let mut want = Vec::new();
+                    maker.append(&[pair], &mut want);
+                    assert_eq!(maker.single(&pair).into_iter().collect::<Vec<_>>(), want);
+                    tried += usize::from(!want.is_empty());
+                }
+            }
+        }
+        assert!(tried > 100, "{tried}");
     }
 }

@@ -8,12 +8,13 @@
 //! together, makes their entries and writes everything in key order: the book the k-way merge
 //! of [`super::merge`] would make from the same file, with the same checks of every row.
 
+use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, sync_channel};
 
 use super::TallyError;
 use super::file::{Columns, TallyReader};
 use super::merge::{combine, in_order};
-use crate::book::{BookWriter, Entry};
+use crate::book::{BookWriter, ENTRY_SIZE, Entry};
 use crate::build::{EntryRules, PairCount, PairEntries};
 
 /// What was read and written.
@@ -53,6 +54,17 @@ impl<'a> PositionEntries<'a> {
         }
     }
 
+    /// Appends to `out` the entry of a position with one move, `pair`, if it has one.
+    #[inline]
+    fn single(&mut self, pair: &PairCount, out: &mut Vec<u8>, counted: &mut Counted) {
+        counted.positions += 1;
+        counted.pairs += 1;
+        if let Some(entry) = self.maker.single(pair) {
+            counted.written += 1;
+            out.extend_from_slice(&entry.to_bytes());
+        }
+    }
+
     /// Appends to `out` the entries of one position (all of `pairs` has one key).
     fn add(&mut self, pairs: &[PairCount], out: &mut Vec<u8>, counted: &mut Counted) {
         let pairs = if in_order(pairs) {
@@ -88,16 +100,20 @@ struct Group {
 }
 
 /// Decodes row group `g` (whose first row is row `before + 1` of the file) and makes the
-/// entries of the positions inside it.
+/// entries of the positions inside it, into `body` (empty, perhaps with room).
 fn make_group(
     reader: &TallyReader,
     g: usize,
     before: u64,
     cols: &mut Columns,
     maker: &mut PositionEntries,
+    body: Vec<u8>,
 ) -> Result<Group, TallyError> {
     reader.decode(g, cols)?;
-    let mut group = Group::default();
+    let mut group = Group {
+        body,
+        ..Group::default()
+    };
     let keys = &cols.key;
     let n = keys.len();
     if n == 0 {
@@ -127,6 +143,8 @@ fn make_group(
         .unwrap_or(n);
     rows(tail_start..n, &mut group.tail);
     let mut pairs = Vec::new();
+    // At most one entry a row.
+    group.body.reserve((tail_start - head_end) * ENTRY_SIZE);
     let mut start = head_end;
     while start < tail_start {
         let key = keys[start];
@@ -135,8 +153,13 @@ fn make_group(
                 .iter()
                 .position(|&k| k != key)
                 .unwrap_or(tail_start - start);
-        rows(start..end, &mut pairs);
-        maker.add(&pairs, &mut group.body, &mut group.counted);
+        if end == start + 1 {
+            // Most positions of a big tally have one move: its entry straight from the row.
+            maker.single(&cols.row(start), &mut group.body, &mut group.counted);
+        } else {
+            rows(start..end, &mut pairs);
+            maker.add(&pairs, &mut group.body, &mut group.counted);
+        }
         start = end;
     }
     Ok(group)
@@ -162,6 +185,10 @@ pub(super) fn write_book(
         })
         .collect();
     let before = &before;
+    // Written bodies go back to the workers: fresh megabytes for every group would cost a page
+    // fault every 4 KB.
+    let spare: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+    let spare = &spare;
     std::thread::scope(|scope| {
         let mut rxs: Vec<Receiver<Result<Group, TallyError>>> = Vec::new();
         for t in 0..threads {
@@ -172,7 +199,9 @@ pub(super) fn write_book(
                 let mut cols = Columns::default();
                 let mut maker = PositionEntries::new(rules);
                 for g in (t..groups).step_by(threads) {
-                    let group = make_group(reader, g, before[g], &mut cols, &mut maker);
+                    let body = spare.lock().ok().and_then(|mut s| s.pop());
+                    let body = body.unwrap_or_default();
+                    let group = make_group(reader, g, before[g], &mut cols, &mut maker, body);
                     let failed = group.is_err();
                     if tx.send(group).is_err() || failed {
                         return;
@@ -187,7 +216,7 @@ pub(super) fn write_book(
         let mut bytes = Vec::new();
         let mut last_key: Option<u64> = None;
         let write = |bytes: &mut Vec<u8>, writer: &mut BookWriter| {
-            let n = (bytes.len() / crate::book::ENTRY_SIZE) as u64;
+            let n = (bytes.len() / ENTRY_SIZE) as u64;
             let written = writer.write_encoded(bytes, n);
             bytes.clear();
             written
@@ -214,7 +243,11 @@ pub(super) fn write_book(
             if !group.tail.is_empty() {
                 maker.add(&open, &mut bytes, &mut counted);
                 write(&mut bytes, writer)?;
-                write(&mut { group.body }, writer)?;
+                let mut body = group.body;
+                write(&mut body, writer)?;
+                if let Ok(mut s) = spare.lock() {
+                    s.push(body);
+                }
                 counted.add(&group.counted);
                 open = group.tail;
             }

@@ -160,8 +160,9 @@ impl Columns {
         })
     }
 
-    /// Row `i`, as [`Columns::check`] found it.
-    #[inline]
+    /// Row `i`, as [`Columns::check`] found it (always inline: a row copied out through memory
+    /// costs more than all its uses, in `book`'s loop over single-move positions).
+    #[inline(always)]
     pub fn row(&self, i: usize) -> PairCount {
         PairCount {
             key: key_of_stored(self.key[i]),
