@@ -761,6 +761,23 @@ mod tests {
         }
     }
 
+    /// The tuner's view of `pos` as a score: its counts times the weights, blended by phase,
+    /// from the side to move's point of view.
+    fn traced_score(pos: &Chess, p: &Params) -> i32 {
+        let (trace, blend) = trace(pos);
+        let (mut mg, mut eg) = (0, blend.mop_up);
+        for (n, weight) in trace.count.iter().zip(&p.w) {
+            mg += n * weight.mg;
+            eg += n * weight.eg;
+        }
+        let white = (mg * blend.phase + eg * (24 - blend.phase)) / 24;
+        if pos.turn() == Color::White {
+            white
+        } else {
+            -white
+        }
+    }
+
     #[test]
     fn the_trace_gives_the_same_score() {
         // The tuner's view of a position (counts × weights, blended) is the search's score.
@@ -771,19 +788,7 @@ mod tests {
             "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1",
         ] {
             let pos = parse_fen(fen).unwrap();
-            let (trace, blend) = trace(&pos);
-            let (mut mg, mut eg) = (0, blend.mop_up);
-            for (n, weight) in trace.count.iter().zip(&p.w) {
-                mg += n * weight.mg;
-                eg += n * weight.eg;
-            }
-            let white = (mg * blend.phase + eg * (24 - blend.phase)) / 24;
-            let stm = if pos.turn() == Color::White {
-                white
-            } else {
-                -white
-            };
-            assert_eq!(evaluate(&pos, &p), stm, "{fen}");
+            assert_eq!(evaluate(&pos, &p), traced_score(&pos, &p), "{fen}");
         }
     }
 
@@ -807,19 +812,7 @@ mod tests {
                     for _ in 0..2 {
                         assert_eq!(cache.get(pos.board()), PawnInfo::of(pos.board()));
                     }
-                    let (trace, blend) = trace(&pos);
-                    let (mut mg, mut eg) = (0, blend.mop_up);
-                    for (n, weight) in trace.count.iter().zip(&p.w) {
-                        mg += n * weight.mg;
-                        eg += n * weight.eg;
-                    }
-                    let white = (mg * blend.phase + eg * (24 - blend.phase)) / 24;
-                    let stm = if pos.turn() == Color::White {
-                        white
-                    } else {
-                        -white
-                    };
-                    assert_eq!(evaluate(&pos, &p), stm);
+                    assert_eq!(evaluate(&pos, &p), traced_score(&pos, &p));
                 }
             }
         }
