@@ -838,12 +838,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore]
-    fn write_start() {
-        std::fs::write("/tmp/params-start.txt", Params::start().to_text()).unwrap();
-    }
-
-    #[test]
     fn pawn_spans_match_shakmaty() {
         use shakmaty::attacks::pawn_attacks;
         for color in Color::ALL {
