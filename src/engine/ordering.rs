@@ -13,6 +13,7 @@
 //! bonus or malus `b` moves an entry `h` by `b - h·|b| / HISTORY_MAX`, so entries stay within
 //! ±`HISTORY_MAX` and recent results weigh more than old ones.
 
+use arrayvec::ArrayVec;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::eval::{role_index, see_value};
@@ -164,8 +165,12 @@ impl Killers {
     }
 }
 
-/// Scores `moves` of `pos`, reached by the moves `prev`, with the killers of its ply, into
-/// `scores` (higher first).
+/// The ordering keys of a node's moves, one per move in the same order: a fixed array that is
+/// never cleared (each node fills only as many keys as it has moves).
+pub(super) type Scores = ArrayVec<i32, MAX_MOVES>;
+
+/// Scores `moves` of `pos`, reached by the moves `prev`, with the killers of its ply (higher
+/// first).
 pub(super) fn score_moves(
     pos: &Chess,
     moves: &MoveList,
@@ -173,11 +178,11 @@ pub(super) fn score_moves(
     killers: [Option<Move>; 2],
     history: &History,
     prev: Previous,
-    scores: &mut [i32],
-) {
+) -> Scores {
     let side = pos.turn();
-    for (i, &m) in moves.iter().enumerate() {
-        scores[i] = if tt_move.is(m) {
+    let mut scores = Scores::new();
+    for &m in moves {
+        let key = if tt_move.is(m) {
             TT_MOVE
         } else if m.is_capture() || m.promotion() == Some(Role::Queen) {
             // MVV-LVA, with SEE separating winning from losing exchanges.
@@ -203,7 +208,10 @@ pub(super) fn score_moves(
         } else {
             history.get(side, m, prev)
         };
+        // A move list holds at most MAX_MOVES moves: never full here.
+        scores.push(key);
     }
+    scores
 }
 
 /// Picks the best-scored move among the remaining ones (selection sort, one step).
