@@ -16,7 +16,7 @@ use super::eval::{Params, evaluate, has_non_pawn_material, see_value};
 use super::hash::{child_hash, hash_of};
 use super::options::SearchOptions;
 use super::ordering::{
-    GOOD_CAPTURE, History, KILLER, Killers, PieceTo, Previous, TT_MOVE, pick, score_moves,
+    GOOD_CAPTURE, History, KILLER, Killers, PieceTo, Previous, Scores, TT_MOVE, pick, score_moves,
 };
 use super::packed_move::PackedMove;
 use super::score::{INF, MATE_BOUND, MAX_PLY, mate_in, mated_in};
@@ -408,13 +408,16 @@ impl<'a> Search<'a> {
             return if in_check { mated_in(ply) } else { 0 };
         }
         let prev = self.previous(ply);
-        let mut scores = score_moves(
+        // Filled in place: a list returned by value would be copied whole (1 KB).
+        let mut scores = Scores::new();
+        score_moves(
             pos,
             &moves,
             tt_move,
             self.killers.at(ply),
             self.history,
             prev,
+            &mut scores,
         );
         self.killers.clear(ply + 2);
 
@@ -877,15 +880,27 @@ impl<'a> Search<'a> {
             }
             alpha = alpha.max(stand_pat);
             best = stand_pat;
-            moves.retain(|m| m.is_capture() || m.promotion() == Some(Role::Queen));
+            // Only captures and queen promotions, in their order (a plain loop: `retain` cost
+            // more than the rest of the node's move handling).
+            let mut kept = 0;
+            for i in 0..moves.len() {
+                let m = moves[i];
+                if m.is_capture() || m.promotion() == Some(Role::Queen) {
+                    moves[kept] = m;
+                    kept += 1;
+                }
+            }
+            moves.truncate(kept);
         }
-        let mut scores = score_moves(
+        let mut scores = Scores::new();
+        score_moves(
             pos,
             &moves,
             PackedMove::NONE,
             self.killers.at(ply),
             self.history,
             Previous::default(),
+            &mut scores,
         );
         for i in 0..moves.len() {
             let (m, order) = pick(&mut moves, &mut scores, i);

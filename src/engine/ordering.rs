@@ -172,8 +172,8 @@ impl Killers {
 /// never cleared (each node fills only as many keys as it has moves).
 pub(super) type Scores = ArrayVec<i32, MAX_MOVES>;
 
-/// Scores `moves` of `pos`, reached by the moves `prev`, with the killers of its ply (higher
-/// first).
+/// Scores `moves` of `pos`, reached by the moves `prev`, with the killers of its ply, into the
+/// empty `scores` (higher first).
 pub(super) fn score_moves(
     pos: &Chess,
     moves: &MoveList,
@@ -181,7 +181,8 @@ pub(super) fn score_moves(
     killers: [Option<Move>; 2],
     history: &History,
     prev: Previous,
-) -> Scores {
+    scores: &mut Scores,
+) {
     let side = pos.turn();
     // One `match` per move reads its kind, piece, victim and promotion at once (each accessor of
     // `Move` is a `match` of its own).
@@ -204,7 +205,7 @@ pub(super) fn score_moves(
             history.get(side, m, prev)
         }
     };
-    let mut scores = Scores::new();
+    debug_assert!(scores.is_empty());
     for &m in moves {
         let key = if !tt_move.is_none() && tt_move.is(m) {
             TT_MOVE
@@ -231,7 +232,6 @@ pub(super) fn score_moves(
         // A move list holds at most MAX_MOVES moves: never full here.
         scores.push(key);
     }
-    scores
 }
 
 /// Picks the best-scored move among the remaining ones (selection sort, one step).
