@@ -6,8 +6,8 @@
 //! methods named after them. Iterative deepening and the root's hand-overs (tablebase, mate
 //! search) live in [`super::search`], which drives this one.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
@@ -16,8 +16,7 @@ use super::eval::{Params, evaluate, has_non_pawn_material, see_value};
 use super::hash::{child_hash, hash_of};
 use super::options::SearchOptions;
 use super::ordering::{
-    GOOD_CAPTURE, History, KILLER, Killers, MAX_MOVES, PieceTo, Previous, TT_MOVE, pick,
-    score_moves,
+    GOOD_CAPTURE, History, KILLER, Killers, PieceTo, Previous, Scores, TT_MOVE, pick, score_moves,
 };
 use super::packed_move::PackedMove;
 use super::score::{INF, MATE_BOUND, MAX_PLY, mate_in, mated_in};
@@ -113,10 +112,28 @@ pub(super) struct Search<'a> {
 }
 
 /// Late move reduction in plies for a depth and a move number: grows with both, slowly.
-fn lmr_reduction(depth: i32, moves: usize) -> i32 {
+fn lmr_formula(depth: i32, moves: usize) -> i32 {
     let d = (depth.max(1) as f32).ln();
     let m = (moves.max(1) as f32).ln();
     (0.75 + d * m / 2.25) as i32
+}
+
+/// The depths and move numbers below this have their reduction in [`LMR`].
+const LMR_SIZE: usize = 64;
+
+/// [`lmr_formula`] worked out once per process for the common depths and move numbers (two
+/// logarithms a late move otherwise): the same values, read from a table.
+static LMR: LazyLock<[[u8; LMR_SIZE]; LMR_SIZE]> = LazyLock::new(|| {
+    std::array::from_fn(|depth| std::array::from_fn(|moves| lmr_formula(depth as i32, moves) as u8))
+});
+
+/// Late move reduction in plies for a depth and a move number (see [`lmr_formula`]).
+#[inline]
+fn lmr_reduction(depth: i32, moves: usize) -> i32 {
+    match usize::try_from(depth) {
+        Ok(d) if d < LMR_SIZE && moves < LMR_SIZE => i32::from(LMR[d][moves]),
+        _ => lmr_formula(depth, moves),
+    }
 }
 
 /// Step 4: does the table's entry end the node? Its score when it is deep enough and its
@@ -391,7 +408,8 @@ impl<'a> Search<'a> {
             return if in_check { mated_in(ply) } else { 0 };
         }
         let prev = self.previous(ply);
-        let mut scores = [0i32; MAX_MOVES];
+        // Filled in place: a list returned by value would be copied whole (1 KB).
+        let mut scores = Scores::new();
         score_moves(
             pos,
             &moves,
@@ -862,9 +880,19 @@ impl<'a> Search<'a> {
             }
             alpha = alpha.max(stand_pat);
             best = stand_pat;
-            moves.retain(|m| m.is_capture() || m.promotion() == Some(Role::Queen));
+            // Only captures and queen promotions, in their order (a plain loop: `retain` cost
+            // more than the rest of the node's move handling).
+            let mut kept = 0;
+            for i in 0..moves.len() {
+                let m = moves[i];
+                if m.is_capture() || m.promotion() == Some(Role::Queen) {
+                    moves[kept] = m;
+                    kept += 1;
+                }
+            }
+            moves.truncate(kept);
         }
-        let mut scores = [0i32; MAX_MOVES];
+        let mut scores = Scores::new();
         score_moves(
             pos,
             &moves,
@@ -933,4 +961,26 @@ struct LateMove {
     pv_node: bool,
     root: bool,
     improving: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reduction_table_holds_the_formulas_values() {
+        for depth in -2..80 {
+            for moves in 0..300 {
+                assert_eq!(
+                    lmr_reduction(depth, moves),
+                    lmr_formula(depth, moves),
+                    "depth {depth}, move {moves}"
+                );
+            }
+        }
+        // A few by hand: ln 3 · ln 3 / 2.25 + 0.75 = 1.29; ln 10 · ln 20 / 2.25 + 0.75 = 3.82.
+        assert_eq!(lmr_reduction(3, 3), 1);
+        assert_eq!(lmr_reduction(10, 20), 3);
+        assert_eq!(lmr_reduction(1, 50), 0);
+    }
 }

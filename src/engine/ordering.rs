@@ -13,6 +13,7 @@
 //! bonus or malus `b` moves an entry `h` by `b - h·|b| / HISTORY_MAX`, so entries stay within
 //! ±`HISTORY_MAX` and recent results weigh more than old ones.
 
+use arrayvec::ArrayVec;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::eval::{role_index, see_value};
@@ -110,7 +111,10 @@ impl History {
         let from = m.from().map_or(0, |s| s as usize);
         let this = PieceTo::of(side, m).index();
         let mut h = self.butterfly[side as usize][from][m.to() as usize];
-        for p in [prev.one, prev.two].into_iter().flatten() {
+        if let Some(p) = prev.one {
+            h += self.continuation[p.index() * 768 + this];
+        }
+        if let Some(p) = prev.two {
             h += self.continuation[p.index() * 768 + this];
         }
         h
@@ -164,8 +168,12 @@ impl Killers {
     }
 }
 
-/// Scores `moves` of `pos`, reached by the moves `prev`, with the killers of its ply, into
-/// `scores` (higher first).
+/// The ordering keys of a node's moves, one per move in the same order: a fixed array that is
+/// never cleared (each node fills only as many keys as it has moves).
+pub(super) type Scores = ArrayVec<i32, MAX_MOVES>;
+
+/// Scores `moves` of `pos`, reached by the moves `prev`, with the killers of its ply, into the
+/// empty `scores` (higher first).
 pub(super) fn score_moves(
     pos: &Chess,
     moves: &MoveList,
@@ -173,46 +181,69 @@ pub(super) fn score_moves(
     killers: [Option<Move>; 2],
     history: &History,
     prev: Previous,
-    scores: &mut [i32],
+    scores: &mut Scores,
 ) {
     let side = pos.turn();
-    for (i, &m) in moves.iter().enumerate() {
-        scores[i] = if tt_move.is(m) {
-            TT_MOVE
-        } else if m.is_capture() || m.promotion() == Some(Role::Queen) {
-            // MVV-LVA, with SEE separating winning from losing exchanges.
-            let victim = if m.is_en_passant() {
-                see_value(Role::Pawn)
-            } else {
-                m.capture().map_or(0, see_value)
-            };
-            let promo = m.promotion().map_or(0, see_value);
-            let key = (victim + promo) * 8 - role_index(m.role()) as i32;
-            if see_ge(pos, m, 0) {
-                GOOD_CAPTURE + key
-            } else {
-                BAD_CAPTURE + key
-            }
-        } else if m.is_promotion() {
-            // Under-promotions last.
-            BAD_CAPTURE - 1000
-        } else if killers[0] == Some(m) {
+    // One `match` per move reads its kind, piece, victim and promotion at once (each accessor of
+    // `Move` is a `match` of its own).
+    let capture_key = |victim: Option<Role>, promotion: Option<Role>, role: Role, m: Move| {
+        // MVV-LVA, with SEE separating winning from losing exchanges.
+        let gain = victim.map_or(0, see_value) + promotion.map_or(0, see_value);
+        let key = gain * 8 - role_index(role) as i32;
+        if see_ge(pos, m, 0) {
+            GOOD_CAPTURE + key
+        } else {
+            BAD_CAPTURE + key
+        }
+    };
+    let quiet_key = |m: Move| {
+        if killers[0] == Some(m) {
             KILLER + 1
         } else if killers[1] == Some(m) {
             KILLER
         } else {
             history.get(side, m, prev)
+        }
+    };
+    debug_assert!(scores.is_empty());
+    for &m in moves {
+        let key = if !tt_move.is_none() && tt_move.is(m) {
+            TT_MOVE
+        } else {
+            match m {
+                Move::Normal {
+                    role,
+                    capture,
+                    promotion,
+                    ..
+                } => match (capture, promotion) {
+                    // A queen promotion is ordered as a capture (of nothing, or of the victim).
+                    (Some(_), _) | (None, Some(Role::Queen)) => {
+                        capture_key(capture, promotion, role, m)
+                    }
+                    // Under-promotions last.
+                    (None, Some(_)) => BAD_CAPTURE - 1000,
+                    (None, None) => quiet_key(m),
+                },
+                Move::EnPassant { .. } => capture_key(Some(Role::Pawn), None, Role::Pawn, m),
+                Move::Castle { .. } | Move::Put { .. } => quiet_key(m),
+            }
         };
+        // A move list holds at most MAX_MOVES moves: never full here.
+        scores.push(key);
     }
 }
 
 /// Picks the best-scored move among the remaining ones (selection sort, one step).
 #[inline]
 pub(super) fn pick(moves: &mut MoveList, scores: &mut [i32], i: usize) -> (Move, i32) {
+    // The first of the highest keys among moves i.., scanned as one slice (no index checks).
     let mut best = i;
-    for j in i + 1..moves.len() {
-        if scores[j] > scores[best] {
-            best = j;
+    let mut best_score = scores[i];
+    for (j, &s) in scores[i..moves.len()].iter().enumerate().skip(1) {
+        if s > best_score {
+            best = i + j;
+            best_score = s;
         }
     }
     moves.swap(i, best);

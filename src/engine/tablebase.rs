@@ -1,8 +1,9 @@
 //! A 3-man endgame tablebase with distance to mate (DTM), for king and queen or king and rook
 //! against a lone king, with either colour strong and either side to move.
 //!
-//! The tables are generated in memory by retrograde analysis the first time they are probed
-//! (once per process) and take about 1 MB:
+//! Each table is generated in memory by retrograde analysis the first time a position of its
+//! material is probed (once per process; a search that only meets KRvK never builds KQvK) and
+//! takes about 512 KB:
 //!
 //! 1. Every legal position with the weak side to move is classified: checkmate (distance 0),
 //!    stalemate or a legal capture of the piece (a draw: the weak side is never mated), or else
@@ -212,23 +213,22 @@ impl Table {
     }
 }
 
-struct Tables {
-    queen: Table,
-    rook: Table,
+static QUEEN: OnceLock<Table> = OnceLock::new();
+static ROOK: OnceLock<Table> = OnceLock::new();
+
+/// The table of king and `piece` against king, generated on first use.
+fn table(piece: Piece) -> &'static Table {
+    let cell = match piece {
+        Piece::Queen => &QUEEN,
+        Piece::Rook => &ROOK,
+    };
+    cell.get_or_init(|| Table::generate(piece))
 }
 
-static TABLES: OnceLock<Tables> = OnceLock::new();
-
-fn tables() -> &'static Tables {
-    TABLES.get_or_init(|| Tables {
-        queen: Table::generate(Piece::Queen),
-        rook: Table::generate(Piece::Rook),
-    })
-}
-
-/// Generates the tables now (they are generated on first probe otherwise).
+/// Generates both tables now (each is generated on its first probe otherwise).
 pub fn init() {
-    tables();
+    table(Piece::Queen);
+    table(Piece::Rook);
 }
 
 /// Is this material (count of pieces and roles) one the tables cover? Cheap: no generation.
@@ -254,10 +254,11 @@ pub fn probe(pos: &Chess) -> Option<Value> {
     let strong = board.color_at(p)?;
     let sk = board.king_of(strong)?;
     let wk = board.king_of(!strong)?;
-    let table = match role {
-        Role::Queen => &tables().queen,
-        _ => &tables().rook,
-    };
+    let table = table(if role == Role::Queen {
+        Piece::Queen
+    } else {
+        Piece::Rook
+    });
     let side = if pos.turn() == strong {
         STRONG_TO_MOVE
     } else {
@@ -374,8 +375,8 @@ mod tests {
                 .max()
                 .copied()
         };
-        assert_eq!(longest(&tables().queen), Some(19));
-        assert_eq!(longest(&tables().rook), Some(31));
+        assert_eq!(longest(table(Piece::Queen)), Some(19));
+        assert_eq!(longest(table(Piece::Rook)), Some(31));
     }
 
     #[test]
