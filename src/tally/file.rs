@@ -33,7 +33,7 @@ use parquet::column::reader::get_typed_column_reader;
 use parquet::column::writer::{ColumnCloseResult, get_column_writer, get_typed_column_writer};
 use parquet::data_type::{BoolType, DataType, Int32Type, Int64Type};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::{WriterProperties, WriterPropertiesPtr};
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesPtr};
 use parquet::file::reader::{ChunkReader, FileReader, Length, RowGroupReader};
 use parquet::file::serialized_reader::SerializedFileReader;
 use parquet::file::statistics::Statistics;
@@ -279,14 +279,27 @@ impl TallyWriter {
         let zstd = ZstdLevel::try_new(1).map_err(|e| write_err(e.to_string()))?;
         // The counts are small and the keys and stamps grow slowly: every integer column is
         // stored as bit-packed deltas (a dictionary costs more time and saves nothing here),
-        // then compressed.
+        // then compressed. Only the key's minimum and maximum per row group are kept (a probe
+        // reads them to find its groups): statistics of the other columns, or per page, would
+        // cost a pass over every value and serve no reader. A row group is one page per column,
+        // written in one batch.
         let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(zstd))
             .set_dictionary_enabled(false)
             .set_encoding(Encoding::DELTA_BINARY_PACKED)
+            .set_statistics_enabled(EnabledStatistics::None)
+            .set_column_statistics_enabled(ColumnPath::from("key"), EnabledStatistics::Chunk)
+            .set_write_batch_size(ROW_GROUP)
+            .set_data_page_row_count_limit(ROW_GROUP)
             .set_max_row_group_row_count(Some(ROW_GROUP))
             .set_created_by(format!("polybook {}", env!("CARGO_PKG_VERSION")));
         props = props.set_column_encoding(ColumnPath::from("black"), Encoding::PLAIN);
+        // The keys' deltas, the moves and the colours are close to random bits: zstd finds
+        // nothing to save in them (1.00 of their size) and would only spend time looking.
+        for column in ["key", "move", "black"] {
+            props =
+                props.set_column_compression(ColumnPath::from(column), Compression::UNCOMPRESSED);
+        }
         let props = Arc::new(props.build());
         let descr = Arc::new(SchemaDescriptor::new(schema.clone()));
         let writer = SerializedFileWriter::new(file, schema, props.clone())
