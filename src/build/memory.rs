@@ -27,8 +27,10 @@ pub struct MemoryPlan {
 }
 
 impl MemoryPlan {
-    pub fn new(opts: &BuildOptions, workers: usize, tallies: usize) -> MemoryPlan {
-        let memory = opts.memory - FIXED.min(opts.memory / 8);
+    /// The plan for `workers` parsers and `tallies` tally threads, when the output itself holds
+    /// `output` bytes (an eighth of `--memory` at most, like the fixed share).
+    pub fn new(opts: &BuildOptions, workers: usize, tallies: usize, output: usize) -> MemoryPlan {
+        let memory = opts.memory - FIXED.min(opts.memory / 8) - output.min(opts.memory / 8);
         // A chunk costs about 5 times its size while parsed (text, plies, plies by partition, at
         // 16 bytes a ply and about 8 bytes of PGN a ply); 2 per worker and 2 more are in flight.
         let pipeline = (memory / 4).min(64 << 20);

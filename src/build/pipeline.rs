@@ -65,7 +65,7 @@ pub fn run<C: Counts, S: Sink>(
     let start = Instant::now();
     let workers = opts.threads.max(1);
     let tallies = if workers >= 2 { 2 } else { 1 };
-    let plan = MemoryPlan::new(opts, workers, tallies);
+    let plan = MemoryPlan::new(opts, workers, tallies, S::OUTPUT_MEMORY);
     let plan = &plan;
     let in_flight = plan.in_flight;
     let abort = AtomicBool::new(false);
