@@ -4,7 +4,7 @@
 //! with counts python-chess makes from the same PGN, and bad input.
 
 mod common;
-use common::{data, polybook, python, stderr, stdout};
+use common::{data, duckdb, polybook, python, stderr, stdout};
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -150,9 +150,9 @@ fn polyglot_weights_from_a_tally() {
     // halved by the rule the README states, are the weights of the book's first position.
     let out = dir.path().join("gnu.bin");
     book(&[gnuchess_tally()], &out, &["--min-games", "1"]);
-    let halved = python(
+    let halved = duckdb(
         r#"
-import sys, duckdb
+import sys
 rows = duckdb.sql(f"SELECT move, games, 2 * wins + draws FROM '{sys.argv[1]}' "
                   "WHERE key = ('0x463b96181691fc9c'::UBIGINT::HUGEINT - 9223372036854775808)::BIGINT "
                   "ORDER BY first").fetchall()
@@ -249,7 +249,7 @@ for (key, raw, black), (n, w, d, l) in sorted(counts.items()):
 
 /// The same rows read from a tally by DuckDB, the key made unsigned again.
 const DUCKDB_ROWS: &str = r#"
-import sys, duckdb
+import sys
 for row in duckdb.sql(f"SELECT (key::HUGEINT + 9223372036854775808)::UBIGINT, move, black::INT, "
                       f"games, wins, draws, losses, first FROM '{sys.argv[1]}' ORDER BY 1, 2").fetchall():
     print(*row)
@@ -263,7 +263,7 @@ fn duckdb_reads_the_counts_python_chess_makes() {
     tally(&games, &t, &[]);
     let paths: Vec<&str> = games.iter().map(|p| s(p)).collect();
     let want = python(PYTHON_COUNT, &paths);
-    let got = python(DUCKDB_ROWS, &[s(&t)]);
+    let got = duckdb(DUCKDB_ROWS, &[s(&t)]);
     assert!(want.lines().count() > 5000, "{}", want.lines().count());
     assert_eq!(got, want);
 }
@@ -337,7 +337,8 @@ fn the_readmes_duckdb_query_runs() {
     assert!(query.contains("'gnuchess.parquet'"));
     let dir = gnuchess_tally().parent().unwrap();
     let script = format!(
-        "import duckdb, sys\nfor r in duckdb.sql(sys.argv[1]).fetchall(): print(*r)\n# {}",
+        "{}import sys\nfor r in duckdb.sql(sys.argv[1]).fetchall(): print(*r)\n# {}",
+        common::DUCKDB,
         dir.display()
     );
     let out = std::process::Command::new("python3")
@@ -393,9 +394,9 @@ fn bad_input_is_one_line_and_writes_nothing() {
     let out = d("out.bin");
 
     // Parquet files that are not tallies, made by DuckDB: other columns, and a key as text.
-    python(
+    duckdb(
         r#"
-import sys, duckdb
+import sys
 duckdb.sql(f"COPY (SELECT 1 AS a, 'x' AS b) TO '{sys.argv[1]}' (FORMAT parquet)")
 duckdb.sql(f"COPY (SELECT key::VARCHAR AS key, move, black, games, wins, draws, losses, first "
            f"FROM '{sys.argv[3]}') TO '{sys.argv[2]}' (FORMAT parquet)")
@@ -417,9 +418,9 @@ duckdb.sql(f"COPY (SELECT key::VARCHAR AS key, move, black, games, wins, draws, 
         "{e}"
     );
     // The right columns from another writer, without polybook's mark.
-    python(
+    duckdb(
         r#"
-import sys, duckdb
+import sys
 duckdb.sql(f"COPY (SELECT * FROM '{sys.argv[2]}') TO '{sys.argv[1]}' (FORMAT parquet)")
 "#,
         &[s(&d("copied.parquet")), s(&d("a.parquet"))],
@@ -428,9 +429,9 @@ duckdb.sql(f"COPY (SELECT * FROM '{sys.argv[2]}') TO '{sys.argv[1]}' (FORMAT par
     assert!(e.contains("polybook.tally"), "{e}");
     // With the mark (DuckDB writes it as asked, snappy-compressed as it does by default): rows
     // out of key order, and counts that do not add up.
-    python(
+    duckdb(
         r#"
-import sys, duckdb
+import sys
 kv = "KV_METADATA {'polybook.tally': '1', 'polybook.options': '--max-ply 1024'}"
 duckdb.sql(f"COPY (SELECT * FROM '{sys.argv[3]}' ORDER BY key DESC) TO '{sys.argv[1]}' (FORMAT parquet, {kv})")
 duckdb.sql(f"COPY (SELECT key, move, black, games + 1 AS games, wins, draws, losses, first "

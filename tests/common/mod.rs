@@ -191,6 +191,16 @@ pub fn python(script: &str, args: &[&str]) -> String {
     text(&out.stdout)
 }
 
+/// Python lines that import DuckDB and turn its progress bar off: a query slower than two seconds
+/// (on a loaded machine) would otherwise draw the bar on standard output, among what a test reads.
+pub const DUCKDB: &str = "import duckdb\nduckdb.sql(\"SET enable_progress_bar = false\")\n";
+
+/// Runs a Python `script` that queries with DuckDB (after [`DUCKDB`]) with `args`; its standard
+/// output.
+pub fn duckdb(script: &str, args: &[&str]) -> String {
+    python(&format!("{DUCKDB}{script}"), args)
+}
+
 /// Bytes as text (lossy: a test's output may hold anything).
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
