@@ -5,12 +5,13 @@
 //! What is written is a [`Sink`]'s business: the book ([`BookSink`]: entries, filtered and
 //! weighed), or every counted pair as it is ([`PairSink`], for `polybook tally`).
 
+use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::mpsc::Receiver;
 
-use super::entries::{EntryMaker, EntryRules, WeightScheme, halve_combined, widen};
+use super::entries::{EntryMaker, EntryRules, WeightScheme, halve_combined};
 use super::spill::{Run, merge_runs};
-use super::tally::{Counts, ExactCounts, PARTITIONS, Tallied, Tally, partition};
+use super::tally::{Counts, ExactCounts, PARTITIONS, Tallied, Tally, WideCounts, partition};
 use super::{BuildError, BuildReport, PairColumns, PairCount, PositionSink};
 use crate::book::{BookError, BookWriter, ENTRY_SIZE, Entry};
 
@@ -19,17 +20,23 @@ use crate::book::{BookError, BookWriter, ENTRY_SIZE, Entry};
 pub trait Sink {
     /// What a tally thread makes of one finished partition, to be written by the sink.
     type Part: Send + 'static;
+    /// The counts of the pairs it takes from spilled runs.
+    type Wide: WideCounts;
     /// Bytes the output itself holds while it writes, whatever the input (beside the program's
     /// fixed share): taken out of `--memory` before the counting's share is planned.
     const OUTPUT_MEMORY: usize;
     /// Empties partition `p` of `tally` into a part (on a tally thread).
-    fn make_part<C: Counts>(tally: &mut Tally<C>, p: usize, rules: &EntryRules) -> Self::Part;
+    fn make_part<C: Counts<Wide = Self::Wide>>(
+        tally: &mut Tally<C>,
+        p: usize,
+        rules: &EntryRules,
+    ) -> Self::Part;
     /// Writes one partition's part.
     fn write_part(&mut self, part: Self::Part, report: &mut BuildReport) -> Result<(), BuildError>;
     /// Writes one position's pairs merged from the spilled runs (one key, any order).
     fn write_group(
         &mut self,
-        group: &mut [Tallied<ExactCounts>],
+        group: &mut [Tallied<Self::Wide>],
         report: &mut BuildReport,
     ) -> Result<(), BuildError>;
 }
@@ -77,10 +84,15 @@ impl<'a> BookSink<'a> {
 
 impl Sink for BookSink<'_> {
     type Part = PartitionEntries;
+    type Wide = ExactCounts;
     /// The book writer's buffer is counted in the program's fixed share.
     const OUTPUT_MEMORY: usize = 0;
 
-    fn make_part<C: Counts>(tally: &mut Tally<C>, p: usize, rules: &EntryRules) -> Self::Part {
+    fn make_part<C: Counts<Wide = ExactCounts>>(
+        tally: &mut Tally<C>,
+        p: usize,
+        rules: &EntryRules,
+    ) -> Self::Part {
         partition_entries(tally, p, rules)
     }
 
@@ -120,22 +132,25 @@ impl Sink for BookSink<'_> {
 
 /// Every counted pair as a [`Sink`], handed position by position to a [`PositionSink`], each
 /// position's moves in the order they first appeared, their [`PairCount::first`] numbered from
-/// 0 in that order (so that it does not depend on `--threads` or `--memory`).
-pub struct PairSink<'a> {
+/// 0 in that order (so that it does not depend on `--threads` or `--memory`). `W`: the counts
+/// (exact, or with the ratings of `tally --ratings`).
+pub struct PairSink<'a, W> {
     out: &'a mut dyn PositionSink,
     pairs: Vec<PairCount>,
+    counts: PhantomData<W>,
 }
 
-impl<'a> PairSink<'a> {
+impl<'a, W: WideCounts> PairSink<'a, W> {
     pub fn new(out: &'a mut dyn PositionSink) -> Self {
         PairSink {
             out,
             pairs: Vec::new(),
+            counts: PhantomData,
         }
     }
 
     /// Hands on one position's pairs, sorted by first appearance.
-    fn position(&mut self, group: &[Tallied<ExactCounts>]) -> Result<(), BuildError> {
+    fn position(&mut self, group: &[Tallied<W>]) -> Result<(), BuildError> {
         self.pairs.clear();
         self.pairs.extend(
             group
@@ -147,22 +162,34 @@ impl<'a> PairSink<'a> {
     }
 }
 
-impl Sink for PairSink<'_> {
+impl<W: WideCounts> Sink for PairSink<'_, W> {
     /// The partition's pairs as columns, sorted by key, then first appearance, `first`
     /// numbered in each position (made on the tally thread), and how many positions they are.
     type Part = (PairColumns, u64);
+    type Wide = W;
     /// A tally file's row groups held while they are encoded and compressed (measured: a tally
-    /// at `--memory 64M` peaked 2–4 MB above the book's build of the same games).
-    const OUTPUT_MEMORY: usize = 4 << 20;
+    /// at `--memory 64M` peaked 2–4 MB above the book's build of the same games); the ratings'
+    /// four more columns make them half as large again.
+    const OUTPUT_MEMORY: usize = if W::RATED { 6 << 20 } else { 4 << 20 };
 
-    fn make_part<C: Counts>(tally: &mut Tally<C>, p: usize, _: &EntryRules) -> Self::Part {
+    fn make_part<C: Counts<Wide = W>>(
+        tally: &mut Tally<C>,
+        p: usize,
+        _: &EntryRules,
+    ) -> Self::Part {
         let part = tally.drain_partition(p, 0);
-        let mut pairs = PairColumns::with_capacity(part.len());
+        let mut pairs = PairColumns::with_capacity(part.len(), W::RATED);
         let mut positions = 0;
         for group in part.chunk_by(|a, b| a.key == b.key) {
             positions += 1;
             for (rank, t) in group.iter().enumerate() {
-                pairs.push(&PairCount::from_tallied(&widen(t), rank as u64));
+                let wide = Tallied {
+                    key: t.key,
+                    mv: t.mv,
+                    first: t.first,
+                    counts: t.counts.widen(),
+                };
+                pairs.push(&PairCount::from_tallied(&wide, rank as u64));
             }
         }
         (pairs, positions)
@@ -178,7 +205,7 @@ impl Sink for PairSink<'_> {
 
     fn write_group(
         &mut self,
-        group: &mut [Tallied<ExactCounts>],
+        group: &mut [Tallied<W>],
         report: &mut BuildReport,
     ) -> Result<(), BuildError> {
         group.sort_unstable_by_key(|t| t.first);
@@ -300,7 +327,7 @@ impl<S: Sink> Ordered<S> {
         dir: &Path,
     ) -> Result<(), BuildError> {
         let mut failure = None;
-        merge_runs(runs, |group| {
+        merge_runs::<S::Wide>(runs, |group| {
             let written = self
                 .write_held_before(partition(group[0].key), report)
                 .and_then(|()| self.sink.write_group(group, report));

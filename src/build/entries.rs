@@ -44,20 +44,6 @@ impl Default for EntryRules {
     }
 }
 
-/// A tally record widened to exact counts, whatever was counted.
-pub fn widen<C: Counts>(t: &Tallied<C>) -> Tallied<ExactCounts> {
-    Tallied {
-        key: t.key,
-        mv: t.mv,
-        first: t.first,
-        counts: ExactCounts {
-            n: t.counts.n(),
-            points: t.counts.points(),
-            wins: t.counts.wins(),
-        },
-    }
-}
-
 /// polyglot's halving applied after the fact to counts combined from several spilled runs: the
 /// position is halved until no move has [`COUNT_MAX`] games. (Exact while a position's games were
 /// all counted in memory; an approximation for a position with more than 16384 games of one move
@@ -315,6 +301,7 @@ mod tests {
                         wins,
                         draws,
                         losses,
+                        rating: Default::default(),
                     };
                     let mut want = Vec::new();
                     maker.append(&[pair], &mut want);

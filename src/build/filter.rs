@@ -64,6 +64,8 @@ pub struct GameFilter {
     pub until: Option<(u32, u32, u32)>,
     pub speeds: Vec<Speed>,
     pub player: Option<PlayerFilter>,
+    /// Not a filter: each game's ratings and date are kept with its plies (`tally --ratings`).
+    pub ratings: bool,
 }
 
 impl Default for GameFilter {
@@ -78,6 +80,7 @@ impl Default for GameFilter {
             until: None,
             speeds: Vec::new(),
             player: None,
+            ratings: false,
         }
     }
 }

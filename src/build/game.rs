@@ -29,6 +29,55 @@ pub struct Ply {
     /// The Polyglot move in bits 0–14; bit 15 set when Black made it.
     pub mv: u16,
     pub points: u8,
+    /// With `tally --ratings`: the game's place in its chunk's [`ChunkOutput::games_rated`] (its
+    /// ratings and date); 0 otherwise. It fills what would be padding: a ply stays 16 bytes.
+    pub game: u32,
+}
+
+/// What `tally --ratings` keeps of a game besides its moves: both players' ratings (both 0
+/// unless `WhiteElo` and `BlackElo` are both whole numbers above 0) and its `Date` as
+/// `yyyymmdd` (unknown month or day as 00; 0 without a usable year).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GameRatings {
+    pub white: u32,
+    pub black: u32,
+    pub date: u32,
+}
+
+impl GameRatings {
+    /// Whether both players are rated.
+    pub fn rated(&self) -> bool {
+        self.white > 0 && self.black > 0
+    }
+
+    /// Keeps what `tally --ratings` reads from tag `name` (its value `value`).
+    fn read_tag(&mut self, name: &[u8], value: &[u8]) {
+        let elo = || {
+            let text = std::str::from_utf8(value).ok()?.trim();
+            if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            text.parse::<u32>().ok()
+        };
+        match name {
+            b"WhiteElo" => self.white = elo().unwrap_or(0),
+            b"BlackElo" => self.black = elo().unwrap_or(0),
+            b"Date" => {
+                self.date = std::str::from_utf8(value)
+                    .ok()
+                    .and_then(super::filter::parse_date)
+                    .map_or(0, |(y, m, d)| {
+                        if !(1..=9999).contains(&y) {
+                            return 0;
+                        }
+                        let m = if (1..=12).contains(&m) { m } else { 0 };
+                        let d = if (1..=31).contains(&d) { d } else { 0 };
+                        y * 10000 + m * 100 + d
+                    })
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Bit 15 of [`Ply::mv`]: the mover is Black.
@@ -57,6 +106,8 @@ pub struct Incident {
 #[derive(Debug, Default)]
 pub struct ChunkOutput {
     pub plies: Vec<Ply>,
+    /// With `tally --ratings`: each used game's ratings and date (its plies' [`Ply::game`]).
+    pub games_rated: Vec<GameRatings>,
     pub games: u64,
     pub used: u64,
     pub incidents: Vec<Incident>,
@@ -72,6 +123,8 @@ pub struct Tags {
     variant: Option<Vec<u8>>,
     /// The tags the filters read.
     for_filters: FilterTags,
+    /// The ratings and date (`tally --ratings`).
+    ratings: GameRatings,
 }
 
 /// The state of a game while its moves are read.
@@ -89,6 +142,8 @@ pub struct Movetext {
     /// A game without tags counts as used only once a move was read: text that is not PGN at all
     /// (binary garbage) reads as tagless, moveless "games".
     tagless: bool,
+    /// Its place in [`ChunkOutput::games_rated`] (`tally --ratings`), else 0.
+    game: u32,
 }
 
 /// The pgn-reader visitor: feed it a chunk of PGN with [`pgn_reader::Reader`].
@@ -108,6 +163,7 @@ pub struct Mark {
     used: u64,
     plies: usize,
     incidents: usize,
+    games_rated: usize,
 }
 
 impl<'a> GameVisitor<'a> {
@@ -149,6 +205,7 @@ impl<'a> GameVisitor<'a> {
             used: self.out.used,
             plies: self.out.plies.len(),
             incidents: self.out.incidents.len(),
+            games_rated: self.out.games_rated.len(),
         }
     }
 
@@ -158,6 +215,7 @@ impl<'a> GameVisitor<'a> {
         self.out.used = mark.used;
         self.out.plies.truncate(mark.plies);
         self.out.incidents.truncate(mark.incidents);
+        self.out.games_rated.truncate(mark.games_rated);
         self.in_tags = false;
         self.in_movetext = false;
     }
@@ -260,7 +318,12 @@ impl Visitor for GameVisitor<'_> {
             }
             b"FEN" => tags.fen = Some(value.decode().into_owned()),
             b"Variant" => tags.variant = Some(value.decode().into_owned()),
-            _ => f.read_tag(&mut tags.for_filters, name, value),
+            _ => {
+                if f.ratings {
+                    tags.ratings.read_tag(name, value.as_bytes());
+                }
+                f.read_tag(&mut tags.for_filters, name, value)
+            }
         }
         ControlFlow::Continue(())
     }
@@ -299,6 +362,15 @@ impl Visitor for GameVisitor<'_> {
         } else {
             Key::of(&pos).0
         };
+        let mut game = 0;
+        if self.filter.ratings {
+            let mut ratings = tags.ratings;
+            if !ratings.rated() {
+                (ratings.white, ratings.black) = (0, 0);
+            }
+            game = self.out.games_rated.len() as u32;
+            self.out.games_rated.push(ratings);
+        }
         self.in_movetext = true;
         ControlFlow::Continue(Movetext {
             pos,
@@ -309,6 +381,7 @@ impl Visitor for GameVisitor<'_> {
             record_black,
             stopped: false,
             tagless: !tags.any,
+            game,
         })
     }
 
@@ -349,6 +422,7 @@ impl Visitor for GameVisitor<'_> {
                 key: game.key,
                 mv: raw | colour_bit,
                 points,
+                game: game.game,
             });
         }
         game.ply += 1;

@@ -59,7 +59,7 @@ pub use merge::{MergeReport, SortReport, merge_books, sort_book};
 use crate::book::BookError;
 use book_out::{BookSink, Ordered, PairSink};
 use game::BLACK_MOVED;
-use tally::{ExactCounts, PolyglotCounts, Tallied};
+use tally::{ExactCounts, PolyglotCounts, RatedCounts, Tallied, WideCounts};
 
 /// Why a build failed.
 #[derive(Debug, Error)]
@@ -288,20 +288,47 @@ pub struct PairCount {
     pub wins: u64,
     pub draws: u64,
     pub losses: u64,
+    /// The ratings and the latest date of its games (`tally --ratings`; zero without).
+    pub rating: RatingSums,
+}
+
+/// What `tally --ratings` adds to a (position, move) pair: over its games where both players
+/// are rated, how many they were and the sums of the mover's and the opponent's ratings (for
+/// averages); and the latest of its games' dates, as `yyyymmdd` (unknown month or day as 00; 0
+/// when no game had a date).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RatingSums {
+    pub rated_games: u64,
+    pub mover_sum: u64,
+    pub opponent_sum: u64,
+    pub last_date: u32,
+}
+
+impl RatingSums {
+    /// Adds the sums of the same pair from other games (the latest date is the later one).
+    #[inline]
+    pub fn add(&mut self, other: &RatingSums) {
+        self.rated_games += other.rated_games;
+        self.mover_sum += other.mover_sum;
+        self.opponent_sum += other.opponent_sum;
+        self.last_date = self.last_date.max(other.last_date);
+    }
 }
 
 impl PairCount {
-    fn from_tallied(t: &Tallied<ExactCounts>, first: u64) -> PairCount {
-        let draws = t.counts.points - 2 * t.counts.wins;
+    fn from_tallied<W: WideCounts>(t: &Tallied<W>, first: u64) -> PairCount {
+        let counts = t.counts.exact();
+        let draws = counts.points - 2 * counts.wins;
         PairCount {
             key: t.key,
             mv: t.mv & !BLACK_MOVED,
             black: t.mv & BLACK_MOVED != 0,
             first,
-            games: t.counts.n,
-            wins: t.counts.wins,
+            games: counts.n,
+            wins: counts.wins,
             draws,
-            losses: t.counts.n - t.counts.wins - draws,
+            losses: counts.n - counts.wins - draws,
+            rating: t.counts.rating(),
         }
     }
 
@@ -331,10 +358,18 @@ pub struct PairColumns {
     pub wins: Vec<u64>,
     pub draws: Vec<u64>,
     pub losses: Vec<u64>,
+    /// Whether the pairs' [`RatingSums`] are kept, in the columns below (empty otherwise).
+    pub rated: bool,
+    pub rated_games: Vec<u64>,
+    pub mover_sum: Vec<u64>,
+    pub opponent_sum: Vec<u64>,
+    pub last_date: Vec<u32>,
 }
 
 impl PairColumns {
-    pub fn with_capacity(n: usize) -> PairColumns {
+    /// Room for `n` pairs, with their ratings' columns if `rated`.
+    pub fn with_capacity(n: usize, rated: bool) -> PairColumns {
+        let r = if rated { n } else { 0 };
         PairColumns {
             key: Vec::with_capacity(n),
             mv: Vec::with_capacity(n),
@@ -344,6 +379,11 @@ impl PairColumns {
             wins: Vec::with_capacity(n),
             draws: Vec::with_capacity(n),
             losses: Vec::with_capacity(n),
+            rated,
+            rated_games: Vec::with_capacity(r),
+            mover_sum: Vec::with_capacity(r),
+            opponent_sum: Vec::with_capacity(r),
+            last_date: Vec::with_capacity(r),
         }
     }
 
@@ -364,6 +404,12 @@ impl PairColumns {
         self.wins.push(p.wins);
         self.draws.push(p.draws);
         self.losses.push(p.losses);
+        if self.rated {
+            self.rated_games.push(p.rating.rated_games);
+            self.mover_sum.push(p.rating.mover_sum);
+            self.opponent_sum.push(p.rating.opponent_sum);
+            self.last_date.push(p.rating.last_date);
+        }
     }
 
     /// Row `i`.
@@ -377,6 +423,16 @@ impl PairColumns {
             wins: self.wins[i],
             draws: self.draws[i],
             losses: self.losses[i],
+            rating: if self.rated {
+                RatingSums {
+                    rated_games: self.rated_games[i],
+                    mover_sum: self.mover_sum[i],
+                    opponent_sum: self.opponent_sum[i],
+                    last_date: self.last_date[i],
+                }
+            } else {
+                RatingSums::default()
+            },
         }
     }
 }
@@ -398,7 +454,9 @@ pub trait PositionSink {
 
 /// Reads `inputs` as [`build`] does (the same filters, `--max-ply`, threads and memory budget)
 /// and hands every (position, move) pair it counted, with exact counts, to `out`, by key. The
-/// result is the same whatever `opts.threads` and `opts.memory`. `opts.rules` is not used.
+/// result is the same whatever `opts.threads` and `opts.memory`. `opts.rules` is not used. With
+/// `opts.filter.ratings` the pairs carry their [`RatingSums`] (the counting keeps wider entries,
+/// within the same `--memory`); without, nothing of them is counted.
 pub fn count_pairs(
     inputs: &[Input],
     out: &mut dyn PositionSink,
@@ -406,7 +464,11 @@ pub fn count_pairs(
     cancel: &AtomicBool,
     progress: &dyn Progress,
 ) -> Result<BuildReport, BuildError> {
-    let mut out = Ordered::new(PairSink::new(out));
+    if opts.filter.ratings {
+        let mut out = Ordered::new(PairSink::<RatedCounts>::new(out));
+        return pipeline::run::<RatedCounts, _>(inputs, &mut out, opts, cancel, progress);
+    }
+    let mut out = Ordered::new(PairSink::<ExactCounts>::new(out));
     pipeline::run::<ExactCounts, _>(inputs, &mut out, opts, cancel, progress)
 }
 

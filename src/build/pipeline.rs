@@ -55,7 +55,7 @@ pub struct Chunk {
 
 /// Runs the build's threads over `inputs` and writes what they count to `out` (the book, or the
 /// pairs). `C` is what the tally counts: polyglot's saturating counts, or exact ones.
-pub fn run<C: Counts, S: Sink>(
+pub fn run<C: Counts<Wide = S::Wide>, S: Sink>(
     inputs: &[Input],
     out: &mut Ordered<S>,
     opts: &BuildOptions,
@@ -185,7 +185,7 @@ pub fn run<C: Counts, S: Sink>(
         // memory go in between, in key order.
         let runs = all_runs(done, spill_dir)?;
         report.spilled_runs = runs.len();
-        let runs = reduce_runs(runs, spill_dir)?;
+        let runs = reduce_runs::<S::Wide>(runs, spill_dir)?;
         out.write_merged(runs, &mut report, spill_dir)?;
     }
     if let Some(e) = no_usable_game(&report, inputs) {
@@ -257,7 +257,7 @@ fn parse_chunks(
         drop(chunk.data);
         let remaining = Arc::new(AtomicUsize::new(tallies.len()));
         let plies = out.plies.len() as u64;
-        let bucketed = Arc::new(Bucketed::new(out.plies));
+        let bucketed = Arc::new(Bucketed::new(out.plies, out.games_rated));
         for tx in tallies {
             let work = TallyWork {
                 index: chunk.index,

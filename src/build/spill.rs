@@ -8,16 +8,19 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
+use std::marker::PhantomData;
 use std::path::Path;
 
 use byteorder::{ByteOrder, LittleEndian};
 
 use super::BuildError;
-use super::entries::widen;
 use super::keyed_merge::KeyedMerge;
-use super::tally::{Counts, ExactCounts, PARTITIONS, Tallied, Tally};
+use super::tally::{Counts, PARTITIONS, Tallied, Tally, WideCounts};
 
-const RECORD: usize = 8 + 2 + 8 + 8 + 8 + 8;
+/// A record's key, move and first appearance; its counts follow (`W::BYTES`).
+const HEAD: usize = 8 + 2 + 8;
+/// Room for the widest record.
+const MAX_RECORD: usize = 128;
 
 /// A run on disk, ready to be read from its start.
 pub struct Run(File);
@@ -34,15 +37,13 @@ impl RunWriter {
         Ok(RunWriter { out })
     }
 
-    pub fn write(&mut self, t: &Tallied<ExactCounts>) -> io::Result<()> {
-        let mut buf = [0u8; RECORD];
+    pub fn write<W: WideCounts>(&mut self, t: &Tallied<W>) -> io::Result<()> {
+        let mut buf = [0u8; MAX_RECORD];
         LittleEndian::write_u64(&mut buf[0..8], t.key);
         LittleEndian::write_u16(&mut buf[8..10], t.mv);
         LittleEndian::write_u64(&mut buf[10..18], t.first);
-        LittleEndian::write_u64(&mut buf[18..26], t.counts.n);
-        LittleEndian::write_u64(&mut buf[26..34], t.counts.points);
-        LittleEndian::write_u64(&mut buf[34..42], t.counts.wins);
-        self.out.write_all(&buf)
+        t.counts.write(&mut buf[HEAD..HEAD + W::BYTES]);
+        self.out.write_all(&buf[..HEAD + W::BYTES])
     }
 
     /// Flushes the run and returns it, to be read.
@@ -53,34 +54,33 @@ impl RunWriter {
     }
 }
 
-/// Reads a run back, record by record.
-struct RunReader {
+/// Reads a run of `W` records back, record by record.
+struct RunReader<W> {
     input: BufReader<File>,
+    counts: PhantomData<W>,
 }
 
-impl RunReader {
-    fn new(run: Run) -> RunReader {
+impl<W> RunReader<W> {
+    fn new(run: Run) -> RunReader<W> {
         RunReader {
             input: BufReader::with_capacity(1 << 18, run.0),
+            counts: PhantomData,
         }
     }
 }
 
-impl Iterator for RunReader {
-    type Item = io::Result<Tallied<ExactCounts>>;
+impl<W: WideCounts> Iterator for RunReader<W> {
+    type Item = io::Result<Tallied<W>>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let mut buf = [0u8; RECORD];
-        match self.input.read_exact(&mut buf) {
+        let mut buf = [0u8; MAX_RECORD];
+        let buf = &mut buf[..HEAD + W::BYTES];
+        match self.input.read_exact(buf) {
             Ok(()) => Some(Ok(Tallied {
                 key: LittleEndian::read_u64(&buf[0..8]),
                 mv: LittleEndian::read_u16(&buf[8..10]),
                 first: LittleEndian::read_u64(&buf[10..18]),
-                counts: ExactCounts {
-                    n: LittleEndian::read_u64(&buf[18..26]),
-                    points: LittleEndian::read_u64(&buf[26..34]),
-                    wins: LittleEndian::read_u64(&buf[34..42]),
-                },
+                counts: W::read(&buf[HEAD..]),
             })),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => None,
             Err(e) => Some(Err(e)),
@@ -90,22 +90,20 @@ impl Iterator for RunReader {
 
 /// Merges sorted runs and calls `each` once per position with all its moves, the counts of the
 /// same move in several runs added up (first appearance: the earliest). The runs are consumed.
-pub fn merge_runs(
+pub fn merge_runs<W: WideCounts>(
     runs: Vec<Run>,
-    mut each: impl FnMut(&mut Vec<Tallied<ExactCounts>>) -> io::Result<()>,
+    mut each: impl FnMut(&mut Vec<Tallied<W>>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let readers = runs.into_iter().map(RunReader::new);
-    let mut merge = KeyedMerge::new(readers, |t: &Tallied<ExactCounts>| t.key)?;
+    let readers = runs.into_iter().map(RunReader::<W>::new);
+    let mut merge = KeyedMerge::new(readers, |t: &Tallied<W>| t.key)?;
     let mut records = Vec::new();
-    let mut group: Vec<Tallied<ExactCounts>> = Vec::new();
+    let mut group: Vec<Tallied<W>> = Vec::new();
     while merge.next_group(&mut records)?.is_some() {
         group.clear();
         for h in records.drain(..) {
             match group.iter_mut().find(|g| g.mv == h.mv) {
                 Some(g) => {
-                    g.counts.n += h.counts.n;
-                    g.counts.points += h.counts.points;
-                    g.counts.wins += h.counts.wins;
+                    g.counts.merge(&h.counts);
                     g.first = g.first.min(h.first);
                 }
                 None => group.push(h),
@@ -127,9 +125,9 @@ fn temp_error(dir: &Path) -> impl Fn(io::Error) -> BuildError + '_ {
     }
 }
 
-/// Merges runs in groups until at most [`MAX_FAN_IN`] are left, so that the last merge never
-/// holds more files open than the system allows.
-pub fn reduce_runs(mut runs: Vec<Run>, dir: &Path) -> Result<Vec<Run>, BuildError> {
+/// Merges runs (of `W` records) in groups until at most [`MAX_FAN_IN`] are left, so that the
+/// last merge never holds more files open than the system allows.
+pub fn reduce_runs<W: WideCounts>(mut runs: Vec<Run>, dir: &Path) -> Result<Vec<Run>, BuildError> {
     let temp_err = temp_error(dir);
     while runs.len() > MAX_FAN_IN {
         let mut merged = Vec::new();
@@ -140,7 +138,7 @@ pub fn reduce_runs(mut runs: Vec<Run>, dir: &Path) -> Result<Vec<Run>, BuildErro
                 break;
             }
             let mut out = RunWriter::create(dir).map_err(&temp_err)?;
-            merge_runs(group, |records| {
+            merge_runs::<W>(group, |records| {
                 records.iter().try_for_each(|r| out.write(r))
             })
             .map_err(&temp_err)?;
@@ -151,7 +149,8 @@ pub fn reduce_runs(mut runs: Vec<Run>, dir: &Path) -> Result<Vec<Run>, BuildErro
     Ok(runs)
 }
 
-/// Writes every partition of `tally` as one sorted run (an unnamed file in `dir`) and empties it.
+/// Writes every partition of `tally` as one sorted run (an unnamed file in `dir`) of its wide
+/// counts (`C::Wide`) and empties it.
 pub fn spill_tally<C: Counts>(
     tally: &mut Tally<C>,
     seq: u64,
@@ -161,7 +160,13 @@ pub fn spill_tally<C: Counts>(
     let mut run = RunWriter::create(dir).map_err(&temp_err)?;
     for p in 0..PARTITIONS {
         for rec in tally.drain_partition(p, seq) {
-            run.write(&widen(&rec)).map_err(&temp_err)?;
+            let wide = Tallied {
+                key: rec.key,
+                mv: rec.mv,
+                first: rec.first,
+                counts: rec.counts.widen(),
+            };
+            run.write(&wide).map_err(&temp_err)?;
         }
     }
     run.finish().map_err(&temp_err)
@@ -170,6 +175,7 @@ pub fn spill_tally<C: Counts>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::build::tally::ExactCounts;
 
     fn rec(key: u64, mv: u16, first: u64, n: u64) -> Tallied<ExactCounts> {
         Tallied {
@@ -203,7 +209,7 @@ mod tests {
         // The runs have no names: nothing is in the folder.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         let mut seen = Vec::new();
-        merge_runs(runs, |g| {
+        merge_runs::<ExactCounts>(runs, |g| {
             g.sort_by_key(|t| t.mv);
             seen.push(
                 g.iter()

@@ -14,7 +14,10 @@
 
 use std::mem::size_of;
 
-use super::game::Ply;
+use byteorder::{ByteOrder, LittleEndian};
+
+use super::RatingSums;
+use super::game::{BLACK_MOVED, GameRatings, Ply};
 
 /// polyglot's COUNT_MAX: when a move's game count reaches it, every move of the position is halved.
 pub const COUNT_MAX: u16 = 16384;
@@ -29,8 +32,16 @@ pub fn partition(key: u64) -> usize {
 
 /// The counters kept per (position, move).
 pub trait Counts: Copy + Default + Send + 'static {
+    /// What these counts become in spilled runs and in the output: exact 64-bit counts.
+    type Wide: WideCounts;
     /// Counts one more game in which the mover scored `points` (2, 1 or 0).
     fn add(&mut self, points: u8);
+    /// Counts `ply`'s game (`games`: its chunk's [`GameRatings`], for counts that keep them).
+    #[inline]
+    fn add_ply(&mut self, ply: &Ply, _games: &[GameRatings]) {
+        self.add(ply.points);
+    }
+    fn widen(&self) -> Self::Wide;
     /// Whether this entry's counts trigger polyglot's halving of the whole position.
     fn needs_halving(&self) -> bool;
     /// polyglot's halving, rounding up.
@@ -70,6 +81,14 @@ impl Counts for PolyglotCounts {
     fn wins(&self) -> u64 {
         0
     }
+    type Wide = ExactCounts;
+    fn widen(&self) -> ExactCounts {
+        ExactCounts {
+            n: self.n.into(),
+            points: self.sum.into(),
+            wins: 0,
+        }
+    }
 }
 
 /// Exact 64-bit counters for the `games` and `wins` weight schemes: never halved.
@@ -99,6 +118,140 @@ impl Counts for ExactCounts {
     }
     fn wins(&self) -> u64 {
         self.wins
+    }
+    type Wide = ExactCounts;
+    fn widen(&self) -> ExactCounts {
+        *self
+    }
+}
+
+/// Counts as they are written to spilled runs and handed to the output: exact, and summed when
+/// runs are merged.
+pub trait WideCounts: Counts<Wide = Self> {
+    /// Whether they keep the games' ratings and dates (`tally --ratings`).
+    const RATED: bool;
+    /// Bytes of a spilled record's counts.
+    const BYTES: usize;
+    fn write(&self, buf: &mut [u8]);
+    fn read(buf: &[u8]) -> Self;
+    /// Adds the counts of the same pair from another run.
+    fn merge(&mut self, other: &Self);
+    fn exact(&self) -> ExactCounts;
+    /// The ratings and dates (zero when not kept).
+    fn rating(&self) -> RatingSums;
+}
+
+impl WideCounts for ExactCounts {
+    const RATED: bool = false;
+    const BYTES: usize = 24;
+    fn write(&self, buf: &mut [u8]) {
+        LittleEndian::write_u64(&mut buf[0..8], self.n);
+        LittleEndian::write_u64(&mut buf[8..16], self.points);
+        LittleEndian::write_u64(&mut buf[16..24], self.wins);
+    }
+    fn read(buf: &[u8]) -> Self {
+        ExactCounts {
+            n: LittleEndian::read_u64(&buf[0..8]),
+            points: LittleEndian::read_u64(&buf[8..16]),
+            wins: LittleEndian::read_u64(&buf[16..24]),
+        }
+    }
+    #[inline]
+    fn merge(&mut self, other: &Self) {
+        self.n += other.n;
+        self.points += other.points;
+        self.wins += other.wins;
+    }
+    #[inline]
+    fn exact(&self) -> ExactCounts {
+        *self
+    }
+    #[inline]
+    fn rating(&self) -> RatingSums {
+        RatingSums::default()
+    }
+}
+
+/// Exact counts and, over the games where both players are rated, the sums of the mover's and
+/// the opponent's ratings; and the latest date (`tally --ratings`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RatedCounts {
+    pub exact: ExactCounts,
+    pub rating: RatingSums,
+}
+
+impl Counts for RatedCounts {
+    type Wide = RatedCounts;
+    fn add(&mut self, points: u8) {
+        self.exact.add(points);
+    }
+    #[inline]
+    fn add_ply(&mut self, ply: &Ply, games: &[GameRatings]) {
+        self.exact.add(ply.points);
+        let Some(game) = games.get(ply.game as usize) else {
+            return;
+        };
+        if game.rated() {
+            let (mover, opponent) = if ply.mv & BLACK_MOVED != 0 {
+                (game.black, game.white)
+            } else {
+                (game.white, game.black)
+            };
+            self.rating.rated_games += 1;
+            self.rating.mover_sum += u64::from(mover);
+            self.rating.opponent_sum += u64::from(opponent);
+        }
+        self.rating.last_date = self.rating.last_date.max(game.date);
+    }
+    fn widen(&self) -> RatedCounts {
+        *self
+    }
+    fn needs_halving(&self) -> bool {
+        false
+    }
+    fn halve(&mut self) {}
+    fn n(&self) -> u64 {
+        self.exact.n
+    }
+    fn points(&self) -> u64 {
+        self.exact.points
+    }
+    fn wins(&self) -> u64 {
+        self.exact.wins
+    }
+}
+
+impl WideCounts for RatedCounts {
+    const RATED: bool = true;
+    const BYTES: usize = ExactCounts::BYTES + 28;
+    fn write(&self, buf: &mut [u8]) {
+        self.exact.write(buf);
+        let r = &self.rating;
+        LittleEndian::write_u64(&mut buf[24..32], r.rated_games);
+        LittleEndian::write_u64(&mut buf[32..40], r.mover_sum);
+        LittleEndian::write_u64(&mut buf[40..48], r.opponent_sum);
+        LittleEndian::write_u32(&mut buf[48..52], r.last_date);
+    }
+    fn read(buf: &[u8]) -> Self {
+        RatedCounts {
+            exact: ExactCounts::read(buf),
+            rating: RatingSums {
+                rated_games: LittleEndian::read_u64(&buf[24..32]),
+                mover_sum: LittleEndian::read_u64(&buf[32..40]),
+                opponent_sum: LittleEndian::read_u64(&buf[40..48]),
+                last_date: LittleEndian::read_u32(&buf[48..52]),
+            },
+        }
+    }
+    fn merge(&mut self, other: &Self) {
+        self.exact.merge(&other.exact);
+        self.rating.add(&other.rating);
+    }
+    fn exact(&self) -> ExactCounts {
+        self.exact
+    }
+    fn rating(&self) -> RatingSums {
+        self.rating
     }
 }
 
@@ -173,7 +326,7 @@ impl<C: Counts> Partition<C> {
     }
 
     #[inline]
-    fn add(&mut self, ply: Ply) {
+    fn add(&mut self, ply: Ply, games: &[GameRatings]) {
         let home = self.home(ply.key);
         let mut i = home;
         let mut rank = 0u16;
@@ -186,13 +339,13 @@ impl<C: Counts> Partition<C> {
                     rank,
                     counts: C::default(),
                 };
-                slot.counts.add(ply.points);
+                slot.counts.add_ply(&ply, games);
                 self.len += 1;
                 break slot.counts.needs_halving();
             }
             if slot.key == ply.key {
                 if slot.mv == ply.mv {
-                    slot.counts.add(ply.points);
+                    slot.counts.add_ply(&ply, games);
                     break slot.counts.needs_halving();
                 }
                 rank += 1;
@@ -322,19 +475,20 @@ impl<C: Counts> Tally<C> {
         let _ = slot;
     }
 
-    /// Counts one ply, unless the table must first be spilled.
+    /// Counts one ply (`games`: its chunk's games, for counts that keep their ratings), unless
+    /// the table must first be spilled.
     #[inline]
-    pub fn add(&mut self, ply: Ply) -> Pressure {
-        self.add_within(ply, true)
+    pub fn add(&mut self, ply: Ply, games: &[GameRatings]) -> Pressure {
+        self.add_within(ply, games, true)
     }
 
     /// Counts one ply, growing past the budget if need be.
-    pub fn add_anyway(&mut self, ply: Ply) {
-        let _ = self.add_within(ply, false);
+    pub fn add_anyway(&mut self, ply: Ply, games: &[GameRatings]) {
+        let _ = self.add_within(ply, games, false);
     }
 
     #[inline]
-    fn add_within(&mut self, ply: Ply, budgeted: bool) -> Pressure {
+    fn add_within(&mut self, ply: Ply, games: &[GameRatings], budgeted: bool) -> Pressure {
         let p = (ply.key >> 56) as usize;
         let part = &mut self.parts[p];
         if part.needs_growth() {
@@ -357,7 +511,7 @@ impl<C: Counts> Tally<C> {
             self.bytes += (new - old) * Self::SLOT_BYTES;
         }
         let before = part.len;
-        part.add(ply);
+        part.add(ply, games);
         self.distinct += (part.len - before) as u64;
         Pressure::None
     }
@@ -393,18 +547,23 @@ mod tests {
     use super::*;
 
     fn ply(key: u64, mv: u16, points: u8) -> Ply {
-        Ply { key, mv, points }
+        Ply {
+            key,
+            mv,
+            points,
+            game: 0,
+        }
     }
 
     #[test]
     fn counts_ranks_and_halving() {
         let mut t: Tally<PolyglotCounts> = Tally::new(None);
         let key = 0x1234_5678_9abc_def0;
-        t.add(ply(key, 7, 2));
-        t.add(ply(key, 9, 1));
-        t.add(ply(key, 7, 0));
+        t.add(ply(key, 7, 2), &[]);
+        t.add(ply(key, 9, 1), &[]);
+        t.add(ply(key, 7, 0), &[]);
         for _ in 0..(COUNT_MAX - 2) {
-            t.add(ply(key, 7, 1));
+            t.add(ply(key, 7, 1), &[]);
         }
         // Move 7 reached 16384 games: both moves were halved, rounding up.
         let out = t.drain_partition((key >> 56) as usize, 0);
@@ -453,8 +612,8 @@ mod tests {
         t.set_progress(progress);
         for i in 0..100_000u64 {
             let key = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            t.add(ply(key, 1, 2));
-            t.add(ply(key, 1, 0));
+            t.add(ply(key, 1, 2), &[]);
+            t.add(ply(key, 1, 0), &[]);
         }
         assert_eq!(t.distinct, 100_000);
         let mut total = 0;
@@ -477,7 +636,7 @@ mod tests {
         let mut t: Tally<PolyglotCounts> = Tally::new(Some(64 * 1024));
         let mut spilled = false;
         for i in 0..100_000u64 {
-            if let Pressure::Spill = t.add(ply(i.wrapping_mul(0x9e37_79b9_7f4a_7c15), 1, 1)) {
+            if let Pressure::Spill = t.add(ply(i.wrapping_mul(0x9e37_79b9_7f4a_7c15), 1, 1), &[]) {
                 spilled = true;
                 break;
             }

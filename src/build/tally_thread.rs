@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender};
 
 use super::book_out::Sink;
-use super::game::Ply;
+use super::game::{GameRatings, Ply};
 use super::memory::MemoryPlan;
 use super::reorder::Reorder;
 use super::spill::{Run, spill_tally};
@@ -24,11 +24,14 @@ pub struct Bucketed {
     plies: Vec<Ply>,
     /// `plies[starts[p]..starts[p + 1]]` belong to partition `p`.
     starts: Vec<usize>,
+    /// The chunk's games' ratings and dates, which the plies point to (`tally --ratings`;
+    /// empty otherwise).
+    games: Vec<GameRatings>,
 }
 
 impl Bucketed {
-    /// A stable counting sort by partition.
-    pub fn new(plies: Vec<Ply>) -> Bucketed {
+    /// A stable counting sort by partition (`games`: what the plies' [`Ply::game`] point to).
+    pub fn new(plies: Vec<Ply>, games: Vec<GameRatings>) -> Bucketed {
         let mut starts = vec![0usize; PARTITIONS + 1];
         for ply in &plies {
             starts[partition(ply.key) + 1] += 1;
@@ -41,7 +44,8 @@ impl Bucketed {
             Ply {
                 key: 0,
                 mv: 0,
-                points: 0
+                points: 0,
+                game: 0,
             };
             plies.len()
         ];
@@ -53,6 +57,7 @@ impl Bucketed {
         Bucketed {
             plies: sorted,
             starts,
+            games,
         }
     }
 
@@ -93,7 +98,7 @@ pub struct TallyResult<C> {
 /// tally thread owns among `n`. When nothing was spilled, the last chunks are applied one
 /// partition at a time, and each partition, then complete, is made into the output's part (book
 /// entries, or pairs) at once (while its slots are still in cache) and sent on.
-pub fn tally_thread<C: Counts, S: Sink>(
+pub fn tally_thread<C: Counts<Wide = S::Wide>, S: Sink>(
     t: usize,
     n: usize,
     channels: TallyChannels<S::Part>,
@@ -183,6 +188,7 @@ fn apply_partition<C: Counts>(
     mut spill: impl FnMut(&mut Tally<C>) -> Result<(), BuildError>,
 ) -> Result<(), BuildError> {
     let plies = work.plies.partition(p);
+    let games = &work.plies.games[..];
     tally.set_progress(work.progress);
     // Fetch a few plies ahead: overlap the cache misses.
     const AHEAD: usize = 8;
@@ -190,9 +196,9 @@ fn apply_partition<C: Counts>(
         if let Some(later) = plies.get(i + AHEAD) {
             tally.prefetch(later.key);
         }
-        if let Pressure::Spill = tally.add(ply) {
+        if let Pressure::Spill = tally.add(ply, games) {
             spill(tally)?;
-            tally.add_anyway(ply);
+            tally.add_anyway(ply, games);
         }
     }
     Ok(())

@@ -148,6 +148,7 @@ impl GameArgs {
                 name: name.trim().to_string(),
                 color: self.color,
             }),
+            ratings: false,
         })
     }
 }

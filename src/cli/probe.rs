@@ -274,7 +274,7 @@ fn probe_tally(args: &Args) -> CliResult {
         .find(polybook::book::Key::of(&pos).0)
         .map_err(super::tally::tally_error)?;
     let probe = book.as_ref().map(|b| b.probe(&pos));
-    let stats = polybook::tally::position_stats(&pos, &pairs, probe.as_ref());
+    let stats = polybook::tally::position_stats(&pos, &pairs, probe.as_ref(), lookup.has_ratings());
     if args.json {
         let text = serde_json::to_string(&stats).map_err(CliError::data)?;
         return outln!("{text}");

@@ -32,6 +32,11 @@ pub struct Args {
     /// pipes such as the Spark job's.
     #[arg(long, value_enum, ignore_case = true, default_value_t = Format::Parquet)]
     format: Format,
+    /// Also keep, per (position, move), the games where both players are rated (WhiteElo and
+    /// BlackElo), the sums of the mover's and the opponent's ratings over them, and the latest
+    /// Date: four more columns, for the average ratings and the last date `probe` shows.
+    #[arg(long)]
+    ratings: bool,
     #[command(flatten)]
     games: GameArgs,
     #[command(flatten)]
@@ -56,6 +61,11 @@ pub fn run(args: Args) -> CliResult {
         if args.format != Format::Parquet {
             return Err(CliError::usage("--merge writes Parquet only"));
         }
+        if args.ratings {
+            return Err(CliError::usage(
+                "--ratings is for counting games; --merge keeps the ratings the tallies have",
+            ));
+        }
         return merge(&args);
     }
     if args.output == Path::new("-") {
@@ -70,7 +80,8 @@ pub fn run(args: Args) -> CliResult {
             ));
         }
     }
-    let filter = args.games.filter()?;
+    let mut filter = args.games.filter()?;
+    filter.ratings = args.ratings;
     let opts = args.reading.options(filter, EntryRules::default())?;
     let inputs = expand(&args.inputs).map_err(CliError::data)?;
     let cancel = cancel_on_signals();
@@ -221,7 +232,8 @@ fn pct(n: u64, of: u64) -> String {
 }
 
 /// Prints one position's statistics as a table: each move's games, its share, the mover's
-/// win/draw/loss percentages and a bar (and the book's weight, with a book).
+/// win/draw/loss percentages and a bar (and the book's weight, with a book; the average ratings
+/// and the latest date, from a tally made with `--ratings`).
 pub fn print_stats(stats: &TallyJson, pos: &Chess) -> CliResult {
     let with_book = stats.moves.iter().any(|m| m.weight.is_some());
     outln!("FEN  {}", stats.fen)?;
@@ -236,6 +248,12 @@ pub fn print_stats(stats: &TallyJson, pos: &Chess) -> CliResult {
     );
     if with_book {
         header += "  weight";
+    }
+    if stats.ratings {
+        header += &format!(
+            "  {:>10} {:>7} {:>10}",
+            "avg rating", "avg opp", "last date"
+        );
     }
     if !stats.moves.is_empty() {
         outln!("{}", header.trim_end())?;
@@ -260,6 +278,15 @@ pub fn print_stats(stats: &TallyJson, pos: &Chess) -> CliResult {
                 Some(w) => format!("  {w:>6}"),
                 None => format!("  {:>6}", "-"),
             };
+        }
+        if stats.ratings {
+            let number = |n: Option<Option<u64>>| n.flatten().map_or("-".into(), |n| n.to_string());
+            line += &format!(
+                "  {:>10} {:>7} {:>10}",
+                number(m.avg_rating),
+                number(m.avg_opponent_rating),
+                m.last_date.clone().flatten().unwrap_or_else(|| "-".into())
+            );
         }
         outln!("{}", line.trim_end())?;
     }

@@ -80,12 +80,16 @@ pub fn tally(explorer: &Explorer, query: &str) -> Option<Result<String, ApiError
         let pos = position(explorer, query)?;
         let key = crate::book::Key::of(&pos).0;
         // A lookup reads the file: one request at a time (another waits micro- to milliseconds).
-        let pairs = lookup
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .find(key)
-            .map_err(|e| ApiError::Tally(e.to_string()))?;
-        let stats = position_stats(&pos, &pairs, None);
+        let (pairs, ratings) = {
+            let mut lookup = lookup
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let pairs = lookup
+                .find(key)
+                .map_err(|e| ApiError::Tally(e.to_string()))?;
+            (pairs, lookup.has_ratings())
+        };
+        let stats = position_stats(&pos, &pairs, None, ratings);
         Ok(serde_json::to_string(&stats).expect("serializing strings and numbers cannot fail"))
     })())
 }

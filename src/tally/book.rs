@@ -289,6 +289,7 @@ mod tests {
                     wins: wins + 1,
                     draws,
                     losses,
+                    rating: Default::default(),
                 });
             }
         };

@@ -12,6 +12,14 @@
 //! | `wins`, `draws`, `losses` | INT64 | their results for the mover |
 //! | `first` | INT64 | when the move first appeared among its position's moves: 0, 1, 2… |
 //!
+//! With `tally --ratings`, four more columns (and `polybook.ratings` = `1` in the metadata):
+//!
+//! | column | Parquet type | what |
+//! | --- | --- | --- |
+//! | `rated_games` | INT64 | games in which both players had a rating (`WhiteElo`, `BlackElo` > 0) |
+//! | `mover_rating_sum`, `opponent_rating_sum` | INT64 | over those games, the sums of the mover's and the other side's ratings |
+//! | `last_date` | INT32 | the latest `Date` of the games as `yyyymmdd` (unknown month or day as 00; 0 if none had one) |
+//!
 //! SQL engines and Spark have no unsigned 64-bit integer: a key stored as it is would sort its
 //! upper half before the lower. Stored minus 2^63, any engine groups, sorts and range-partitions
 //! keys correctly as signed numbers. The file's key-value metadata says it is a tally
@@ -43,7 +51,7 @@ use parquet::schema::types::{ColumnDescPtr, ColumnPath, SchemaDescPtr, SchemaDes
 
 use super::TallyError;
 use crate::atomic::AtomicFile;
-use crate::build::{PairColumns, PairCount};
+use crate::build::{PairColumns, PairCount, RatingSums};
 use crate::text::quote_path;
 
 /// The columns of a tally, in the order polybook writes them.
@@ -58,6 +66,14 @@ pub const COLUMNS: [(&str, PhysicalType); 8] = [
     ("first", PhysicalType::INT64),
 ];
 
+/// The columns `tally --ratings` adds, after [`COLUMNS`].
+pub const RATING_COLUMNS: [(&str, PhysicalType); 4] = [
+    ("rated_games", PhysicalType::INT64),
+    ("mover_rating_sum", PhysicalType::INT64),
+    ("opponent_rating_sum", PhysicalType::INT64),
+    ("last_date", PhysicalType::INT32),
+];
+
 const SCHEMA: &str = "message polybook_tally {
     REQUIRED INT64 key;
     REQUIRED INT32 move;
@@ -69,6 +85,21 @@ const SCHEMA: &str = "message polybook_tally {
     REQUIRED INT64 first;
 }";
 
+const SCHEMA_RATED: &str = "message polybook_tally {
+    REQUIRED INT64 key;
+    REQUIRED INT32 move;
+    REQUIRED BOOLEAN black;
+    REQUIRED INT64 games;
+    REQUIRED INT64 wins;
+    REQUIRED INT64 draws;
+    REQUIRED INT64 losses;
+    REQUIRED INT64 first;
+    REQUIRED INT64 rated_games;
+    REQUIRED INT64 mover_rating_sum;
+    REQUIRED INT64 opponent_rating_sum;
+    REQUIRED INT32 last_date;
+}";
+
 /// Rows per row group: a probe reads the one or two groups whose key range holds its key.
 const ROW_GROUP: usize = 1 << 16;
 
@@ -78,6 +109,8 @@ pub const MARK: (&str, &str) = ("polybook.tally", "1");
 pub const OPTIONS: &str = "polybook.options";
 /// The metadata key of the number of games counted.
 pub const GAMES: &str = "polybook.games";
+/// The metadata key that says the tally has the [`RATING_COLUMNS`] (`1`; absent otherwise).
+pub const RATINGS: &str = "polybook.ratings";
 
 /// The metadata key under which Spark stores a dataset's schema (with each column's metadata).
 const SPARK_SCHEMA: &str = "org.apache.spark.sql.parquet.row.metadata";
@@ -111,6 +144,8 @@ pub struct TallyMeta {
     pub options: String,
     /// Games counted (used).
     pub games: u64,
+    /// It has the [`RATING_COLUMNS`] (`tally --ratings`).
+    pub ratings: bool,
 }
 
 /// The columns of one row group, as read.
@@ -124,6 +159,12 @@ pub(super) struct Columns {
     pub draws: Vec<i64>,
     pub losses: Vec<i64>,
     pub first: Vec<i64>,
+    /// The [`RATING_COLUMNS`] were read (else they are empty).
+    pub rated: bool,
+    pub rated_games: Vec<i64>,
+    pub mover_sum: Vec<i64>,
+    pub opponent_sum: Vec<i64>,
+    pub last_date: Vec<i32>,
 }
 
 impl Columns {
@@ -148,6 +189,28 @@ impl Columns {
                 "row {row}: {games} games but {wins} wins, {draws} draws and {losses} losses"
             ));
         }
+        let mut rating = RatingSums::default();
+        if self.rated {
+            let (Some(rated_games), Some(mover_sum), Some(opponent_sum), Ok(last_date)) = (
+                count(self.rated_games[i]),
+                count(self.mover_sum[i]),
+                count(self.opponent_sum[i]),
+                u32::try_from(self.last_date[i]),
+            ) else {
+                return Err(format!("row {row}: a rating sum or date out of range"));
+            };
+            if rated_games > games {
+                return Err(format!(
+                    "row {row}: {rated_games} rated games of {games} games"
+                ));
+            }
+            rating = RatingSums {
+                rated_games,
+                mover_sum,
+                opponent_sum,
+                last_date,
+            };
+        }
         Ok(PairCount {
             key: key_of_stored(self.key[i]),
             mv,
@@ -157,6 +220,7 @@ impl Columns {
             wins,
             draws,
             losses,
+            rating,
         })
     }
 
@@ -173,6 +237,16 @@ impl Columns {
             wins: self.wins[i] as u64,
             draws: self.draws[i] as u64,
             losses: self.losses[i] as u64,
+            rating: if self.rated {
+                RatingSums {
+                    rated_games: self.rated_games[i] as u64,
+                    mover_sum: self.mover_sum[i] as u64,
+                    opponent_sum: self.opponent_sum[i] as u64,
+                    last_date: self.last_date[i] as u32,
+                }
+            } else {
+                RatingSums::default()
+            },
         }
     }
 
@@ -191,6 +265,12 @@ impl Columns {
                 | !(0..BIG).contains(&l)
                 | (self.first[i] < 0)
                 | (w + d + l != g)
+                | (self.rated
+                    && ((self.rated_games[i] < 0)
+                        | (self.rated_games[i] > g)
+                        | (self.mover_sum[i] < 0)
+                        | (self.opponent_sum[i] < 0)
+                        | (self.last_date[i] < 0)))
         });
         match bad {
             Some(i) => match self.pair(i, before + i as u64 + 1) {
@@ -210,11 +290,15 @@ impl Columns {
             &mut self.draws,
             &mut self.losses,
             &mut self.first,
+            &mut self.rated_games,
+            &mut self.mover_sum,
+            &mut self.opponent_sum,
         ] {
             v.clear();
         }
         self.mv.clear();
         self.black.clear();
+        self.last_date.clear();
     }
 }
 
@@ -245,6 +329,8 @@ pub struct TallyWriter {
     last_key: Option<u64>,
     /// Encoder threads wanted, started on the first full group.
     threads: usize,
+    /// It writes the [`RATING_COLUMNS`].
+    rated: bool,
     encoders: Option<Encoders>,
     /// The groups being encoded, in file order.
     pending: VecDeque<Receiver<Result<EncodedGroup, String>>>,
@@ -273,9 +359,15 @@ impl TallyWriter {
     /// A new tally at `path` (a temporary file until [`TallyWriter::finish`]), encoded on as
     /// many threads as there are cores (at most 4).
     pub fn create(path: &Path) -> Result<TallyWriter, TallyError> {
+        Self::create_with(path, false)
+    }
+
+    /// A new tally at `path`, with the [`RATING_COLUMNS`] if `rated` (the pairs' ratings).
+    pub fn create_with(path: &Path, rated: bool) -> Result<TallyWriter, TallyError> {
         let write_err = write_error(path);
         let file = AtomicFile::create(path).map_err(|e| write_err(e.to_string()))?;
-        let schema = Arc::new(parse_message_type(SCHEMA).map_err(|e| write_err(e.to_string()))?);
+        let text = if rated { SCHEMA_RATED } else { SCHEMA };
+        let schema = Arc::new(parse_message_type(text).map_err(|e| write_err(e.to_string()))?);
         let zstd = ZstdLevel::try_new(1).map_err(|e| write_err(e.to_string()))?;
         // The counts are small and the keys and stamps grow slowly: every integer column is
         // stored as bit-packed deltas (a dictionary costs more time and saves nothing here),
@@ -312,10 +404,14 @@ impl TallyWriter {
             props,
             pieces: Vec::new(),
             waiting: 0,
-            open: PairColumns::default(),
+            open: PairColumns {
+                rated,
+                ..PairColumns::default()
+            },
             written: 0,
             last_key: None,
             threads,
+            rated,
             encoders: None,
             pending: VecDeque::new(),
         })
@@ -351,6 +447,11 @@ impl TallyWriter {
             return Ok(());
         };
         debug_assert!(self.last_key.is_none_or(|k| k <= pairs.key[0]));
+        if pairs.rated != self.rated {
+            return Err(write_error(&self.path)(
+                "rows with and without ratings in one tally".into(),
+            ));
+        }
         self.last_key = Some(last);
         self.seal()?;
         self.add_piece(Arc::new(pairs))
@@ -361,7 +462,13 @@ impl TallyWriter {
         if self.open.is_empty() {
             return Ok(());
         }
-        let open = std::mem::take(&mut self.open);
+        let open = std::mem::replace(
+            &mut self.open,
+            PairColumns {
+                rated: self.rated,
+                ..PairColumns::default()
+            },
+        );
         self.add_piece(Arc::new(open))
     }
 
@@ -454,6 +561,10 @@ impl TallyWriter {
             self.writer
                 .append_key_value_metadata(KeyValue::new(k.to_string(), v));
         }
+        if self.rated {
+            self.writer
+                .append_key_value_metadata(KeyValue::new(RATINGS.to_string(), "1".to_string()));
+        }
         let file = self
             .writer
             .into_inner()
@@ -502,6 +613,11 @@ struct Gathered {
     mv: Vec<i32>,
     black: Vec<bool>,
     counts: [Vec<i64>; 5],
+    /// The ratings' columns (`rated_games`, the two sums), and `last_date`: when the rows
+    /// have them.
+    rated: bool,
+    sums: [Vec<i64>; 3],
+    last_date: Vec<i32>,
 }
 
 impl Gathered {
@@ -510,6 +626,9 @@ impl Gathered {
         self.mv.clear();
         self.black.clear();
         self.counts.iter_mut().for_each(Vec::clear);
+        self.sums.iter_mut().for_each(Vec::clear);
+        self.last_date.clear();
+        self.rated = pieces.first().is_some_and(|(c, _)| c.rated);
         for (columns, range) in pieces {
             let c = &**columns;
             let r = range.clone();
@@ -525,6 +644,17 @@ impl Gathered {
             {
                 out.extend(column[r.clone()].iter().map(|&n| signed(n)));
             }
+            if self.rated {
+                for (out, column) in
+                    self.sums
+                        .iter_mut()
+                        .zip([&c.rated_games, &c.mover_sum, &c.opponent_sum])
+                {
+                    out.extend(column[r.clone()].iter().map(|&n| signed(n)));
+                }
+                self.last_date
+                    .extend(c.last_date[r.clone()].iter().map(|&d| d as i32));
+            }
         }
     }
 
@@ -536,7 +666,7 @@ impl Gathered {
     ) -> parquet::errors::Result<EncodedGroup> {
         let col = |i: usize| (schema.column(i), props.clone());
         let [games, wins, draws, losses, first] = &self.counts;
-        Ok(vec![
+        let mut chunks = vec![
             encode_column::<Int64Type>(col(0), &self.key)?,
             encode_column::<Int32Type>(col(1), &self.mv)?,
             encode_column::<BoolType>(col(2), &self.black)?,
@@ -545,7 +675,15 @@ impl Gathered {
             encode_column::<Int64Type>(col(5), draws)?,
             encode_column::<Int64Type>(col(6), losses)?,
             encode_column::<Int64Type>(col(7), first)?,
-        ])
+        ];
+        if self.rated {
+            let [rated_games, mover_sum, opponent_sum] = &self.sums;
+            chunks.push(encode_column::<Int64Type>(col(8), rated_games)?);
+            chunks.push(encode_column::<Int64Type>(col(9), mover_sum)?);
+            chunks.push(encode_column::<Int64Type>(col(10), opponent_sum)?);
+            chunks.push(encode_column::<Int32Type>(col(11), &self.last_date)?);
+        }
+        Ok(chunks)
     }
 }
 
@@ -577,6 +715,10 @@ pub struct TallyReader {
     meta: TallyMeta,
     /// Where each of [`COLUMNS`] is in the file.
     index: [usize; 8],
+    /// Where each of [`RATING_COLUMNS`] is, when the tally has them.
+    rating_index: Option<[usize; 4]>,
+    /// Whether they are read (a book leaves them).
+    read_ratings: bool,
     /// The row group loaded, and the next row of it to hand out.
     group: usize,
     rows: Columns,
@@ -606,8 +748,7 @@ impl TallyReader {
         };
         let metadata = reader.metadata().file_metadata();
         let schema = metadata.schema_descr();
-        let mut index = [0usize; 8];
-        for (slot, (name, ty)) in index.iter_mut().zip(COLUMNS) {
+        let column = |name: &str, ty: PhysicalType| {
             let found = (0..schema.num_columns()).find(|&i| schema.column(i).name() == name);
             let Some(i) = found else {
                 return Err(not_tally(format!("it has no column {name:?}")));
@@ -619,7 +760,11 @@ impl TallyReader {
                     col.physical_type()
                 )));
             }
-            *slot = i;
+            Ok(i)
+        };
+        let mut index = [0usize; 8];
+        for (slot, (name, ty)) in index.iter_mut().zip(COLUMNS) {
+            *slot = column(name, ty)?;
         }
         let file_kv = |key: &str| {
             metadata
@@ -646,15 +791,36 @@ impl TallyReader {
             }
             None => return Err(not_tally(format!("its metadata has no {:?} mark", MARK.0))),
         }
+        let ratings = kv(RATINGS).is_some_and(|v| v == "1");
+        let rating_index = if ratings {
+            let mut index = [0usize; 4];
+            for (slot, (name, ty)) in index.iter_mut().zip(RATING_COLUMNS) {
+                *slot = column(name, ty).map_err(|e| {
+                    not_tally(format!(
+                        "its metadata says it has ratings, but {}",
+                        match e {
+                            TallyError::NotTally { why, .. } => why,
+                            e => e.to_string(),
+                        }
+                    ))
+                })?;
+            }
+            Some(index)
+        } else {
+            None
+        };
         let meta = TallyMeta {
             options: kv(OPTIONS).unwrap_or_default(),
             games: kv(GAMES).and_then(|g| g.parse().ok()).unwrap_or(0),
+            ratings,
         };
         Ok(TallyReader {
             path: path.to_path_buf(),
             reader,
             meta,
             index,
+            rating_index,
+            read_ratings: ratings,
             group: 0,
             rows: Columns::default(),
             next: 0,
@@ -665,6 +831,12 @@ impl TallyReader {
 
     pub fn meta(&self) -> &TallyMeta {
         &self.meta
+    }
+
+    /// Leaves the [`RATING_COLUMNS`] unread (their pairs' [`RatingSums`] are zero): for a book,
+    /// which does not use them.
+    pub fn skip_ratings(&mut self) {
+        self.read_ratings = false;
     }
 
     pub fn path(&self) -> &Path {
@@ -713,6 +885,14 @@ impl TallyReader {
         read_column::<Int64Type>(&*rg, self.index[5], n, &mut rows.draws).map_err(&err)?;
         read_column::<Int64Type>(&*rg, self.index[6], n, &mut rows.losses).map_err(&err)?;
         read_column::<Int64Type>(&*rg, self.index[7], n, &mut rows.first).map_err(&err)?;
+        rows.rated = false;
+        if let Some(r) = self.rating_index.filter(|_| self.read_ratings) {
+            read_column::<Int64Type>(&*rg, r[0], n, &mut rows.rated_games).map_err(&err)?;
+            read_column::<Int64Type>(&*rg, r[1], n, &mut rows.mover_sum).map_err(&err)?;
+            read_column::<Int64Type>(&*rg, r[2], n, &mut rows.opponent_sum).map_err(&err)?;
+            read_column::<Int32Type>(&*rg, r[3], n, &mut rows.last_date).map_err(&err)?;
+            rows.rated = true;
+        }
         Ok(())
     }
 
@@ -967,6 +1147,7 @@ mod tests {
             wins: games,
             draws: 0,
             losses: 0,
+            rating: RatingSums::default(),
         }
     }
 
@@ -991,6 +1172,7 @@ mod tests {
         let meta = TallyMeta {
             options: "--max-ply 8".into(),
             games: 3,
+            ratings: false,
         };
         assert_eq!(w.finish(&meta, false).unwrap(), rows.len() as u64);
         let mut r = TallyReader::open(&path).unwrap();

@@ -24,7 +24,7 @@ impl TallyLookup {
     /// with the same options.
     pub fn open(paths: &[&Path]) -> Result<TallyLookup, TallyError> {
         Ok(TallyLookup {
-            readers: open_all(paths, None)?,
+            readers: open_all(paths, None, false)?,
             names: paths.iter().map(|p| p.to_path_buf()).collect(),
             combined: Vec::new(),
         })
@@ -38,6 +38,11 @@ impl TallyLookup {
     /// Games counted in all the tallies.
     pub fn games(&self) -> u64 {
         self.readers.iter().map(|r| r.meta().games).sum()
+    }
+
+    /// Whether the tallies have the ratings' columns (`tally --ratings`; all or none have).
+    pub fn has_ratings(&self) -> bool {
+        self.readers.first().is_some_and(|r| r.meta().ratings)
     }
 
     /// The options the tallies were made with (the same for all).
@@ -85,6 +90,7 @@ mod tests {
             wins: games,
             draws: 0,
             losses: 0,
+            rating: Default::default(),
         }
     }
 

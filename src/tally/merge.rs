@@ -132,6 +132,7 @@ pub(super) fn combine(
                     c.wins += p.wins;
                     c.draws += p.draws;
                     c.losses += p.losses;
+                    c.rating.add(&p.rating);
                     *first = (*first).min(stamp);
                 }
                 None => combined.push((stamp, p)),
@@ -174,6 +175,7 @@ mod tests {
             wins,
             draws: 0,
             losses,
+            rating: Default::default(),
         }
     }
 

@@ -21,7 +21,8 @@
 //! A tally is the build's count table before any filtering of moves, with 64-bit counts: a book
 //! made from it with `--weights games` or `wins` is byte for byte the book `build` makes from the
 //! same games. Tallies made with different game options (`--max-ply`, the filters) count
-//! different things: they are refused together.
+//! different things: they are refused together. So are, except for a book (which does not read
+//! them), tallies with and without the ratings' columns of `tally --ratings`.
 
 mod book;
 mod file;
@@ -36,7 +37,9 @@ use std::time::Instant;
 
 use thiserror::Error;
 
-pub use file::{COLUMNS, TallyMeta, TallyReader, TallyWriter, key_of_stored, stored_key};
+pub use file::{
+    COLUMNS, RATING_COLUMNS, TallyMeta, TallyReader, TallyWriter, key_of_stored, stored_key,
+};
 pub use lookup::TallyLookup;
 pub use merge::TallyMerge;
 pub use stats::{IllegalStats, MoveStats, TallyJson, position_stats};
@@ -67,6 +70,11 @@ pub enum TallyError {
         other: String,
         other_options: String,
     },
+    #[error(
+        "{with} has the ratings' columns (tally --ratings) and {without} has not; \
+         make both with or both without --ratings"
+    )]
+    MixedRatings { with: String, without: String },
     #[error("{0}: is one of the inputs; refusing to write over it")]
     OutputIsInput(String),
     #[error("{0}")]
@@ -152,7 +160,8 @@ pub fn tally_pgn(
         }
     }
     let start = Instant::now();
-    let mut sink = FileSink(TallyWriter::create(output)?.threads(opts.threads));
+    let writer = TallyWriter::create_with(output, opts.filter.ratings)?;
+    let mut sink = FileSink(writer.threads(opts.threads));
     let mut report =
         crate::build::count_pairs(inputs, &mut sink, opts, cancel, progress).map_err(|e| {
             match e {
@@ -167,6 +176,7 @@ pub fn tally_pgn(
     let meta = TallyMeta {
         options: options_of(&opts.filter),
         games: report.used,
+        ratings: opts.filter.ratings,
     };
     sink.0.finish(&meta, opts.fsync)?;
     report.seconds = start.elapsed().as_secs_f64();
@@ -174,15 +184,16 @@ pub fn tally_pgn(
     Ok(report)
 }
 
-/// Writes each position's pairs as lines of tab-separated values.
-struct TsvSink<'a>(&'a mut dyn Write);
+/// Writes each position's pairs as lines of tab-separated values (with their ratings' columns
+/// if `.1`).
+struct TsvSink<'a>(&'a mut dyn Write, bool);
 
 impl PositionSink for TsvSink<'_> {
     fn position(&mut self, pairs: &[PairCount]) -> Result<(), BuildError> {
         pairs
             .iter()
             .try_for_each(|p| {
-                writeln!(
+                write!(
                     self.0,
                     "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
                     stored_key(p.key),
@@ -193,7 +204,16 @@ impl PositionSink for TsvSink<'_> {
                     p.draws,
                     p.losses,
                     p.first
-                )
+                )?;
+                if self.1 {
+                    let r = &p.rating;
+                    write!(
+                        self.0,
+                        "\t{}\t{}\t{}\t{}",
+                        r.rated_games, r.mover_sum, r.opponent_sum, r.last_date
+                    )?;
+                }
+                writeln!(self.0)
             })
             .map_err(|e| BuildError::Output {
                 name: String::new(),
@@ -206,10 +226,14 @@ impl PositionSink for TsvSink<'_> {
 pub const TSV_OPTIONS: &str = "#options\t";
 /// The second line of a tally as text: the columns.
 pub const TSV_COLUMNS: &str = "key\tmove\tblack\tgames\twins\tdraws\tlosses\tfirst";
+/// The columns that follow with `--ratings`.
+pub const TSV_RATING_COLUMNS: &str =
+    "\trated_games\tmover_rating_sum\topponent_rating_sum\tlast_date";
 
 /// [`tally_pgn`] as text, for pipes (the map step of the Spark job): a line `#options\t…`, a line
 /// naming the columns, then one line per pair with the Parquet file's columns, tab-separated
-/// (`black` as 0 or 1, `key` stored as in the file), by key. `out` is where it goes.
+/// (`black` as 0 or 1, `key` stored as in the file; with `--ratings` the four ratings' columns
+/// last), by key. `out` is where it goes.
 pub fn tally_pgn_tsv(
     inputs: &[Input],
     out: &mut dyn Write,
@@ -224,16 +248,20 @@ pub fn tally_pgn_tsv(
         why: crate::text::reason(&e),
     };
     writeln!(out, "{TSV_OPTIONS}{}", options_of(&opts.filter)).map_err(write_err)?;
-    writeln!(out, "{TSV_COLUMNS}").map_err(write_err)?;
-    let mut report = crate::build::count_pairs(inputs, &mut TsvSink(out), opts, cancel, progress)
-        .map_err(|e| match e {
-        BuildError::Output { why, .. } => TallyError::Write {
-            path: name.to_string(),
-            why,
+    let rated = opts.filter.ratings;
+    let more = if rated { TSV_RATING_COLUMNS } else { "" };
+    writeln!(out, "{TSV_COLUMNS}{more}").map_err(write_err)?;
+    let mut sink = TsvSink(out, rated);
+    let mut report = crate::build::count_pairs(inputs, &mut sink, opts, cancel, progress).map_err(
+        |e| match e {
+            BuildError::Output { why, .. } => TallyError::Write {
+                path: name.to_string(),
+                why,
+            },
+            e => TallyError::Build(e),
         },
-        e => TallyError::Build(e),
-    })?;
-    out.flush().map_err(write_err)?;
+    )?;
+    sink.0.flush().map_err(write_err)?;
     report.seconds = start.elapsed().as_secs_f64();
     report.games_per_second = report.games as f64 / report.seconds.max(1e-9);
     Ok(report)
@@ -258,8 +286,13 @@ pub struct SumReport {
 }
 
 /// Opens the tallies (files, or folders of them as Spark writes them) and checks that they were
-/// made with the same options (and that `output`, if any, is none of them).
-fn open_all(inputs: &[&Path], output: Option<&Path>) -> Result<Vec<TallyReader>, TallyError> {
+/// made with the same options (and that `output`, if any, is none of them); unless
+/// `any_ratings`, also that all or none have the ratings' columns.
+fn open_all(
+    inputs: &[&Path],
+    output: Option<&Path>,
+    any_ratings: bool,
+) -> Result<Vec<TallyReader>, TallyError> {
     let mut readers: Vec<TallyReader> = Vec::new();
     let mut files = Vec::new();
     for &input in inputs {
@@ -285,6 +318,20 @@ fn open_all(inputs: &[&Path], output: Option<&Path>) -> Result<Vec<TallyReader>,
                 first_options: first.meta().options.clone(),
                 other: quote_path(path),
                 other_options: reader.meta().options.clone(),
+            });
+        }
+        if let Some(first) = readers.first()
+            && !any_ratings
+            && first.meta().ratings != reader.meta().ratings
+        {
+            let (with, without) = if first.meta().ratings {
+                (first.path(), path)
+            } else {
+                (path, first.path())
+            };
+            return Err(TallyError::MixedRatings {
+                with: quote_path(with),
+                without: quote_path(without),
             });
         }
         readers.push(reader);
@@ -404,14 +451,17 @@ pub fn merge_tallies(
     output: &Path,
     fsync: bool,
 ) -> Result<SumReport, TallyError> {
-    let mut writer = TallyWriter::create(output)?;
-    let mut report = sum_tallies(open_all(inputs, Some(output))?, |pairs| {
+    let readers = open_all(inputs, Some(output), false)?;
+    let ratings = readers.first().is_some_and(|r| r.meta().ratings);
+    let mut writer = TallyWriter::create_with(output, ratings)?;
+    let mut report = sum_tallies(readers, |pairs| {
         writer.push_all(pairs)?;
         Ok(pairs.len() as u64)
     })?;
     let meta = TallyMeta {
         options: report.options.clone(),
         games: report.games,
+        ratings,
     };
     let start = Instant::now();
     writer.finish(&meta, fsync)?;
@@ -428,7 +478,9 @@ pub fn book_from_tallies(
     fsync: bool,
 ) -> Result<SumReport, TallyError> {
     let mut writer = BookWriter::create(output)?.sync(fsync);
-    let readers = open_all(inputs, Some(output))?;
+    // A book reads no ratings: tallies with and without them make the same book.
+    let mut readers = open_all(inputs, Some(output), true)?;
+    readers.iter_mut().for_each(TallyReader::skip_ratings);
     if let [reader] = &readers[..] {
         // One tally: no merge, its row groups made into entries on every core.
         let start = Instant::now();
