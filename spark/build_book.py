@@ -16,6 +16,10 @@ that its part files, in name order, are one tally: `polybook book DIR` and `poly
 DIR` read the folder. The options the counts were made with are stored in the `key` column's
 metadata, where polybook looks for them in a file Spark wrote.
 
+With --ratings, each task runs `polybook tally --ratings` and the group-by also sums rated_games,
+mover_rating_sum and opponent_rating_sum and keeps the latest last_date, as `polybook tally --merge`
+does; the dataset has those four columns too (and `polybook.ratings` in the key's metadata).
+
 Options after the known ones go to `polybook tally` (`--max-ply 20`, `--min-elo 2000`, ...).
 Each task holds its input file in memory: split very large files at game boundaries first
 (e.g. `pgn-extract -#1000000`).
@@ -47,6 +51,14 @@ ROW = T.StructType(
         T.StructField("first", T.LongType(), False),
     ]
 )
+
+# The columns `polybook tally --ratings` adds, after the others.
+RATING_FIELDS = [
+    T.StructField("rated_games", T.LongType(), False),
+    T.StructField("mover_rating_sum", T.LongType(), False),
+    T.StructField("opponent_rating_sum", T.LongType(), False),
+    T.StructField("last_date", T.IntegerType(), False),
+]
 
 
 def polybook_path(name):
@@ -90,7 +102,7 @@ def counts(polybook, flags, numbers):
         _, lines = tally_lines(polybook_path(polybook), flags, data)
         number = numbers[path]
         for line in lines:
-            key, move, black, games, wins, draws, losses, first = line.split("\t")
+            key, move, black, games, wins, draws, losses, first, *rated = line.split("\t")
             yield (
                 int(key),
                 int(move),
@@ -101,6 +113,7 @@ def counts(polybook, flags, numbers):
                 int(losses),
                 number,
                 int(first),
+                *map(int, rated),
             )
 
     return each
@@ -135,7 +148,12 @@ def main():
     parser.add_argument("--polybook", default="polybook", help="the polybook binary on the executors")
     parser.add_argument("--master", help="Spark master when not run by spark-submit (local[2])")
     parser.add_argument("--partitions", type=int, default=0, help="part files (default: 2 per input)")
+    parser.add_argument(
+        "--ratings", action="store_true", help="also the rated games, rating sums and last date"
+    )
     args, flags = parser.parse_known_args()
+    if args.ratings:
+        flags = ["--ratings"] + flags
 
     builder = SparkSession.builder.appName("polybook tally")
     if args.master:
@@ -151,20 +169,38 @@ def main():
     # Map: one task per file, each running polybook on it.
     data = sc.binaryFiles(",".join(files), minPartitions=len(files))
     rows = data.flatMap(counts(args.polybook, flags, numbers))
-    pairs = spark.createDataFrame(rows, ROW)
+    schema = T.StructType(ROW.fields + (RATING_FIELDS if args.ratings else []))
+    pairs = spark.createDataFrame(rows, schema)
 
-    # Reduce: the counts of each pair summed; its earliest appearance kept.
+    # Reduce: the counts of each pair summed; its earliest appearance kept (and with --ratings the
+    # rating sums summed, the latest date kept).
+    rated = [
+        F.sum("rated_games").alias("rated_games"),
+        F.sum("mover_rating_sum").alias("mover_rating_sum"),
+        F.sum("opponent_rating_sum").alias("opponent_rating_sum"),
+        F.max("last_date").alias("last_date"),
+    ]
     summed = pairs.groupBy("key", "move", "black").agg(
         F.sum("games").alias("games"),
         F.sum("wins").alias("wins"),
         F.sum("draws").alias("draws"),
         F.sum("losses").alias("losses"),
         F.min(F.struct("input", "first")).alias("seen"),
+        *(rated if args.ratings else []),
     )
     order = Window.partitionBy("key").orderBy(F.col("seen.input"), F.col("seen.first"))
     ranked = summed.withColumn("first", (F.row_number().over(order) - 1).cast("long"))
 
     meta = {"polybook.tally": "1", "polybook.options": options}
+    rated_columns = []
+    if args.ratings:
+        meta["polybook.ratings"] = "1"
+        rated_columns = [
+            F.col("rated_games").cast("long").alias("rated_games"),
+            F.col("mover_rating_sum").cast("long").alias("mover_rating_sum"),
+            F.col("opponent_rating_sum").cast("long").alias("opponent_rating_sum"),
+            F.col("last_date").cast("int").alias("last_date"),
+        ]
     out = ranked.select(
         F.col("key").alias("key", metadata=meta),
         F.col("move").cast("int").alias("move"),
@@ -174,6 +210,7 @@ def main():
         F.col("draws").cast("long").alias("draws"),
         F.col("losses").cast("long").alias("losses"),
         "first",
+        *rated_columns,
     )
     partitions = args.partitions or 2 * len(files)
     (

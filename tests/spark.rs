@@ -129,4 +129,65 @@ print(one, two, rows)
         .collect();
     assert_eq!(&f[..2], &[0, 0], "rows differ: {diff}");
     assert!(f[2] > 500_000, "{diff}");
+
+    // With --ratings: the rating sums summed and the latest dates kept by Spark's group-by are
+    // the single-machine `tally --ratings`'s, column for column.
+    let rated = dir.path().join("rated");
+    let out = Command::new("python3")
+        .arg(root().join("spark/build_book.py"))
+        .args([
+            "--master",
+            "local[2]",
+            "--polybook",
+            env!("CARGO_BIN_EXE_polybook"),
+            "--ratings",
+        ])
+        .args(&inputs)
+        .args(["--output", s(&rated)])
+        .env("SPARK_LOCAL_IP", "127.0.0.1")
+        .env("PYSPARK_PYTHON", "python3")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the Spark job failed: {}",
+        stderr(&out)
+    );
+    let single = dir.path().join("single-rated.parquet");
+    let mut a = vec!["tally", "-q", "--ratings", "-o", s(&single)];
+    a.extend(inputs.iter().map(String::as_str));
+    polybook_ok(&a);
+    let merged = dir.path().join("merged-rated.parquet");
+    polybook_ok(&["tally", "-q", "--merge", s(&rated), "-o", s(&merged)]);
+    let diff = duckdb(
+        r#"
+import sys
+a, b = sys.argv[1], sys.argv[2]
+one = duckdb.sql(f"SELECT count(*) FROM (SELECT * FROM '{a}' EXCEPT ALL SELECT * FROM '{b}')").fetchall()[0][0]
+two = duckdb.sql(f"SELECT count(*) FROM (SELECT * FROM '{b}' EXCEPT ALL SELECT * FROM '{a}')").fetchall()[0][0]
+rated = duckdb.sql(f"SELECT sum(rated_games), max(last_date) FROM '{a}'").fetchall()[0]
+print(one, two, *rated)
+"#,
+        &[s(&single), s(&merged)],
+    );
+    let f: Vec<u64> = diff
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert_eq!(&f[..2], &[0, 0], "rows with ratings differ: {diff}");
+    assert!(f[2] > 100_000 && f[3] > 20_000_000, "{diff}");
+    // The book ignores the columns: the same book as from the dataset without them.
+    let rated_book = dir.path().join("spark-rated.bin");
+    polybook_ok(&[
+        "book",
+        "-q",
+        s(&rated),
+        "-o",
+        s(&rated_book),
+        "--weights",
+        "games",
+        "--min-games",
+        "1",
+    ]);
+    assert!(build_bytes == std::fs::read(&rated_book).unwrap());
 }
