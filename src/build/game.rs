@@ -568,6 +568,34 @@ mod tests {
     }
 
     #[test]
+    fn ratings_and_dates_are_read_only_when_asked() {
+        let pgn = "[WhiteElo \"2500\"]\n[BlackElo \"2400\"]\n[Date \"2019.??.??\"]\n\n1. e4 e5 *\n\n\
+                   [WhiteElo \"?\"]\n[BlackElo \"2400\"]\n[Date \"2020.13.40\"]\n\n1. d4 *\n\n\
+                   [WhiteElo \" 1500 \"]\n[BlackElo \"0\"]\n[Date \"????.??.??\"]\n\n1. c4 *\n";
+        let filter = GameFilter {
+            ratings: true,
+            ..GameFilter::default()
+        };
+        let out = run(pgn, &filter);
+        let rated = |white, black, date| GameRatings { white, black, date };
+        // Both players rated, or neither counts; unknown or impossible months and days are 00.
+        assert_eq!(
+            out.games_rated,
+            [
+                rated(2500, 2400, 20190000),
+                rated(0, 0, 20200000),
+                rated(0, 0, 0)
+            ]
+        );
+        let games: Vec<u32> = out.plies.iter().map(|p| p.game).collect();
+        assert_eq!(games, [0, 0, 1, 2]);
+        // Without --ratings nothing of them is kept.
+        let out = run(pgn, &GameFilter::default());
+        assert!(out.games_rated.is_empty() && out.plies.iter().all(|p| p.game == 0));
+        assert_eq!(std::mem::size_of::<Ply>(), 16);
+    }
+
+    #[test]
     fn the_start_key_is_the_start_positions() {
         assert_eq!(Key::of(&Chess::default()).0, START_KEY);
     }
