@@ -184,7 +184,7 @@ mod tests {
 
     fn iteration(depth: u32, best: &str, best_share: f64) -> Iteration {
         use shakmaty::uci::UciMove;
-        use shakmaty::{Chess, Position};
+        use shakmaty::Chess;
         let mv = best
             .parse::<UciMove>()
             .unwrap()
