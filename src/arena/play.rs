@@ -43,7 +43,7 @@ use super::game::{Game, Termination};
 use super::pgn::{game_text, roster, write_atomic};
 use crate::book::{BookMove, Books, ChooseOptions};
 use crate::diagram::diagram;
-use crate::engine::time::{TimeLeft, TimePlan};
+use crate::engine::time::{Stability, TimeLeft, TimePlan};
 use crate::engine::{Engine, Limits, Score, SearchOptions};
 use crate::position::{fen_of, parse_move};
 
@@ -512,7 +512,7 @@ impl<W: Write> PlaySession<W> {
     fn search_now(
         &mut self,
         limits: &Limits,
-        soft: Option<Duration>,
+        soft: Option<TimePlan>,
     ) -> (Option<Move>, Score, u32) {
         let pos = self.game.position().clone();
         let hashes = self.game.hashes();
@@ -520,8 +520,10 @@ impl<W: Write> PlaySession<W> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let started = Instant::now();
-        let result = self.engine.search(&pos, &history, limits, stop, &mut |_| {
-            if soft.is_some_and(|s| started.elapsed() >= s) {
+        let mut stability = Stability::new();
+        let result = self.engine.search(&pos, &history, limits, stop, &mut |it| {
+            let scale = stability.scale(it);
+            if soft.is_some_and(|plan| started.elapsed() >= plan.soft_scaled(scale)) {
                 flag.store(true, Ordering::Relaxed);
             }
         });
@@ -745,8 +747,9 @@ impl<W: Write> PlaySession<W> {
         self.play(mv, comment)
     }
 
-    /// The engine's limits for its own move, with the soft limit of a clock.
-    fn engine_limits(&self, me: Color) -> (Limits, Option<Duration>) {
+    /// The engine's limits for its own move, with the time plan of a clock (its soft limit is
+    /// scaled after each iteration).
+    fn engine_limits(&self, me: Color) -> (Limits, Option<TimePlan>) {
         match (self.options.thinking, &self.clocks) {
             (Thinking::Clock(_), Some(clocks)) => {
                 let c = &clocks[index(me)];
@@ -763,7 +766,7 @@ impl<W: Write> PlaySession<W> {
                         movetime: Some(plan.hard),
                         ..Limits::default()
                     },
-                    Some(plan.soft),
+                    Some(plan),
                 )
             }
             (Thinking::PerMove(p), _) => (p.limits(), None),

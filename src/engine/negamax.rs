@@ -109,6 +109,9 @@ pub(super) struct Search<'a> {
     pub(super) root_best: Option<(Move, i32)>,
     /// The depth of the current iteration.
     root_depth: i32,
+    /// The nodes this thread has spent under each root move since the search began, for time
+    /// management (a best move that took most of the effort is a settled one).
+    root_move_nodes: Vec<(Move, u64)>,
 }
 
 /// Late move reduction in plies for a depth and a move number: grows with both, slowly.
@@ -189,6 +192,7 @@ impl<'a> Search<'a> {
             killers: Killers::new(),
             root_best: None,
             root_depth: 1,
+            root_move_nodes: Vec::new(),
         }
     }
 
@@ -209,6 +213,31 @@ impl<'a> Search<'a> {
         beta: i32,
     ) -> i32 {
         self.negamax(pos, hash, depth, 0, alpha, beta, false)
+    }
+
+    /// The share (0 to 1) of this thread's root-move nodes that went to `best`, all iterations
+    /// so far together; 1 when nothing was counted.
+    pub(super) fn root_share(&self, best: Option<&Move>) -> f64 {
+        let total: u64 = self.root_move_nodes.iter().map(|(_, n)| n).sum();
+        let best = best.map_or(0, |b| {
+            self.root_move_nodes
+                .iter()
+                .find(|(m, _)| m == b)
+                .map_or(0, |(_, n)| *n)
+        });
+        if total == 0 {
+            1.0
+        } else {
+            best as f64 / total as f64
+        }
+    }
+
+    /// Adds `nodes` to root move `m`'s count.
+    fn count_root_nodes(&mut self, m: Move, nodes: u64) {
+        match self.root_move_nodes.iter_mut().find(|(r, _)| *r == m) {
+            Some((_, n)) => *n += nodes,
+            None => self.root_move_nodes.push((m, nodes)),
+        }
     }
 
     /// The principal variation of the last completed root search.
@@ -501,6 +530,7 @@ impl<'a> Search<'a> {
             let extension = i32::from(spite_extend && !gives_check);
             let new_depth = depth - 1 + extension;
 
+            let nodes_before = self.nodes;
             let score = if searched == 1 {
                 -self.negamax(&child, child_hash, new_depth, ply + 1, -beta, -alpha, false)
             } else {
@@ -518,6 +548,9 @@ impl<'a> Search<'a> {
                 };
                 self.search_late_move(&child, child_hash, depth, new_depth, ply, alpha, beta, late)
             };
+            if root {
+                self.count_root_nodes(m, self.nodes - nodes_before);
+            }
             if self.stopped {
                 self.past.pop();
                 return 0;

@@ -43,6 +43,9 @@ pub struct Iteration {
     pub time: Duration,
     pub hashfull: u32,
     pub pv: Vec<Move>,
+    /// The share (0 to 1) of the main thread's root nodes, since the search began, spent under
+    /// the best move: near 1 when the other moves were refuted at once (time management).
+    pub best_share: f64,
 }
 
 impl Iteration {
@@ -334,6 +337,7 @@ impl Engine {
                     time: start.elapsed(),
                     hashfull: 0,
                     pv: pv.clone(),
+                    best_share: 1.0,
                 };
                 on_iteration(&iteration);
                 result.best_move = pv.first().copied().or(result.best_move);
@@ -499,6 +503,7 @@ fn iterative_deepening(
             time: start.elapsed(),
             hashfull: search.tt.hashfull(),
             pv: result.pv.clone(),
+            best_share: search.root_share(result.pv.first()),
         };
         on_iteration(&iteration);
         if let (Some(n), Score::Mate(m)) = (limits.mate, result.score)
@@ -544,6 +549,7 @@ fn tablebase_root(
         time: start.elapsed(),
         hashfull: 0,
         pv: pv.clone(),
+        best_share: 1.0,
     };
     on_iteration(&iteration);
     Some(SearchResult {

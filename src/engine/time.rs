@@ -8,8 +8,16 @@
 //! deepening is started, and a *hard* one, at which the search is stopped wherever it is. The
 //! hard limit already leaves the Move Overhead (the time the GUI and the pipes take) on the
 //! clock, so the move reaches the GUI before the flag falls.
+//!
+//! The soft limit follows the search ([`Stability`]): after each iteration it is stretched when
+//! the best move has just changed or shares the effort with other moves, and shrunk when the
+//! same move has stayed best and took most of the nodes. The hard limit never moves.
 
 use std::time::Duration;
+
+use shakmaty::Move;
+
+use super::search::Iteration;
 
 /// A reading of the side to move's clock: the clock part of a `go` command.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,15 +73,66 @@ impl TimePlan {
             available * 2 / 5
         };
         let hard = (target * 3).min(cap);
-        // An iteration typically takes as long as all the ones before it: starting one after
-        // half the target would mostly overshoot it.
-        let soft = (target / 2).min(hard);
+        // An iteration typically takes as long as all the ones before it: a soft limit near
+        // half the target lets the last one mostly end within the target. The iterations then
+        // move it (see `Stability`).
+        let soft = (target * 3 / 5).min(hard);
         TimePlan {
             soft,
             hard: hard
                 .max(Duration::from_millis(1))
                 .min(available.max(Duration::from_millis(1))),
         }
+    }
+
+    /// The soft limit times `scale` (from [`Stability::scale`]), never past the hard limit.
+    pub fn soft_scaled(&self, scale: f64) -> Duration {
+        self.soft.mul_f64(scale.max(0.0)).min(self.hard)
+    }
+}
+
+/// The soft limit's scale for each number of iterations the best move has stayed the same
+/// (0, 1, 2, 3, 4 or more): a new best move deserves a closer look, a settled one less.
+const STABILITY_SCALE: [f64; 5] = [2.5, 1.2, 0.9, 0.8, 0.75];
+
+/// Below this depth the iterations take a few milliseconds and their best moves change for
+/// little reason: the soft limit stays as planned.
+const STEER_FROM_DEPTH: u32 = 6;
+
+/// What the iterations so far say about how settled the best move is: it turns each finished
+/// [`Iteration`] into a scale for the soft limit ([`TimePlan::soft_scaled`]).
+///
+/// Two measures, multiplied: how many iterations in a row the best move has stayed the same,
+/// and the share of the root's nodes it took (a move whose rivals were all refuted at once took
+/// nearly all of them). The scale runs from about 0.5 (the same move for 4 iterations, with
+/// nearly all the nodes) to about 5 (a new move that took few of them).
+#[derive(Clone, Debug, Default)]
+pub struct Stability {
+    best: Option<Move>,
+    /// Iterations in a row that ended with `best` (0: it has just changed).
+    stable: usize,
+}
+
+impl Stability {
+    pub fn new() -> Stability {
+        Stability::default()
+    }
+
+    /// The soft limit's scale after `iteration`.
+    pub fn scale(&mut self, iteration: &Iteration) -> f64 {
+        let best = iteration.pv.first().cloned();
+        if best.is_some() && best == self.best {
+            self.stable += 1;
+        } else {
+            self.best = best;
+            self.stable = 0;
+        }
+        if iteration.depth < STEER_FROM_DEPTH {
+            return 1.0;
+        }
+        let stability = STABILITY_SCALE[self.stable.min(STABILITY_SCALE.len() - 1)];
+        let effort = (1.5 - iteration.best_share.clamp(0.0, 1.0)) * 1.35;
+        stability * effort
     }
 }
 
@@ -121,5 +180,51 @@ mod tests {
         };
         assert!(plan(1_000).soft < plan(60_000).soft);
         assert!(plan(60_000).hard <= ms(60_000 * 2 / 5));
+    }
+
+    fn iteration(depth: u32, best: &str, best_share: f64) -> Iteration {
+        use shakmaty::uci::UciMove;
+        use shakmaty::Chess;
+        let mv = best
+            .parse::<UciMove>()
+            .unwrap()
+            .to_move(&Chess::default())
+            .unwrap();
+        Iteration {
+            depth,
+            seldepth: depth,
+            score: crate::engine::Score::Cp(0),
+            nodes: 0,
+            time: Duration::ZERO,
+            hashfull: 0,
+            pv: vec![mv],
+            best_share,
+        }
+    }
+
+    #[test]
+    fn a_settled_best_move_shrinks_the_soft_limit_and_a_new_one_stretches_it() {
+        let mut stability = Stability::new();
+        // Shallow iterations leave the plan as it is, whatever they say.
+        assert_eq!(stability.scale(&iteration(1, "e2e4", 0.1)), 1.0);
+        assert_eq!(stability.scale(&iteration(5, "d2d4", 0.9)), 1.0);
+        // The same move, iteration after iteration, with most of the nodes: less time.
+        let mut last = f64::MAX;
+        for depth in 6..12 {
+            let scale = stability.scale(&iteration(depth, "d2d4", 0.95));
+            assert!(scale <= last, "depth {depth}: {scale} after {last}");
+            last = scale;
+        }
+        assert!(last < 0.6, "{last}");
+        // A new best move that shares the nodes with others: more time than planned.
+        let changed = stability.scale(&iteration(12, "e2e4", 0.4));
+        assert!(changed > 2.0, "{changed}");
+        // And never past the hard limit.
+        let plan = TimePlan {
+            soft: ms(100),
+            hard: ms(250),
+        };
+        assert_eq!(plan.soft_scaled(changed), ms(250));
+        assert_eq!(plan.soft_scaled(0.5), ms(50));
     }
 }

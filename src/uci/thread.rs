@@ -1,7 +1,7 @@
 //! The search thread: the engine searches on its own thread while the command loop keeps
 //! reading, so that `isready`, `stop` and `ponderhit` are answered at once. A watchdog thread
 //! stops the search at the time plan's hard limit; the search itself stops at the soft limit
-//! after an iteration. Infinite and ponder searches hold their `bestmove` until told to answer.
+//! after an iteration (the soft limit scaled by how settled the best move is). Infinite and ponder searches hold their `bestmove` until told to answer.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use shakmaty::{CastlingMode, Chess, Move};
 
-use crate::engine::time::TimePlan;
+use crate::engine::time::{Stability, TimePlan};
 use crate::engine::{Engine, Iteration, Limits};
 
 /// A writer shared between the command loop and the search thread, one whole line at a time.
@@ -82,9 +82,10 @@ impl Control {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn past_soft(&self) -> bool {
+    /// Past the soft limit, stretched or shrunk by `scale` (see `Stability`)?
+    fn past_soft(&self, scale: f64) -> bool {
         self.deadlines()
-            .is_some_and(|(start, plan)| start.elapsed() >= plan.soft)
+            .is_some_and(|(start, plan)| start.elapsed() >= plan.soft_scaled(scale))
     }
 
     fn past_hard(&self) -> bool {
@@ -131,9 +132,10 @@ pub(super) fn spawn(
             }
         });
         let (best, ponder) = if search {
+            let mut stability = Stability::new();
             let result = engine.search(&pos, &past, &limits, c.stop.clone(), &mut |it| {
                 out.line(&info_line(it));
-                if c.past_soft() {
+                if c.past_soft(stability.scale(it)) {
                     c.stop.store(true, Ordering::Relaxed);
                 }
             });
