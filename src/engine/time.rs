@@ -183,8 +183,8 @@ mod tests {
     }
 
     fn iteration(depth: u32, best: &str, best_share: f64) -> Iteration {
-        use shakmaty::uci::UciMove;
         use shakmaty::Chess;
+        use shakmaty::uci::UciMove;
         let mv = best
             .parse::<UciMove>()
             .unwrap()
