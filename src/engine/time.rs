@@ -85,8 +85,13 @@ impl TimePlan {
         }
     }
 
-    /// The soft limit times `scale` (from [`Stability::scale`]), never past the hard limit.
+    /// The soft limit times `scale` (from [`Stability::scale`]), never past the hard limit. A
+    /// plan whose soft limit is its hard one (UCI's `go movetime`: think exactly that long) is
+    /// not scaled.
     pub fn soft_scaled(&self, scale: f64) -> Duration {
+        if self.soft >= self.hard {
+            return self.hard;
+        }
         self.soft.mul_f64(scale.max(0.0)).min(self.hard)
     }
 }
@@ -226,5 +231,11 @@ mod tests {
         };
         assert_eq!(plan.soft_scaled(changed), ms(250));
         assert_eq!(plan.soft_scaled(0.5), ms(50));
+        // A fixed time (`go movetime`) is thought for whole, however settled the move.
+        let fixed = TimePlan {
+            soft: ms(1000),
+            hard: ms(1000),
+        };
+        assert_eq!(fixed.soft_scaled(0.5), ms(1000));
     }
 }
