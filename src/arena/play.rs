@@ -522,7 +522,7 @@ impl<W: Write> PlaySession<W> {
         let started = Instant::now();
         let mut stability = Stability::new();
         let result = self.engine.search(&pos, &history, limits, stop, &mut |it| {
-            let scale = stability.scale(it);
+            let scale = stability.scale(it.depth, it.pv.first(), it.best_share);
             if soft.is_some_and(|plan| started.elapsed() >= plan.soft_scaled(scale)) {
                 flag.store(true, Ordering::Relaxed);
             }

@@ -17,8 +17,6 @@ use std::time::Duration;
 
 use shakmaty::Move;
 
-use super::search::Iteration;
-
 /// A reading of the side to move's clock: the clock part of a `go` command.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TimeLeft {
@@ -105,7 +103,7 @@ const STABILITY_SCALE: [f64; 5] = [2.5, 1.2, 0.9, 0.8, 0.75];
 const STEER_FROM_DEPTH: u32 = 6;
 
 /// What the iterations so far say about how settled the best move is: it turns each finished
-/// [`Iteration`] into a scale for the soft limit ([`TimePlan::soft_scaled`]).
+/// iteration into a scale for the soft limit ([`TimePlan::soft_scaled`]).
 ///
 /// Two measures, multiplied: how many iterations in a row the best move has stayed the same,
 /// and the share of the root's nodes it took (a move whose rivals were all refuted at once took
@@ -123,20 +121,21 @@ impl Stability {
         Stability::default()
     }
 
-    /// The soft limit's scale after `iteration`.
-    pub fn scale(&mut self, iteration: &Iteration) -> f64 {
-        let best = iteration.pv.first().cloned();
+    /// The soft limit's scale after an iteration to `depth` that ended with `best` as its best
+    /// move, which took `best_share` (0 to 1) of the root's nodes so far (`Iteration::best_share`).
+    pub fn scale(&mut self, depth: u32, best: Option<&Move>, best_share: f64) -> f64 {
+        let best = best.cloned();
         if best.is_some() && best == self.best {
             self.stable += 1;
         } else {
             self.best = best;
             self.stable = 0;
         }
-        if iteration.depth < STEER_FROM_DEPTH {
+        if depth < STEER_FROM_DEPTH {
             return 1.0;
         }
         let stability = STABILITY_SCALE[self.stable.min(STABILITY_SCALE.len() - 1)];
-        let effort = (1.5 - iteration.best_share.clamp(0.0, 1.0)) * 1.35;
+        let effort = (1.5 - best_share.clamp(0.0, 1.0)) * 1.35;
         stability * effort
     }
 }
@@ -187,7 +186,8 @@ mod tests {
         assert!(plan(60_000).hard <= ms(60_000 * 2 / 5));
     }
 
-    fn iteration(depth: u32, best: &str, best_share: f64) -> Iteration {
+    /// `stability`'s scale after an iteration to `depth` ending with `best` (UCI, from the start).
+    fn after(stability: &mut Stability, depth: u32, best: &str, best_share: f64) -> f64 {
         use shakmaty::Chess;
         use shakmaty::uci::UciMove;
         let mv = best
@@ -195,34 +195,25 @@ mod tests {
             .unwrap()
             .to_move(&Chess::default())
             .unwrap();
-        Iteration {
-            depth,
-            seldepth: depth,
-            score: crate::engine::Score::Cp(0),
-            nodes: 0,
-            time: Duration::ZERO,
-            hashfull: 0,
-            pv: vec![mv],
-            best_share,
-        }
+        stability.scale(depth, Some(&mv), best_share)
     }
 
     #[test]
     fn a_settled_best_move_shrinks_the_soft_limit_and_a_new_one_stretches_it() {
         let mut stability = Stability::new();
         // Shallow iterations leave the plan as it is, whatever they say.
-        assert_eq!(stability.scale(&iteration(1, "e2e4", 0.1)), 1.0);
-        assert_eq!(stability.scale(&iteration(5, "d2d4", 0.9)), 1.0);
+        assert_eq!(after(&mut stability, 1, "e2e4", 0.1), 1.0);
+        assert_eq!(after(&mut stability, 5, "d2d4", 0.9), 1.0);
         // The same move, iteration after iteration, with most of the nodes: less time.
         let mut last = f64::MAX;
         for depth in 6..12 {
-            let scale = stability.scale(&iteration(depth, "d2d4", 0.95));
+            let scale = after(&mut stability, depth, "d2d4", 0.95);
             assert!(scale <= last, "depth {depth}: {scale} after {last}");
             last = scale;
         }
         assert!(last < 0.6, "{last}");
         // A new best move that shares the nodes with others: more time than planned.
-        let changed = stability.scale(&iteration(12, "e2e4", 0.4));
+        let changed = after(&mut stability, 12, "e2e4", 0.4);
         assert!(changed > 2.0, "{changed}");
         // And never past the hard limit.
         let plan = TimePlan {

@@ -135,7 +135,7 @@ pub(super) fn spawn(
             let mut stability = Stability::new();
             let result = engine.search(&pos, &past, &limits, c.stop.clone(), &mut |it| {
                 out.line(&info_line(it));
-                if c.past_soft(stability.scale(it)) {
+                if c.past_soft(stability.scale(it.depth, it.pv.first(), it.best_share)) {
                     c.stop.store(true, Ordering::Relaxed);
                 }
             });
