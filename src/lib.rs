@@ -1,7 +1,7 @@
 //! polybook: a Polyglot opening-book toolkit.
 //!
 //! - [`book`]: the Polyglot format: keys, the move codec, entries, reading, writing and choosing a move.
-//! - [`build`]: PGN games to a book, as `polyglot make-book` does and more.
+//! - [`builder`]: PGN games to a book, as `polyglot make-book` does and more.
 //! - [`tally`]: exact counts per (position, move) as Parquet files; books and statistics from them.
 //! - [`inspect`]: walks over a whole book: lines per colour, statistics, verification.
 //! - [`position`]: positions and moves from user input (FEN, SAN, UCI, EPD lines).
@@ -10,9 +10,10 @@
 //! - [`uci`]: the UCI protocol loop around the engine and the book.
 //! - [`atomic`]: output files that appear whole, and devices and FIFOs written in place.
 //! - [`text`]: user input quoted in messages, and I/O errors as reasons.
-//! - [`lines`]: input read one bounded line at a time (the UCI loop, the terminal game).
+//! - [`bounded_lines`]: input read one bounded line at a time (the UCI loop, the terminal game).
 //! - [`explore`]: the local web server of `polybook explore`: the page, its assets and its JSON API.
 //! - [`arena`]: games between engines or against a person: rules, clocks, openings, matches, PGN.
+//! - [`tune`]: Texel's tuning of the evaluation from PGN games.
 //!
 //! ARCHITECTURE.md, at the repository's root, is the map: the layers (each module uses only the
 //! ones below it), where each command's work lives, and the invariants.
@@ -20,12 +21,12 @@
 pub mod arena;
 pub mod atomic;
 pub mod book;
-pub mod build;
+pub mod bounded_lines;
+pub mod builder;
 pub mod diagram;
 pub mod engine;
 pub mod explore;
 pub mod inspect;
-pub mod lines;
 pub mod position;
 pub mod tally;
 pub mod text;

@@ -29,8 +29,8 @@ use rand::{Rng, SeedableRng};
 use shakmaty::{Chess, Position};
 
 use crate::atomic::AtomicFile;
-use crate::build::Input;
-use crate::build::input::Chunks;
+use crate::builder::Input;
+use crate::builder::input::Chunks;
 use crate::engine::eval::{self, Params, Weight, evaluate, index::COUNT, see_value};
 use crate::text::{quote_path, reason};
 

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use polybook::book::{Book, Key};
-use polybook::build::{BuildOptions, Input, build};
+use polybook::builder::{BuildOptions, Input, build};
 use polybook::engine::perft::perft;
 use polybook::engine::suite::parse_epd_line;
 use polybook::engine::{Engine, Limits, SearchOptions};
@@ -328,7 +328,7 @@ fn build_bytes(
         threads,
         chunk_size: chunk,
         memory,
-        rules: polybook::build::EntryRules {
+        rules: polybook::builder::EntryRules {
             min_games: 1,
             ..Default::default()
         },
@@ -498,7 +498,7 @@ fn book_reader() {
                     .unwrap();
             }
             let _ = std::fs::remove_file(&merged);
-            match polybook::build::merge_books(&[book], &merged) {
+            match polybook::builder::merge_books(&[book], &merged) {
                 Ok(_) => {
                     let report = polybook::inspect::verify(&merged, 20).unwrap();
                     assert!(

@@ -17,29 +17,44 @@ use std::path::Path;
 
 mod common;
 
-/// What each top-level module of the library may use. Anything not listed is refused; the
-/// command line (`src/cli`, in the binary) may use everything and nothing can use it.
-const LAYERS: &[(&str, &[&str])] = &[
-    ("text", &[]),
-    ("lines", &[]),
-    ("diagram", &[]),
-    ("atomic", &["text"]),
-    ("position", &["text"]),
-    ("book", &["atomic", "text", "position"]),
-    ("engine", &["position", "text"]),
-    ("build", &["book", "position", "atomic", "text"]),
-    ("inspect", &["book", "position", "atomic", "text"]),
-    ("tally", &["build", "book", "position", "atomic", "text"]),
-    ("tune", &["engine", "build", "atomic", "text"]),
-    ("uci", &["engine", "book", "position", "lines", "text"]),
-    (
-        "arena",
-        &[
-            "engine", "book", "position", "atomic", "lines", "diagram", "text",
-        ],
-    ),
-    ("explore", &["inspect", "tally", "book", "position", "text"]),
-];
+/// What each top-level module of the library may use, read from ARCHITECTURE.md's table of the
+/// layers (its first column the module, its last the modules it uses, `—` for none), so that the
+/// document and this test cannot drift apart. Anything not listed is refused; the command line
+/// (`src/cli`, in the binary) may use everything and nothing can use it.
+fn layers() -> BTreeMap<String, Vec<String>> {
+    let doc = std::fs::read_to_string(common::root().join("ARCHITECTURE.md")).unwrap();
+    let section = doc
+        .split("## The layers")
+        .nth(1)
+        .expect("ARCHITECTURE.md has a section \"The layers\"");
+    let mut table = BTreeMap::new();
+    for line in section.lines().skip_while(|l| !l.starts_with('|')) {
+        if !line.starts_with('|') {
+            break;
+        }
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let (first, last) = (cells[0], cells[cells.len() - 1]);
+        if !first.starts_with('`') || first.contains("(binary)") {
+            continue; // the header, its rule, and the command line's row
+        }
+        let names = |cell: &str| -> Vec<String> {
+            cell.split(',')
+                .map(|n| n.trim().trim_matches('`').to_string())
+                .filter(|n| !n.is_empty() && n != "—" && n != "everything")
+                .collect()
+        };
+        let module = first.trim_matches('`').to_string();
+        assert!(
+            table.insert(module.clone(), names(last)).is_none(),
+            "ARCHITECTURE.md lists the layer `{module}` twice"
+        );
+    }
+    assert!(
+        table.len() > 5,
+        "ARCHITECTURE.md's table of the layers was not found"
+    );
+    table
+}
 
 /// A source file and the module path it defines (`src/engine/tt.rs` → `engine::tt`).
 struct File {
@@ -269,19 +284,19 @@ fn uses() -> Uses {
 
 #[test]
 fn the_layers_lean_only_downwards() {
-    let layers: BTreeMap<&str, &[&str]> = LAYERS.iter().copied().collect();
+    let layers = layers();
     let found = uses();
     for file in found.within.keys() {
         let top = file.split("::").next().unwrap();
         assert!(
             layers.contains_key(top),
-            "src/{top} is a new top-level module: give it a layer here and in ARCHITECTURE.md"
+            "src/{top} is a new top-level module: give it a row in ARCHITECTURE.md's table of the layers"
         );
     }
     let mut wrong = Vec::new();
     for (file, path, to) in found.across {
-        let allowed = layers[file.split("::").next().unwrap()];
-        if !allowed.contains(&to.as_str()) {
+        let allowed = &layers[file.split("::").next().unwrap()];
+        if !allowed.contains(&to) {
             wrong.push(format!("{file} uses {path}"));
         }
     }

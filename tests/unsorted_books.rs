@@ -661,7 +661,7 @@ fn a_file_that_shrinks_while_it_is_read_is_one_clear_error() {
 #[test]
 fn mutated_books_are_read_like_a_scan_and_repaired_into_valid_books() {
     use polybook::book::{Book, Key};
-    use polybook::build::{merge_books, sort_book};
+    use polybook::builder::{merge_books, sort_book};
     use polybook::inspect::{book_info, verify, write_lines};
     use shakmaty::Color;
 

@@ -190,7 +190,7 @@ fn normalize_move(text: &str) -> String {
 /// `false` at the end of the input.
 fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>) -> io::Result<bool> {
     buf.clear();
-    Ok(crate::lines::read_bounded_line(input, buf, MAX_LINE)? > 0)
+    Ok(crate::bounded_lines::read_bounded_line(input, buf, MAX_LINE)? > 0)
 }
 
 const HELP: &str = "\

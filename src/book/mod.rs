@@ -16,6 +16,7 @@
 //! assert_eq!(RawMove::from_uci_str("e2e4").unwrap().0, 28 | (12 << 6));
 //! ```
 
+mod books;
 mod choose;
 mod edit;
 mod entry;
@@ -24,9 +25,9 @@ mod key;
 mod learn;
 mod mv;
 mod reader;
-mod shelf;
 mod writer;
 
+pub use books::{BOOK_LIST_SEPARATOR, Books, book_paths};
 pub use choose::{ChooseOptions, Pick, Selection, choose, learned_weight};
 pub use edit::{EditAction, EditError, EditReport, edit_book};
 pub use entry::{ENTRY_SIZE, Entry};
@@ -36,5 +37,4 @@ pub use learn::{Learn, LearnChange, LearnResult, Learner};
 pub use mv::RawMove;
 pub use reader::{Book, BookMove, Disorder, Probe};
 pub(crate) use reader::{describe_non_book, open_file, recognise_non_book};
-pub use shelf::{BOOK_LIST_SEPARATOR, Books, book_paths};
 pub use writer::{BookWriter, sort_entries, write_book};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use polybook::build::{
+use polybook::builder::{
     BuildOptions, BuildReport, EntryRules, GameFilter, PlayerFilter, Speed, WeightScheme,
     input::expand, parse_date_arg,
 };
@@ -263,10 +263,10 @@ pub fn run(args: Args) -> CliResult {
     let show = !args.quiet && std::io::stderr().is_terminal();
     let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
     let bar = Bar::new(show, total);
-    let result = polybook::build::build(&inputs, &args.output, &opts, &cancel, &bar);
+    let result = polybook::builder::build(&inputs, &args.output, &opts, &cancel, &bar);
     bar.finish();
     let report = result.map_err(|e| match e {
-        polybook::build::BuildError::Interrupted => CliError {
+        polybook::builder::BuildError::Interrupted => CliError {
             code: 130,
             message: e.to_string(),
         },
@@ -386,7 +386,7 @@ impl Bar {
     }
 }
 
-impl polybook::build::Progress for Bar {
+impl polybook::builder::Progress for Bar {
     fn update(&self, bytes: u64, games: u64) {
         if let Some(b) = &self.0 {
             b.set_position(bytes);

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use polybook::build::{LearnOptions, LearnReport, input::expand, learn_from_games};
+use polybook::builder::{LearnOptions, LearnReport, input::expand, learn_from_games};
 use shakmaty::Color;
 
 use super::{CliError, CliResult, open_book};

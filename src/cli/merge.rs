@@ -30,14 +30,14 @@ pub fn run(args: Args) -> CliResult {
         .map(|p| open_book(p))
         .collect::<Result<_, _>>()?;
     for p in &args.books {
-        if polybook::build::same_file(p, &args.output) {
+        if polybook::builder::same_file(p, &args.output) {
             return Err(CliError::data(format!(
                 "{}: is one of the inputs; refusing to write the merged book over it",
                 args.output.display()
             )));
         }
     }
-    let report = polybook::build::merge_books(&books, &args.output).map_err(CliError::data)?;
+    let report = polybook::builder::merge_books(&books, &args.output).map_err(CliError::data)?;
     for ((path, dropped), first) in args
         .books
         .iter()

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use polybook::book::Book;
-use polybook::build::{SortReport, sort_book};
+use polybook::builder::{SortReport, sort_book};
 
 use super::{CliError, CliResult};
 

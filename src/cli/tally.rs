@@ -4,8 +4,8 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use polybook::build::input::expand;
-use polybook::build::{BuildError, EntryRules};
+use polybook::builder::input::expand;
+use polybook::builder::{BuildError, EntryRules};
 use polybook::tally::{SumReport, TallyError, TallyJson};
 use shakmaty::{Chess, Position};
 
@@ -139,12 +139,12 @@ pub fn run(args: Args) -> CliResult {
 
 /// The tally as text, to standard output (`-`) or to a file that appears whole.
 fn tsv(
-    inputs: &[polybook::build::Input],
+    inputs: &[polybook::builder::Input],
     output: &Path,
-    opts: &polybook::build::BuildOptions,
+    opts: &polybook::builder::BuildOptions,
     cancel: &std::sync::atomic::AtomicBool,
     bar: &Bar,
-) -> Result<polybook::build::BuildReport, TallyError> {
+) -> Result<polybook::builder::BuildReport, TallyError> {
     let name = output.display().to_string();
     if output == Path::new("-") {
         let stdout = std::io::stdout();
@@ -152,7 +152,7 @@ fn tsv(
         return polybook::tally::tally_pgn_tsv(inputs, &mut out, &name, opts, cancel, bar);
     }
     for input in inputs {
-        if matches!(input, polybook::build::Input::File(p) if polybook::build::same_file(p, output))
+        if matches!(input, polybook::builder::Input::File(p) if polybook::builder::same_file(p, output))
         {
             return Err(TallyError::OutputIsInput(polybook::text::quote_path(
                 output,

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use polybook::build::input::expand;
+use polybook::builder::input::expand;
 use polybook::engine::eval::Params;
 use polybook::tune::{TuneOptions, create_output, read_positions, tune, write_params};
 

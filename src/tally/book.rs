@@ -15,7 +15,7 @@ use super::TallyError;
 use super::file::{Columns, TallyReader};
 use super::merge::{combine, in_order};
 use crate::book::{BookWriter, ENTRY_SIZE, Entry};
-use crate::build::{EntryRules, PairCount, PairEntries};
+use crate::builder::{EntryRules, PairCount, PairEntries};
 
 /// What was read and written.
 #[derive(Default)]
@@ -263,7 +263,7 @@ pub(super) fn write_book(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::WeightScheme;
+    use crate::builder::WeightScheme;
     use crate::tally::{TallyMeta, TallyWriter, sum_tallies};
 
     /// Pairs of positions of 1 to 6 moves, with positions that go over one, two and three row

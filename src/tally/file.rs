@@ -51,7 +51,7 @@ use parquet::schema::types::{ColumnDescPtr, ColumnPath, SchemaDescPtr, SchemaDes
 
 use super::TallyError;
 use crate::atomic::AtomicFile;
-use crate::build::{PairColumns, PairCount, RatingSums};
+use crate::builder::{PairColumns, PairCount, RatingSums};
 use crate::text::quote_path;
 
 /// The columns of a tally, in the order polybook writes them.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::file::TallyReader;
 use super::merge::combine;
 use super::{TallyError, open_all};
-use crate::build::PairCount;
+use crate::builder::PairCount;
 
 /// Tallies opened for lookups by key.
 pub struct TallyLookup {

@@ -12,7 +12,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::build::PairCount;
+use crate::builder::PairCount;
 
 use super::TallyError;
 use super::file::TallyReader;

@@ -45,7 +45,7 @@ pub use merge::TallyMerge;
 pub use stats::{IllegalStats, MoveStats, TallyJson, position_stats};
 
 use crate::book::{BookError, BookWriter, Entry};
-use crate::build::{
+use crate::builder::{
     BuildError, BuildOptions, BuildReport, EntryRules, GameFilter, Input, PairColumns, PairCount,
     PairEntries, PositionSink, Progress, same_file,
 };
@@ -162,8 +162,8 @@ pub fn tally_pgn(
     let start = Instant::now();
     let writer = TallyWriter::create_with(output, opts.filter.ratings)?;
     let mut sink = FileSink(writer.threads(opts.threads));
-    let mut report =
-        crate::build::count_pairs(inputs, &mut sink, opts, cancel, progress).map_err(|e| {
+    let mut report = crate::builder::count_pairs(inputs, &mut sink, opts, cancel, progress)
+        .map_err(|e| {
             match e {
                 // The writer's own error, already naming the file.
                 BuildError::Output { why, .. } => TallyError::Write {
@@ -252,15 +252,14 @@ pub fn tally_pgn_tsv(
     let more = if rated { TSV_RATING_COLUMNS } else { "" };
     writeln!(out, "{TSV_COLUMNS}{more}").map_err(write_err)?;
     let mut sink = TsvSink(out, rated);
-    let mut report = crate::build::count_pairs(inputs, &mut sink, opts, cancel, progress).map_err(
-        |e| match e {
+    let mut report = crate::builder::count_pairs(inputs, &mut sink, opts, cancel, progress)
+        .map_err(|e| match e {
             BuildError::Output { why, .. } => TallyError::Write {
                 path: name.to_string(),
                 why,
             },
             e => TallyError::Build(e),
-        },
-    )?;
+        })?;
     sink.0.flush().map_err(write_err)?;
     report.seconds = start.elapsed().as_secs_f64();
     report.games_per_second = report.games as f64 / report.seconds.max(1e-9);

@@ -8,7 +8,7 @@ use shakmaty::san::San;
 use shakmaty::{CastlingMode, Chess, Move, Position};
 
 use crate::book::{Key, Probe, RawMove};
-use crate::build::PairCount;
+use crate::builder::PairCount;
 use crate::position::fen_of;
 
 /// One position's statistics, as `probe --json` prints them for a tally.

@@ -109,7 +109,7 @@ pub fn run<R: BufRead>(mut input: R, output: impl Write + Send + 'static) {
 
 /// Reads one line into `buf` (without its end), keeping at most [`MAX_LINE`] bytes of it.
 fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> {
-    crate::lines::read_bounded_line(input, buf, MAX_LINE)
+    crate::bounded_lines::read_bounded_line(input, buf, MAX_LINE)
 }
 
 impl Session {

@@ -14,8 +14,8 @@ use std::path::Path;
 use byteorder::{ByteOrder, LittleEndian};
 
 use super::BuildError;
+use super::count_table::{Counts, PARTITIONS, Tallied, Tally, WideCounts};
 use super::keyed_merge::KeyedMerge;
-use super::tally::{Counts, PARTITIONS, Tallied, Tally, WideCounts};
 
 /// A record's key, move and first appearance; its counts follow (`W::BYTES`).
 const HEAD: usize = 8 + 2 + 8;
@@ -175,7 +175,7 @@ pub fn spill_tally<C: Counts>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::tally::ExactCounts;
+    use crate::builder::count_table::ExactCounts;
 
     fn rec(key: u64, mv: u16, first: u64, n: u64) -> Tallied<ExactCounts> {
         Tallied {

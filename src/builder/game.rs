@@ -508,7 +508,7 @@ mod tests {
 
     fn run(pgn: &str, filter: &GameFilter) -> ChunkOutput {
         let mut visitor = GameVisitor::new(filter);
-        crate::build::parse::read_games(pgn.as_bytes(), &mut visitor);
+        crate::builder::parse::read_games(pgn.as_bytes(), &mut visitor);
         visitor.out
     }
 

@@ -31,12 +31,12 @@ use std::time::Instant;
 
 use super::book_out::{Ordered, Sink};
 use super::collect::{ChunkStats, Collector, no_usable_game};
+use super::count_table::Counts;
 use super::filter::GameFilter;
 use super::input::{self, Input};
 use super::memory::MemoryPlan;
 use super::parse::parse_chunk;
 use super::spill::reduce_runs;
-use super::tally::Counts;
 use super::tally_thread::{
     Bucketed, TallyChannels, TallyResult, TallyWork, all_runs, tally_thread,
 };

@@ -9,9 +9,9 @@ use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::mpsc::Receiver;
 
+use super::count_table::{Counts, ExactCounts, PARTITIONS, Tallied, Tally, WideCounts, partition};
 use super::entries::{EntryMaker, EntryRules, WeightScheme, halve_combined};
 use super::spill::{Run, merge_runs};
-use super::tally::{Counts, ExactCounts, PARTITIONS, Tallied, Tally, WideCounts, partition};
 use super::{BuildError, BuildReport, PairColumns, PairCount, PositionSink};
 use crate::book::{BookError, BookWriter, ENTRY_SIZE, Entry};
 

@@ -27,6 +27,7 @@
 
 mod book_out;
 mod collect;
+mod count_table;
 mod entries;
 mod filter;
 mod game;
@@ -40,7 +41,6 @@ mod pipeline;
 mod reorder;
 mod resolve;
 mod spill;
-mod tally;
 mod tally_thread;
 
 use std::collections::BTreeMap;
@@ -58,8 +58,8 @@ pub use merge::{MergeReport, SortReport, merge_books, sort_book};
 
 use crate::book::BookError;
 use book_out::{BookSink, Ordered, PairSink};
+use count_table::{ExactCounts, PolyglotCounts, RatedCounts, Tallied, WideCounts};
 use game::BLACK_MOVED;
-use tally::{ExactCounts, PolyglotCounts, RatedCounts, Tallied, WideCounts};
 
 /// Why a build failed.
 #[derive(Debug, Error)]

@@ -74,8 +74,8 @@ fn read_game_text<R: std::io::Read>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::Reason;
-    use crate::build::game::{Incident, Ply};
+    use crate::builder::Reason;
+    use crate::builder::game::{Incident, Ply};
 
     /// What reading a text chunk by chunk gave: the chunks' outputs put together, with game
     /// numbers counted from the start of the text.

@@ -4,8 +4,8 @@
 use shakmaty::Color;
 
 use super::PairCount;
+use super::count_table::{COUNT_MAX, Counts, ExactCounts, Tallied};
 use super::game::BLACK_MOVED;
-use super::tally::{COUNT_MAX, Counts, ExactCounts, Tallied};
 use crate::book::{Entry, Key, RawMove};
 
 /// What a book entry's weight measures.

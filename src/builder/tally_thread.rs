@@ -12,11 +12,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender};
 
 use super::book_out::Sink;
+use super::count_table::{Counts, PARTITIONS, Pressure, Tally, partition};
 use super::game::{GameRatings, Ply};
 use super::memory::MemoryPlan;
 use super::reorder::Reorder;
 use super::spill::{Run, spill_tally};
-use super::tally::{Counts, PARTITIONS, Pressure, Tally, partition};
 use super::{BuildError, BuildOptions};
 
 /// The plies of one chunk grouped by partition (input order kept within each partition).

@@ -11,7 +11,7 @@ use std::io::{self, BufRead};
 /// ```
 /// let mut input = "go depth 3\nquit".as_bytes();
 /// let mut buf = Vec::new();
-/// assert_eq!(polybook::lines::read_bounded_line(&mut input, &mut buf, 5).unwrap(), 11);
+/// assert_eq!(polybook::bounded_lines::read_bounded_line(&mut input, &mut buf, 5).unwrap(), 11);
 /// assert_eq!(buf, b"go de");
 /// ```
 pub fn read_bounded_line<R: BufRead>(
