@@ -3,9 +3,22 @@
 # polyglot, stockfish, glaurung and python-chess, the compression tools, tmux, Chromium with its
 # driver and selenium for the browser test of `explore`; DuckDB, pyspark and a Java runtime for the
 # tallies), then runs the whole suite.
-# Arguments are passed to `cargo test` (e.g. `./test.sh --test build`).
+# Arguments are passed to `cargo test` (e.g. `./test.sh --test it -- build::`). `./test.sh --fast`
+# leaves out the tests that need Apache Spark (a Java runtime) or Chromium: the fast tier for
+# development; CI runs everything.
 set -euo pipefail
 cd "$(dirname "$0")"
+
+fast=()
+args=()
+for a in "$@"; do
+  if [ "$a" = --fast ]; then
+    fast=(--skip spark:: --skip explore::the_page_works_in_a_real_browser)
+  else
+    args+=("$a")
+  fi
+done
+set -- "${args[@]+"${args[@]}"}"
 
 need_apt=()
 [ -x /usr/games/polyglot ] || need_apt+=(polyglot)
@@ -51,4 +64,11 @@ if ! python3 -c 'import pyspark' 2>/dev/null; then
     echo "test.sh: pyspark missing: run 'pip install pyspark'" >&2; exit 1; }
 fi
 
-cargo test --release --no-fail-fast "$@"
+if [ ${#fast[@]} -gt 0 ]; then
+  case " $* " in
+    *" -- "*) cargo test --release --no-fail-fast "$@" "${fast[@]}" ;;
+    *) cargo test --release --no-fail-fast "$@" -- "${fast[@]}" ;;
+  esac
+else
+  cargo test --release --no-fail-fast "$@"
+fi

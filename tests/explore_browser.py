@@ -1,5 +1,5 @@
 # The page of `polybook explore` in a real browser: headless Debian Chromium driven by selenium
-# through the system chromedriver (nothing is downloaded). Run by tests/explore.rs:
+# through the system chromedriver (nothing is downloaded). Run by tests/it/explore.rs:
 #
 #   python3 tests/explore_browser.py URL SHOTS POLYBOOK TALLY BOOK...
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""polybook under python-chess, as a GUI would drive it (run by tests/uci.rs).
+"""polybook under python-chess, as a GUI would drive it (run by tests/it/uci.rs).
 
     python3 tests/uci_client.py book POLYBOOK BOOK      book moves are the book's (polybook probe --json)
     python3 tests/uci_client.py analyse POLYBOOK        an info stream: depths rise, PVs legal, scores

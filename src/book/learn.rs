@@ -5,7 +5,7 @@
 //! two 16-bit numbers, `n` then `sum`; `book_learn_move` does `n++; sum += result + 1`): the high
 //! 16 bits are the number of games played with the move, the low 16 bits the sum of their
 //! results from the view of the side that played it, a loss 0, a draw 1, a win 2. So the score
-//! of a move is `sum / (2 × games)`. `tests/learn.rs` checks it against PolyGlot itself.
+//! of a move is `sum / (2 × games)`. `tests/it/learn.rs` checks it against PolyGlot itself.
 //!
 //! **At the 16-bit limits** PolyGlot adds without a check and its counters wrap around to 0. Here,
 //! when one more game would not fit (games at 65535, or the sum past 65535, which happens from

@@ -1,7 +1,7 @@
 //! The Polyglot format core against real data: the spec's key test vectors, python-chess's probe
 //! expectations on real books, and the atomic writer.
 
-mod common;
+use crate::common;
 use common::{data, polybook};
 
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! checked against `polyglot make-book` in tests/build.rs), tallies read by DuckDB and compared
 //! with counts python-chess makes from the same PGN, and bad input.
 
-mod common;
+use crate::common;
 use common::{data, duckdb, polybook, python, stderr, stdout};
 
 use std::path::{Path, PathBuf};

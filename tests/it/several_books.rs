@@ -2,7 +2,7 @@
 //! books. Two small books with different moves for the same positions; python-chess's
 //! `chess.polyglot` confirms where each move comes from.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! mid-match; misbehaving engines (tests/fake_engine.py) that play an illegal move, crash, hang
 //! or never finish the handshake; an SPRT that stops a match; Ctrl-C; bad input.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

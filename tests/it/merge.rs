@@ -1,7 +1,7 @@
 //! `polybook merge` against `polyglot merge-book` on the bundled books: the same union of entries,
 //! weights held at 65535 where polyglot's wrap around, and every position sorted by weight.
 
-mod common;
+use crate::common;
 use common::data;
 
 use std::collections::HashMap;

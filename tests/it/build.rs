@@ -2,7 +2,7 @@
 //! `polyglot make-book` writes (Debian's GNU Chess book, TCEC and lichess games, every option),
 //! python-chess where polyglot is wrong (games from a FEN, variants, bad moves), and bad input.
 
-mod common;
+use crate::common;
 use common::{bundled, data, polybook};
 
 use std::io::{Read, Write};

@@ -2,7 +2,7 @@
 //! from a real tablebase), a brute-force mate search with python-chess on a sample of KQvK and
 //! KRvK positions, and `polybook solve` on the whole KRvK file.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

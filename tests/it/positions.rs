@@ -4,7 +4,7 @@
 //! accepted by every command, with keys, move counts and books equal to python-chess's; setups
 //! that cannot be played are refused with one clear line.
 
-mod common;
+use crate::common;
 use common::{data, polybook, python, text};
 
 use std::path::Path;

@@ -8,7 +8,7 @@
 //! The full perft run (every position and depth of every standard suite) is
 //! `cargo test --release --test engine -- --ignored`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

@@ -2,7 +2,7 @@
 //! goes away or the disk is full, how `-o` treats what is already at the path, what is left behind
 //! after a signal, and the usage rules the commands share.
 
-mod common;
+use crate::common;
 use common::{bundled, data, text};
 
 use std::fs::File;

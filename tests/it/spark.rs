@@ -2,7 +2,7 @@
 //! lichess games in 5 files, and the book `polybook book` makes from its dataset is byte for byte
 //! the book `polybook build` makes from the same files, and its tally the single-machine one.
 
-mod common;
+use crate::common;
 use common::{data, duckdb, polybook_ok, python, root, stderr};
 
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! Chromium driven by selenium: `tests/explore_browser.py`, which also checks the page's moves
 //! against python-chess's `chess.polyglot`).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -772,7 +772,7 @@ fn the_page_works_in_a_real_browser() {
         &books[..],
     ]
     .concat();
-    let out = common::python(include_str!("explore_browser.py"), &args);
+    let out = common::python(include_str!("../explore_browser.py"), &args);
     eprintln!("{out}");
     assert!(out.ends_with("ok\n"), "{out}");
     assert!(shots.join("1-start.png").exists());

@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 /// What each top-level module of the library may use, read from ARCHITECTURE.md's table of the
 /// layers (its first column the module, its last the modules it uses, `—` for none), so that the

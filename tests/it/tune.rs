@@ -2,7 +2,7 @@
 //! loss goes down, the parameter file it writes is one the engine reads, and bad input gets one
 //! error line.
 
-mod common;
+use crate::common;
 
 use polybook::engine::eval::Params;
 

@@ -3,7 +3,7 @@
 //! python-chess's `chess.pgn`, draw offers against Stockfish's view of the position, clocks and
 //! flag fall, and the errors before a game starts.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! `dump-book` and `info-book` on every bundled book, `dump` against python-chess's reader and the
 //! raw bytes, `verify` on valid, invalid and crafted books, and bad input for every command.
 
-mod common;
+use crate::common;
 use common::{data, polybook, stderr, stdout};
 
 use std::io::Read;

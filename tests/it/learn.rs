@@ -3,7 +3,7 @@
 //! writes its learn fields; `polybook learn` on the same games writes the same bytes. python-chess
 //! reads the learn fields back, and computes on real games what each field must hold.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! engine read them (with one warning), `probe` agrees with python-chess, `lines` and `info` with
 //! polyglot, `verify` still rejects them, and `sort` turns them back into gnuchess.bin.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};

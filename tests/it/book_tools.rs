@@ -2,7 +2,7 @@
 //! `chess.pgn`: every book written passes `verify`, python-chess probes the changes, and it reads
 //! the exported PGN back, every move of it a book move.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

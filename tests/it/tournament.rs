@@ -4,7 +4,7 @@
 //! python-chess (tests/match_check.py: every game legal to its end, its result consistent with
 //! the final position); the table and the JSON must add up; bad input gets one line.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

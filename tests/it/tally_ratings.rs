@@ -4,7 +4,7 @@
 //! no rating and dates like `1951.??.??`); the same file whatever the threads and memory; merged
 //! tallies; books that ignore the columns; tallies with and without them refused together.
 
-mod common;
+use crate::common;
 use common::{data, duckdb, polybook, polybook_fails, polybook_ok, python};
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,32 @@
+//! The integration tests, one crate (one optimised binary to build and link), a module per
+//! subject. The fuzz targets are a crate of their own (`tests/fuzz.rs`).
+//!
+//! Run one subject with `./test.sh --test it -- build::`; `./test.sh --fast` leaves out the
+//! tests that need Spark, Chromium or a long engine match.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod arena;
+mod book_format;
+mod book_tools;
+mod build;
+mod cli;
+mod engine;
+mod explore;
+mod inspect;
+mod layers;
+mod learn;
+mod merge;
+mod play;
+mod positions;
+mod several_books;
+mod smp;
+mod spark;
+mod tablebase;
+mod tally;
+mod tally_ratings;
+mod tournament;
+mod tune;
+mod uci;
+mod unsorted_books;
