@@ -13,11 +13,13 @@
 //! - [`bounded_lines`]: input read one bounded line at a time (the UCI loop, the terminal game).
 //! - [`explore`]: the local web server of `polybook explore`: the page, its assets and its JSON API.
 //! - [`arena`]: games between engines or against a person: rules, clocks, openings, matches, PGN.
+//! - [`analysis`]: a book scored by an engine, the scores backed up its tree (`polybook analyse`).
 //! - [`tune`]: Texel's tuning of the evaluation from PGN games.
 //!
 //! ARCHITECTURE.md, at the repository's root, is the map: the layers (each module uses only the
 //! ones below it), where each command's work lives, and the invariants.
 
+pub mod analysis;
 pub mod arena;
 pub mod atomic;
 pub mod book;

@@ -41,7 +41,7 @@ use shakmaty::{Chess, Color, KnownOutcome, Move, Position};
 use super::clock::{Clock, PerMove, TimeControl};
 use super::game::{Game, Termination};
 use super::pgn::{game_text, roster, write_atomic};
-use crate::book::{BookMove, Books, ChooseOptions};
+use crate::book::{BookMove, Books, ChooseOptions, LearnLayout};
 use crate::diagram::diagram;
 use crate::engine::time::{Stability, TimeLeft, TimePlan};
 use crate::engine::{Engine, Limits, Score, SearchOptions};
@@ -690,9 +690,12 @@ impl<W: Write> PlaySession<W> {
         let pos = self.game.position().clone();
         let started = Instant::now();
         let (giver, book) = self.book_moves();
+        let layout = giver
+            .and_then(|i| self.options.books.iter().nth(i))
+            .map_or(LearnLayout::Polyglot, |(_, b)| b.learn_layout());
         let legal = pos.legal_moves();
         let (mv, comment, report) =
-            if let Some(pick) = self.options.choose.pick(&book, &mut self.rng) {
+            if let Some(pick) = self.options.choose.pick_in(&book, layout, &mut self.rng) {
                 let shares = self.options.choose.shares(&book);
                 let mut sorted: Vec<(&BookMove, f64)> = book.iter().zip(shares).collect();
                 sorted.sort_by_key(|(m, _)| std::cmp::Reverse(m.entry.weight));

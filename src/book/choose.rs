@@ -32,7 +32,7 @@ use std::str::FromStr;
 use rand::Rng;
 use shakmaty::{Move, Position};
 
-use super::{Book, BookMove, Learn};
+use super::{Book, BookMove, Learn, LearnLayout, MoveScore};
 
 /// How to pick among a position's book moves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,6 +46,11 @@ pub enum Selection {
     Uniform,
     /// At random, in proportion to weight times learned score (see the module's overview).
     Learned,
+    /// The best-scored move of a scored book (`polybook analyse`; see [`super::MoveScore`]), ties
+    /// going to the heavier; with a [`ChooseOptions::max_loss`] above 0, a weighted pick among the
+    /// moves within that many centipawns of the best. A book without scores is picked from as
+    /// [`Selection::Weighted`].
+    Score,
 }
 
 /// A move's weight as the `learned` selection sees it: `weight × (score_sum + 1) / (2 × games
@@ -66,8 +71,9 @@ impl FromStr for Selection {
             "weighted" | "weight" | "random" => Ok(Selection::Weighted),
             "uniform" => Ok(Selection::Uniform),
             "learned" | "learn" => Ok(Selection::Learned),
+            "score" | "scored" => Ok(Selection::Score),
             _ => Err(format!(
-                "unknown book selection {quoted}: expected best, weighted, uniform or learned"
+                "unknown book selection {quoted}: expected best, weighted, uniform, learned or score"
             )),
         }
     }
@@ -81,6 +87,9 @@ pub struct ChooseOptions {
     pub minimum_weight: u16,
     /// Moves that never count (python-chess's `exclude_moves`).
     pub exclude_moves: Vec<Move>,
+    /// With [`Selection::Score`]: the centipawns a move may lose against the best-scored one and
+    /// still be picked (UCI `BookMaxLoss`); 0 plays the best.
+    pub max_loss: u16,
 }
 
 impl Default for ChooseOptions {
@@ -89,6 +98,7 @@ impl Default for ChooseOptions {
             selection: Selection::Weighted,
             minimum_weight: 1,
             exclude_moves: Vec::new(),
+            max_loss: 0,
         }
     }
 }
@@ -154,6 +164,73 @@ impl ChooseOptions {
             .collect()
     }
 
+    /// [`ChooseOptions::pick`] for the moves of a book whose learn fields are read as `layout`:
+    /// [`Selection::Score`] picks by score from a scored book (and by weight from another).
+    pub fn pick_in<R: Rng + ?Sized>(
+        &self,
+        moves: &[BookMove],
+        layout: LearnLayout,
+        rng: &mut R,
+    ) -> Option<Pick> {
+        if self.selection != Selection::Score || layout != LearnLayout::Scored {
+            return self.pick(moves, rng);
+        }
+        let scored: Vec<(usize, i32)> = (0..moves.len())
+            .filter(|&i| self.counts(&moves[i]))
+            .filter_map(|i| {
+                MoveScore::from_learn(moves[i].entry.learn).map(|s| (i, i32::from(s.score)))
+            })
+            .collect();
+        let Some(best) = scored.iter().map(|&(_, s)| s).max() else {
+            // No move of this position has a score: by weight.
+            return self.pick(moves, rng);
+        };
+        let candidates: Vec<usize> = scored
+            .iter()
+            .filter(|&&(_, s)| s >= best - i32::from(self.max_loss))
+            .map(|&(i, _)| i)
+            .collect();
+        let weight = |i: usize| u64::from(moves[i].entry.weight);
+        let index = if self.max_loss == 0 || candidates.len() == 1 {
+            let heaviest = candidates.iter().map(|&i| weight(i)).max()?;
+            candidates
+                .iter()
+                .copied()
+                .find(|&i| weight(i) == heaviest)?
+        } else {
+            let total: u64 = candidates.iter().map(|&i| weight(i)).sum();
+            if total == 0 {
+                candidates[rng.random_range(0..candidates.len())]
+            } else {
+                let mut ticket = rng.random_range(0..total);
+                candidates.iter().copied().find(|&i| {
+                    if ticket < weight(i) {
+                        true
+                    } else {
+                        ticket -= weight(i);
+                        false
+                    }
+                })?
+            }
+        };
+        let share = match candidates.len() {
+            1 => 1.0,
+            _ if self.max_loss == 0 => 1.0,
+            _ => {
+                let total: u64 = candidates.iter().map(|&i| weight(i)).sum();
+                if total == 0 {
+                    1.0 / candidates.len() as f64
+                } else {
+                    weight(index) as f64 / total as f64
+                }
+            }
+        };
+        Some(Pick {
+            book_move: moves[index],
+            share,
+        })
+    }
+
     /// Picks one of `moves` (the legal book moves of a position) with its share, or `None` when
     /// no move counts.
     pub fn pick<R: Rng + ?Sized>(&self, moves: &[BookMove], rng: &mut R) -> Option<Pick> {
@@ -206,12 +283,12 @@ impl ChooseOptions {
             }
             // Every move that counts weighs 0: python-chess has nothing to draw from; here
             // (possible only with a minimum weight of 0) the pick is uniform.
-            Selection::Weighted if total == 0 => {
+            Selection::Weighted | Selection::Score if total == 0 => {
                 Some(eligible[rng.random_range(0..eligible.len())])
             }
             // python-chess's `weighted_choice`: a ticket below the total, and the move whose
-            // running sum of weights passes it.
-            Selection::Weighted => {
+            // running sum of weights passes it. (A score pick without scores is by weight.)
+            Selection::Weighted | Selection::Score => {
                 let mut ticket = rng.random_range(0..total);
                 eligible.into_iter().find(|&i| {
                     if ticket < weight(i) {
@@ -245,7 +322,7 @@ impl Book {
         options: &ChooseOptions,
         rng: &mut R,
     ) -> Option<Pick> {
-        options.pick(&self.find_all(pos), rng)
+        options.pick_in(&self.find_all(pos), self.learn_layout(), rng)
     }
 }
 

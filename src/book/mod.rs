@@ -25,6 +25,7 @@ mod key;
 mod learn;
 mod mv;
 mod reader;
+mod scored;
 mod writer;
 
 pub use books::{BOOK_LIST_SEPARATOR, Books, book_paths};
@@ -37,4 +38,5 @@ pub use learn::{Learn, LearnChange, LearnResult, Learner};
 pub use mv::RawMove;
 pub use reader::{Book, BookMove, Disorder, Probe};
 pub(crate) use reader::{describe_non_book, open_file, recognise_non_book};
+pub use scored::{LearnLayout, MATE, MATE_BOUND, MoveScore, SCORED_MARK, score_text};
 pub use writer::{BookWriter, sort_entries, write_book};

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use byteorder::{BigEndian, ByteOrder};
 use shakmaty::{Move, Position};
 
-use super::{BookError, ENTRY_SIZE, Entry, Key};
+use super::scored::is_mark;
+use super::{BookError, ENTRY_SIZE, Entry, Key, LearnLayout, MoveScore};
 
 /// An open Polyglot book.
 ///
@@ -29,6 +30,11 @@ pub struct Book {
     /// are copied so that a search reads one array.
     rest: Vec<(u64, usize)>,
     disorder: Option<Disorder>,
+    /// How its learn fields are to be read: ProDeo's layout when the book starts with the mark
+    /// ([`super::SCORED_MARK`], which is then left out of its entries), or when a command says so.
+    layout: LearnLayout,
+    /// The bytes of the mark at the start of `data` (16 or 0).
+    skip: usize,
 }
 
 /// How far a book is from being sorted by key.
@@ -127,7 +133,13 @@ impl Book {
             main: 0..0,
             rest: Vec::new(),
             disorder: None,
+            layout: LearnLayout::Polyglot,
+            skip: 0,
         };
+        if book.data.len() >= ENTRY_SIZE && is_mark(&Entry::from_bytes(&book.data)) {
+            book.layout = LearnLayout::Scored;
+            book.skip = ENTRY_SIZE;
+        }
         book.index();
         Ok(book)
     }
@@ -180,9 +192,35 @@ impl Book {
         self.disorder.is_none()
     }
 
-    /// The book's bytes as read from its file.
+    /// The book's bytes as read from its file, without the mark of a scored book.
     pub(super) fn data(&self) -> &[u8] {
-        &self.data
+        &self.data[self.skip..]
+    }
+
+    /// How the learn fields are to be read: [`LearnLayout::Scored`] for a book that starts with
+    /// the mark of `polybook analyse` (or set so by [`Book::set_learn_layout`]).
+    pub fn learn_layout(&self) -> LearnLayout {
+        self.layout
+    }
+
+    /// Whether the book starts with the mark of a scored book.
+    pub fn has_mark(&self) -> bool {
+        self.skip > 0
+    }
+
+    /// Reads the learn fields in `layout` whatever the book's mark says (`--learn prodeo` for a
+    /// book from ProDeo's own tool, which has no mark).
+    pub fn set_learn_layout(&mut self, layout: LearnLayout) {
+        self.layout = layout;
+    }
+
+    /// The score and depth of a book move when the book holds them ([`LearnLayout::Scored`] and a
+    /// depth above 0).
+    pub fn move_score(&self, entry: &Entry) -> Option<MoveScore> {
+        match self.layout {
+            LearnLayout::Scored => MoveScore::from_learn(entry.learn),
+            LearnLayout::Polyglot => None,
+        }
     }
 
     /// The path the book was opened from.

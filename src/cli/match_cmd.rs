@@ -67,9 +67,14 @@ pub struct Args {
     /// The most plies of an opening taken from the book.
     #[arg(long, default_value_t = 16, value_name = "N")]
     book_plies: usize,
-    /// How book moves are picked: weighted, best, uniform or learned.
+    /// How book moves are picked: weighted, best, uniform, learned or score (the best-scored
+    /// move of a book that `polybook analyse` scored; by weight in a book without scores).
     #[arg(long, default_value = "weighted", value_name = "HOW")]
     book_selection: Selection,
+    /// With --book-selection score: pick by weight among the moves within CP centipawns of the
+    /// best-scored one (0: the best).
+    #[arg(long, default_value_t = 0, value_name = "CP")]
+    book_max_loss: u16,
     /// After each finished game, the opening's book moves learn its result in the book files
     /// they came from (PolyGlot's BookLearn encoding), each for the side that played it.
     #[arg(long, requires = "book")]
@@ -297,6 +302,7 @@ fn config(args: &Args, specs: &[EngineSpec]) -> Result<MatchConfig, CliError> {
             selection: args.book_selection,
             minimum_weight: args.book_min_weight,
             exclude_moves: Vec::new(),
+            max_loss: args.book_max_loss,
         },
         starts,
         games: args.games,

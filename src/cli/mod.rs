@@ -23,6 +23,7 @@ macro_rules! outln {
     };
 }
 
+mod analyse;
 mod bench;
 mod book;
 mod build;
@@ -89,6 +90,9 @@ enum Command {
     Edit(edit::Args),
     /// Write a book's tree from the start position as one PGN game with variations.
     Export(export::Args),
+    /// Score a book with an engine, back the scores up its tree, write them into the learn fields.
+    #[command(visible_alias = "analyze")]
+    Analyse(analyse::Args),
     /// Update a book's learn fields from games, as PolyGlot's BookLearn does.
     Learn(learn::Args),
     /// Walk through books in the browser: a local web page with a board and the book moves.
@@ -228,6 +232,7 @@ pub fn main() -> ExitCode {
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Verify(args)) => verify::run(args),
         Some(Command::Build(args)) => build::run(args),
+        Some(Command::Analyse(args)) => analyse::run(args),
         Some(Command::Tally(args)) => tally::run(args),
         Some(Command::Book(args)) => book::run(args),
         Some(Command::Merge(args)) => merge::run(args),

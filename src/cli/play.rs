@@ -61,9 +61,14 @@ pub struct Args {
     /// Seed for the book choice and --color random (default: a random seed).
     #[arg(long, value_name = "S")]
     seed: Option<u64>,
-    /// How the engine picks among the book moves: weighted, best, uniform or learned.
+    /// How the engine picks among the book moves: weighted, best, uniform, learned or score (the
+    /// best-scored move of a book that `polybook analyse` scored; by weight without scores).
     #[arg(long, default_value = "weighted", value_name = "HOW")]
     book_selection: Selection,
+    /// With --book-selection score: pick by weight among the moves within CP centipawns of the
+    /// best-scored one (0: the best).
+    #[arg(long, default_value_t = 0, value_name = "CP")]
+    book_max_loss: u16,
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -139,6 +144,7 @@ pub fn run(args: Args) -> CliResult {
         books,
         choose: ChooseOptions {
             selection: args.book_selection,
+            max_loss: args.book_max_loss,
             ..ChooseOptions::default()
         },
         search: SearchOptions {

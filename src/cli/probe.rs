@@ -9,9 +9,9 @@ use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::ArgGroup;
-use polybook::book::{Book, Books, Learn};
+use polybook::book::{Book, Books, Learn, LearnLayout, MoveScore};
 use polybook::diagram::diagram;
-use polybook::inspect::{BookProbeJson, probe_json, write_probe_json_line};
+use polybook::inspect::{BookProbeJson, probe_json_in, write_probe_json_line};
 use polybook::position::{EpdLine, parse_fen_and_normalize};
 use shakmaty::{Chess, Position};
 
@@ -44,6 +44,11 @@ pub struct Args {
     /// Leave out the board diagram.
     #[arg(long)]
     no_board: bool,
+    /// Read the learn fields as: polyglot (PolyGlot's BookLearn games and score) or prodeo
+    /// (score and depth, as `polybook analyse` writes them). Default: prodeo for a book that
+    /// starts with the mark `analyse` writes, polyglot for the others.
+    #[arg(long, value_name = "LAYOUT")]
+    learn: Option<LearnLayout>,
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -58,7 +63,11 @@ pub fn run(args: Args) -> CliResult {
     // Each book is opened before anything is printed: a missing one ends the command.
     let mut books = Books::new();
     for path in &args.books {
-        books.push(path.display().to_string(), open_book(path)?);
+        let mut book = open_book(path)?;
+        if let Some(layout) = args.learn {
+            book.set_learn_layout(layout);
+        }
+        books.push(path.display().to_string(), book);
     }
     let stdout = io::stdout();
     // Large buffers: `--epd` writes megabytes, and each flush is a system call (and, into a pipe,
@@ -179,7 +188,8 @@ fn print_position(
     out: &mut impl Write,
 ) -> io::Result<()> {
     let probe = book.probe(pos);
-    let json = probe_json(pos, &probe);
+    let scored = book.learn_layout() == LearnLayout::Scored;
+    let json = probe_json_in(pos, &probe, book.learn_layout());
     if args.json {
         // One compact line, as with --epd: `jq` and line-based tools read it as it is.
         match name {
@@ -196,12 +206,26 @@ fn print_position(
     if json.entries.is_empty() {
         writeln!(out, "no book moves")?;
     } else {
+        let last = if scored { "score depth" } else { "learn" };
         writeln!(
             out,
             "{:<9} {:<6} {:>6} {:>7} {:>10}",
-            "move", "uci", "weight", "share", "learn"
+            "move", "uci", "weight", "share", last
         )?;
         for e in &json.entries {
+            let learn = match (scored, e.score, e.depth) {
+                (true, Some(score), Some(depth)) => format!(
+                    "{:>7} {depth:>3}",
+                    MoveScore {
+                        score,
+                        depth,
+                        learn: 0
+                    }
+                    .text()
+                ),
+                (true, _, _) => format!("{:>7} {:>3}", "-", "-"),
+                (false, _, _) => Learn::from_raw(e.learn).to_string(),
+            };
             writeln!(
                 out,
                 "{:<9} {:<6} {:>6} {:>6.1}% {:>10}",
@@ -209,7 +233,7 @@ fn print_position(
                 e.uci,
                 e.weight,
                 e.share * 100.0,
-                Learn::from_raw(e.learn).to_string()
+                learn
             )?;
         }
         let moves = json.entries.len();

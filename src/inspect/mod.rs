@@ -20,6 +20,7 @@ pub use filter::{FilterOptions, FilterReport, filter_book};
 pub use info::{BookInfo, book_info};
 pub use lines::write_lines;
 pub use probe_json::{
-    BookProbeJson, EntryJson, IllegalJson, ProbeJson, fen_string, probe_json, write_probe_json_line,
+    BookProbeJson, EntryJson, IllegalJson, ProbeJson, fen_string, probe_json, probe_json_in,
+    write_probe_json_line,
 };
 pub use verify::{Problem, ProblemKind, VerifyReport, impossible_move, verify};

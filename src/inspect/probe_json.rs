@@ -11,7 +11,7 @@ use shakmaty::fen::Fen;
 use shakmaty::san::San;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
-use crate::book::{ChooseOptions, Learn, Probe};
+use crate::book::{ChooseOptions, Learn, LearnLayout, MoveScore, Probe};
 
 /// One book's moves of one position, as `--json` prints them when there are several books: the
 /// book's name, then the fields of [`ProbeJson`].
@@ -43,6 +43,13 @@ pub struct EntryJson {
     /// Their score from 0 to 1 ([`Learn::score`]); `None` (null) before the first game.
     pub learn_score: Option<f64>,
     pub share: f64,
+    /// In a scored book (ProDeo's learn layout, `polybook analyse`): the move's score in
+    /// centipawns from the mover's view (mates beyond ±31000) and its depth; absent otherwise,
+    /// and for a move without a score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<i16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u8>,
 }
 
 #[derive(Serialize)]
@@ -115,6 +122,8 @@ pub fn probe_json(pos: &Chess, probe: &Probe) -> ProbeJson {
                 learn_games: Learn::from_raw(m.entry.learn).games,
                 learn_score: Learn::from_raw(m.entry.learn).score(),
                 share,
+                score: None,
+                depth: None,
             })
             .collect(),
         illegal: probe
@@ -129,6 +138,21 @@ pub fn probe_json(pos: &Chess, probe: &Probe) -> ProbeJson {
             })
             .collect(),
     }
+}
+
+/// [`probe_json`] with each move's score and depth when the book's learn fields are read in
+/// ProDeo's layout.
+pub fn probe_json_in(pos: &Chess, probe: &Probe, layout: LearnLayout) -> ProbeJson {
+    let mut json = probe_json(pos, probe);
+    if layout == LearnLayout::Scored {
+        for (e, m) in json.entries.iter_mut().zip(&probe.legal) {
+            if let Some(s) = MoveScore::from_learn(m.entry.learn) {
+                e.score = Some(s.score);
+                e.depth = Some(s.depth);
+            }
+        }
+    }
+    json
 }
 
 /// One position as a compact JSON line, written directly into `buf`: the same text `serde_json`

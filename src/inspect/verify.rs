@@ -88,6 +88,9 @@ pub struct VerifyReport {
     /// What the file is when it is recognised as something other than a book (then its size is
     /// the one problem reported).
     pub not_a_book: Option<&'static str>,
+    /// Whether the book starts with the mark of a scored book (`polybook analyse`: scores and
+    /// depths in the learn fields), which is not counted among its entries.
+    pub scored: bool,
     counts: [u64; 4],
 }
 
@@ -154,6 +157,7 @@ pub fn verify(path: impl AsRef<Path>, limit: usize) -> Result<VerifyReport, Book
         no_moves: 0,
         problems: Vec::new(),
         not_a_book: None,
+        scored: false,
         counts: [0; 4],
     };
     let mut head = Vec::new();
@@ -169,9 +173,13 @@ pub fn verify(path: impl AsRef<Path>, limit: usize) -> Result<VerifyReport, Book
         if n < ENTRY_SIZE {
             break;
         }
+        let e = Entry::from_bytes(&record);
+        if report.entries == 0 && !report.scored && e == crate::book::SCORED_MARK {
+            report.scored = true;
+            continue;
+        }
         let index = report.entries;
         report.entries += 1;
-        let e = Entry::from_bytes(&record);
         match previous {
             Some(p) if p == e.key => {}
             _ => {

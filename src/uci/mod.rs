@@ -55,7 +55,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use shakmaty::{Chess, Color, Move, Position};
 
-use crate::book::{Book, Books, ChooseOptions, Key, Pick, Selection, book_paths};
+use crate::book::{Book, Books, ChooseOptions, Key, LearnLayout, Pick, Selection, book_paths};
 use crate::engine::eval::{Params, evaluate};
 use crate::engine::hash::hash_of;
 use crate::engine::options::SWITCHES;
@@ -302,9 +302,17 @@ impl Session {
             }
             "bookfile" => self.set_book(value),
             "bookselection" => match value.parse::<Selection>() {
-                Ok(s) => self.options.selection = s,
+                Ok(s) => {
+                    self.options.selection = s;
+                    self.note_unscored_books();
+                }
                 Err(e) => self.info(&format!("{e}; keeping {:?}", self.options.selection)),
             },
+            "bookmaxloss" => {
+                if let Some(cp) = self.spin(&name, value, options::BOOK_MAX_LOSS.range()) {
+                    self.options.max_loss = cp as u16;
+                }
+            }
             "bookminweight" => {
                 if let Some(w) = self.spin(&name, value, options::BOOK_MIN_WEIGHT.range()) {
                     self.options.min_weight = w as u16;
@@ -403,6 +411,26 @@ impl Session {
                     "cannot use BookFile: {e}; playing without this book"
                 )),
             }
+        }
+        self.note_unscored_books();
+    }
+
+    /// With `BookSelection` score, says once per book that one without scores is played by
+    /// weight.
+    fn note_unscored_books(&mut self) {
+        if self.options.selection != Selection::Score {
+            return;
+        }
+        let unscored: Vec<String> = self
+            .books
+            .iter()
+            .filter(|(_, b)| b.learn_layout() != LearnLayout::Scored)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        for name in unscored {
+            self.info(&format!(
+                "book {name} has no scores ('polybook analyse' adds them): its moves are picked by weight"
+            ));
         }
     }
 
@@ -570,6 +598,7 @@ impl Session {
         let choose_options = ChooseOptions {
             selection: o.selection,
             minimum_weight: o.min_weight,
+            max_loss: o.max_loss,
             exclude_moves: self
                 .pos
                 .legal_moves()

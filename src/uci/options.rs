@@ -129,7 +129,7 @@ pub(super) const BOOK_SELECTION: UciOption = UciOption {
     name: "BookSelection",
     kind: Kind::Combo {
         default: "weighted",
-        vars: &["best", "weighted", "uniform", "learned"],
+        vars: &["best", "weighted", "uniform", "learned", "score"],
     },
 };
 pub(super) const BOOK_MIN_WEIGHT: UciOption = UciOption {
@@ -138,6 +138,16 @@ pub(super) const BOOK_MIN_WEIGHT: UciOption = UciOption {
         default: 1,
         min: 0,
         max: 65535,
+    },
+};
+/// With `BookSelection` score: the centipawns a book move may lose against the best-scored one
+/// and still be played (0: the best).
+pub(super) const BOOK_MAX_LOSS: UciOption = UciOption {
+    name: "BookMaxLoss",
+    kind: Kind::Spin {
+        default: 0,
+        min: 0,
+        max: 1000,
     },
 };
 pub(super) const BOOK_DEPTH: UciOption = UciOption {
@@ -158,7 +168,7 @@ pub(super) const BOOK_SEED: UciOption = UciOption {
 };
 
 /// Every option but the search switches, in the order `uci` lists them.
-const OPTIONS: [UciOption; 11] = [
+const OPTIONS: [UciOption; 12] = [
     HASH,
     THREADS,
     UciOption {
@@ -178,6 +188,7 @@ const OPTIONS: [UciOption; 11] = [
     },
     BOOK_SELECTION,
     BOOK_MIN_WEIGHT,
+    BOOK_MAX_LOSS,
     BOOK_DEPTH,
     BOOK_SEED,
 ];
@@ -227,6 +238,7 @@ pub(super) struct Options {
     pub book_file: String,
     pub selection: Selection,
     pub min_weight: u16,
+    pub max_loss: u16,
     /// In full moves; 0 means no limit.
     pub book_depth: u32,
 }
@@ -242,6 +254,7 @@ impl Default for Options {
                 .parse()
                 .unwrap_or(Selection::Weighted),
             min_weight: BOOK_MIN_WEIGHT.spin_default() as u16,
+            max_loss: BOOK_MAX_LOSS.spin_default() as u16,
             book_depth: BOOK_DEPTH.spin_default() as u32,
         }
     }
@@ -279,7 +292,7 @@ mod tests {
         );
         assert!(lines.contains(&"option name BookFile type string default <empty>".to_string()));
         assert!(lines.contains(
-            &"option name BookSelection type combo default weighted var best var weighted var uniform var learned"
+            &"option name BookSelection type combo default weighted var best var weighted var uniform var learned var score"
                 .to_string()
         ));
         assert_eq!(

@@ -447,7 +447,10 @@ fn isready_and_stop_are_answered_at_once_mid_search() {
         let (_, took) = e.expect("readyok", Duration::from_secs(1));
         worst = worst.max(took);
     }
-    assert!(worst < Duration::from_millis(1000), "readyok took {worst:?}");
+    assert!(
+        worst < Duration::from_millis(1000),
+        "readyok took {worst:?}"
+    );
     e.send("stop");
     let (line, took) = e.expect("bestmove ", Duration::from_secs(1));
     assert!(

@@ -1,0 +1,167 @@
+//! The analysis cache: every verdict appended to a text file beside the output as soon as it
+//! comes, so that an interruption (Ctrl-C, `kill -9`, a crash) loses only the positions in flight.
+//!
+//! ```text
+//! polybook-analysis 1 book=5f0e3c1a9b2d4e77 engine=builtin limits=nodes 20000
+//! 463b96181691fc9c 25 11
+//! 823c9b50fd114196 -18 10
+//! ```
+//!
+//! The first line names what the verdicts depend on: the book's bytes (a hash), the engine and the
+//! limits. A later run resumes only with the same line; anything else is an error naming what
+//! differs. Each further line is a position's key, its score (internal scale, the side to move's
+//! view) and the depth. A last line cut short by a kill is dropped.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::Verdict;
+
+/// The open cache: what it held, and the file to append to.
+pub struct Cache {
+    path: PathBuf,
+    file: File,
+    pub verdicts: HashMap<u64, Verdict>,
+}
+
+/// Why the cache cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    #[error("{}: {}", .0.display(), crate::text::reason(.1))]
+    Io(PathBuf, io::Error),
+    #[error(
+        "{}: the analysis cache of another run ({what}); remove it or choose another output",
+        .path.display()
+    )]
+    Other { path: PathBuf, what: String },
+    #[error(
+        "{}: {} positions analysed by an earlier run: add --resume to carry on, or remove it to start again",
+        .path.display(), .count
+    )]
+    Exists { path: PathBuf, count: usize },
+    #[error("{}: line {line}: not a line of an analysis cache", .path.display())]
+    Garbled { path: PathBuf, line: usize },
+}
+
+impl Cache {
+    /// Opens the cache at `path` for `header`: created when missing; with `resume`, its verdicts
+    /// read (a torn last line cut off); without, an existing cache with verdicts is an error.
+    pub fn open(path: &Path, header: &str, resume: bool) -> Result<Cache, CacheError> {
+        let io_err = |e| CacheError::Io(path.to_path_buf(), e);
+        let mut verdicts = HashMap::new();
+        let text = match std::fs::read(path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io_err(e)),
+        };
+        let mut keep = 0usize;
+        if let Some(bytes) = &text {
+            // Only whole lines count: a kill can leave the last one cut short.
+            let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let body = String::from_utf8_lossy(&bytes[..whole]);
+            let mut lines = body.lines();
+            match lines.next() {
+                None => {}
+                Some(first) if first == header => {
+                    for (i, line) in lines.enumerate() {
+                        let (key, verdict) = parse_line(line).ok_or(CacheError::Garbled {
+                            path: path.to_path_buf(),
+                            line: i + 2,
+                        })?;
+                        verdicts.insert(key, verdict);
+                    }
+                    keep = whole;
+                }
+                Some(first) => {
+                    return Err(CacheError::Other {
+                        path: path.to_path_buf(),
+                        what: differs(first, header),
+                    });
+                }
+            }
+            if !resume && !verdicts.is_empty() {
+                return Err(CacheError::Exists {
+                    path: path.to_path_buf(),
+                    count: verdicts.len(),
+                });
+            }
+            if !resume {
+                verdicts.clear();
+                keep = 0;
+            }
+        }
+        let mut file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(false)
+            .open(path)
+            .map_err(io_err)?;
+        file.set_len(keep as u64).map_err(io_err)?;
+        use std::io::Seek;
+        file.seek(io::SeekFrom::End(0)).map_err(io_err)?;
+        if keep == 0 {
+            writeln!(file, "{header}").map_err(io_err)?;
+        }
+        Ok(Cache {
+            path: path.to_path_buf(),
+            file,
+            verdicts,
+        })
+    }
+
+    /// Appends one verdict (one `write`: a kill leaves whole lines and at most one torn line).
+    pub fn add(&mut self, key: u64, v: Verdict) -> Result<(), CacheError> {
+        let line = format!("{key:016x} {} {}\n", v.score, v.depth);
+        self.file
+            .write_all(line.as_bytes())
+            .map_err(|e| CacheError::Io(self.path.clone(), e))?;
+        self.verdicts.insert(key, v);
+        Ok(())
+    }
+
+    /// Waits for the disk.
+    pub fn sync(&self) -> Result<(), CacheError> {
+        self.file
+            .sync_data()
+            .map_err(|e| CacheError::Io(self.path.clone(), e))
+    }
+}
+
+fn parse_line(line: &str) -> Option<(u64, Verdict)> {
+    let mut w = line.split(' ');
+    let key = u64::from_str_radix(w.next()?, 16).ok()?;
+    let score = w.next()?.parse().ok()?;
+    let depth = w.next()?.parse().ok()?;
+    w.next()
+        .is_none()
+        .then_some((key, Verdict { score, depth }))
+}
+
+/// What differs between a cache's first line and this run's: the fields that are not equal.
+fn differs(found: &str, wanted: &str) -> String {
+    if !found.starts_with("polybook-analysis ") {
+        return "its first line is not an analysis cache's".to_string();
+    }
+    let fields = |s: &str| -> Vec<(String, String)> {
+        s.split_whitespace()
+            .filter_map(|w| w.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let (f, w) = (fields(found), fields(wanted));
+    let mut out = Vec::new();
+    for (k, v) in &w {
+        match f.iter().find(|(fk, _)| fk == k) {
+            Some((_, fv)) if fv == v => {}
+            Some((_, fv)) => out.push(format!("{k} {fv}, not {v}")),
+            None => out.push(format!("no {k}")),
+        }
+    }
+    if out.is_empty() {
+        format!("made with other settings: {found}")
+    } else {
+        out.join("; ")
+    }
+}

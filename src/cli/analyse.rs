@@ -1,0 +1,381 @@
+//! `polybook analyse`: a book scored by an engine, the scores backed up its tree, written into the
+//! learn fields in ProDeo's layout (the library: `polybook::analysis`).
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use polybook::analysis::{
+    self, AnalyseError, AnalysisLimits, Cache, EngineChoice, Graph, RunOptions, WeightRule,
+};
+use polybook::arena::player::EngineSpec;
+use polybook::book::{Book, Key, MoveScore, score_text};
+use polybook::inspect::{ProblemKind, verify};
+use polybook::position::{EpdLine, fen_of, parse_fen};
+use shakmaty::Chess;
+
+use super::build::cancel_on_signals;
+use super::position::PositionArgs;
+use super::{CliError, CliResult, open_book};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The book to analyse (.bin).
+    book: PathBuf,
+    /// The analysed book to write (with the mark of a scored book first: see docs/formats.md).
+    #[arg(short, long, value_name = "OUT.bin")]
+    output: PathBuf,
+    /// Walk the book from this position (with --moves; default: the start position) ...
+    #[command(flatten)]
+    position: PositionArgs,
+    /// ... and from every book position of this file too: FEN or EPD lines, or PGN games (each
+    /// position of their main lines), for positions the book's own moves do not reach.
+    #[arg(long, value_name = "FILE")]
+    positions: Option<PathBuf>,
+    /// The engine: builtin (polybook's own search, in this process) or cmd:PROGRAM [ARGS] (any
+    /// UCI engine).
+    #[arg(long, default_value = "builtin", value_name = "SPEC")]
+    engine: String,
+    /// A UCI option for a cmd: engine, NAME=VALUE (repeatable).
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    options: Vec<String>,
+    /// Nodes per position (the default: 20000 when no limit is given).
+    #[arg(long)]
+    nodes: Option<u64>,
+    /// Depth per position.
+    #[arg(long)]
+    depth: Option<u32>,
+    /// Milliseconds per position (not reproducible: scores then depend on the machine).
+    #[arg(long, value_name = "MS")]
+    movetime: Option<u64>,
+    /// Engines analysing at once (threads for the builtin engine, processes for a UCI engine).
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+    /// The builtin engine's hash table per engine, in MB.
+    #[arg(long, default_value_t = 16, value_name = "MB")]
+    hash: usize,
+    /// Carry on from the cache of an earlier run (OUT.bin.analysis); with no cache, start.
+    #[arg(long)]
+    resume: bool,
+    /// Set the weights from the scores (score: the best move 100, down to 1 at --margin, refuted
+    /// moves 0) or keep them (keep).
+    #[arg(long, default_value = "keep", value_name = "keep|score")]
+    weights: String,
+    /// The loss in centipawns at which --weights score gives a move weight 0.
+    #[arg(long, default_value_t = 50, value_name = "CP")]
+    margin: i32,
+    /// Leave out the book moves that lose more than CP centipawns against their position's value.
+    #[arg(long, value_name = "CP")]
+    max_loss: Option<i32>,
+    /// Write every analysed position as JSON Lines to this file (key, FEN, whether it is a book
+    /// position, the engine's score and depth, and a book position's backed-up value).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Seconds a UCI engine may take over one position before it counts as hung (restarted, the
+    /// position tried again).
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    engine_timeout: u64,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+struct Bar(Option<ProgressBar>);
+
+impl analysis::Progress for Bar {
+    fn start(&self, total: u64, cached: u64) {
+        if let Some(b) = &self.0 {
+            b.set_length(total);
+            b.set_position(cached);
+            b.reset_eta();
+        }
+    }
+    fn advance(&self) {
+        if let Some(b) = &self.0 {
+            b.inc(1);
+        }
+    }
+}
+
+pub fn run(args: Args) -> CliResult {
+    let started = Instant::now();
+    let limits = AnalysisLimits {
+        nodes: args
+            .nodes
+            .or((args.depth.is_none() && args.movetime.is_none()).then_some(20_000)),
+        depth: args.depth,
+        movetime: args.movetime.map(Duration::from_millis),
+    };
+    if args.concurrency == 0 {
+        return Err(CliError::usage("--concurrency must be at least 1"));
+    }
+    let weights = match args.weights.as_str() {
+        "keep" => WeightRule::Keep,
+        "score" => WeightRule::Score {
+            margin: args.margin.max(0),
+        },
+        w => {
+            return Err(CliError::usage(format!(
+                "unknown --weights {}: expected keep or score",
+                polybook::text::quote(w)
+            )));
+        }
+    };
+    let engine = if args.engine == "builtin" {
+        if !args.options.is_empty() {
+            return Err(CliError::usage(
+                "--option is for a cmd: engine; the builtin engine takes --hash",
+            ));
+        }
+        EngineChoice::Builtin { hash_mb: args.hash }
+    } else {
+        let exe = std::env::current_exe().unwrap_or_else(|_| "polybook".into());
+        let mut spec = EngineSpec::parse(&args.engine, &exe).map_err(CliError::usage)?;
+        for o in &args.options {
+            spec.options
+                .push(polybook::arena::player::parse_option(o).map_err(CliError::usage)?);
+        }
+        EngineChoice::Uci(spec)
+    };
+    refuse_corrupt(&args.book)?;
+    let book = open_book(&args.book)?;
+    let mut roots = vec![args.position.position()?];
+    if let Some(path) = &args.positions {
+        roots.extend(read_positions(path, &book)?);
+    }
+    let graph = Graph::walk(&book, &roots);
+    if graph.roots.is_empty() {
+        return Err(CliError::data(format!(
+            "{}: no root position is in the book (the start position, or give --fen/--moves/--positions)",
+            args.book.display()
+        )));
+    }
+    let tasks = analysis::tasks(&graph);
+    eprintln!(
+        "{}: {} entries; the walk reached {} of its {} positions (saturation {:.1} %), {} leaves; {} positions to analyse",
+        args.book.display(),
+        book.len(),
+        graph.nodes.len(),
+        graph.book_keys,
+        100.0 * graph.saturation(),
+        graph.leaves.len(),
+        tasks.len()
+    );
+    let cache_path = cache_path(&args.output);
+    let header = format!(
+        "polybook-analysis 1 book={:016x} engine={} limits={}",
+        book_hash(&book),
+        engine.label().replace(char::is_whitespace, "_"),
+        limits.uci().replace(' ', ":")
+    );
+    let mut cache = Cache::open(&cache_path, &header, args.resume).map_err(CliError::data)?;
+    let resumed = cache.verdicts.len();
+    let show = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let bar = Bar(show.then(|| {
+        ProgressBar::new(0).with_style(
+            ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} positions {per_sec} ETA {eta} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        )
+    }));
+    let cancel = cancel_on_signals();
+    let opts = RunOptions {
+        engine,
+        limits,
+        concurrency: args.concurrency,
+        timeout: Duration::from_secs(args.engine_timeout.max(1))
+            + limits.movetime.unwrap_or_default(),
+    };
+    let ran = analysis::run_tasks(&tasks, &mut cache, &opts, &cancel, &bar);
+    if let Some(b) = &bar.0 {
+        b.finish_and_clear();
+    }
+    let analysed = cache.verdicts.len();
+    match ran {
+        Ok(()) => {}
+        Err(AnalyseError::Interrupted) => {
+            return Err(CliError {
+                code: 130,
+                message: format!(
+                    "interrupted: {analysed} of {} positions analysed are kept in {}; --resume carries on; no book written",
+                    tasks.len(),
+                    cache_path.display()
+                ),
+            });
+        }
+        Err(e) => {
+            return Err(CliError::data(format!(
+                "{e}; {analysed} analysed positions are kept in {}, --resume carries on; no book written",
+                cache_path.display()
+            )));
+        }
+    }
+    let backup = analysis::back_up(&graph, &cache.verdicts);
+    let (entries, report) = analysis::scored_entries(&book, &backup, weights, args.max_loss);
+    if let Some(path) = &args.json {
+        write_json(path, &tasks, &cache, &backup)?;
+    }
+    analysis::write_scored_book(&args.output, &entries).map_err(CliError::data)?;
+    let root_value = graph
+        .roots
+        .first()
+        .and_then(|r| backup.values.get(r))
+        .map(|v| {
+            format!(
+                "; the root's value {} (depth {})",
+                score_text(v.score),
+                v.depth
+            )
+        })
+        .unwrap_or_default();
+    eprintln!(
+        "{}: {} entries, {} scored{}{}; {} positions analysed ({} from the cache) in {:.1} s{root_value}",
+        args.output.display(),
+        report.entries,
+        report.scored,
+        if report.pruned > 0 {
+            format!(", {} pruned by --max-loss", report.pruned)
+        } else {
+            String::new()
+        },
+        if weights != WeightRule::Keep {
+            format!(", {} reweighted", report.reweighted)
+        } else {
+            String::new()
+        },
+        tasks.len(),
+        resumed.min(tasks.len()),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The cache beside the output: `OUT.bin.analysis`.
+pub fn cache_path(output: &Path) -> PathBuf {
+    let mut s = output.as_os_str().to_owned();
+    s.push(".analysis");
+    PathBuf::from(s)
+}
+
+/// A hash of the book's entries (FNV-1a over their bytes), naming the book in the cache.
+fn book_hash(book: &Book) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for e in book.entries() {
+        for b in e.to_bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// A book with repeated entries or impossible move codes is refused (its scores could not be told
+/// apart); an unsorted one is read (with the reader's warning) and written sorted.
+fn refuse_corrupt(path: &Path) -> CliResult {
+    let report = verify(path, 1).map_err(CliError::data)?;
+    for kind in [ProblemKind::Duplicate, ProblemKind::ImpossibleMove] {
+        if report.count(kind) > 0 {
+            let first = report
+                .problems
+                .iter()
+                .find(|p| p.kind == kind)
+                .map(|p| p.to_string())
+                .unwrap_or_default();
+            return Err(CliError::data(format!(
+                "{}: {} entries with {} (the first: {first}); 'polybook sort {} -o fixed.bin' repairs it",
+                path.display(),
+                report.count(kind),
+                kind.name(),
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The positions of a FEN/EPD file, or of PGN games' main lines, that the book holds.
+fn read_positions(path: &Path, book: &Book) -> Result<Vec<Chess>, CliError> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| super::file_error("open positions file", path, &e))?;
+    let mut head = [0u8; 4096];
+    let n = {
+        use std::io::Read;
+        let mut f = &file;
+        f.read(&mut head).unwrap_or(0)
+    };
+    let text = String::from_utf8_lossy(&head[..n]);
+    let is_pgn = text
+        .lines()
+        .map(str::trim_start)
+        .find(|l| !l.is_empty() && !l.starts_with('%'))
+        .is_some_and(|l| l.starts_with('[') || l.starts_with("1."));
+    if is_pgn {
+        return polybook::analysis::positions::book_positions_of_games(path, book)
+            .map_err(|e| super::file_error("read positions file", path, &e));
+    }
+    let file = std::fs::File::open(path)
+        .map_err(|e| super::file_error("open positions file", path, &e))?;
+    let mut out = Vec::new();
+    for (i, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| super::file_error("read positions file", path, &e))?;
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let pos = EpdLine::parse(t)
+            .and_then(|epd| parse_fen(epd.fen).ok())
+            .ok_or_else(|| {
+                CliError::data(format!(
+                    "{}: line {}: not a FEN or EPD line: {}",
+                    path.display(),
+                    i + 1,
+                    polybook::text::quote(t)
+                ))
+            })?;
+        if book.contains(Key::of(&pos)) {
+            out.push(pos);
+        }
+    }
+    Ok(out)
+}
+
+/// The analysed positions as JSON Lines.
+fn write_json(
+    path: &Path,
+    tasks: &[analysis::Task],
+    cache: &Cache,
+    backup: &analysis::Backup,
+) -> CliResult {
+    let file = polybook::atomic::AtomicFile::create(path)
+        .map_err(|e| super::file_error("write", path, &e))?;
+    let mut out = BufWriter::new(file);
+    let mut write = || -> std::io::Result<()> {
+        for t in tasks {
+            let Some(v) = cache.verdicts.get(&t.key) else {
+                continue;
+            };
+            let mut obj = serde_json::json!({
+                "key": Key(t.key).to_string(),
+                "fen": fen_of(&t.pos),
+                "in_book": t.in_book,
+                "score": v.score,
+                "depth": v.depth,
+                "text": MoveScore::new(v.score, v.depth).text(),
+            });
+            if t.in_book
+                && let Some(value) = backup.values.get(&t.key)
+            {
+                obj["value"] = value.score.into();
+            }
+            serde_json::to_writer(&mut out, &obj)?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()
+    };
+    write().map_err(|e| super::file_error("write", path, &e))?;
+    out.into_inner()
+        .map_err(|e| super::file_error("write", path, e.error()))?
+        .commit(false)
+        .map_err(|e| super::file_error("write", path, &e))
+}
