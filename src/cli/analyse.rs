@@ -140,6 +140,14 @@ pub fn run(args: Args) -> CliResult {
     };
     refuse_corrupt(&args.book)?;
     let book = open_book(&args.book)?;
+    let cache_path = cache_path(&args.output);
+    let header = format!(
+        "polybook-analysis 1 book={:016x} engine={} limits={}",
+        book_hash(&book),
+        engine.label().replace(char::is_whitespace, "_"),
+        limits.uci().replace(' ', ":")
+    );
+    let mut cache = Cache::open(&cache_path, &header, args.resume).map_err(CliError::data)?;
     let mut roots = vec![args.position.position()?];
     if let Some(path) = &args.positions {
         roots.extend(read_positions(path, &book)?);
@@ -162,14 +170,6 @@ pub fn run(args: Args) -> CliResult {
         graph.leaves.len(),
         tasks.len()
     );
-    let cache_path = cache_path(&args.output);
-    let header = format!(
-        "polybook-analysis 1 book={:016x} engine={} limits={}",
-        book_hash(&book),
-        engine.label().replace(char::is_whitespace, "_"),
-        limits.uci().replace(' ', ":")
-    );
-    let mut cache = Cache::open(&cache_path, &header, args.resume).map_err(CliError::data)?;
     let resumed = cache.verdicts.len();
     let show = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let bar = Bar(show.then(|| {

@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod analyse;
 mod arena;
 mod book_format;
 mod book_tools;

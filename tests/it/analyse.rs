@@ -1,0 +1,399 @@
+//! `polybook analyse` against the references: the back-up against a negamax written with
+//! python-chess over the same engine scores (`tests/analyse_check.py`, which also decodes the learn
+//! fields in ProDeo's layout from the raw bytes), the scores of a UCI engine against Stockfish's own
+//! through python-chess, runs killed with `kill -9` and resumed against an uninterrupted one, and
+//! the `score` selection in UCI.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common;
+use common::{BIN, data, polybook, polybook_fails, polybook_ok, python, stderr, stdout};
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const CHECK: &str = include_str!("../analyse_check.py");
+
+/// A real book from `tests/data` with a repetition added: after 1.d4 Nf6 the knights go out and
+/// back (2.Nf3 Ng8 3.Ng1), which leads back to the position after 1.d4.
+fn book_with_a_repetition(dir: &Path) -> PathBuf {
+    let (a, b, c) = (dir.join("a.bin"), dir.join("b.bin"), dir.join("c.bin"));
+    let book = data("books/rodent3_guide.bin");
+    polybook_ok(&[
+        "edit",
+        s(&book),
+        "-o",
+        s(&a),
+        "--moves",
+        "d4 Nf6",
+        "--add",
+        "Nf3=1",
+    ]);
+    polybook_ok(&[
+        "edit",
+        s(&a),
+        "-o",
+        s(&b),
+        "--moves",
+        "d4 Nf6 Nf3",
+        "--add",
+        "Ng8=1",
+    ]);
+    polybook_ok(&[
+        "edit",
+        s(&b),
+        "-o",
+        s(&c),
+        "--moves",
+        "d4 Nf6 Nf3 Ng8",
+        "--add",
+        "Ng1=1",
+    ]);
+    c
+}
+
+/// `moves N positions M repetitions R transpositions T` from the check script.
+fn counts(line: &str) -> Vec<u64> {
+    line.split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+#[test]
+fn the_back_up_is_python_chess_s_negamax_over_the_same_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let cycle = book_with_a_repetition(dir.path());
+    for (book, nodes) in [(cycle, "3000"), (data("books/rodent3_micro.bin"), "1000")] {
+        let out = dir.path().join("scored.bin");
+        let json = dir.path().join("scored.jsonl");
+        let _ = std::fs::remove_file(cache(&out));
+        polybook_ok(&[
+            "analyse",
+            s(&book),
+            "-o",
+            s(&out),
+            "--nodes",
+            nodes,
+            "--json",
+            s(&json),
+            "-q",
+        ]);
+        let line = python(CHECK, &[s(&book), s(&out), s(&json)]);
+        let c = counts(&line);
+        assert!(c[0] > 150 && c[1] > 100, "{line}");
+        if book.ends_with("c.bin") {
+            assert!(c[2] >= 1, "the repetition was not met: {line}");
+        } else {
+            assert!(c[3] >= 10, "no transposition: {line}");
+        }
+        // Every book polybook writes passes verify, mark and all.
+        let verify = polybook_ok(&["verify", s(&out)]);
+        assert!(verify.contains(": OK:"), "{verify}");
+        let _ = std::fs::remove_file(cache(&out));
+    }
+}
+
+/// The cache of an output, as `analyse` names it.
+pub fn cache(out: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.analysis", out.display()))
+}
+
+/// Python-chess's Polyglot reader passes over the mark: the scored book's moves are the input's.
+#[test]
+fn python_chess_reads_a_scored_book_as_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/rodent3_guide.bin");
+    let out = dir.path().join("scored.bin");
+    polybook_ok(&["analyse", s(&book), "-o", s(&out), "--nodes", "500", "-q"]);
+    let script = r#"
+import sys, chess, chess.polyglot
+a, b = (chess.polyglot.open_reader(p) for p in sys.argv[1:3])
+n = 0
+def walk(board, depth):
+    global n
+    moves = sorted((e.move.uci(), e.weight) for e in a.find_all(board))
+    assert moves == sorted((e.move.uci(), e.weight) for e in b.find_all(board)), board.fen()
+    n += 1
+    if depth < 6:
+        for m, _ in moves:
+            board.push_uci(m); walk(board, depth + 1); board.pop()
+walk(chess.Board(), 0)
+print(n)
+"#;
+    let n: u64 = python(script, &[s(&book), s(&out)]).trim().parse().unwrap();
+    assert!(n > 50, "{n}");
+}
+
+#[test]
+fn a_uci_engine_s_scores_are_stockfish_s_own() {
+    let stockfish = common::stockfish();
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/rodent3_guide.bin");
+    let out = dir.path().join("scored.bin");
+    let json = dir.path().join("scored.jsonl");
+    polybook_ok(&[
+        "analyse",
+        s(&book),
+        "-o",
+        s(&out),
+        "--engine",
+        &format!("cmd:{stockfish}"),
+        "--option",
+        "Threads=1",
+        "--option",
+        "Hash=16",
+        "--nodes",
+        "3000",
+        "--concurrency",
+        "2",
+        "--json",
+        s(&json),
+        "-q",
+    ]);
+    let script = r#"
+import json, sys, chess, chess.engine, chess.polyglot
+MATE = 32000
+reader = chess.polyglot.open_reader(sys.argv[2])
+engine = chess.engine.SimpleEngine.popen_uci(sys.argv[3])
+engine.configure({"Threads": 1, "Hash": 16})
+n = 0
+for i, line in enumerate(open(sys.argv[1])):
+    o = json.loads(line)
+    board = chess.Board(o["fen"])
+    root = None
+    if o["in_book"]:
+        book = {e.move for e in reader.find_all(board, minimum_weight=0)}
+        root = [m for m in board.legal_moves if m not in book]
+    info = engine.analyse(board, chess.engine.Limit(nodes=3000), root_moves=root, game=i)
+    score = info["score"].relative
+    if score.is_mate():
+        m = score.mate()
+        want = MATE - (2 * m - 1) if m > 0 else -(MATE + 2 * m)
+    else:
+        want = score.score()
+    assert (o["score"], o["depth"]) == (want, info["depth"]), (o, want, info["depth"])
+    n += 1
+engine.quit()
+print(n)
+"#;
+    let n: u64 = python(script, &[s(&json), s(&book), stockfish])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(n > 100, "{n}");
+}
+
+/// `analyse` of `book` at 3000 nodes a position.
+fn analyse_cmd(book: &Path, out: &Path, concurrency: &str, resume: bool) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(["analyse", s(book), "-o", s(out), "--nodes", "3000", "-q"])
+        .args(["--concurrency", concurrency])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if resume {
+        c.arg("--resume");
+    }
+    c
+}
+
+#[test]
+fn runs_killed_at_random_moments_resume_to_the_uninterrupted_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/rodent3_micro.bin");
+    let whole = dir.path().join("whole.bin");
+    let status = analyse_cmd(&book, &whole, "1", false).status().unwrap();
+    assert!(status.success());
+    let out = dir.path().join("killed.bin");
+    // Moments spread over the run (about 6 s at 3000 nodes on two cores): a fixed list, so that a
+    // failure can be run again as it was.
+    let mut kills = 0;
+    for wait_ms in [150u64, 400, 700, 300, 900, 500] {
+        let mut child = analyse_cmd(&book, &out, "2", true).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(wait_ms));
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            kills += 1;
+            child.wait().unwrap();
+            assert!(!out.exists(), "a killed run left a book");
+        } else {
+            child.wait().unwrap();
+        }
+    }
+    assert!(kills >= 5, "only {kills} runs were still going when killed");
+    let status = analyse_cmd(&book, &out, "2", true).status().unwrap();
+    assert!(status.success());
+    assert!(
+        std::fs::read(&whole).unwrap() == std::fs::read(&out).unwrap(),
+        "the resumed book differs from the uninterrupted one"
+    );
+}
+
+#[test]
+fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/rodent3_micro.bin");
+    let out = dir.path().join("out.bin");
+    let child = Command::new(BIN)
+        .args(["analyse", s(&book), "-o", s(&out), "--nodes", "50000", "-q"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Instant::now();
+    unsafe_kill(child.id(), "TERM");
+    let result = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(result.status.code(), Some(130));
+    let err = stderr(&result);
+    assert!(
+        err.contains("interrupted") && err.contains("--resume"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let kept = std::fs::read_to_string(cache(&out))
+        .unwrap()
+        .lines()
+        .count();
+    assert!(kept > 10, "{kept}");
+    // Without --resume the cache is not thrown away.
+    let err = polybook_fails(
+        &["analyse", s(&book), "-o", s(&out), "--nodes", "50000"],
+        1,
+        "analysed by an earlier run",
+    );
+    assert!(err.contains("--resume"), "{err}");
+    // Other settings: refused, naming what differs.
+    let err = polybook_fails(
+        &[
+            "analyse",
+            s(&book),
+            "-o",
+            s(&out),
+            "--nodes",
+            "7",
+            "--resume",
+        ],
+        1,
+        "the analysis cache of another run",
+    );
+    assert!(err.contains("limits"), "{err}");
+}
+
+fn unsafe_kill(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn corrupt_books_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.bin");
+    // An impossible move code (from e2 to g5) in a copy of a real book.
+    let mut bytes = std::fs::read(data("books/rodent3_guide.bin")).unwrap();
+    bytes[16 * 3 + 8..16 * 3 + 10].copy_from_slice(&((12u16 << 6) | 38).to_be_bytes());
+    let bad = dir.path().join("bad.bin");
+    std::fs::write(&bad, bytes).unwrap();
+    let err = polybook_fails(
+        &["analyse", s(&bad), "-o", s(&out)],
+        1,
+        "impossible move codes",
+    );
+    assert!(err.contains("polybook sort"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let trailing = data("books/invalid/gnuchess-smallbook-trailing-byte.bin");
+    let err = polybook_fails(
+        &["analyse", s(&trailing), "-o", s(&out)],
+        1,
+        "not a multiple of 16",
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn the_score_selection_plays_the_best_scored_move_in_uci() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/rodent3_guide.bin");
+    let out = dir.path().join("scored.bin");
+    polybook_ok(&["analyse", s(&book), "-o", s(&out), "--nodes", "2000", "-q"]);
+    // The best-scored move of the start and after 1.e4, decoded by python-chess from the learn
+    // fields (ties to the heavier, then the first stored).
+    let script = r#"
+import sys, chess, chess.polyglot
+r = chess.polyglot.open_reader(sys.argv[1])
+for moves in ([], ["e2e4"]):
+    b = chess.Board()
+    for m in moves: b.push_uci(m)
+    def score(e):
+        s = (e.learn >> 16) & 0xFFFF
+        return s - 0x10000 if s >= 0x8000 else s
+    es = list(r.find_all(b))
+    best = max(score(e) for e in es)
+    top = [e for e in es if score(e) == best]
+    heaviest = max(e.weight for e in top)
+    print(next(e for e in top if e.weight == heaviest).move.uci())
+"#;
+    let want = python(script, &[s(&out)]);
+    let want: Vec<&str> = want.split_whitespace().collect();
+    let session = format!(
+        "uci\nsetoption name BookFile value {}\nsetoption name BookSelection value score\n\
+         position startpos\ngo movetime 100\nposition startpos moves e2e4\ngo movetime 100\nquit\n",
+        out.display()
+    );
+    let reply = common::uci_session(&session);
+    assert_eq!(common::bestmoves(&reply), want, "{reply}");
+    // A book without scores: said once, then picked by weight.
+    let session = format!(
+        "uci\nsetoption name BookSelection value score\nsetoption name BookFile value {}\n\
+         position startpos\ngo movetime 100\nquit\n",
+        book.display()
+    );
+    let reply = common::uci_session(&session);
+    assert_eq!(reply.matches("has no scores").count(), 1, "{reply}");
+    assert_eq!(common::bestmoves(&reply).len(), 1, "{reply}");
+}
+
+#[test]
+fn probe_shows_scores_and_depths_of_a_scored_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/rodent3_guide.bin");
+    let out = dir.path().join("scored.bin");
+    let json = dir.path().join("a.jsonl");
+    polybook_ok(&[
+        "analyse",
+        s(&book),
+        "-o",
+        s(&out),
+        "--nodes",
+        "800",
+        "--json",
+        s(&json),
+        "-q",
+    ]);
+    let text = stdout(&polybook(&["probe", s(&out), "--no-board"]));
+    assert!(text.contains("score depth"), "{text}");
+    let probe: serde_json::Value =
+        serde_json::from_str(&stdout(&polybook(&["probe", s(&out), "--json"]))).unwrap();
+    for e in probe["entries"].as_array().unwrap() {
+        let learn = e["learn"].as_u64().unwrap() as u32;
+        assert_eq!(
+            e["score"].as_i64().unwrap(),
+            i64::from((learn >> 16) as u16 as i16)
+        );
+        assert_eq!(e["depth"].as_u64().unwrap(), u64::from((learn >> 8) & 0xff));
+    }
+    // The unscored input has no such fields; read as prodeo on demand.
+    let plain: serde_json::Value =
+        serde_json::from_str(&stdout(&polybook(&["probe", s(&book), "--json"]))).unwrap();
+    assert!(plain["entries"][0].get("score").is_none());
+}
