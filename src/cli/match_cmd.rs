@@ -290,6 +290,7 @@ fn config(args: &Args, specs: &[EngineSpec]) -> Result<MatchConfig, CliError> {
     for path in &args.book {
         books.push(path.display().to_string(), open_book(path)?);
     }
+    super::warn_unscored(&books, args.book_selection);
     let book = (!books.is_empty()).then(|| Arc::new(books));
     if !args.handshake_timeout.is_finite() || args.handshake_timeout <= 0.0 {
         return Err(CliError::usage("--handshake-timeout must be above 0"));

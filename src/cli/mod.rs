@@ -165,6 +165,20 @@ pub fn open_book(path: &std::path::Path) -> Result<polybook::book::Book, CliErro
     Ok(book)
 }
 
+/// With the `score` selection, one warning per book that has no scores (it is played by weight).
+pub fn warn_unscored(books: &polybook::book::Books, selection: polybook::book::Selection) {
+    if selection != polybook::book::Selection::Score {
+        return;
+    }
+    for (name, book) in books.iter() {
+        if book.learn_layout() != polybook::book::LearnLayout::Scored {
+            eprintln!(
+                "polybook: warning: {name} has no scores ('polybook analyse' adds them): its moves are picked by weight"
+            );
+        }
+    }
+}
+
 /// A file that could not be used, named with what it was for: `what` is the verb and the kind of
 /// file (`open book`, `read suite`), as in `cannot open book 'x.bin': No such file or directory`.
 pub fn file_error(what: &str, path: &std::path::Path, e: &std::io::Error) -> CliError {

@@ -99,6 +99,7 @@ pub fn run(args: Args) -> CliResult {
     for path in &args.book {
         books.push(path.display().to_string(), open_book(path)?);
     }
+    super::warn_unscored(&books, args.book_selection);
     if let Some(path) = &args.pgn {
         check_writable(path)?;
     }
