@@ -185,50 +185,24 @@ impl ChooseOptions {
             // No move of this position has a score: by weight.
             return self.pick(moves, rng);
         };
-        let candidates: Vec<usize> = scored
+        // Among the moves within the margin of the best: the heaviest (no margin) or a weighted
+        // pick, by the same rules as the other selections.
+        let candidates: Vec<BookMove> = scored
             .iter()
             .filter(|&&(_, s)| s >= best - i32::from(self.max_loss))
-            .map(|&(i, _)| i)
+            .map(|&(i, _)| moves[i])
             .collect();
-        let weight = |i: usize| u64::from(moves[i].entry.weight);
-        let index = if self.max_loss == 0 || candidates.len() == 1 {
-            let heaviest = candidates.iter().map(|&i| weight(i)).max()?;
-            candidates
-                .iter()
-                .copied()
-                .find(|&i| weight(i) == heaviest)?
-        } else {
-            let total: u64 = candidates.iter().map(|&i| weight(i)).sum();
-            if total == 0 {
-                candidates[rng.random_range(0..candidates.len())]
+        let among = ChooseOptions {
+            selection: if self.max_loss == 0 {
+                Selection::Best
             } else {
-                let mut ticket = rng.random_range(0..total);
-                candidates.iter().copied().find(|&i| {
-                    if ticket < weight(i) {
-                        true
-                    } else {
-                        ticket -= weight(i);
-                        false
-                    }
-                })?
-            }
+                Selection::Weighted
+            },
+            minimum_weight: 0,
+            exclude_moves: Vec::new(),
+            max_loss: 0,
         };
-        let share = match candidates.len() {
-            1 => 1.0,
-            _ if self.max_loss == 0 => 1.0,
-            _ => {
-                let total: u64 = candidates.iter().map(|&i| weight(i)).sum();
-                if total == 0 {
-                    1.0 / candidates.len() as f64
-                } else {
-                    weight(index) as f64 / total as f64
-                }
-            }
-        };
-        Some(Pick {
-            book_move: moves[index],
-            share,
-        })
+        among.pick(&candidates, rng)
     }
 
     /// Picks one of `moves` (the legal book moves of a position) with its share, or `None` when

@@ -243,7 +243,7 @@ fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     let sent = Instant::now();
-    unsafe_kill(child.id(), "TERM");
+    send_signal(child.id(), "TERM");
     let result = child.wait_with_output().unwrap();
     assert!(
         sent.elapsed() < Duration::from_secs(1),
@@ -286,7 +286,7 @@ fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
     assert!(err.contains("limits"), "{err}");
 }
 
-fn unsafe_kill(pid: u32, signal: &str) {
+fn send_signal(pid: u32, signal: &str) {
     let status = Command::new("kill")
         .args([format!("-{signal}"), pid.to_string()])
         .status()
