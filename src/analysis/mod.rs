@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use shakmaty::{Chess, Move, Position};
 
-use crate::book::{Book, BookError, BookWriter, Entry, MoveScore, SCORED_MARK, sort_entries};
+use crate::book::{Book, BookError, BookWriter, Entry, LearnLayout, MoveScore, sort_entries};
 
 pub use backup::{Backup, back_up};
 pub use cache::{Cache, CacheError};
@@ -301,8 +301,7 @@ pub fn scored_entries(
 
 /// Writes a scored book: the mark, then `entries` (in book order), atomically.
 pub fn write_scored_book(path: &Path, entries: &[Entry]) -> Result<(), BookError> {
-    let mut w = BookWriter::create(path)?;
-    w.write(&SCORED_MARK)?;
+    let mut w = BookWriter::create_in(path, LearnLayout::Scored)?;
     for e in entries {
         w.write(e)?;
     }

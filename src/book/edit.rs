@@ -136,7 +136,7 @@ pub fn edit_book(
             Some(weight)
         }
     };
-    super::write_book(out, &mut entries)?;
+    super::write_book_in(out, &mut entries, book.learn_layout())?;
     Ok(EditReport {
         key: key.to_string(),
         uci,

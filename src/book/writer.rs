@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::atomic::AtomicFile;
 
-use super::{BookError, ENTRY_SIZE, Entry};
+use super::{BookError, ENTRY_SIZE, Entry, LearnLayout, SCORED_MARK};
 
 /// Sorts entries the way Polyglot books are sorted: key ascending, then weight descending; entries
 /// equal in both keep their order (the sort is stable).
@@ -17,8 +17,19 @@ pub fn sort_entries(entries: &mut [Entry]) {
 
 /// Sorts `entries` and writes them as a book at `path`, atomically.
 pub fn write_book(path: impl AsRef<Path>, entries: &mut [Entry]) -> Result<(), BookError> {
+    write_book_in(path, entries, LearnLayout::Polyglot)
+}
+
+/// Sorts `entries` and writes them as a book at `path`, atomically, with the mark of a scored
+/// book first when `layout` is [`LearnLayout::Scored`] (so that a command that rewrites a scored
+/// book keeps it readable as one).
+pub fn write_book_in(
+    path: impl AsRef<Path>,
+    entries: &mut [Entry],
+    layout: LearnLayout,
+) -> Result<(), BookError> {
     sort_entries(entries);
-    let mut writer = BookWriter::create(path)?;
+    let mut writer = BookWriter::create_in(path, layout)?;
     for entry in entries.iter() {
         writer.write(entry)?;
     }
@@ -52,6 +63,17 @@ impl BookWriter {
             count: 0,
             sync: true,
         })
+    }
+
+    /// [`BookWriter::create`], then the mark of a scored book ([`SCORED_MARK`]) when `layout` is
+    /// [`LearnLayout::Scored`]. The mark is not counted in [`BookWriter::count`].
+    pub fn create_in(path: impl AsRef<Path>, layout: LearnLayout) -> Result<BookWriter, BookError> {
+        let mut writer = BookWriter::create(path)?;
+        if layout == LearnLayout::Scored {
+            writer.write(&SCORED_MARK)?;
+            writer.count = 0;
+        }
+        Ok(writer)
     }
 
     /// Whether [`BookWriter::finish`] waits for the data to reach the disk before the rename

@@ -7,7 +7,7 @@ use std::convert::Infallible;
 use std::path::Path;
 
 use super::keyed_merge::KeyedMerge;
-use crate::book::{Book, BookError, BookWriter, Entry};
+use crate::book::{Book, BookError, BookWriter, Entry, LearnLayout};
 
 /// What a merge wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -112,7 +112,12 @@ fn valid_entries<'a>(
 /// ([`MergeReport::dropped`]), so that the book written is always well formed. Unsorted books are
 /// read whole (in key order).
 pub fn merge_books(books: &[Book], output: &Path) -> Result<MergeReport, BookError> {
-    let mut writer = BookWriter::create(output)?;
+    // Scores from several analyses are kept as the learn values are (the first book's); the
+    // caller refuses a mix of scored and unscored books, whose learn fields mean different things.
+    let layout = books
+        .first()
+        .map_or(LearnLayout::Polyglot, |b| b.learn_layout());
+    let mut writer = BookWriter::create_in(output, layout)?;
     let mut report = MergeReport {
         dropped: vec![0; books.len()],
         first_dropped: vec![None; books.len()],
@@ -160,7 +165,7 @@ pub fn merge_books(books: &[Book], output: &Path) -> Result<MergeReport, BookErr
 /// (polyglot's "no move", e.g. a `ffffffffffffffff` terminator) are kept where the order puts them.
 /// The book written always passes `verify`.
 pub fn sort_book(book: &Book, output: &Path) -> Result<SortReport, BookError> {
-    let mut writer = BookWriter::create(output)?;
+    let mut writer = BookWriter::create_in(output, book.learn_layout())?;
     let mut report = SortReport {
         entries_read: book.len() as u64,
         out_of_order: book.disorder().map_or(0, |d| d.out_of_order),

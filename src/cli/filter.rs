@@ -2,13 +2,14 @@
 
 use std::path::PathBuf;
 
+use polybook::book::LearnLayout;
 use polybook::inspect::{FilterOptions, FilterReport, filter_book};
 use shakmaty::Color;
 
 use super::{CliError, CliResult, open_book};
 
 /// Write the part of BOOK the options keep (they combine). First per move, on the input book:
-/// --min-weight and --min-share; then per position: --max-ply, --only-white/--only-black and
+/// --min-weight, --min-share and --max-loss; then per position: --max-ply, --only-white/--only-black and
 /// --reachable. When nothing is left, the empty book (a valid book) is written, with a warning.
 #[derive(clap::Args)]
 pub struct Args {
@@ -26,6 +27,14 @@ pub struct Args {
     /// Drop the moves whose share of their position (as `probe` shows it) is below PCT percent.
     #[arg(long, value_name = "PCT", value_parser = percent)]
     min_share: Option<f64>,
+    /// Drop the moves whose score (from `polybook analyse`) is more than CP centipawns below the
+    /// best of their position's book moves; moves without a score are kept.
+    #[arg(long, value_name = "CP", value_parser = clap::value_parser!(u16).range(0..=30000))]
+    max_loss: Option<u16>,
+    /// Read the learn fields as prodeo (scores) or polyglot; default: prodeo for a book that
+    /// `analyse` wrote (it carries a mark), polyglot otherwise.
+    #[arg(long, value_name = "LAYOUT")]
+    learn: Option<LearnLayout>,
     /// Keep white's moves, and black's replies after which white still has a book move.
     #[arg(long, conflicts_with = "only_black")]
     only_white: bool,
@@ -49,8 +58,18 @@ pub fn percent(s: &str) -> Result<f64, String> {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let book = open_book(&args.book)?;
+    let mut book = open_book(&args.book)?;
+    if let Some(layout) = args.learn {
+        book.set_learn_layout(layout);
+    }
+    if args.max_loss.is_some() && book.learn_layout() != LearnLayout::Scored {
+        return Err(CliError::data(format!(
+            "{}: has no scores for --max-loss ('polybook analyse' adds them; --learn prodeo reads a book scored elsewhere)",
+            args.book.display()
+        )));
+    }
     let options = FilterOptions {
+        max_loss: args.max_loss.map(i32::from),
         max_ply: args.max_ply,
         min_weight: args.min_weight,
         min_share: args.min_share,

@@ -40,6 +40,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> CliResult {
     let book = open_book(&args.book)?;
+    super::refuse_scored(&args.book, &book)?;
     let inputs = expand(&args.games).map_err(CliError::data)?;
     let options = LearnOptions {
         player: args.player.clone(),

@@ -288,7 +288,11 @@ fn config(args: &Args, specs: &[EngineSpec]) -> Result<MatchConfig, CliError> {
     };
     let mut books = Books::new();
     for path in &args.book {
-        books.push(path.display().to_string(), open_book(path)?);
+        let book = open_book(path)?;
+        if args.book_learn {
+            super::refuse_scored(path, &book)?;
+        }
+        books.push(path.display().to_string(), book);
     }
     super::warn_unscored(&books, args.book_selection);
     let book = (!books.is_empty()).then(|| Arc::new(books));

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use polybook::book::Book;
+use polybook::book::{Book, LearnLayout};
 
 use super::{CliError, CliResult, open_book};
 
@@ -36,6 +36,15 @@ pub fn run(args: Args) -> CliResult {
                 args.output.display()
             )));
         }
+    }
+    let scored = |b: &Book| b.learn_layout() == LearnLayout::Scored;
+    if let Some(i) = books.iter().position(|b| scored(b) != scored(&books[0])) {
+        let (with, without) = if scored(&books[0]) { (0, i) } else { (i, 0) };
+        return Err(CliError::data(format!(
+            "{}: holds scores in its learn fields and {} does not; refusing to merge them (analyse the merged book instead)",
+            args.books[with].display(),
+            args.books[without].display()
+        )));
     }
     let report = polybook::builder::merge_books(&books, &args.output).map_err(CliError::data)?;
     for ((path, dropped), first) in args

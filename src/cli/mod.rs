@@ -165,6 +165,18 @@ pub fn open_book(path: &std::path::Path) -> Result<polybook::book::Book, CliErro
     Ok(book)
 }
 
+/// Learning writes PolyGlot's statistics into the learn fields: refused on a book whose learn
+/// fields hold `analyse`'s scores, which it would overwrite.
+pub fn refuse_scored(path: &std::path::Path, book: &polybook::book::Book) -> CliResult {
+    if book.learn_layout() == polybook::book::LearnLayout::Scored {
+        return Err(CliError::data(format!(
+            "{}: holds engine scores in its learn fields (from 'polybook analyse'); learning would overwrite them",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// With the `score` selection, one warning per book that has no scores (it is played by weight).
 pub fn warn_unscored(books: &polybook::book::Books, selection: polybook::book::Selection) {
     if selection != polybook::book::Selection::Score {

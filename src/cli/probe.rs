@@ -129,7 +129,14 @@ fn probe_epd(books: &Books, path: &PathBuf, args: &Args, out: &mut impl Write) -
                         json.push(b',');
                     }
                     let start = json.len();
-                    write_probe_json_line(&fen, &pos, &book.probe(&pos), &mut json);
+                    if book.learn_layout() == LearnLayout::Scored {
+                        let probe = probe_json_in(&pos, &book.probe(&pos), LearnLayout::Scored);
+                        serde_json::to_writer(&mut json, &probe)
+                            .expect("writing to a Vec cannot fail");
+                        json.push(b'\n');
+                    } else {
+                        write_probe_json_line(&fen, &pos, &book.probe(&pos), &mut json);
+                    }
                     if books.len() > 1 {
                         json.remove(start);
                     }

@@ -20,7 +20,7 @@ use shakmaty::Chess;
 use thiserror::Error;
 
 use super::Explorer;
-use crate::inspect::{BookProbeJson, fen_string, probe_json};
+use crate::inspect::{BookProbeJson, fen_string, probe_json_in};
 use crate::position::{PositionError, parse_fen, play_moves};
 use crate::tally::position_stats;
 use crate::text::quote;
@@ -67,7 +67,7 @@ pub fn probe(explorer: &Explorer, query: &str) -> Result<String, ApiError> {
         .iter()
         .map(|(book, reader)| BookProbeJson {
             book,
-            probe: probe_json(&pos, &reader.probe(&pos)),
+            probe: probe_json_in(&pos, &reader.probe(&pos), reader.learn_layout()),
         })
         .collect();
     Ok(serde_json::to_string(&answer).expect("serializing strings and numbers cannot fail"))

@@ -4,7 +4,9 @@
 //!
 //! 1. **Per move**, judged on the input book: `min_weight` drops the entries lighter than it;
 //!    `min_share` drops the moves whose share of their position (the one share rule of
-//!    [`ChooseOptions::shares`], the percentage `probe` shows) is below it.
+//!    [`ChooseOptions::shares`], the percentage `probe` shows) is below it; `max_loss`, on a
+//!    book with scores (`polybook analyse`), drops the moves whose score is below the best score
+//!    of their position's book moves by more than it (moves without a score are kept).
 //! 2. **Per position**, judged on what step 1 left:
 //!    - `max_ply`: keep the positions that a line of book moves (moves of weight 1 or more,
 //!      legal in their position) reaches from the start position in fewer than N plies, so no
@@ -25,7 +27,7 @@ use std::path::Path;
 use shakmaty::{Chess, Color, Position};
 
 use super::lines::Walk;
-use crate::book::{Book, BookError, ChooseOptions, Entry, Key, write_book};
+use crate::book::{Book, BookError, ChooseOptions, Entry, Key, MoveScore, write_book_in};
 
 /// What `polybook filter` keeps (every field `None`/`false`: everything).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -36,6 +38,9 @@ pub struct FilterOptions {
     pub min_weight: Option<u16>,
     /// Drop moves whose share, in percent, is below this.
     pub min_share: Option<f64>,
+    /// Drop scored moves more than this many centipawns below their position's best book move
+    /// (the book must hold scores: [`Book::learn_layout`] is `Scored`).
+    pub max_loss: Option<i32>,
     /// Keep only the moves of this side (and the other side's replies that stay in the book).
     pub only: Option<Color>,
     /// Drop positions on no line from the start (`info`'s isolated ones).
@@ -85,6 +90,14 @@ pub fn filter_book(
             entries.retain(|e| shares(e) * 100.0 >= pct);
         }
     }
+    if let Some(max_loss) = options.max_loss {
+        for entries in positions.values_mut() {
+            let score = |e: &Entry| MoveScore::from_learn(e.learn).map(|s| i32::from(s.score));
+            if let Some(best) = entries.iter().filter_map(score).max() {
+                entries.retain(|e| score(e).is_none_or(|s| best - s <= max_loss));
+            }
+        }
+    }
     positions.retain(|_, entries| !entries.is_empty());
 
     // 2. Per position, on what is left.
@@ -128,7 +141,7 @@ pub fn filter_book(
     }
 
     let mut entries = flatten(&positions);
-    write_book(out, &mut entries)?;
+    write_book_in(out, &mut entries, book.learn_layout())?;
     Ok(FilterReport {
         entries_before: book.len() as u64,
         entries_after: entries.len() as u64,

@@ -5,6 +5,7 @@
 //! - [`filter_book`]: a book cut down by depth, weight, share, side or reachability.
 //! - [`probe_json`]: one position's book moves as the object `probe --json` prints.
 //! - [`export_pgn`]: a book's tree from the start position as one PGN game with variations.
+//! - [`opening_suite`]: the positions at one ply, once each, as opening suites for match runners.
 //! - [`verify()`]: every problem of a file that should be a book (size, order, duplicates, move codes).
 
 mod export;
@@ -13,6 +14,7 @@ mod info;
 mod lines;
 mod polyglot_order;
 mod probe_json;
+mod suite;
 mod verify;
 
 pub use export::{ExportOptions, ExportReport, export_pgn};
@@ -23,4 +25,5 @@ pub use probe_json::{
     BookProbeJson, EntryJson, IllegalJson, ProbeJson, fen_string, probe_json, probe_json_in,
     write_probe_json_line,
 };
+pub use suite::{Opening, SuiteOptions, SuiteReport, opening_suite};
 pub use verify::{Problem, ProblemKind, VerifyReport, impossible_move, verify};

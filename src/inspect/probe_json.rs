@@ -38,10 +38,14 @@ pub struct EntryJson {
     pub raw: String,
     pub weight: u16,
     pub learn: u32,
-    /// The games learned with the move (the learn field's high 16 bits).
-    pub learn_games: u16,
-    /// Their score from 0 to 1 ([`Learn::score`]); `None` (null) before the first game.
-    pub learn_score: Option<f64>,
+    /// The games learned with the move (the learn field's high 16 bits); absent in a scored book,
+    /// whose learn fields hold scores instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learn_games: Option<u16>,
+    /// Their score from 0 to 1 ([`Learn::score`]); `Some(None)` (null) before the first game;
+    /// absent in a scored book.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learn_score: Option<Option<f64>>,
     pub share: f64,
     /// In a scored book (ProDeo's learn layout, `polybook analyse`): the move's score in
     /// centipawns from the mover's view (mates beyond ±31000) and its depth; absent otherwise,
@@ -119,8 +123,8 @@ pub fn probe_json(pos: &Chess, probe: &Probe) -> ProbeJson {
                 raw: m.entry.mv.to_string(),
                 weight: m.entry.weight,
                 learn: m.entry.learn,
-                learn_games: Learn::from_raw(m.entry.learn).games,
-                learn_score: Learn::from_raw(m.entry.learn).score(),
+                learn_games: Some(Learn::from_raw(m.entry.learn).games),
+                learn_score: Some(Learn::from_raw(m.entry.learn).score()),
                 share,
                 score: None,
                 depth: None,
@@ -140,12 +144,14 @@ pub fn probe_json(pos: &Chess, probe: &Probe) -> ProbeJson {
     }
 }
 
-/// [`probe_json`] with each move's score and depth when the book's learn fields are read in
-/// ProDeo's layout.
+/// [`probe_json`] with each move's score and depth, instead of PolyGlot's learn statistics, when
+/// the book's learn fields are read in ProDeo's layout.
 pub fn probe_json_in(pos: &Chess, probe: &Probe, layout: LearnLayout) -> ProbeJson {
     let mut json = probe_json(pos, probe);
     if layout == LearnLayout::Scored {
         for (e, m) in json.entries.iter_mut().zip(&probe.legal) {
+            e.learn_games = None;
+            e.learn_score = None;
             if let Some(s) = MoveScore::from_learn(m.entry.learn) {
                 e.score = Some(s.score);
                 e.depth = Some(s.depth);

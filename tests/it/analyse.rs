@@ -397,3 +397,195 @@ fn probe_shows_scores_and_depths_of_a_scored_book() {
         serde_json::from_str(&stdout(&polybook(&["probe", s(&book), "--json"]))).unwrap();
     assert!(plain["entries"][0].get("score").is_none());
 }
+
+const SUITE_CHECK: &str = include_str!("../suite_check.py");
+
+/// A real book from `tests/data` analysed at a few nodes (scores whose values the tests do not
+/// depend on, only that the commands read them as the references do).
+fn scored_micro(dir: &Path) -> PathBuf {
+    let out = dir.join("micro-scored.bin");
+    polybook_ok(&[
+        "analyse",
+        s(&data("books/rodent3_micro.bin")),
+        "-o",
+        s(&out),
+        "--nodes",
+        "600",
+        "-q",
+    ]);
+    out
+}
+
+#[test]
+fn export_writes_the_opening_suites_python_chess_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = scored_micro(dir.path());
+    let (epd, pgn) = (dir.path().join("s.epd"), dir.path().join("s.pgn"));
+    for (ply, lo, hi) in [
+        ("6", "-", "-"),
+        ("6", "-25", "25"),
+        ("5", "10", "-"),
+        ("8", "-", "0"),
+    ] {
+        let mut window = Vec::new();
+        if lo != "-" {
+            window.extend(["--min-eval", lo]);
+        }
+        if hi != "-" {
+            window.extend(["--max-eval", hi]);
+        }
+        for (flag, file) in [("--epd", &epd), ("--pgn", &pgn)] {
+            let args = [
+                &["export", s(&book), flag, "--ply", ply, "-o", s(file)][..],
+                &window,
+            ]
+            .concat();
+            polybook_ok(&args);
+        }
+        let line = python(
+            SUITE_CHECK,
+            &["suite", s(&book), ply, lo, hi, s(&epd), s(&pgn)],
+        );
+        let n: u64 = line.trim().trim_start_matches("openings ").parse().unwrap();
+        assert!(n >= 5, "ply {ply} window {lo}..{hi}: {line}");
+        // Unique, in a stable order: the same bytes again.
+        let first = std::fs::read(&epd).unwrap();
+        let args = [
+            &["export", s(&book), "--epd", "--ply", ply, "-o", s(&epd)][..],
+            &window,
+        ]
+        .concat();
+        polybook_ok(&args);
+        assert_eq!(std::fs::read(&epd).unwrap(), first);
+    }
+    // A window needs scores; an empty window is refused; --epd needs --ply.
+    let raw = data("books/rodent3_micro.bin");
+    polybook_fails(
+        &["export", s(&raw), "--epd", "--ply", "4", "--min-eval", "0"],
+        1,
+        "has no scores",
+    );
+    polybook_fails(
+        &[
+            "export",
+            s(&book),
+            "--epd",
+            "--ply",
+            "4",
+            "--min-eval",
+            "9",
+            "--max-eval",
+            "0",
+        ],
+        2,
+        "above --max-eval",
+    );
+    let out = polybook(&["export", s(&book), "--epd"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).starts_with("polybook: error: ") && stderr(&out).contains("--ply"));
+}
+
+#[test]
+fn filter_max_loss_keeps_what_python_chess_keeps_and_the_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = scored_micro(dir.path());
+    let out = dir.path().join("cut.bin");
+    for cp in ["0", "30"] {
+        polybook_ok(&["filter", s(&book), "-o", s(&out), "--max-loss", cp]);
+        let line = python(SUITE_CHECK, &["maxloss", s(&book), s(&out), cp]);
+        assert!(line.starts_with("kept "), "{line}");
+        let verify = polybook_ok(&["verify", s(&out)]);
+        assert!(verify.contains(": OK:"), "{verify}");
+    }
+    polybook_fails(
+        &[
+            "filter",
+            s(&data("books/rodent3_micro.bin")),
+            "-o",
+            s(&out),
+            "--max-loss",
+            "30",
+        ],
+        1,
+        "has no scores",
+    );
+}
+
+/// Every command that rewrites a scored book keeps its mark (so its scores stay scores), `dump`
+/// shows them as python-chess's bytes hold them, and those that would mix or overwrite them
+/// refuse in one line.
+#[test]
+fn rewriting_a_scored_book_keeps_it_scored() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = scored_micro(dir.path());
+    let mark = std::fs::read(&book).unwrap()[..16].to_vec();
+    assert_eq!(&mark[12..], b"pbSD");
+    let out = dir.path().join("out.bin");
+    let other = dir.path().join("other.bin");
+    polybook_ok(&[
+        "analyse",
+        s(&data("books/rodent3_guide.bin")),
+        "-o",
+        s(&other),
+        "--nodes",
+        "300",
+        "-q",
+    ]);
+    for args in [
+        vec!["sort", s(&book), "-o", s(&out)],
+        vec!["filter", s(&book), "-o", s(&out), "--max-ply", "6"],
+        vec![
+            "edit",
+            s(&book),
+            "-o",
+            s(&out),
+            "--moves",
+            "e4",
+            "--add",
+            "a6=1",
+        ],
+        vec!["merge", s(&book), s(&other), "-o", s(&out)],
+    ] {
+        polybook_ok(&args);
+        let bytes = std::fs::read(&out).unwrap();
+        assert_eq!(bytes[..16], mark[..], "{args:?} dropped the mark");
+        let verify = polybook_ok(&["verify", s(&out)]);
+        assert!(verify.contains(": OK:"), "{args:?}: {verify}");
+    }
+    // dump's scores and depths are the learn fields' high bytes, read apart from polybook.
+    let dump = stdout(&polybook(&["dump", s(&book), "--json"]));
+    let script = r#"
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()[16:]
+rows = [json.loads(l) for l in open(sys.argv[2])]
+assert len(rows) == len(data) // 16
+scored = 0
+for i, row in enumerate(rows):
+    key, move, weight, learn = struct.unpack(">QHHI", data[16 * i:16 * i + 16])
+    assert row["learn"] == learn and row["weight"] == weight
+    depth, score = (learn >> 8) & 0xff, struct.unpack(">h", struct.pack(">H", learn >> 16))[0]
+    if depth:
+        scored += 1
+        assert (row["score"], row["depth"]) == (score, depth), row
+    else:
+        assert "score" not in row, row
+print(scored)
+"#;
+    let dump_file = dir.path().join("dump.jsonl");
+    std::fs::write(&dump_file, dump).unwrap();
+    let scored: u64 = python(script, &[s(&book), s(&dump_file)])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(scored > 1000, "{scored}");
+    // Mixing layouts, or learning over scores, is refused.
+    let raw = data("books/rodent3_guide.bin");
+    polybook_fails(
+        &["merge", s(&book), s(&raw), "-o", s(&out)],
+        1,
+        "refusing to merge",
+    );
+    let game = dir.path().join("g.pgn");
+    std::fs::write(&game, "[Result \"1-0\"]\n\n1. e4 e5 1-0\n").unwrap();
+    polybook_fails(&["learn", s(&book), s(&game)], 1, "would overwrite them");
+}

@@ -245,6 +245,48 @@ fn the_api_answers_what_probe_json_prints() {
     );
 }
 
+/// A scored book (`polybook analyse`) shows scores and depths, not PolyGlot's learn statistics,
+/// as `probe --json` does, with the scores the learn fields hold.
+#[test]
+fn the_api_shows_a_scored_book_s_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let scored = dir.path().join("scored.bin");
+    let book = common::data("books/rodent3_guide.bin");
+    common::polybook_ok(&[
+        "analyse",
+        path(&book),
+        "-o",
+        path(&scored),
+        "--nodes",
+        "300",
+        "-q",
+    ]);
+    let served = Served::start(&[path(&scored)]);
+    for moves in ["", "e4", "d4 Nf6"] {
+        let cli = polybook(&["probe", path(&scored), "--moves", moves, "--json"]);
+        let expected: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
+        let mut answer = served
+            .get(&format!("/api/probe?moves={}", encode(moves)))
+            .json();
+        answer[0].as_object_mut().unwrap().remove("book");
+        assert_eq!(answer[0], expected, "{moves}");
+        let entries = expected["entries"].as_array().unwrap();
+        assert!(!entries.is_empty(), "{moves}");
+        for e in entries {
+            let learn = e["learn"].as_u64().unwrap() as u32;
+            assert_eq!(
+                e["score"].as_i64(),
+                Some(i64::from((learn >> 16) as u16 as i16))
+            );
+            assert_eq!(e["depth"].as_u64(), Some(u64::from((learn >> 8) & 0xff)));
+            assert!(
+                e.get("learn_games").is_none() && e.get("learn_score").is_none(),
+                "{e}"
+            );
+        }
+    }
+}
+
 /// `--fen` and `--moves` give the page's start position, and the API's default one.
 #[test]
 fn the_start_position_comes_from_fen_and_moves() {

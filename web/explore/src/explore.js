@@ -279,8 +279,17 @@ function learnText(e) {
   return e.learn_score == null ? '-' : `${e.learn_games}g ${(e.learn_score * 100).toFixed(0)}%`;
 }
 
-/// One panel per book: its moves (SAN, weight, share as a bar, learn), then the entries under the
-/// position's key that are not legal moves here, apart.
+/// A score from `polybook analyse` as `probe` shows it: `+0.35/12` (centipawns as pawns, from the
+/// mover's view, then the depth), `#+3/20` for a mate in 3 plies, `-` for a move without one.
+function scoreText(e) {
+  if (e.score == null) return '-';
+  const s = e.score;
+  const text = s > 31000 ? `#+${32000 - s}` : s < -31000 ? `#-${32000 + s}` : `${s >= 0 ? '+' : '-'}${(Math.abs(s) / 100).toFixed(2)}`;
+  return `${text}/${e.depth}`;
+}
+
+/// One panel per book: its moves (SAN, weight, share as a bar, learn or, in a scored book, score
+/// and depth), then the entries under the position's key that are not legal moves here, apart.
 function drawBooks(answer) {
   const panels = answer.map((book) => {
     const panel = cell('div', undefined, 'book');
@@ -291,7 +300,9 @@ function drawBooks(answer) {
     else {
       const table = cell('table');
       const head = cell('tr');
-      for (const h of ['move', 'weight', 'share', 'learn']) head.append(cell('th', h));
+      // A scored book's learn fields hold scores (its JSON has no learn statistics).
+      const scored = book.entries.some((e) => e.learn_games === undefined);
+      for (const h of ['move', 'weight', 'share', scored ? 'score' : 'learn']) head.append(cell('th', h));
       table.append(head);
       for (const e of book.entries) {
         const row = cell('tr', undefined, 'entry');
@@ -306,7 +317,7 @@ function drawBooks(answer) {
         track.append(bar);
         inner.append(track, cell('span', `${(e.share * 100).toFixed(1)}%`));
         share.append(inner);
-        row.append(share, cell('td', learnText(e), 'learn'));
+        row.append(share, scored ? cell('td', scoreText(e), 'score') : cell('td', learnText(e), 'learn'));
         row.addEventListener('mouseenter', () => hint(e.uci));
         row.addEventListener('mouseleave', () => board.setAutoShapes([]));
         row.addEventListener('click', () => {
