@@ -43,6 +43,7 @@ mod perft;
 mod play;
 mod position;
 mod probe;
+mod reference;
 mod search;
 mod solve;
 mod sort;
@@ -88,7 +89,8 @@ enum Command {
     Filter(filter::Args),
     /// Set, remove or add one move of one position in a book.
     Edit(edit::Args),
-    /// Write a book's tree from the start position as one PGN game with variations.
+    /// Write a book's tree as one PGN game with variations, or its positions at one ply as an
+    /// opening suite (EPD or PGN).
     Export(export::Args),
     /// Score a book with an engine, back the scores up its tree, write them into the learn fields.
     #[command(visible_alias = "analyze")]
@@ -113,6 +115,9 @@ enum Command {
     Tune(tune::Args),
     /// Speak UCI on stdin/stdout (also what `polybook` with no command does, for GUIs).
     Uci(uci::Args),
+    /// Print the command reference (docs/reference.md) in Markdown.
+    #[command(hide = true)]
+    Reference(reference::Args),
 }
 
 /// A failure that ends a command: one line for the user and an exit code.
@@ -276,6 +281,7 @@ pub fn main() -> ExitCode {
         Some(Command::Play(args)) => play::run(args),
         Some(Command::Match(args)) => match_cmd::run(args),
         Some(Command::Uci(args)) => uci::run(args),
+        Some(Command::Reference(args)) => reference::run(args),
         None => {
             // A person who typed `polybook` in a terminal is told what it is waiting for; a GUI,
             // which starts it on pipes, sees nothing new.

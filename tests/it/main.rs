@@ -13,6 +13,7 @@ mod book_format;
 mod book_tools;
 mod build;
 mod cli;
+mod docs;
 mod engine;
 mod explore;
 mod inspect;
