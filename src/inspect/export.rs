@@ -11,8 +11,12 @@
 //! left out; a move that leads back to a position earlier on its own line (a cycle) is written
 //! with the comment `cycle` and not followed; and at most `max_moves` moves are written in all,
 //! since transpositions can make the tree grow exponentially with depth (the report says when
-//! the cap cut it).
+//! the cap cut it). The cap takes moves best first: the main line to `max_ply`, then the lines
+//! that leave it once, then twice, and so on (shallower moves first among equals), so that it
+//! cuts the least important variations and never the main line.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io::{self, Write};
 
 use shakmaty::san::SanPlus;
@@ -87,21 +91,14 @@ pub fn export_pgn(
         writeln!(out, "[{name} \"{value}\"]")?;
     }
     writeln!(out)?;
-    let mut tree = Tree {
-        book,
-        options,
-        choose: ChooseOptions::default(),
-        path: vec![Key::of(&Chess::default()).0],
-        tokens: Vec::new(),
-        report: ExportReport::default(),
-    };
+    let mut tree = Tree::grow(book, options);
     tree.tokens.push(format!(
         "{{Book {}: lines up to {} plies, moves with a share of at least {}%}}",
         comment(&options.name),
         options.max_ply,
         options.min_share
     ));
-    tree.line(&Chess::default(), 0);
+    tree.write(ROOT, &Chess::default());
     tree.tokens.push("*".to_string());
     // The PGN export format's lines of at most 79 characters, broken between tokens.
     let mut width = 0;
@@ -121,108 +118,168 @@ pub fn export_pgn(
     Ok(tree.report)
 }
 
-/// One book move of a position, ready to write.
-struct Child {
+/// The index of the start position in [`Tree::nodes`].
+const ROOT: usize = 0;
+
+/// One book move of the tree (the root: the start position, no move).
+struct Node {
     san: String,
     weight: u16,
     share: f64,
+    /// The position after the move.
     after: Chess,
     cycle: bool,
+    /// The moves of `after` in the tree, heaviest first.
+    children: Vec<usize>,
+    /// The move before (the root: itself).
+    parent: usize,
 }
 
-struct Tree<'a> {
-    book: &'a Book,
-    options: &'a ExportOptions,
-    choose: ChooseOptions,
-    /// The keys of the positions on the current line, the start position first.
-    path: Vec<u64>,
+/// A book move not yet in the tree: taken in the order of its key.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Candidate {
+    /// How many times its line leaves the heaviest move of a position (0: the main line).
+    deviations: u32,
+    ply: u32,
+    /// The order in which candidates were found (heaviest first within a position).
+    seq: u64,
+    parent: usize,
+}
+
+struct Tree {
+    nodes: Vec<Node>,
     tokens: Vec<String>,
     report: ExportReport,
 }
 
-impl Tree<'_> {
-    /// The book moves of `pos` that count and pass `min_share`, heaviest first (stored order
-    /// among equals).
-    fn children(&self, pos: &Chess) -> Vec<Child> {
-        let moves = self.book.find_all(pos);
-        let shares = self.choose.shares(&moves);
-        let mut children: Vec<Child> = moves
-            .iter()
-            .zip(shares)
-            .filter(|(m, share)| self.choose.counts(m) && share * 100.0 >= self.options.min_share)
-            .map(|(m, share)| {
-                let after = pos.clone().play(m.mv).expect("a legal move");
-                Child {
-                    san: SanPlus::from_move(pos.clone(), m.mv).to_string(),
-                    weight: m.entry.weight,
-                    share,
-                    cycle: self.path.contains(&Key::of(&after).0),
-                    after,
-                }
-            })
-            .collect();
-        children.sort_by_key(|c| std::cmp::Reverse(c.weight));
-        children
-    }
-
-    /// Writes the tree below `pos` (at `ply` from the start): its heaviest move, the others as
-    /// variations, then the main line on.
-    fn line(&mut self, pos: &Chess, ply: u32) {
-        if ply >= self.options.max_ply {
-            return;
-        }
-        let children = self.children(pos);
-        let Some((main, others)) = children.split_first() else {
-            return;
+impl Tree {
+    /// The tree's moves, taken best first until `max_moves`: the main line (the heaviest move of
+    /// each position) to `max_ply`, then the lines that leave it once, then twice, and so on,
+    /// shallower moves first among equals. So the cap cuts the least important variations, never
+    /// the main line.
+    fn grow(book: &Book, options: &ExportOptions) -> Tree {
+        let choose = ChooseOptions::default();
+        let mut tree = Tree {
+            nodes: vec![Node {
+                san: String::new(),
+                weight: 0,
+                share: 0.0,
+                after: Chess::default(),
+                cycle: false,
+                children: Vec::new(),
+                parent: ROOT,
+            }],
+            tokens: Vec::new(),
+            report: ExportReport::default(),
         };
-        if !self.write_move(pos, main) {
-            return;
+        let mut queue = BinaryHeap::new();
+        let mut seq = 0;
+        let mut push = |queue: &mut BinaryHeap<Reverse<Candidate>>, parent, deviations, ply| {
+            queue.push(Reverse(Candidate {
+                deviations,
+                ply,
+                seq,
+                parent,
+            }));
+            seq += 1;
+        };
+        if options.max_ply > 0 {
+            push(&mut queue, ROOT, 0, 0);
         }
-        for other in others {
-            if self.report.moves >= self.options.max_moves {
-                self.report.truncated = true;
+        // A candidate stands for the moves of its parent's position: the heaviest is taken with
+        // the parent's deviations, the others with one more, each in its turn.
+        while let Some(Reverse(c)) = queue.pop() {
+            let pos = tree.nodes[c.parent].after.clone();
+            let moves = book.find_all(&pos);
+            let shares = choose.shares(&moves);
+            let mut next: Vec<_> = moves
+                .iter()
+                .zip(shares)
+                .filter(|(m, share)| choose.counts(m) && share * 100.0 >= options.min_share)
+                .collect();
+            next.sort_by_key(|(m, _)| std::cmp::Reverse(m.entry.weight));
+            let taken = tree.nodes[c.parent].children.len();
+            let Some((m, share)) = next.get(taken) else {
+                continue;
+            };
+            if tree.report.moves >= options.max_moves {
+                tree.report.truncated = true;
                 break;
             }
+            let after = pos.clone().play(m.mv).expect("a legal move");
+            let key = Key::of(&after).0;
+            let cycle = tree.line_keys(c.parent).contains(&key);
+            let index = tree.nodes.len();
+            tree.nodes.push(Node {
+                san: SanPlus::from_move(pos, m.mv).to_string(),
+                weight: m.entry.weight,
+                share: *share,
+                after,
+                cycle,
+                children: Vec::new(),
+                parent: c.parent,
+            });
+            tree.nodes[c.parent].children.push(index);
+            tree.report.moves += 1;
+            tree.report.cycles += u64::from(cycle);
+            // The parent's next move, one deviation further; this move's own moves.
+            if taken + 1 < next.len() {
+                let deviations = if taken == 0 {
+                    c.deviations + 1
+                } else {
+                    c.deviations
+                };
+                push(&mut queue, c.parent, deviations, c.ply);
+            }
+            if !cycle && c.ply + 1 < options.max_ply {
+                push(&mut queue, index, c.deviations, c.ply + 1);
+            }
+        }
+        tree
+    }
+
+    /// The keys of the positions on the line to `node`, the start position first.
+    fn line_keys(&self, node: usize) -> Vec<u64> {
+        let mut keys = vec![Key::of(&self.nodes[node].after).0];
+        let mut at = node;
+        while at != ROOT {
+            at = self.nodes[at].parent;
+            keys.push(Key::of(&self.nodes[at].after).0);
+        }
+        keys
+    }
+
+    /// Writes the tree below `node` (whose position is `pos`): its first move, the others as
+    /// variations each followed by its own tree, then the main line on.
+    fn write(&mut self, node: usize, pos: &Chess) {
+        let children = self.nodes[node].children.clone();
+        let Some((&main, others)) = children.split_first() else {
+            return;
+        };
+        self.write_move(pos, main);
+        for &other in others {
             self.tokens.push("(".to_string());
             self.write_move(pos, other);
-            self.follow(other, ply);
+            let after = self.nodes[other].after.clone();
+            self.write(other, &after);
             self.tokens.push(")".to_string());
         }
-        self.follow(main, ply);
+        let after = self.nodes[main].after.clone();
+        self.write(main, &after);
     }
 
-    /// Goes on after `child` unless it closes a cycle.
-    fn follow(&mut self, child: &Child, ply: u32) {
-        if child.cycle {
-            return;
-        }
-        self.path.push(Key::of(&child.after).0);
-        self.line(&child.after, ply + 1);
-        self.path.pop();
-    }
-
-    /// Writes one move with its number and comment; `false` when the cap was reached.
-    fn write_move(&mut self, pos: &Chess, child: &Child) -> bool {
-        if self.report.moves >= self.options.max_moves {
-            self.report.truncated = true;
-            return false;
-        }
+    /// One move with its number and comment.
+    fn write_move(&mut self, pos: &Chess, node: usize) {
+        let n = &self.nodes[node];
         let number = pos.fullmoves();
         // The number and the move as one token, so that a line break never parts them.
-        self.tokens.push(match pos.turn() {
-            Color::White => format!("{number}. {}", child.san),
-            Color::Black => format!("{number}... {}", child.san),
-        });
-        let cycle = if child.cycle { ", cycle" } else { "" };
-        self.tokens.push(format!(
-            "{{w {}, {:.1}%{cycle}}}",
-            child.weight,
-            100.0 * child.share
-        ));
-        self.report.moves += 1;
-        if child.cycle {
-            self.report.cycles += 1;
-        }
-        true
+        let mv = match pos.turn() {
+            Color::White => format!("{number}. {}", n.san),
+            Color::Black => format!("{number}... {}", n.san),
+        };
+        let cycle = if n.cycle { ", cycle" } else { "" };
+        let comment = format!("{{w {}, {:.1}%{cycle}}}", n.weight, 100.0 * n.share);
+        self.tokens.push(mv);
+        self.tokens.push(comment);
     }
 }

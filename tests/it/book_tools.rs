@@ -365,4 +365,27 @@ print(n)
         &[&stdout(&out)],
     );
     assert_eq!(moves.trim(), "100");
+    // The cap cuts variations, never the main line: it is the heaviest line to --max-ply, as
+    // python-chess walks it (the first stored move among equal weights).
+    let plies = python(
+        r#"
+import sys, io, chess, chess.pgn, chess.polyglot
+game = chess.pgn.read_game(io.StringIO(sys.argv[1]))
+main = list(game.mainline_moves())
+board, heaviest = chess.Board(), []
+with chess.polyglot.open_reader(sys.argv[2]) as r:
+    while len(heaviest) < 30:
+        moves = [e for e in r.find_all(board) if e.weight > 0]
+        if not moves:
+            break
+        top = max(e.weight for e in moves)
+        e = next(e for e in moves if e.weight == top)
+        heaviest.append(e.move)
+        board.push(e.move)
+assert main == heaviest, (len(main), len(heaviest))
+print(len(main))
+"#,
+        &[&stdout(&out), s(&book)],
+    );
+    assert_eq!(plies.trim(), "30");
 }
