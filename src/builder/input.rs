@@ -196,17 +196,43 @@ impl Read for WholeFile {
 /// An input cut into chunks that each start at a game (see [`next_game_start`]), read as a
 /// stream: plain files are read, not mapped, so that a file truncated while it is read is an
 /// error that names it rather than a crash (mapping was about 2 % faster, within noise).
-pub struct Chunks(Chunker<Box<dyn Read + Send>>);
+///
+/// PGN is text: an input whose first chunk holds a NUL byte (an executable, a book, a Parquet
+/// file, random bytes) is refused with an error rather than read as games of garbage.
+pub struct Chunks {
+    chunker: Chunker<Box<dyn Read + Send>>,
+    first: bool,
+}
 
 impl Chunks {
     pub fn open(input: &Input, count: Arc<AtomicU64>, target: usize) -> io::Result<Chunks> {
-        Ok(Chunks(Chunker::new(open(input, count)?, target)))
+        Ok(Chunks {
+            chunker: Chunker::new(open(input, count)?, target),
+            first: true,
+        })
     }
 
     /// The next chunk, or `None` at the end of the input.
     pub fn next_chunk(&mut self) -> io::Result<Option<Vec<u8>>> {
-        self.0.next_chunk()
+        let chunk = self.chunker.next_chunk()?;
+        if std::mem::take(&mut self.first)
+            && let Some(c) = chunk.as_ref()
+            && let Some(at) = binary_at(c)
+        {
+            let what = if c.starts_with(&[0xff, 0xfe]) || c.starts_with(&[0xfe, 0xff]) {
+                "UTF-16 text: convert it to UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)".to_string()
+            } else {
+                format!("binary data, not PGN text (a NUL byte at byte {at})")
+            };
+            return Err(io::Error::new(io::ErrorKind::InvalidData, what));
+        }
+        Ok(chunk)
     }
+}
+
+/// Where the first NUL byte of a text's start is, if it has one: PGN text has none.
+pub fn binary_at(head: &[u8]) -> Option<usize> {
+    head[..head.len().min(1 << 16)].iter().position(|&b| b == 0)
 }
 
 /// Cuts a stream of PGN into chunks of about `target` bytes, each ending just before a game's

@@ -23,6 +23,24 @@ macro_rules! outln {
     };
 }
 
+/// `eprintln!` that never panics: std's panics when standard error cannot be written (`polybook
+/// … 2>&1 | head -1` closes it), which would turn a command's last words into exit 101. Messages
+/// to a standard error that is gone are dropped; every command below uses this one.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that never panics (see `eprintln!` above).
+macro_rules! eprint {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod analyse;
 mod bench;
 mod book;

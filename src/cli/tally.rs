@@ -1,8 +1,9 @@
 //! `polybook tally`: PGN games to exact counts per (position, move), as an Apache Parquet file;
 //! `tally --merge`: tallies summed into one. Also the statistics view of `probe` on a tally.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use polybook::builder::input::expand;
 use polybook::builder::{BuildError, EntryRules};
@@ -93,6 +94,14 @@ pub fn run(args: Args) -> CliResult {
         Format::Tsv => tsv(&inputs, &args.output, &opts, &cancel, &bar),
     };
     bar.finish();
+    if args.format == Format::Tsv
+        && args.output == Path::new("-")
+        && let Some(e) = STDOUT_ERROR.lock().map_or(None, |mut e| e.take())
+    {
+        // As every command: a reader that went away (`| head`) stops it quietly, a full disk is
+        // one line.
+        return Err(super::output::write_error(e));
+    }
     let report = result.map_err(tally_error)?;
     if !args.quiet {
         let skipped: u64 = report.skipped.values().sum();
@@ -147,8 +156,8 @@ fn tsv(
 ) -> Result<polybook::builder::BuildReport, TallyError> {
     let name = output.display().to_string();
     if output == Path::new("-") {
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+        let stdout = WatchPipe(std::io::stdout().lock());
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout);
         return polybook::tally::tally_pgn_tsv(inputs, &mut out, &name, opts, cancel, bar);
     }
     for input in inputs {
@@ -169,6 +178,30 @@ fn tsv(
     let file = out.into_inner().map_err(|e| write_err(e.into_error()))?;
     file.commit(opts.fsync).map_err(write_err)?;
     Ok(report)
+}
+
+/// The first error of writing the text tally to standard output (the tally's own error keeps
+/// only its text).
+static STDOUT_ERROR: Mutex<Option<std::io::Error>> = Mutex::new(None);
+
+/// Standard output, keeping its first error in [`STDOUT_ERROR`].
+struct WatchPipe<W>(W);
+
+impl<W: Write> Write for WatchPipe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf).map_err(keep)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush().map_err(keep)
+    }
+}
+
+fn keep(e: std::io::Error) -> std::io::Error {
+    let copy = std::io::Error::new(e.kind(), e.to_string());
+    if let Ok(mut first) = STDOUT_ERROR.lock() {
+        first.get_or_insert(copy);
+    }
+    e
 }
 
 fn merge(args: &Args) -> CliResult {

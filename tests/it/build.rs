@@ -3,7 +3,7 @@
 //! python-chess where polyglot is wrong (games from a FEN, variants, bad moves), and bad input.
 
 use crate::common;
-use common::{bundled, data, polybook};
+use common::{bundled, data, polybook, polybook_ok};
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -1003,6 +1003,53 @@ fn a_huge_fen_is_quoted_not_echoed() {
     assert!(
         stderr.len() < 400 && stderr.contains("characters)"),
         "{stderr}"
+    );
+}
+
+/// Binary input (the polybook executable, a book, a Parquet tally, random bytes, a compressed
+/// book) is refused by every command that reads games: exit 1, one line naming the file, no
+/// output file.
+#[test]
+fn binary_input_is_refused_by_every_command_that_reads_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let tally = dir.path().join("t.parquet");
+    polybook_ok(&["tally", s(&bundled("dortmund.pgn")), "-o", s(&tally)]);
+    let random = dir.path().join("random.dat");
+    // Bytes of a fixed generator, with NUL bytes among them.
+    let mut x: u32 = 12345;
+    let bytes: Vec<u8> = (0..4000)
+        .map(|_| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (x >> 16) as u8
+        })
+        .collect();
+    std::fs::write(&random, bytes).unwrap();
+    let book = data("books/gm2001.bin");
+    let inputs = [PathBuf::from(common::BIN), book.clone(), tally, random];
+    let out = dir.path().join("out.bin");
+    let scratch = dir.path().join("scratch.bin");
+    std::fs::copy(data("books/rodent3_guide.bin"), &scratch).unwrap();
+    for input in &inputs {
+        for args in [
+            vec!["build", s(input), "-o", s(&out)],
+            vec!["tally", s(input), "-o", s(&out)],
+            vec!["learn", s(&scratch), s(input)],
+            vec!["tune", s(input), "-o", s(&out)],
+        ] {
+            let o = polybook(&args);
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+            assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+            assert!(
+                stderr.contains("binary data") && stderr.contains(s(input)),
+                "{args:?}: {stderr}"
+            );
+            assert!(!out.exists(), "{args:?}");
+        }
+    }
+    assert_eq!(
+        std::fs::read(&scratch).unwrap(),
+        std::fs::read(data("books/rodent3_guide.bin")).unwrap()
     );
 }
 

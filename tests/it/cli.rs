@@ -64,7 +64,36 @@ fn printing_commands(dir: &Path) -> Vec<(String, Vec<PathBuf>)> {
         ("verify".into(), vec![p("verify"), book.clone()]),
         (
             "lines".into(),
-            vec![p("lines"), book, p("--color"), p("white")],
+            vec![p("lines"), book.clone(), p("--color"), p("white")],
+        ),
+        (
+            "tally --format tsv -o -".into(),
+            vec![
+                p("tally"),
+                bundled("dortmund.pgn"),
+                p("--format"),
+                p("tsv"),
+                p("-o"),
+                p("-"),
+            ],
+        ),
+        (
+            "export --pgn".into(),
+            vec![p("export"), book.clone(), p("--pgn")],
+        ),
+        (
+            "export --epd".into(),
+            vec![p("export"), book.clone(), p("--epd"), p("--ply"), p("4")],
+        ),
+        (
+            "probe --epd --json".into(),
+            vec![
+                p("probe"),
+                book,
+                p("--epd"),
+                data("epd/wac.epd"),
+                p("--json"),
+            ],
         ),
     ]
 }
@@ -112,6 +141,25 @@ fn a_closed_pipe_on_standard_output_ends_quietly() {
             !err.contains("error") && !err.contains("panicked"),
             "{name}: {err}"
         );
+    }
+}
+
+/// With standard error into the same closed pipe (`polybook … 2>&1 | head -1`), nothing panics:
+/// the commands stop quietly or, where their last words cannot be written, with exit 1.
+#[test]
+fn a_closed_pipe_on_both_outputs_never_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, args) in printing_commands(dir.path()) {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = polybook()
+            .args(&args)
+            .stdout(Stdio::from(writer.try_clone().unwrap()))
+            .stderr(Stdio::from(writer))
+            .output()
+            .unwrap();
+        let code = out.status.code();
+        assert!(matches!(code, Some(0 | 1)), "{name}: {:?}", out.status);
     }
 }
 
