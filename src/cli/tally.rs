@@ -214,13 +214,15 @@ fn merge(args: &Args) -> CliResult {
 /// The summary of summed tallies (`tally --merge`, `book`): on stderr, or as JSON on stdout.
 pub fn summary(r: &SumReport, output: &Path, what: &str, quiet: bool, json: bool) -> CliResult {
     if !quiet {
+        let plural =
+            |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         eprintln!(
-            "{}: {} {what}, {} positions, from {} tally files ({} games, {} rows read, options {})",
+            "{}: {} {what}, {}, from {} ({}, {} rows read, options {})",
             output.display(),
             r.written,
-            r.positions,
-            r.inputs,
-            r.games,
+            plural(r.positions_written, "position", "positions"),
+            plural(r.inputs as u64, "tally file", "tally files"),
+            plural(r.games, "game", "games"),
             r.pairs_read,
             r.options
         );

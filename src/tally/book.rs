@@ -21,6 +21,8 @@ use crate::builder::{EntryRules, PairCount, PairEntries};
 #[derive(Default)]
 pub(super) struct Counted {
     pub positions: u64,
+    /// Positions with at least one book entry.
+    pub positions_written: u64,
     /// Distinct (position, move) pairs.
     pub pairs: u64,
     /// Book entries.
@@ -30,6 +32,7 @@ pub(super) struct Counted {
 impl Counted {
     fn add(&mut self, other: &Counted) {
         self.positions += other.positions;
+        self.positions_written += other.positions_written;
         self.pairs += other.pairs;
         self.written += other.written;
     }
@@ -61,6 +64,7 @@ impl<'a> PositionEntries<'a> {
         counted.pairs += 1;
         if let Some(entry) = self.maker.single(pair) {
             counted.written += 1;
+            counted.positions_written += 1;
             out.extend_from_slice(&entry.to_bytes());
         }
     }
@@ -81,6 +85,7 @@ impl<'a> PositionEntries<'a> {
         counted.positions += 1;
         counted.pairs += pairs.len() as u64;
         counted.written += self.entries.len() as u64;
+        counted.positions_written += u64::from(!self.entries.is_empty());
         for e in &self.entries {
             out.extend_from_slice(&e.to_bytes());
         }

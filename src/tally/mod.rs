@@ -276,7 +276,10 @@ pub struct SumReport {
     pub pairs_read: u64,
     /// Distinct (position, move) pairs after summing.
     pub pairs: u64,
+    /// Distinct positions after summing.
     pub positions: u64,
+    /// Positions written: those with at least one book entry (`book`), or all (`tally --merge`).
+    pub positions_written: u64,
     /// Book entries written (`book`), or rows written (`tally --merge`).
     pub written: u64,
     /// The options the tallies were made with.
@@ -400,6 +403,8 @@ fn sum_tallies(
         Ok::<(), TallyError>(())
     })?;
     report.seconds = start.elapsed().as_secs_f64();
+    // Every position is written (`tally --merge`); `book` counts its own.
+    report.positions_written = report.positions;
     Ok(report)
 }
 
@@ -492,6 +497,7 @@ pub fn book_from_tallies(
             pairs_read: reader.rows(),
             pairs: counted.pairs,
             positions: counted.positions,
+            positions_written: counted.positions_written,
             written: counted.written,
             options: reader.meta().options.clone(),
             seconds: start.elapsed().as_secs_f64(),
@@ -499,13 +505,16 @@ pub fn book_from_tallies(
     }
     let mut maker = PairEntries::new(rules);
     let mut entries: Vec<Entry> = Vec::new();
-    let report = sum_tallies(readers, |pairs| {
+    let mut positions_written = 0;
+    let mut report = sum_tallies(readers, |pairs| {
         entries.clear();
         maker.append(pairs, &mut entries);
+        positions_written += u64::from(!entries.is_empty());
         entries.iter().try_for_each(|e| writer.write(e))?;
         Ok(entries.len() as u64)
     })?;
     writer.finish()?;
+    report.positions_written = positions_written;
     Ok(report)
 }
 

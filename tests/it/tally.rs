@@ -118,6 +118,42 @@ fn books_from_a_tally_are_builds_books() {
     }
 }
 
+/// `book` counts the positions of the book it wrote, as python-chess's reader finds them (one or
+/// several tallies), not the tallies' positions.
+#[test]
+fn book_reports_the_positions_of_its_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.parquet");
+    tally(&tcec_files(), &t, &[]);
+    let out = dir.path().join("b.bin");
+    for tallies in [vec![s(&t)], vec![s(&t), s(&t)]] {
+        let args = [&["book"][..], &tallies, &["-o", s(&out), "--json"]].concat();
+        let report: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+        let keys = common::python(
+            "import sys, struct\ndata = open(sys.argv[1], 'rb').read()\nprint(len({data[i:i + 8] for i in range(0, len(data), 16)}))",
+            &[s(&out)],
+        );
+        assert_eq!(report["positions_written"].to_string(), keys.trim());
+        assert!(report["positions"].as_u64() > report["positions_written"].as_u64());
+        let text = stderr_of(&[&["book"][..], &tallies, &["-o", s(&out)]].concat());
+        let files = if tallies.len() == 1 {
+            "1 tally file "
+        } else {
+            "2 tally files "
+        };
+        assert!(
+            text.contains(&format!("{} positions, from {files}", keys.trim())),
+            "{text}"
+        );
+    }
+}
+
+fn stderr_of(args: &[&str]) -> String {
+    let out = common::polybook(args);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    common::stderr(&out)
+}
+
 #[test]
 fn gnuchess_books_from_a_tally_are_builds_books() {
     let dir = tempfile::tempdir().unwrap();
