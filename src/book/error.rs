@@ -29,6 +29,8 @@ pub enum BookError {
     },
     #[error("{}: is a directory, not a book", path.display())]
     IsDirectory { path: PathBuf },
+    #[error("{}: not a Polyglot book: {what}", path.display())]
+    NotABook { path: PathBuf, what: &'static str },
     #[error("{}: not a Polyglot book: its size, {size} bytes, is not a multiple of 16{hint}", path.display())]
     BadSize {
         path: PathBuf,

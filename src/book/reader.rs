@@ -119,6 +119,9 @@ impl Book {
     }
 
     fn from_parts(path: PathBuf, data: Vec<u8>) -> Result<Book, BookError> {
+        if let Some(what) = recognise_container(&data, false) {
+            return Err(BookError::NotABook { path, what });
+        }
         if !data.len().is_multiple_of(ENTRY_SIZE) {
             let hint = describe_non_book(&data, data.len() as u64);
             return Err(BookError::BadSize {
@@ -441,7 +444,7 @@ pub(crate) fn open_file(path: &Path) -> Result<(File, u64), BookError> {
 /// A guess at what a file that is not a book is, for the error message, from its first bytes and
 /// its size.
 pub(crate) fn describe_non_book(data: &[u8], size: u64) -> String {
-    match recognise_non_book(data) {
+    match recognise_container(data, true).or_else(|| recognise_non_book(data)) {
         Some(what) => format!(" ({what})"),
         None => {
             let stray = size % ENTRY_SIZE as u64;
@@ -451,6 +454,37 @@ pub(crate) fn describe_non_book(data: &[u8], size: u64) -> String {
                 if stray == 1 { "" } else { "s" }
             )
         }
+    }
+}
+
+/// What a file is when its first bytes are the magic number of a compressed file or a Parquet
+/// file (at least 31 bits that a real book's first key would have to match by chance). With
+/// `weak`, gzip's first three bytes alone count too (when the size already shows the file is no
+/// book).
+pub(crate) fn recognise_container(data: &[u8], weak: bool) -> Option<&'static str> {
+    // gzip: the magic, deflate, no reserved flag bits, and an operating system byte RFC 1952 names.
+    let gzip = data.starts_with(&[0x1f, 0x8b, 0x08])
+        && (weak || (data.len() >= 10 && data[3] & 0xe0 == 0 && (data[9] <= 13 || data[9] == 255)));
+    if data.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        Some(
+            "it is an xz-compressed file; books are not compressed: unxz it first, or build a book from the PGN inside with `polybook build`",
+        )
+    } else if data.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Some(
+            "it is a zstd-compressed file; books are not compressed: unzstd it first, or build a book from the PGN inside with `polybook build`",
+        )
+    } else if data.len() >= 10 && data.starts_with(b"BZh") && data[4..10] == *b"1AY&SY" {
+        Some(
+            "it is a bzip2-compressed file; books are not compressed: bunzip2 it first, or build a book from the PGN inside with `polybook build`",
+        )
+    } else if data.starts_with(b"PAR1") {
+        Some("it is a Parquet file (a tally?): make a book from a tally with `polybook book`")
+    } else if gzip {
+        Some(
+            "it is a gzip-compressed file; books are not compressed: gunzip it first, or build a book from the PGN inside with `polybook build`",
+        )
+    } else {
+        None
     }
 }
 

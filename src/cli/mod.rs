@@ -188,6 +188,58 @@ pub fn open_book(path: &std::path::Path) -> Result<polybook::book::Book, CliErro
     Ok(book)
 }
 
+/// Messages about the lines of one input file, at most [`Warnings::SHOWN`] of them: a file of the
+/// wrong kind would otherwise flood the terminal; the rest are counted in one last line.
+pub struct Warnings {
+    label: &'static str,
+    file: String,
+    count: usize,
+}
+
+impl Warnings {
+    pub const SHOWN: usize = 10;
+
+    /// `label` starts each line (`polybook: warning:` or `polybook: error:`).
+    pub fn new(label: &'static str, file: &std::path::Path) -> Warnings {
+        Warnings {
+            label,
+            file: file.display().to_string(),
+            count: 0,
+        }
+    }
+
+    pub fn push(&mut self, message: impl Display) {
+        self.count += 1;
+        if self.count <= Self::SHOWN {
+            eprintln!("{} {message}", self.label);
+        }
+    }
+
+    /// The line that counts what was not shown, if anything was left out.
+    pub fn finish(self) {
+        if self.count > Self::SHOWN {
+            eprintln!(
+                "{} {}: {} more like these not shown",
+                self.label,
+                self.file,
+                self.count - Self::SHOWN
+            );
+        }
+    }
+}
+
+/// A text input (a test suite, an EPD file) whose start holds a NUL byte is not text: refused in
+/// one line instead of read line by line as garbage.
+pub fn refuse_binary(path: &std::path::Path, head: &[u8], expected: &str) -> CliResult {
+    match polybook::builder::input::binary_at(head) {
+        Some(at) => Err(CliError::data(format!(
+            "{}: binary data, not {expected} (a NUL byte at byte {at})",
+            path.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Learning writes PolyGlot's statistics into the learn fields: refused on a book whose learn
 /// fields hold `analyse`'s scores, which it would overwrite.
 pub fn refuse_scored(path: &std::path::Path, book: &polybook::book::Book) -> CliResult {

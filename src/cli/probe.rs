@@ -93,6 +93,11 @@ const IO_BUFFER: usize = 64 * 1024;
 fn probe_epd(books: &Books, path: &PathBuf, args: &Args, out: &mut impl Write) -> CliResult {
     let file = File::open(path).map_err(|e| super::file_error("open EPD file", path, &e))?;
     let mut reader = BufReader::with_capacity(IO_BUFFER, file);
+    let head = reader
+        .fill_buf()
+        .map_err(|e| super::file_error("read EPD file", path, &e))?;
+    super::refuse_binary(path, head, "an EPD file (text)")?;
+    let mut errors = super::Warnings::new("polybook: error:", path);
     // One buffer for every input line and one for every JSON line, reused.
     let (mut bytes, mut json, mut fen) = (Vec::new(), Vec::new(), String::new());
     let mut bad = 0usize;
@@ -146,7 +151,7 @@ fn probe_epd(books: &Books, path: &PathBuf, args: &Args, out: &mut impl Write) -
             Ok(pos) => print_books(books, &pos, args, false, out).map_err(write_error)?,
             Err(e) => {
                 bad += 1;
-                eprintln!("polybook: error: {}:{number}: {e}", path.display());
+                errors.push(format_args!("{}:{number}: {e}", path.display()));
                 if args.json {
                     let obj = serde_json::json!({ "line": number, "error": e.to_string() });
                     writeln!(out, "{obj}").map_err(write_error)?;
@@ -154,6 +159,7 @@ fn probe_epd(books: &Books, path: &PathBuf, args: &Args, out: &mut impl Write) -
             }
         }
     }
+    errors.finish();
     if bad > 0 {
         return Err(CliError::data(format!(
             "{}: {bad} line(s) were not positions",

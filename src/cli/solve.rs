@@ -76,6 +76,7 @@ pub fn run(args: Args) -> CliResult {
     let options = args.engine.options()?;
     let bytes =
         std::fs::read(&args.file).map_err(|e| super::file_error("read suite", &args.file, &e))?;
+    super::refuse_binary(&args.file, &bytes, "a test suite (EPD or PGN text)")?;
     // Old PGN files are often Latin-1: only FENs, tags and moves matter, all ASCII.
     let text = String::from_utf8_lossy(&bytes);
     let is_pgn = args
@@ -87,9 +88,11 @@ pub fn run(args: Args) -> CliResult {
     } else {
         parse_epd(&text)
     };
+    let mut warnings = super::Warnings::new("polybook: warning:", &args.file);
     for e in &errors {
-        eprintln!("polybook: warning: {} {e} (skipped)", args.file.display());
+        warnings.push(format_args!("{} {e} (skipped)", args.file.display()));
     }
+    warnings.finish();
     if let Some(n) = args.first {
         entries.truncate(n);
     }

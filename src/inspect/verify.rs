@@ -10,7 +10,8 @@ use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::book::{
-    BookError, ENTRY_SIZE, Entry, Key, RawMove, describe_non_book, open_file, recognise_non_book,
+    BookError, ENTRY_SIZE, Entry, Key, RawMove, describe_non_book, open_file, recognise_container,
+    recognise_non_book,
 };
 
 /// The kinds of problem `verify` looks for.
@@ -97,7 +98,7 @@ pub struct VerifyReport {
 impl VerifyReport {
     /// Whether the book is well formed: no problem of any kind.
     pub fn is_ok(&self) -> bool {
-        self.counts.iter().all(|&c| c == 0)
+        self.not_a_book.is_none() && self.counts.iter().all(|&c| c == 0)
     }
 
     /// How many problems of a kind were found (listed or not).
@@ -223,7 +224,12 @@ pub fn verify(path: impl AsRef<Path>, limit: usize) -> Result<VerifyReport, Book
         }
         previous = Some(e.key);
     }
-    if !size.is_multiple_of(ENTRY_SIZE as u64) {
+    if let Some(what) = recognise_container(&head, false) {
+        // A compressed or Parquet file, whatever its size: its entries are noise.
+        report.not_a_book = Some(what);
+        report.problems.clear();
+        report.counts = [0; 4];
+    } else if !size.is_multiple_of(ENTRY_SIZE as u64) {
         report.not_a_book = recognise_non_book(&head);
         if report.not_a_book.is_some() {
             // A web page or an LFS pointer read as entries gives only consequences of that one

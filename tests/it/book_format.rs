@@ -291,6 +291,76 @@ fn an_empty_book_is_a_valid_empty_book() {
 }
 
 /// Each bad input: exit code and one line on stderr that names the problem.
+/// A compressed file or a Parquet tally given as a book is named for what it is, whatever its size,
+/// by every command that reads books (`verify` too): one line, exit 1.
+#[test]
+fn compressed_files_and_tallies_are_not_books() {
+    let dir = tempfile::tempdir().unwrap();
+    let xz = data("pgn/lichess_magnus_2018-2022.pgn.xz");
+    // The first 4,096,000 bytes: a size that is a multiple of 16.
+    let xz16 = dir.path().join("cut.pgn.xz");
+    std::fs::write(&xz16, &std::fs::read(&xz).unwrap()[..4_096_000]).unwrap();
+    let gz = dir.path().join("d.pgn.gz");
+    common::python(
+        "import gzip, sys, shutil\nshutil.copyfileobj(open(sys.argv[1], 'rb'), gzip.open(sys.argv[2], 'wb'))",
+        &[
+            common::bundled("dortmund.pgn").to_str().unwrap(),
+            gz.to_str().unwrap(),
+        ],
+    );
+    let tally = dir.path().join("t.parquet");
+    common::polybook_ok(&[
+        "tally",
+        common::bundled("dortmund.pgn").to_str().unwrap(),
+        "-o",
+        tally.to_str().unwrap(),
+        "-q",
+    ]);
+    for (file, what) in [
+        (&xz, "xz-compressed"),
+        (&xz16, "xz-compressed"),
+        (&gz, "gzip-compressed"),
+        (&tally, "Parquet file"),
+    ] {
+        let f = file.to_str().unwrap();
+        for args in [
+            vec!["info", f],
+            vec!["verify", f],
+            vec!["dump", f],
+            vec!["export", f, "--pgn"],
+            vec!["sort", f, "-o", "/dev/null"],
+        ] {
+            let err = common::polybook_fails(&args, 1, what);
+            assert!(err.contains("not a Polyglot book"), "{args:?}: {err}");
+        }
+    }
+}
+
+/// `solve` and `probe --epd` given a binary file refuse it in one line; a text file of bad lines
+/// gets at most ten lines about them and one that counts the rest.
+#[test]
+fn wrong_line_files_do_not_flood_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/gm2001.bin");
+    let b = book.to_str().unwrap();
+    common::polybook_fails(&["solve", b], 1, "binary data");
+    common::polybook_fails(&["probe", b, "--epd", b], 1, "binary data");
+    let bad = dir.path().join("bad.epd");
+    let lines: String = (1..=25).map(|i| format!("not a position {i}\n")).collect();
+    std::fs::write(&bad, lines).unwrap();
+    let bad = bad.to_str().unwrap();
+    for args in [vec!["solve", bad], vec!["probe", b, "--epd", bad]] {
+        let out = polybook(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = common::stderr(&out);
+        assert_eq!(err.lines().count(), 12, "{args:?}: {err}");
+        assert!(
+            err.contains("15 more like these not shown"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn bad_input_gets_one_clear_line() {
     let gnuchess = data("books/gnuchess.bin");
