@@ -11,7 +11,7 @@ use polybook::analysis::{
 };
 use polybook::arena::player::EngineSpec;
 use polybook::book::{Book, Key, MoveScore, score_text};
-use polybook::inspect::{ProblemKind, verify};
+use polybook::inspect::ProblemKind;
 use polybook::position::{EpdLine, fen_of, parse_fen};
 use shakmaty::Chess;
 
@@ -138,7 +138,12 @@ pub fn run(args: Args) -> CliResult {
         }
         EngineChoice::Uci(spec)
     };
-    refuse_corrupt(&args.book)?;
+    // Repeated entries or impossible move codes: their scores could not be told apart. An
+    // unsorted book is read (with the reader's warning) and written sorted.
+    super::refuse_corrupt(
+        &args.book,
+        &[ProblemKind::Duplicate, ProblemKind::ImpossibleMove],
+    )?;
     let book = open_book(&args.book)?;
     let cache_path = cache_path(&args.output);
     let header = format!(
@@ -268,30 +273,6 @@ fn book_hash(book: &Book) -> u64 {
         }
     }
     h
-}
-
-/// A book with repeated entries or impossible move codes is refused (its scores could not be told
-/// apart); an unsorted one is read (with the reader's warning) and written sorted.
-fn refuse_corrupt(path: &Path) -> CliResult {
-    let report = verify(path, 1).map_err(CliError::data)?;
-    for kind in [ProblemKind::Duplicate, ProblemKind::ImpossibleMove] {
-        if report.count(kind) > 0 {
-            let first = report
-                .problems
-                .iter()
-                .find(|p| p.kind == kind)
-                .map(|p| p.to_string())
-                .unwrap_or_default();
-            return Err(CliError::data(format!(
-                "{}: {} entries with {} (the first: {first}); 'polybook sort {} -o fixed.bin' repairs it",
-                path.display(),
-                report.count(kind),
-                kind.name(),
-                path.display()
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// The positions of a FEN/EPD file, or of PGN games' main lines, that the book holds.

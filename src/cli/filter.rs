@@ -6,6 +6,8 @@ use polybook::book::LearnLayout;
 use polybook::inspect::{FilterOptions, FilterReport, filter_book};
 use shakmaty::Color;
 
+use polybook::inspect::ProblemKind;
+
 use super::{CliError, CliResult, open_book};
 
 /// Write the part of BOOK the options keep (they combine). First per move, on the input book:
@@ -58,6 +60,11 @@ pub fn percent(s: &str) -> Result<f64, String> {
 }
 
 pub fn run(args: Args) -> CliResult {
+    // The book written must pass `verify`: what it cannot repair is refused.
+    super::refuse_corrupt(
+        &args.book,
+        &[ProblemKind::Duplicate, ProblemKind::ImpossibleMove],
+    )?;
     let mut book = open_book(&args.book)?;
     if let Some(layout) = args.learn {
         book.set_learn_layout(layout);

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use polybook::builder::{LearnOptions, LearnReport, input::expand, learn_from_games};
 use shakmaty::Color;
 
+use polybook::inspect::ProblemKind;
+
 use super::{CliError, CliResult, open_book};
 
 /// How many changed entries the text report lists.
@@ -39,6 +41,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
+    // The book written must pass `verify`: what it cannot repair is refused.
+    super::refuse_corrupt(&args.book, &ProblemKind::ALL)?;
     let book = open_book(&args.book)?;
     super::refuse_scored(&args.book, &book)?;
     let inputs = expand(&args.games).map_err(CliError::data)?;

@@ -240,6 +240,33 @@ pub fn refuse_binary(path: &std::path::Path, head: &[u8], expected: &str) -> Cli
     }
 }
 
+/// A book with problems of `kinds` (see `verify`) is refused in one line that points to `sort`:
+/// the commands that write a book from it would write them again.
+pub fn refuse_corrupt(
+    path: &std::path::Path,
+    kinds: &[polybook::inspect::ProblemKind],
+) -> CliResult {
+    let report = polybook::inspect::verify(path, 1).map_err(CliError::data)?;
+    for &kind in kinds {
+        if report.count(kind) > 0 {
+            let first = report
+                .problems
+                .iter()
+                .find(|p| p.kind == kind)
+                .map(|p| p.to_string())
+                .unwrap_or_default();
+            return Err(CliError::data(format!(
+                "{}: {} entries with {} (the first: {first}); 'polybook sort {} -o fixed.bin' repairs it",
+                path.display(),
+                report.count(kind),
+                kind.name(),
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Learning writes PolyGlot's statistics into the learn fields: refused on a book whose learn
 /// fields hold `analyse`'s scores, which it would overwrite.
 pub fn refuse_scored(path: &std::path::Path, book: &polybook::book::Book) -> CliResult {

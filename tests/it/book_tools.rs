@@ -389,3 +389,65 @@ print(len(main))
     );
     assert_eq!(plies.trim(), "30");
 }
+
+/// Every book polybook writes passes `verify`: given a corrupt book (an impossible move code, a
+/// repeated entry), `filter`, `edit` and `learn` refuse it in one line pointing to `sort`, and write
+/// nothing; an unsorted one is written sorted by `filter` and `edit`, and refused by `learn`, which
+/// changes learn fields in place.
+#[test]
+fn commands_that_write_books_never_write_a_corrupt_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = std::fs::read(common::data("books/rodent3_guide.bin")).unwrap();
+    let entry = |i: usize| original[16 * i..16 * i + 16].to_vec();
+    // An impossible move code (from e2 to g5) in entry 3.
+    let mut impossible = original.clone();
+    impossible[16 * 3 + 8..16 * 3 + 10].copy_from_slice(&((12u16 << 6) | 38).to_be_bytes());
+    // Entry 5 twice.
+    let mut repeated = original.clone();
+    repeated.splice(16 * 5..16 * 5, entry(5));
+    // The first and the last entries swapped.
+    let mut unsorted = original.clone();
+    let n = original.len() / 16;
+    unsorted[..16].copy_from_slice(&entry(n - 1));
+    unsorted[16 * (n - 1)..].copy_from_slice(&entry(0));
+    let game = dir.path().join("g.pgn");
+    std::fs::write(&game, "[Result \"1-0\"]\n\n1. e4 e5 1-0\n").unwrap();
+    let out = dir.path().join("out.bin");
+    for (name, bytes, sortable) in [
+        ("impossible", &impossible, false),
+        ("repeated", &repeated, false),
+        ("unsorted", &unsorted, true),
+    ] {
+        let book = dir.path().join(format!("{name}.bin"));
+        std::fs::write(&book, bytes).unwrap();
+        let b = s(&book);
+        let runs = [
+            (vec!["filter", b, "-o", s(&out), "--max-ply", "6"], sortable),
+            (
+                vec!["edit", b, "-o", s(&out), "--moves", "e4", "--add", "a6=1"],
+                sortable,
+            ),
+            (vec!["learn", b, s(&game), "-o", s(&out)], false),
+        ];
+        for (args, writes) in runs {
+            let _ = std::fs::remove_file(&out);
+            let o = polybook(&args);
+            let err = stderr(&o);
+            if writes {
+                assert!(o.status.success(), "{args:?}: {err}");
+                let verify = common::polybook_ok(&["verify", s(&out)]);
+                assert!(verify.contains(": OK:"), "{args:?}: {verify}");
+            } else {
+                assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+                assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+                assert!(err.contains("polybook sort"), "{args:?}: {err}");
+                assert!(!out.exists(), "{args:?}");
+            }
+        }
+        assert_eq!(
+            &std::fs::read(&book).unwrap(),
+            bytes,
+            "{name}: the input changed"
+        );
+    }
+}
