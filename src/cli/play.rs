@@ -166,9 +166,19 @@ pub fn run(args: Args) -> CliResult {
     // No more Ctrl-C snapshots: the game is written below.
     *snapshot.lock().unwrap_or_else(PoisonError::into_inner) = None;
     let pgn = session.pgn();
+    // A game stopped before any move was played, without a result, is not a game to keep (a
+    // resignation or an agreed draw before the first move is: it has a result).
+    let game = session.game();
+    let empty = game.moves().is_empty()
+        && game
+            .end
+            .as_ref()
+            .is_none_or(|(outcome, _)| outcome.is_none());
     drop(session);
     let said = if args.no_pgn {
         Ok(())
+    } else if empty {
+        writeln!(io::stdout(), "No move was played: no game saved.")
     } else {
         let path = save_game(args.pgn.as_deref(), &pgn)?;
         writeln!(io::stdout(), "The game is in {}", path.display())

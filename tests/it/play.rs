@@ -53,6 +53,14 @@ fn game(args: &[&str], input: &str) -> (Output, PathBuf, tempfile::TempDir) {
     (out, files[0].clone(), dir)
 }
 
+/// Runs a session in a new folder that may save no game (one stopped before its first move).
+fn session(args: &[&str], input: &str) -> (Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = play_in(dir.path(), args, input);
+    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    (out, dir)
+}
+
 /// Every game of a PGN file as python-chess reads it: headers, moves (UCI), the comment after
 /// each move, the final position and whether it is mate, and the errors it met.
 fn read_pgn(path: &Path) -> Vec<Value> {
@@ -138,7 +146,7 @@ fn mating_in_one_wins_and_writes_the_pgn() {
 
 #[test]
 fn hint_suggests_a_mate_python_chess_confirms() {
-    let (out, _, _dir) = game(&["--fen", MATE_IN_ONE, "--depth", "3"], "hint\nquit\n");
+    let (out, _dir) = session(&["--fen", MATE_IN_ONE, "--depth", "3"], "hint\nquit\n");
     let stdout = text(&out.stdout);
     let hint = stdout
         .split("hint: ")
@@ -275,7 +283,7 @@ with chess.engine.SimpleEngine.popen_uci("/usr/games/stockfish") as sf:
 #[test]
 fn draw_offers_depend_on_the_move_number_and_the_score() {
     // Too early in the game.
-    let (out, _, _dir) = game(&["--depth", "1"], "draw\nquit\n");
+    let (out, _dir) = session(&["--depth", "1"], "draw\nquit\n");
     assert!(text(&out.stdout).contains("polybook declines the draw: too early"));
 
     // At move 40, the person (White) offers: a level rook ending, a queen down, a rook up.
@@ -288,13 +296,14 @@ fn draw_offers_depend_on_the_move_number_and_the_score() {
     assert!(sf[2] >= 300, "Stockfish sees White winning: {sf:?}");
 
     // Declined where the engine (Black) stands better.
-    let (out, pgn, _dir) = game(&["--fen", queen_down, "--depth", "4"], "draw\nquit\n");
+    let (out, _dir) = session(&["--fen", queen_down, "--depth", "4"], "draw\nquit\n");
     assert!(
         text(&out.stdout).contains("polybook declines the draw (its score +"),
         "{}",
         text(&out.stdout)
     );
-    assert_eq!(only_game(&pgn)["headers"]["Result"], "*");
+    // Stopped before a move, without a result: no game to keep.
+    assert!(text(&out.stdout).contains("no game saved"));
 
     // Accepted in the level ending (its score within 0.10 of 0) and when it stands worse.
     for fen in [level, winning] {
@@ -349,7 +358,7 @@ for e in entries:
 
 #[test]
 fn the_book_command_equals_python_chess() {
-    let (out, _, _dir) = game(&["--book", book().to_str().unwrap()], "book\nquit\n");
+    let (out, _dir) = session(&["--book", book().to_str().unwrap()], "book\nquit\n");
     let stdout = text(&out.stdout);
     let expected = python_book_rows();
     assert!(expected.len() > 5, "{expected:?}");
@@ -489,9 +498,10 @@ fn save_and_pgn_append_and_default_names_never_overwrite() {
 
 #[test]
 fn clocks_are_shown_and_a_fallen_flag_loses() {
-    let (out, pgn, _dir) = game(&["--tc", "300+3"], "quit\n");
+    let (out, _dir) = session(&["--tc", "300+3"], "quit\n");
     assert!(text(&out.stdout).contains("White 5:00.0  Black 5:00.0"));
-    assert_eq!(only_game(&pgn)["headers"]["TimeControl"], "300+3");
+    let (_, pgn, _dir) = game(&["--tc", "2+1"], "e4\nquit\n");
+    assert_eq!(only_game(&pgn)["headers"]["TimeControl"], "2+1");
 
     // Half a second for the game; the move comes after a second.
     let dir = tempfile::tempdir().unwrap();
@@ -632,4 +642,23 @@ print(e.move.uci(), board.san(e.move))
     assert!(!stdout.contains(&format!("book {small}\n")), "{stdout}");
     let g = only_game(&pgn);
     assert_eq!(moves(&g)[..3], ["d2d4", "d7d5", uci]);
+}
+
+/// A game stopped before its first move is not saved: no PGN file appears.
+#[test]
+fn a_game_without_a_move_is_not_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    for input in ["quit\n", ""] {
+        let out = play_in(dir.path(), &["--depth", "1"], input);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).contains("no game saved"),
+            "{}",
+            text(&out.stdout)
+        );
+        assert!(pgn_files(dir.path()).is_empty());
+    }
+    let out = play_in(dir.path(), &["--depth", "1"], "e4\nquit\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(pgn_files(dir.path()).len(), 1);
 }
