@@ -4,7 +4,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-/// How much time each side gets: `[MOVES/]BASE[+INC]`, in seconds (BASE may be `M:SS`).
+/// How much time each side gets: `[MOVES/]BASE[+INC]`, in seconds (BASE may be `M:SS`; either may
+/// carry a unit: `5m+3`, `90s`, `1h+30`).
 ///
 /// ```
 /// use polybook::arena::clock::TimeControl;
@@ -13,6 +14,7 @@ use std::time::Duration;
 /// assert_eq!(tc.base.as_millis(), 10_000);
 /// assert_eq!(tc.increment.as_millis(), 100);
 /// assert_eq!("40/2:00".parse::<TimeControl>().unwrap().moves, Some(40));
+/// assert_eq!("5m+3".parse::<TimeControl>().unwrap(), "300+3".parse().unwrap());
 /// assert!("ten".parse::<TimeControl>().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,8 +93,16 @@ impl fmt::Display for PerMove {
     }
 }
 
-/// Seconds, with an optional fraction, as a duration (`0.1`, `10`, `2:30`).
+/// Seconds, with an optional fraction, as a duration (`0.1`, `10`, `2:30`), or with a unit: `5m`,
+/// `1.5m`, `90s`, `1h`.
 fn seconds(text: &str) -> Option<Duration> {
+    for (unit, scale) in [('h', 3600.0), ('m', 60.0), ('s', 1.0)] {
+        if let Some(n) = text.strip_suffix(unit) {
+            let n: f64 = n.parse().ok()?;
+            let s = n * scale;
+            return (s.is_finite() && (0.0..=1e7).contains(&s)).then(|| Duration::from_secs_f64(s));
+        }
+    }
     let (minutes, secs) = match text.split_once(':') {
         Some((m, s)) => (m.parse::<u64>().ok()?, s),
         None => (0, text),
@@ -111,7 +121,7 @@ impl FromStr for TimeControl {
         let quoted = crate::text::quote(text);
         let bad = || {
             format!(
-                "time control {quoted}: expected [MOVES/]SECONDS[+INCREMENT], e.g. 10+0.1, 60, 40/120+1 or 5:00+3"
+                "time control {quoted}: expected [MOVES/]SECONDS[+INCREMENT], e.g. 10+0.1, 60, 40/120+1, 5:00+3 or 5m+3"
             )
         };
         let (moves, rest) = match text.split_once('/') {

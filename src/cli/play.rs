@@ -36,8 +36,10 @@ pub struct Args {
     /// Your colour.
     #[arg(long, value_enum, ignore_case = true, default_value = "white")]
     color: Side,
-    /// Play on clocks: [MOVES/]SECONDS[+INCREMENT], e.g. 300+3, 5:00+3, 40/600. Without it
-    /// and without --depth, --nodes or --movetime, the engine thinks 2000 ms a move.
+    /// Play on clocks: [MOVES/]SECONDS[+INCREMENT] in seconds, or with a unit: 300+3, 5m+3,
+    /// 5:00+3 and 40/600 are games of 5 minutes plus 3 seconds a move (the last: 40 moves in 10
+    /// minutes). Without it and without --depth, --nodes or --movetime, the engine thinks 2000 ms
+    /// a move.
     #[arg(long, value_name = "TC", conflicts_with_all = ["depth", "movetime", "nodes"])]
     tc: Option<String>,
     /// The engine's limits for each move, without clocks.
@@ -74,7 +76,23 @@ pub struct Args {
 pub fn run(args: Args) -> CliResult {
     // Everything that can be wrong is checked before the game starts.
     let thinking = match (&args.tc, args.limits.per_move()) {
-        (Some(tc), _) => Thinking::Clock(tc.parse::<TimeControl>().map_err(CliError::usage)?),
+        (Some(text), _) => {
+            let tc = text.parse::<TimeControl>().map_err(CliError::usage)?;
+            // `--tc 5+3` is five seconds: say so, in case minutes were meant.
+            if tc.base.as_secs() < 60
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || "+./".contains(c))
+            {
+                eprintln!(
+                    "polybook: note: --tc {text} gives each side {} seconds; for minutes write e.g. {}m+{}",
+                    tc.base.as_secs_f64(),
+                    tc.base.as_secs_f64(),
+                    tc.increment.as_secs_f64()
+                );
+            }
+            Thinking::Clock(tc)
+        }
         (None, Some(per_move)) => Thinking::PerMove(per_move),
         (None, None) => Thinking::PerMove(PerMove {
             movetime: Some(Duration::from_secs(2)),

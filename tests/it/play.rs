@@ -662,3 +662,17 @@ fn a_game_without_a_move_is_not_saved() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(pgn_files(dir.path()).len(), 1);
 }
+
+/// `--tc` takes units (`5m+3` is 300+3), and a bare `5+3`, five seconds, is named as such.
+#[test]
+fn time_controls_take_units_and_seconds_are_named() {
+    let (out, _dir) = session(&["--tc", "5m+3"], "quit\n");
+    assert!(text(&out.stdout).contains("time control 300+3"), "{}", text(&out.stdout));
+    assert!(!text(&out.stderr).contains("note"));
+    let (out, _dir) = session(&["--tc", "5+3"], "quit\n");
+    assert!(
+        text(&out.stderr).contains("gives each side 5 seconds; for minutes write e.g. 5m+3"),
+        "{}",
+        text(&out.stderr)
+    );
+}
