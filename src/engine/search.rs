@@ -31,7 +31,7 @@ use super::options::{Limits, SearchOptions, max_threads};
 use super::ordering::History;
 use super::score::{INF, MATE, MATE_BOUND, MAX_PLY, Score};
 use super::tablebase::{self, Value};
-use super::tt::TranspositionTable;
+use super::tt::{TableError, TranspositionTable};
 
 /// One finished iteration of iterative deepening, for `info` lines.
 #[derive(Clone, Debug)]
@@ -116,9 +116,38 @@ enum MateFirst {
 }
 
 impl Engine {
-    pub fn new(options: SearchOptions) -> Self {
+    /// An engine with a table of `options.hash_mb` MB, or why the machine cannot give it (more
+    /// than its free memory, or refused by the system).
+    pub fn try_new(options: SearchOptions) -> Result<Self, TableError> {
+        let tt = TranspositionTable::try_new(options.hash_mb)?;
+        Ok(Engine::with_table(options, tt))
+    }
+
+    /// An engine with a table of `options.hash_mb` MB or, when the machine cannot give that
+    /// much, the largest it can: the memory free, then halved until the system gives it. Its
+    /// `options.hash_mb` says the size it has.
+    pub fn new(mut options: SearchOptions) -> Self {
+        loop {
+            match TranspositionTable::try_new(options.hash_mb) {
+                Ok(tt) => return Engine::with_table(options, tt),
+                Err(TableError::TooLarge { free_mb, .. })
+                    if (1..options.hash_mb).contains(&free_mb) =>
+                {
+                    options.hash_mb = free_mb;
+                }
+                Err(_) if options.hash_mb > 1 => options.hash_mb /= 2,
+                // The smallest table is tried even when the memory free is reported lower.
+                Err(_) => match TranspositionTable::allocate(1) {
+                    Ok(tt) => return Engine::with_table(options, tt),
+                    Err(e) => panic!("{e}"),
+                },
+            }
+        }
+    }
+
+    fn with_table(options: SearchOptions, tt: TranspositionTable) -> Self {
         Engine {
-            tt: TranspositionTable::new(options.hash_mb),
+            tt,
             options,
             params: Params::default(),
             history: History::new(),

@@ -114,8 +114,9 @@ fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> 
 
 impl Session {
     fn new(out: Arc<Output>) -> Self {
-        let search_options = SearchOptions::default();
-        let engine = Engine::new(search_options.clone());
+        let engine = Engine::new(SearchOptions::default());
+        // The default table, or less on a machine that cannot give it.
+        let search_options = engine.options.clone();
         engine.populate();
         // The 3-man tablebase is generated on first probe, about 100 ms in which the search does
         // not see `stop`: generate it now, on a helper thread, while the GUI is still talking.
@@ -276,13 +277,22 @@ impl Session {
         }
     }
 
-    /// `Hash`: a new table of `mb` MB. The old table goes first, then the new one is allocated
-    /// whole: its pages are not left for the search to fault in (a legitimate wait for the next
-    /// `isready`).
+    /// `Hash`: a new table of `mb` MB, or of the most the machine can give, with a word. The old
+    /// table goes first, then the new one is allocated whole: its pages are not left for the
+    /// search to fault in (a legitimate wait for the next `isready`).
     fn set_hash(&mut self, mb: usize) {
-        self.search_options.hash_mb = mb;
         self.engine = None;
-        let engine = Engine::new(self.search_options.clone());
+        let engine = Engine::new(SearchOptions {
+            hash_mb: mb,
+            ..self.search_options.clone()
+        });
+        let got = engine.options.hash_mb;
+        if got != mb {
+            self.info(&format!(
+                "option Hash: {mb} MB is more than this machine can give; using {got} MB"
+            ));
+        }
+        self.search_options.hash_mb = got;
         engine.populate();
         self.engine = Some(engine);
     }

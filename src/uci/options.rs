@@ -218,14 +218,14 @@ pub(super) const BOOK_DEPTH: UciOption = UciOption {
 
 /// Every option but the search switches, in the order `uci` lists them.
 const OPTIONS: [UciOption; 12] = [
-    // The transposition table's size in MB (its default is the engine's). The largest offered
-    // is smaller than what `--set Hash` accepts: the machines this runs on are shared.
+    // The transposition table's size in MB (its default is the engine's). A size the machine
+    // cannot give is cut down to what it can, with a word.
     UciOption {
         name: SearchOptions::HASH,
         kind: Kind::Spin(Spin {
             default: SearchOptions::DEFAULT_HASH_MB as i64,
             min: 1,
-            max: Max::Value(1024),
+            max: Max::Value(SearchOptions::MAX_HASH_MB as i64),
             now: Some(|o| o.hash_mb),
             set: |s, mb| s.set_hash(mb as usize),
         }),
@@ -403,7 +403,7 @@ mod tests {
         assert_eq!(
             lines[..4],
             [
-                "option name Hash type spin default 64 min 1 max 1024",
+                "option name Hash type spin default 64 min 1 max 33554432",
                 &format!(
                     "option name Threads type spin default 1 min 1 max {}",
                     max_threads()

@@ -105,7 +105,7 @@ fn bad_input_is_answered_and_the_position_survives() {
             &"info string option Move Overhead: 999999 is out of range 0..5000; using 5000"
         )
     );
-    assert!(lines.contains(&"info string option Hash: 0 is out of range 1..1024; using 1"));
+    assert!(lines.contains(&"info string option Hash: 0 is out of range 1..33554432; using 1"));
     assert!(
         lines
             .iter()
@@ -384,8 +384,14 @@ struct Engine {
 
 impl Engine {
     fn start(args: &[&str]) -> Engine {
-        let mut child = Command::new(BIN)
-            .args(args)
+        let mut command = Command::new(BIN);
+        command.args(args);
+        Engine::spawn(command)
+    }
+
+    /// Runs `command` (the binary, perhaps through a shell) as the engine.
+    fn spawn(mut command: Command) -> Engine {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -426,6 +432,61 @@ impl Engine {
             }
         }
     }
+}
+
+/// `setoption name Hash` with more than the machine can give: an `info string` says what is used
+/// instead, and the engine plays. The system's refusal is made certain with an address-space
+/// limit of about 500 MB, far below the free memory the table is first cut down to.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_hash_the_machine_cannot_give_is_cut_down_with_a_word() {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg("ulimit -v 500000 && exec \"$0\" uci")
+        .arg(BIN);
+    let mut engine = Engine::spawn(command);
+    let timeout = Duration::from_secs(60);
+    engine.send("uci");
+    let (line, _) = engine.expect("option name Hash ", timeout);
+    assert_eq!(
+        line,
+        "option name Hash type spin default 64 min 1 max 33554432"
+    );
+    engine.send("setoption name Hash value 100000000");
+    engine.send("isready");
+    let (line, _) = engine.expect("info string", timeout);
+    assert_eq!(
+        line,
+        "info string option Hash: 100000000 is out of range 1..33554432; using 33554432"
+    );
+    let (line, _) = engine.expect("info string", timeout);
+    let used: usize = line
+        .strip_prefix(
+            "info string option Hash: 33554432 MB is more than this machine can give; using ",
+        )
+        .and_then(|rest| rest.strip_suffix(" MB"))
+        .and_then(|mb| mb.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!((1..500).contains(&used), "{line}");
+    engine.expect("readyok", timeout);
+    // The list shows the size in use.
+    engine.send("uci");
+    let (line, _) = engine.expect("option name Hash ", timeout);
+    assert_eq!(
+        line,
+        format!("option name Hash type spin default {used} min 1 max 33554432")
+    );
+    engine.send("position startpos moves e2e4");
+    engine.send("go depth 3");
+    engine.expect("info depth 3 ", timeout);
+    let (line, _) = engine.expect("bestmove ", timeout);
+    assert!(legal_in(
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+        &line["bestmove ".len()..][..4]
+    ));
+    engine.send("quit");
+    assert!(engine.child.wait().unwrap().success());
 }
 
 #[test]
