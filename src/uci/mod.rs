@@ -3,9 +3,10 @@
 //! [`run`] reads commands from any [`BufRead`] and writes answers to any [`Write`], so a GUI can
 //! drive it over stdin/stdout and a test in-process. The search runs on its own thread: the
 //! command loop keeps reading while it thinks, so `isready`, `stop` and `ponderhit` are answered
-//! at once. The book comes first: on `go`, a legal book move (within `BookDepth`) is played
-//! without searching. `BookFile` may name several books (`a.bin;b.bin`): the first with a move
-//! that counts gives it ([`crate::book::Books`]).
+//! at once. The book comes first in a game: on a `go` with a clock, a legal book move (within
+//! `BookDepth`) is played without searching; an analysis (`go depth`, `nodes`, `mate` or
+//! `infinite` without a clock) is searched, for its scores. `BookFile` may name several books
+//! (`a.bin;b.bin`): the first with a move that counts gives it ([`crate::book::Books`]).
 //!
 //! Bad input never ends the loop: an unknown command, a malformed `position` or an out-of-range
 //! option value is answered with an `info string` naming the problem.
@@ -504,7 +505,8 @@ impl Session {
                 return;
             }
         } else if !waits {
-            if self.book_move(&root_moves) {
+            // A game's move may come from the book; an analysis is searched (see `Go::analysis`).
+            if !go.analysis() && self.book_move(&root_moves) {
                 return;
             }
             if root_moves.len() == 1 {

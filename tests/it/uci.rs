@@ -150,7 +150,7 @@ fn an_illegal_book_entry_is_never_played() {
     // Only an illegal entry: the engine searches.
     write_book(&path, &mut [entry("e2e5", 60000)]).unwrap();
     let out = session(&format!(
-        "setoption name BookFile value {}\nposition startpos\ngo depth 4\n",
+        "setoption name BookFile value {}\nposition startpos\ngo depth 4 wtime 60000 btime 60000\n",
         path.display()
     ));
     assert!(!out.contains("book move"), "{out}");
@@ -163,8 +163,8 @@ fn book_depth_and_min_weight_hand_over_to_the_search() {
     // After 1. e4 e5 2. Nf3 (move 2 for black) with BookDepth 1: searched, not from the book.
     let out = session(&format!(
         "setoption name BookFile value {}\nsetoption name BookDepth value 1\n\
-         position startpos moves e2e4 e7e5 g1f3\ngo depth 3\n\
-         position startpos moves e2e4\ngo depth 3\n",
+         position startpos moves e2e4 e7e5 g1f3\ngo depth 3 wtime 60000 btime 60000\n\
+         position startpos moves e2e4\ngo depth 3 wtime 60000 btime 60000\n",
         b.display()
     ));
     let lines: Vec<&str> = out.lines().collect();
@@ -177,13 +177,57 @@ fn book_depth_and_min_weight_hand_over_to_the_search() {
     // No entry reaches the minimum weight: searched.
     let out = session(&format!(
         "setoption name BookFile value {}\nsetoption name BookMinWeight value 65535\n\
-         position startpos\ngo depth 3\n",
+         position startpos\ngo depth 3 wtime 60000 btime 60000\n",
         b.display()
     ));
     assert!(
         !out.contains("book move") && out.contains("info depth 3 "),
         "{out}"
     );
+}
+
+/// A book position is searched under an analysis's limits (`go depth`, `nodes`, `mate` without a
+/// clock: what analysis clients send, and they read the scores), and answered from the book in a
+/// game (a clock, a `movetime`, or a bare `go`).
+#[test]
+fn analyses_of_book_positions_are_searched_and_games_play_the_book() {
+    let after_e4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    let run = |go: &str| {
+        session(&format!(
+            "setoption name BookFile value {}\nposition startpos moves e2e4\n{go}\nisready\n",
+            book().display()
+        ))
+    };
+    for go in [
+        "go depth 3",
+        "go nodes 3000",
+        "go mate 1 depth 2",
+        "go depth 2 searchmoves e7e5 c7c5",
+    ] {
+        let out = run(go);
+        assert!(!out.contains("book move"), "{go}: {out}");
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("info depth ") && l.contains(" score cp ")),
+            "{go}: {out}"
+        );
+        let best = bestmoves(&out);
+        assert!(
+            best.len() == 1 && legal_in(after_e4, best[0]),
+            "{go}: {out}"
+        );
+    }
+    for go in [
+        "go wtime 60000 btime 60000 winc 1000 binc 1000",
+        "go depth 3 wtime 60000 btime 60000",
+        "go movetime 5000",
+        "go",
+    ] {
+        let out = run(go);
+        assert!(out.contains("info string book move "), "{go}: {out}");
+        assert!(!out.contains("info depth"), "{go}: {out}");
+        assert_eq!(bestmoves(&out).len(), 1, "{go}: {out}");
+    }
 }
 
 #[test]
