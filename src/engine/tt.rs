@@ -96,9 +96,10 @@ fn zeroed<T>(n: usize, empty: impl FnMut() -> T) -> Option<Vec<T>> {
 /// Slots per line of the dirty map: 4 slots of 16 bytes, one 64-byte cache line.
 const LINE_SLOTS: usize = 4;
 
-/// Sizes past this many MB are taken as this (far more than any machine has; it keeps the
-/// arithmetic of [`TranspositionTable::slots_for`] from overflowing).
-const MB_CEILING: usize = 1 << 40;
+/// Sizes past this many MB are taken as this (far more than any machine has: a table that size
+/// is never given; it keeps the arithmetic of [`TranspositionTable::slots_for`] from
+/// overflowing).
+const MB_CEILING: usize = usize::MAX >> 21;
 
 /// Why a transposition table of the size asked for was not made.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
@@ -378,6 +379,28 @@ impl TranspositionTable {
 mod tests {
     use super::*;
     use crate::engine::score::MATE;
+
+    #[test]
+    fn sizes_no_machine_has_are_refused_not_overflowed() {
+        // 1 MB (and 0): 2^16 slots' worth, rounded down to 2^15 slots of 16 bytes, with a bit
+        // of the dirty map for every 4; 64 MB: 2^21 slots.
+        assert_eq!(
+            TranspositionTable::bytes_for(0),
+            (1 << 15) * 16 + (1 << 15) / 256 * 8
+        );
+        assert_eq!(
+            TranspositionTable::bytes_for(1),
+            (1 << 15) * 16 + (1 << 15) / 256 * 8
+        );
+        assert_eq!(
+            TranspositionTable::bytes_for(64),
+            (1 << 21) * 16 + (1 << 21) / 256 * 8
+        );
+        for mb in [1 << 40, usize::MAX / 2, usize::MAX] {
+            assert!(TranspositionTable::bytes_for(mb) >= 1 << 59, "{mb}");
+            assert!(TranspositionTable::try_new(mb).is_err(), "{mb}");
+        }
+    }
 
     #[test]
     fn mate_scores_are_stored_relative_to_the_node() {
