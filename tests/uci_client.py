@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """polybook under python-chess, as a GUI would drive it (run by tests/it/uci.rs).
 
-    python3 tests/uci_client.py book POLYBOOK BOOK      book moves are the book's (polybook probe --json)
+    python3 tests/uci_client.py book POLYBOOK BOOK      book moves are the book's (polybook probe --json);
+                                                        analyses of book positions are searched
     python3 tests/uci_client.py analyse POLYBOOK        an info stream: depths rise, PVs legal, scores
     python3 tests/uci_client.py game POLYBOOK BOOK      a whole game against Stockfish, Skill Level 0
 
@@ -50,6 +51,24 @@ def check_book(polybook, book):
                 assert f"book move {move}" in result.info.get("string", ""), result.info
                 seen.add((board.fen(), move))
         assert len(seen) > len(lines), "uniform choices with five seeds were all the same"
+        # Analysis of a book position (go depth/nodes, no clock): searched, with a score; a
+        # timed move of a game still comes from the book.
+        board = chess.Board()
+        board.push_san("e4")
+        expected = probe_moves(polybook, book, board)
+        assert expected
+        for limit, key, value in [(chess.engine.Limit(depth=8), "depth", 8),
+                                  (chess.engine.Limit(nodes=5000), "pv", None)]:
+            info = engine.analyse(board, limit)
+            assert "score" in info and info["pv"][0] in board.legal_moves, info
+            assert value is None or info[key] == value, info
+            assert "book" not in info.get("string", ""), info
+        clock = chess.engine.Limit(white_clock=60, black_clock=60, white_inc=1, black_inc=1)
+        for limit in [clock, chess.engine.Limit(time=1.0)]:
+            result = engine.play(board, limit, info=chess.engine.INFO_ALL)
+            assert result.move.uci() in expected, (result, expected)
+            assert f"book move {result.move.uci()}" in result.info.get("string", ""), result.info
+            assert "score" not in result.info, result.info
         # Out of the book: the engine searches instead.
         board = chess.Board("r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 9")
         assert not probe_moves(polybook, book, board)

@@ -11,6 +11,7 @@ use polybook::analysis::{
 };
 use polybook::arena::player::EngineSpec;
 use polybook::book::{Book, Key, MoveScore, score_text};
+use polybook::engine::tt::TranspositionTable;
 use polybook::inspect::ProblemKind;
 use polybook::position::{EpdLine, fen_of, parse_fen};
 use shakmaty::Chess;
@@ -128,6 +129,9 @@ pub fn run(args: Args) -> CliResult {
                 "--option is for a cmd: engine; the builtin engine takes --hash",
             ));
         }
+        // One table per engine.
+        TranspositionTable::check_size(args.hash.max(1), args.concurrency)
+            .map_err(super::search::hash_error)?;
         EngineChoice::Builtin { hash_mb: args.hash }
     } else {
         let exe = std::env::current_exe().unwrap_or_else(|_| "polybook".into());

@@ -65,7 +65,7 @@ pub fn run(args: Args) -> CliResult {
     let mut options = args.engine.options()?;
     // The signature is one thread's: helper threads would make the count vary from run to run.
     options.threads = 1;
-    let mut engine = Engine::new(options);
+    let mut engine = Engine::try_new(options).map_err(super::search::hash_error)?;
     let limits = Limits {
         depth: Some(args.depth),
         ..Limits::default()

@@ -11,6 +11,7 @@ use polybook::arena::pgn::{append_atomic, default_stem, write_new};
 use polybook::arena::play::{PlayOptions, PlaySession, Thinking};
 use polybook::book::{Books, ChooseOptions, Selection};
 use polybook::engine::SearchOptions;
+use polybook::engine::tt::TranspositionTable;
 use polybook::position::parse_fen;
 use rand::Rng;
 use shakmaty::{Chess, Color, Position};
@@ -113,6 +114,7 @@ pub fn run(args: Args) -> CliResult {
             "the game is over in the --fen position ({why})"
         )));
     }
+    TranspositionTable::check_size(args.hash.max(1), 1).map_err(super::search::hash_error)?;
     let mut books = Books::new();
     for path in &args.book {
         books.push(path.display().to_string(), open_book(path)?);
@@ -167,7 +169,7 @@ pub fn run(args: Args) -> CliResult {
             ..ChooseOptions::default()
         },
         search: SearchOptions {
-            hash_mb: args.hash.clamp(1, 65536),
+            hash_mb: args.hash.max(1),
             ..SearchOptions::default()
         },
         flip: args.flip,

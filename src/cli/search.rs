@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use polybook::engine::hash::hash_of;
 use polybook::engine::options::max_threads;
+use polybook::engine::tt::TableError;
 use polybook::engine::{Engine, Limits, SearchOptions};
 use shakmaty::{CastlingMode, Position};
 
@@ -69,7 +70,7 @@ impl EngineArgs {
             spite_check: self.spite_check,
             mate_search: !self.no_mate_search,
             tablebase: !self.no_tablebase,
-            hash_mb: self.hash.clamp(1, SearchOptions::MAX_HASH_MB),
+            hash_mb: self.hash.max(1),
             threads: 1,
         };
         for s in &self.set {
@@ -82,6 +83,15 @@ impl EngineArgs {
             o.set(name.trim(), value.trim()).map_err(CliError::usage)?;
         }
         Ok(o)
+    }
+}
+
+/// A hash size the machine cannot give, in one line: a usage error when it is more than the
+/// memory free (refused before anything starts), a failure when the system refused it.
+pub fn hash_error(e: TableError) -> CliError {
+    match e {
+        TableError::TooLarge { .. } => CliError::usage(e),
+        TableError::OutOfMemory { .. } => CliError::data(e),
     }
 }
 
@@ -185,7 +195,7 @@ pub fn run(args: Args) -> CliResult {
             limits.depth = None;
         }
     }
-    let mut engine = Engine::new(options);
+    let mut engine = Engine::try_new(options).map_err(hash_error)?;
     let stop = Arc::new(AtomicBool::new(false));
     // A failed write stops the search; the error ends the command once it has returned.
     let mut failed = None;

@@ -107,7 +107,7 @@ pub fn run(args: Args) -> CliResult {
         movetime: Some(Duration::from_millis(1000)),
         ..Limits::default()
     });
-    let mut engine = Engine::new(options);
+    let mut engine = Engine::try_new(options).map_err(super::search::hash_error)?;
     let mut solved = 0;
     let mut total_nodes = 0u64;
     for entry in &entries {

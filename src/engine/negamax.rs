@@ -152,24 +152,56 @@ fn tt_cutoff(e: Option<TtEntry>, pv_node: bool, depth: i32, alpha: i32, beta: i3
     (!pv_node && e.depth >= depth && settled).then_some(e.score)
 }
 
+/// When a search stops, besides the end of its depth: the `stop` flag set from outside, the
+/// `deadline`, or `node_limit` nodes counted over all its threads (`u64::MAX`: no limit). The
+/// threads of one search share it.
+#[derive(Clone, Debug)]
+pub(super) struct StopWhen {
+    pub stop: Arc<AtomicBool>,
+    pub deadline: Option<Instant>,
+    pub node_limit: u64,
+}
+
+/// Everything a [`Search`] starts from: its switches, what it shares with the engine and the
+/// other threads, the root and its history, and when to stop.
+pub(super) struct SearchSetup<'a> {
+    pub opts: SearchOptions,
+    pub params: &'a Params,
+    pub tt: &'a TranspositionTable,
+    /// The history heuristic, the engine's (or a helper thread's), kept across searches.
+    pub history: &'a mut History,
+    /// What the threads of this search share, and this thread's number in it (0: the main
+    /// thread).
+    pub shared: &'a Shared,
+    pub id: usize,
+    pub root: &'a Chess,
+    /// The only moves searched at the root (`None`: all of them).
+    pub root_moves: Option<Vec<Move>>,
+    /// The keys of the positions before the root, oldest first (for repetitions).
+    pub past: &'a [u64],
+    pub stop_when: StopWhen,
+}
+
 impl<'a> Search<'a> {
-    /// A search under `opts` that stops at `deadline`, `node_limit` nodes or `stop`; `past` holds
-    /// the keys of the positions before the root, oldest first.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn new(
-        opts: SearchOptions,
-        params: &'a Params,
-        tt: &'a TranspositionTable,
-        history: &'a mut History,
-        stop: Arc<AtomicBool>,
-        deadline: Option<Instant>,
-        node_limit: u64,
-        root: &Chess,
-        root_moves: Option<Vec<Move>>,
-        past: &[u64],
-        shared: &'a Shared,
-        id: usize,
-    ) -> Self {
+    /// A search as `setup` describes it.
+    pub(super) fn new(setup: SearchSetup<'a>) -> Self {
+        let SearchSetup {
+            opts,
+            params,
+            tt,
+            history,
+            shared,
+            id,
+            root,
+            root_moves,
+            past,
+            stop_when:
+                StopWhen {
+                    stop,
+                    deadline,
+                    node_limit,
+                },
+        } = setup;
         Search {
             opts,
             params,

@@ -163,8 +163,10 @@ impl SearchOptions {
     pub const HASH: &'static str = "Hash";
     /// The transposition table's size in MB unless told otherwise.
     pub const DEFAULT_HASH_MB: usize = 64;
-    /// The largest table [`SearchOptions::set`] accepts, in MB (UCI offers less, see `uci`).
-    pub const MAX_HASH_MB: usize = 65536;
+    /// The largest table [`SearchOptions::set`] accepts and UCI offers, in MB (32 TB, as other
+    /// engines offer): what the machine can give is found out when the table is made (see
+    /// `TranspositionTable::try_new`).
+    pub const MAX_HASH_MB: usize = 33554432;
     /// The thread count's option name (a UCI `spin` option too).
     pub const THREADS: &'static str = "Threads";
     /// The most threads [`SearchOptions::set`] accepts; the engine uses at most
@@ -194,7 +196,7 @@ impl SearchOptions {
                 .ok_or_else(|| OptionError::BadValue {
                     name: name.to_string(),
                     value: value.to_string(),
-                    expected: "a size in MB from 1 to 65536",
+                    expected: "a size in MB from 1 to 33554432",
                 })?;
             return Ok(());
         }

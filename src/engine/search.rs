@@ -26,12 +26,12 @@ use shakmaty::{CastlingMode, Chess, Move, Position};
 use super::eval::Params;
 use super::hash::hash_of;
 use super::mate::{MateLimits, MateOutcome, MateSearch, MateTable};
-use super::negamax::{Search, Shared};
+use super::negamax::{Search, SearchSetup, Shared, StopWhen};
 use super::options::{Limits, SearchOptions, max_threads};
 use super::ordering::History;
 use super::score::{INF, MATE, MATE_BOUND, MAX_PLY, Score};
 use super::tablebase::{self, Value};
-use super::tt::TranspositionTable;
+use super::tt::{TableError, TranspositionTable};
 
 /// One finished iteration of iterative deepening, for `info` lines.
 #[derive(Clone, Debug)]
@@ -116,9 +116,38 @@ enum MateFirst {
 }
 
 impl Engine {
-    pub fn new(options: SearchOptions) -> Self {
+    /// An engine with a table of `options.hash_mb` MB, or why the machine cannot give it (more
+    /// than its free memory, or refused by the system).
+    pub fn try_new(options: SearchOptions) -> Result<Self, TableError> {
+        let tt = TranspositionTable::try_new(options.hash_mb)?;
+        Ok(Engine::with_table(options, tt))
+    }
+
+    /// An engine with a table of `options.hash_mb` MB or, when the machine cannot give that
+    /// much, the largest it can: the memory free, then halved until the system gives it. Its
+    /// `options.hash_mb` says the size it has.
+    pub fn new(mut options: SearchOptions) -> Self {
+        loop {
+            match TranspositionTable::try_new(options.hash_mb) {
+                Ok(tt) => return Engine::with_table(options, tt),
+                Err(TableError::TooLarge { free_mb, .. })
+                    if (1..options.hash_mb).contains(&free_mb) =>
+                {
+                    options.hash_mb = free_mb;
+                }
+                Err(_) if options.hash_mb > 1 => options.hash_mb /= 2,
+                // The smallest table is tried even when the memory free is reported lower.
+                Err(_) => match TranspositionTable::allocate(1) {
+                    Ok(tt) => return Engine::with_table(options, tt),
+                    Err(e) => panic!("{e}"),
+                },
+            }
+        }
+    }
+
+    fn with_table(options: SearchOptions, tt: TranspositionTable) -> Self {
         Engine {
-            tt: TranspositionTable::new(options.hash_mb),
+            tt,
             options,
             params: Params::default(),
             history: History::new(),
@@ -217,23 +246,24 @@ impl Engine {
         }
         let threads = self.options.threads.clamp(1, max_threads());
         let shared = Shared::new(threads);
-        let deadline = limits.movetime.map(|t| start + t);
-        let node_limit = limits.nodes.unwrap_or(u64::MAX);
+        let stop_when = StopWhen {
+            stop,
+            deadline: limits.movetime.map(|t| start + t),
+            node_limit: limits.nodes.unwrap_or(u64::MAX),
+        };
         let allowed: Option<Vec<Move>> = restricted.then(|| root_moves.iter().copied().collect());
-        let mut search = Search::new(
-            self.options.clone(),
-            &self.params,
-            &self.tt,
-            &mut self.history,
-            stop.clone(),
-            deadline,
-            node_limit,
-            pos,
-            allowed.clone(),
-            game,
-            &shared,
-            0,
-        );
+        let mut search = Search::new(SearchSetup {
+            opts: self.options.clone(),
+            params: &self.params,
+            tt: &self.tt,
+            history: &mut self.history,
+            shared: &shared,
+            id: 0,
+            root: pos,
+            root_moves: allowed.clone(),
+            past: game,
+            stop_when: stop_when.clone(),
+        });
         search.nodes = nodes;
         if threads == 1 {
             iterative_deepening(
@@ -254,20 +284,18 @@ impl Engine {
             let (options, params, tt) = (&self.options, &self.params, &self.tt);
             std::thread::scope(|scope| {
                 for (i, history) in self.helper_history.iter_mut().enumerate() {
-                    let mut helper = Search::new(
-                        options.clone(),
+                    let mut helper = Search::new(SearchSetup {
+                        opts: options.clone(),
                         params,
                         tt,
                         history,
-                        stop.clone(),
-                        deadline,
-                        node_limit,
-                        pos,
-                        allowed.clone(),
-                        game,
-                        &shared,
-                        i + 1,
-                    );
+                        shared: &shared,
+                        id: i + 1,
+                        root: pos,
+                        root_moves: allowed.clone(),
+                        past: game,
+                        stop_when: stop_when.clone(),
+                    });
                     // The tree can be deep: the helpers have the stack a main thread has. A
                     // helper that cannot be started is simply not there.
                     let _ = std::thread::Builder::new()

@@ -7,8 +7,13 @@
 //!
 //! The data word: the move (16 bits, a [`PackedMove`]), the score and the static evaluation (16
 //! bits each), the depth + 1 (8 bits), the bound (2 bits) and the search's generation (6 bits).
+//!
+//! The table is allocated fallibly ([`TranspositionTable::try_new`]): a size the machine cannot
+//! give is an error to report, never an abort.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use thiserror::Error;
 
 use super::packed_move::PackedMove;
 use super::score::{self, Score16};
@@ -49,23 +54,22 @@ enum Storage {
 }
 
 impl Storage {
-    fn new(n: usize) -> Storage {
-        if let Ok(map) = memmap2::MmapMut::map_anon(n * std::mem::size_of::<Slot>()) {
+    /// `n` empty slots, or `None` when the system cannot give the memory.
+    fn try_new(n: usize) -> Option<Storage> {
+        let bytes = n.checked_mul(std::mem::size_of::<Slot>())?;
+        if let Ok(map) = memmap2::MmapMut::map_anon(bytes) {
             #[cfg(target_os = "linux")]
             {
                 // Only a hint: without huge pages the table works the same, a little slower.
                 let _ = map.advise(memmap2::Advice::HugePage);
             }
-            return Storage::Mapped { map, len: n };
+            return Some(Storage::Mapped { map, len: n });
         }
-        Storage::Heap(
-            (0..n)
-                .map(|_| Slot {
-                    key: AtomicU64::new(0),
-                    data: AtomicU64::new(0),
-                })
-                .collect(),
-        )
+        zeroed(n, || Slot {
+            key: AtomicU64::new(0),
+            data: AtomicU64::new(0),
+        })
+        .map(Storage::Heap)
     }
 
     fn slots(&self) -> &[Slot] {
@@ -81,8 +85,54 @@ impl Storage {
     }
 }
 
+/// `n` values made by `empty` in a vector, or `None` when the memory cannot be had.
+fn zeroed<T>(n: usize, empty: impl FnMut() -> T) -> Option<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).ok()?;
+    v.resize_with(n, empty);
+    Some(v)
+}
+
 /// Slots per line of the dirty map: 4 slots of 16 bytes, one 64-byte cache line.
 const LINE_SLOTS: usize = 4;
+
+/// Sizes past this many MB are taken as this (far more than any machine has: a table that size
+/// is never given; it keeps the arithmetic of [`TranspositionTable::slots_for`] from
+/// overflowing).
+const MB_CEILING: usize = usize::MAX >> 21;
+
+/// Why a transposition table of the size asked for was not made.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum TableError {
+    /// The tables would take more memory than the machine has free.
+    #[error(
+        "{} of {mb} MB {} more than this machine can give ({free_mb} MB of memory free)",
+        if *.tables == 1 { "a hash table".to_string() } else { format!("{} hash tables", .tables) },
+        if *.tables == 1 { "is" } else { "are" }
+    )]
+    TooLarge {
+        mb: usize,
+        tables: usize,
+        free_mb: usize,
+    },
+    /// The system refused the memory.
+    #[error("cannot allocate a hash table of {mb} MB: out of memory")]
+    OutOfMemory { mb: usize },
+}
+
+/// The memory the machine can give now, in bytes: Linux's estimate of what can be allocated
+/// without swapping (`MemAvailable`); `None` where it is not known (the allocation decides).
+fn memory_free() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let kb = info.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?;
+        let kb: u64 = kb.trim().strip_suffix("kB")?.trim().parse().ok()?;
+        Some(kb.saturating_mul(1024))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
 
 pub struct TranspositionTable {
     slots: Storage,
@@ -96,18 +146,59 @@ pub struct TranspositionTable {
 }
 
 impl TranspositionTable {
-    /// A table of about `mb` megabytes (rounded down to a power of two entries; at least 1 MB).
-    pub fn new(mb: usize) -> Self {
-        let bytes = mb.max(1) * 1024 * 1024;
+    /// The slots of a table of about `mb` MB: rounded down to a power of two, at least 1024.
+    fn slots_for(mb: usize) -> usize {
+        let bytes = mb.clamp(1, MB_CEILING) * 1024 * 1024;
         let n = (bytes / std::mem::size_of::<Slot>()).next_power_of_two() / 2;
-        let n = n.max(1024);
-        let lines = n.div_ceil(LINE_SLOTS);
-        TranspositionTable {
-            slots: Storage::new(n),
+        n.max(1024)
+    }
+
+    /// The words of the dirty map of `n` slots.
+    fn dirty_words(n: usize) -> usize {
+        n.div_ceil(LINE_SLOTS).div_ceil(64)
+    }
+
+    /// The bytes a table of `mb` MB takes (its slots and its dirty map).
+    pub fn bytes_for(mb: usize) -> u64 {
+        let n = Self::slots_for(mb);
+        (n * std::mem::size_of::<Slot>() + Self::dirty_words(n) * 8) as u64
+    }
+
+    /// Can the machine give `tables` tables of `mb` MB each? [`TableError::TooLarge`] when they
+    /// would take more than the memory free now.
+    pub fn check_size(mb: usize, tables: usize) -> Result<(), TableError> {
+        let Some(free) = memory_free() else {
+            return Ok(());
+        };
+        if Self::bytes_for(mb).saturating_mul(tables.max(1) as u64) > free {
+            return Err(TableError::TooLarge {
+                mb,
+                tables: tables.max(1),
+                free_mb: (free >> 20) as usize,
+            });
+        }
+        Ok(())
+    }
+
+    /// A table of about `mb` megabytes (rounded down to a power of two entries; at least 1 MB),
+    /// or why the machine cannot give it: more than its free memory, or refused by the system.
+    pub fn try_new(mb: usize) -> Result<Self, TableError> {
+        Self::check_size(mb, 1)?;
+        Self::allocate(mb)
+    }
+
+    /// A table of about `mb` MB if the system gives the memory, whatever the memory free says.
+    pub(super) fn allocate(mb: usize) -> Result<Self, TableError> {
+        let n = Self::slots_for(mb);
+        let out_of_memory = || TableError::OutOfMemory { mb };
+        let slots = Storage::try_new(n).ok_or_else(out_of_memory)?;
+        let dirty = zeroed(Self::dirty_words(n), || AtomicU64::new(0)).ok_or_else(out_of_memory)?;
+        Ok(TranspositionTable {
+            slots,
             mask: n - 1,
             generation: 0,
-            dirty: (0..lines.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
-        }
+            dirty,
+        })
     }
 
     /// Empties the table: every slot written since the last clear (the dirty lines) back to
@@ -290,8 +381,30 @@ mod tests {
     use crate::engine::score::MATE;
 
     #[test]
+    fn sizes_no_machine_has_are_refused_not_overflowed() {
+        // 1 MB (and 0): 2^16 slots' worth, rounded down to 2^15 slots of 16 bytes, with a bit
+        // of the dirty map for every 4; 64 MB: 2^21 slots.
+        assert_eq!(
+            TranspositionTable::bytes_for(0),
+            (1 << 15) * 16 + (1 << 15) / 256 * 8
+        );
+        assert_eq!(
+            TranspositionTable::bytes_for(1),
+            (1 << 15) * 16 + (1 << 15) / 256 * 8
+        );
+        assert_eq!(
+            TranspositionTable::bytes_for(64),
+            (1 << 21) * 16 + (1 << 21) / 256 * 8
+        );
+        for mb in [1 << 40, usize::MAX / 2, usize::MAX] {
+            assert!(TranspositionTable::bytes_for(mb) >= 1 << 59, "{mb}");
+            assert!(TranspositionTable::try_new(mb).is_err(), "{mb}");
+        }
+    }
+
+    #[test]
     fn mate_scores_are_stored_relative_to_the_node() {
-        let tt = TranspositionTable::new(1);
+        let tt = TranspositionTable::try_new(1).unwrap();
         // Found at ply 5: mate delivered at ply 9 from the root, i.e. 4 plies from the node.
         tt.store(
             42,
@@ -316,7 +429,7 @@ mod tests {
 
     #[test]
     fn clear_empties_every_slot_written() {
-        let mut tt = TranspositionTable::new(1);
+        let mut tt = TranspositionTable::try_new(1).unwrap();
         let n = tt.slots.slots().len() as u64;
         let is_empty = |tt: &TranspositionTable| {
             tt.slots

@@ -112,6 +112,17 @@ impl Go {
         moves
     }
 
+    /// Is this an analysis rather than a move of a game? No clock (`wtime`, `btime` or
+    /// `movetime`) and a limit an analysis sets (`depth`, `nodes`, `mate` or `infinite`): what
+    /// GUIs and analysis clients send, and they want the search's scores, so the book is not
+    /// played. A `go` with a clock (a game) plays from the book.
+    pub(super) fn analysis(&self) -> bool {
+        let clock = self.wtime.is_some() || self.btime.is_some() || self.movetime.is_some();
+        let limit =
+            self.depth.is_some() || self.nodes.is_some() || self.mate.is_some() || self.infinite;
+        limit && !clock
+    }
+
     /// Does `bestmove` wait for `stop` (or `ponderhit`)?
     pub(super) fn waits(&self) -> bool {
         self.infinite || self.ponder
@@ -156,6 +167,40 @@ impl Go {
             nodes: self.nodes,
             mate: self.mate,
             root_moves,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_analysis_has_an_analysis_limit_and_no_clock() {
+        let analysis = |words: &str| {
+            let words: Vec<&str> = words.split_whitespace().collect();
+            Go::parse(&words, &Chess::default(), &mut |_| {}).analysis()
+        };
+        for go in [
+            "depth 10",
+            "nodes 5000",
+            "mate 3",
+            "infinite",
+            "depth 5 searchmoves e2e4",
+            "winc 100 binc 100 depth 4",
+        ] {
+            assert!(analysis(go), "{go}");
+        }
+        for go in [
+            "",
+            "searchmoves e2e4",
+            "wtime 1000 btime 1000",
+            "btime 1000 depth 5",
+            "movetime 100",
+            "depth 8 movetime 500",
+            "nodes 5000 wtime 0",
+        ] {
+            assert!(!analysis(go), "{go}");
         }
     }
 }

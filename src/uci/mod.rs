@@ -3,15 +3,16 @@
 //! [`run`] reads commands from any [`BufRead`] and writes answers to any [`Write`], so a GUI can
 //! drive it over stdin/stdout and a test in-process. The search runs on its own thread: the
 //! command loop keeps reading while it thinks, so `isready`, `stop` and `ponderhit` are answered
-//! at once. The book comes first: on `go`, a legal book move (within `BookDepth`) is played
-//! without searching. `BookFile` may name several books (`a.bin;b.bin`): the first with a move
-//! that counts gives it ([`crate::book::Books`]).
+//! at once. The book comes first in a game: on a `go` with a clock, a legal book move (within
+//! `BookDepth`) is played without searching; an analysis (`go depth`, `nodes`, `mate` or
+//! `infinite` without a clock) is searched, for its scores. `BookFile` may name several books
+//! (`a.bin;b.bin`): the first with a move that counts gives it ([`crate::book::Books`]).
 //!
 //! Bad input never ends the loop: an unknown command, a malformed `position` or an out-of-range
 //! option value is answered with an `info string` naming the problem.
 //!
 //! - this file: the session, the protocol loop and its commands;
-//! - `options`: the option table (names, types, defaults, ranges);
+//! - `options`: the option table (names, types, defaults, ranges, and what each one sets);
 //! - `go`: the `go` command's parameters, its time plan and search limits;
 //! - `thread`: the search thread, its watchdog and the shared output.
 //!
@@ -49,7 +50,7 @@ use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -114,8 +115,9 @@ fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> 
 
 impl Session {
     fn new(out: Arc<Output>) -> Self {
-        let search_options = SearchOptions::default();
-        let engine = Engine::new(search_options.clone());
+        let engine = Engine::new(SearchOptions::default());
+        // The default table, or less on a machine that cannot give it.
+        let search_options = engine.options.clone();
         engine.populate();
         // The 3-man tablebase is generated on first probe, about 100 ms in which the search does
         // not see `stop`: generate it now, on a helper thread, while the GUI is still talking.
@@ -257,97 +259,49 @@ impl Session {
         let name = words[1..value_at.unwrap_or(words.len())].join(" ");
         let value = value_at.map(|i| words[i + 1..].join(" "));
         let value = value.as_deref().unwrap_or("");
-        let key = name.to_ascii_lowercase().replace(' ', "");
-        match key.as_str() {
-            "hash" => {
-                if let Some(mb) = self.spin(&name, value, options::HASH.range()) {
-                    self.search_options.hash_mb = mb as usize;
-                    // The old table goes first, then the new one is allocated whole: its
-                    // pages are not left for the search to fault in (a legitimate wait for the
-                    // next `isready`).
-                    self.engine = None;
-                    let engine = Engine::new(self.search_options.clone());
-                    engine.populate();
-                    self.engine = Some(engine);
+        if let Some(option) = options::find(&name) {
+            option.apply(self, &name, value);
+            return;
+        }
+        let key = options::key(&name);
+        match SWITCHES
+            .iter()
+            .find(|s| s.uci_name.eq_ignore_ascii_case(&key))
+        {
+            Some(switch) => {
+                if let Some(b) = self.check(switch.uci_name, value) {
+                    (switch.put)(&mut self.search_options, b);
+                    self.search_options_changed();
                 }
             }
-            "threads" => {
-                // Up to the machine's cores; more is cut down to that, with a word.
-                if let Some(n) = self.spin(&name, value, options::threads_range()) {
-                    self.search_options.threads = n as usize;
-                    if let Some(engine) = self.engine.as_mut() {
-                        engine.options = self.search_options.clone();
-                    }
-                }
-            }
-            "clearhash" => {
-                if let Some(e) = self.engine.as_mut() {
-                    e.clear();
-                }
-            }
-            "moveoverhead" => {
-                if let Some(ms) = self.spin(&name, value, options::MOVE_OVERHEAD.range()) {
-                    self.options.move_overhead = Duration::from_millis(ms as u64);
-                }
-            }
-            "ponder" | "uci_analysemode" | "uci_chess960" | "uci_showwdl" => {
-                if key == "uci_chess960" && value.eq_ignore_ascii_case("true") {
-                    self.info("UCI_Chess960 is not supported; playing standard chess");
-                }
-            }
-            "ownbook" => {
-                if let Some(b) = self.check(&name, value) {
-                    self.options.own_book = b;
-                }
-            }
-            "bookfile" => self.set_book(value),
-            "bookselection" => match value.parse::<Selection>() {
-                Ok(s) => {
-                    self.options.selection = s;
-                    self.note_unscored_books();
-                }
-                Err(e) => self.info(&format!("{e}; keeping {:?}", self.options.selection)),
-            },
-            "bookmaxloss" => {
-                if let Some(cp) = self.spin(&name, value, options::BOOK_MAX_LOSS.range()) {
-                    self.options.max_loss = cp as u16;
-                }
-            }
-            "bookminweight" => {
-                if let Some(w) = self.spin(&name, value, options::BOOK_MIN_WEIGHT.range()) {
-                    self.options.min_weight = w as u16;
-                }
-            }
-            "bookdepth" => {
-                if let Some(d) = self.spin(&name, value, options::BOOK_DEPTH.range()) {
-                    self.options.book_depth = d as u32;
-                }
-            }
-            "bookseed" => {
-                if let Some(seed) = self.spin(&name, value, options::BOOK_SEED.range()) {
-                    self.rng = if seed == 0 {
-                        StdRng::from_os_rng()
-                    } else {
-                        StdRng::seed_from_u64(seed as u64)
-                    };
-                }
-            }
-            _ => {
-                let switch = SWITCHES
-                    .iter()
-                    .find(|s| s.uci_name.eq_ignore_ascii_case(&key));
-                match switch {
-                    Some(switch) => {
-                        if let Some(b) = self.check(switch.uci_name, value) {
-                            (switch.put)(&mut self.search_options, b);
-                            if let Some(engine) = self.engine.as_mut() {
-                                engine.options = self.search_options.clone();
-                            }
-                        }
-                    }
-                    None => self.info(&format!("unknown option {}", quote(&name))),
-                }
-            }
+            None => self.info(&format!("unknown option {}", quote(&name))),
+        }
+    }
+
+    /// `Hash`: a new table of `mb` MB, or of the most the machine can give, with a word. The old
+    /// table goes first, then the new one is allocated whole: its pages are not left for the
+    /// search to fault in (a legitimate wait for the next `isready`).
+    fn set_hash(&mut self, mb: usize) {
+        self.engine = None;
+        let engine = Engine::new(SearchOptions {
+            hash_mb: mb,
+            ..self.search_options.clone()
+        });
+        let got = engine.options.hash_mb;
+        if got != mb {
+            self.info(&format!(
+                "option Hash: {mb} MB is more than this machine can give; using {got} MB"
+            ));
+        }
+        self.search_options.hash_mb = got;
+        engine.populate();
+        self.engine = Some(engine);
+    }
+
+    /// The engine searches with the session's search options from now on.
+    fn search_options_changed(&mut self) {
+        if let Some(engine) = self.engine.as_mut() {
+            engine.options = self.search_options.clone();
         }
     }
 
@@ -551,7 +505,8 @@ impl Session {
                 return;
             }
         } else if !waits {
-            if self.book_move(&root_moves) {
+            // A game's move may come from the book; an analysis is searched (see `Go::analysis`).
+            if !go.analysis() && self.book_move(&root_moves) {
                 return;
             }
             if root_moves.len() == 1 {

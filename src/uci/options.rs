@@ -1,30 +1,80 @@
-//! The UCI options: one table of their names, types, defaults and ranges.
+//! The UCI options: one table of their names, types, defaults, ranges and effects.
 //!
-//! `uci` lists the options from it, `setoption` takes the ranges from it, and the session's
-//! starting values are its defaults. The search's own options come from the engine's table
-//! ([`crate::engine::options::SWITCHES`] and the hash size), which `polybook search --set` reads
-//! too: a search switch is added there, an option of the protocol or the book here.
+//! `uci` lists the options from it, `setoption` finds the option by name in it, reads the value
+//! as the option's type says and hands it to the row's setter, and the session's starting values
+//! are its defaults: an option of the protocol or the book is one row here. The search's own
+//! switches come from the engine's table ([`crate::engine::options::SWITCHES`]), which
+//! `polybook search --set` reads too: a search switch is added there.
 
 use std::time::Duration;
 
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use super::Session;
 use crate::book::Selection;
 use crate::engine::SearchOptions;
 use crate::engine::options::{SWITCHES, max_threads};
 
-/// An option's type, with its default and range.
+/// An option's type, with its default and range, and what setting it does to the session (the
+/// value already read and checked: a spin's clamped into its range with a word, a check's
+/// `true` or `false`; a text or combo value as given).
 pub(super) enum Kind {
-    Check(bool),
-    Spin {
-        default: i64,
-        min: i64,
-        max: i64,
+    Check {
+        default: bool,
+        set: fn(&mut Session, bool),
     },
-    Button,
-    Text(&'static str),
+    Spin(Spin),
+    Button(fn(&mut Session)),
+    Text {
+        default: &'static str,
+        set: fn(&mut Session, &str),
+    },
     Combo {
         default: &'static str,
         vars: &'static [&'static str],
+        set: fn(&mut Session, &str),
     },
+}
+
+/// A `spin` option.
+pub(super) struct Spin {
+    pub default: i64,
+    pub min: i64,
+    pub max: Max,
+    /// The value `uci` shows as the default: the search's value now (which the engine's
+    /// defaults start), or with `None` the table's default.
+    pub now: Option<fn(&SearchOptions) -> usize>,
+    pub set: fn(&mut Session, i64),
+}
+
+/// A spin option's largest value.
+pub(super) enum Max {
+    Value(i64),
+    /// The machine's cores ([`max_threads`]).
+    Cores,
+}
+
+impl Spin {
+    /// The range of values accepted.
+    pub(super) fn range(&self) -> (i64, i64) {
+        let max = match self.max {
+            Max::Value(max) => max,
+            Max::Cores => max_threads() as i64,
+        };
+        (self.min, max)
+    }
+}
+
+/// A spin option of a fixed range whose `uci` default is the table's.
+const fn spin(default: i64, min: i64, max: i64, set: fn(&mut Session, i64)) -> Kind {
+    Kind::Spin(Spin {
+        default,
+        min,
+        max: Max::Value(max),
+        now: None,
+        set,
+    })
 }
 
 /// One UCI option.
@@ -34,17 +84,23 @@ pub(super) struct UciOption {
 }
 
 impl UciOption {
-    /// Its `option` line for the `uci` command.
-    fn line(&self) -> String {
+    /// Its `option` line for the `uci` command, with the search's options as they are now.
+    fn line(&self, search: &SearchOptions) -> String {
         let name = self.name;
         match &self.kind {
-            Kind::Check(default) => format!("option name {name} type check default {default}"),
-            Kind::Spin { default, min, max } => {
+            Kind::Check { default, .. } => {
+                format!("option name {name} type check default {default}")
+            }
+            Kind::Spin(spin) => {
+                let default = spin.now.map_or(spin.default, |now| now(search) as i64);
+                let (min, max) = spin.range();
                 format!("option name {name} type spin default {default} min {min} max {max}")
             }
-            Kind::Button => format!("option name {name} type button"),
-            Kind::Text(default) => format!("option name {name} type string default {default}"),
-            Kind::Combo { default, vars } => {
+            Kind::Button(_) => format!("option name {name} type button"),
+            Kind::Text { default, .. } => {
+                format!("option name {name} type string default {default}")
+            }
+            Kind::Combo { default, vars, .. } => {
                 let mut line = format!("option name {name} type combo default {default}");
                 for v in *vars {
                     line.push_str(" var ");
@@ -55,18 +111,35 @@ impl UciOption {
         }
     }
 
-    /// A spin option's range.
-    pub(super) const fn range(&self) -> (i64, i64) {
-        match self.kind {
-            Kind::Spin { min, max, .. } => (min, max),
-            _ => (0, 0),
+    /// Sets it to `value` in `session`: the value read as its type says (a word in an `info
+    /// string` when it is not one, or out of range), then the row's setter. `name` is the name
+    /// as `setoption` gave it, for those words.
+    pub(super) fn apply(&self, session: &mut Session, name: &str, value: &str) {
+        match &self.kind {
+            Kind::Check { set, .. } => {
+                if let Some(on) = session.check(name, value) {
+                    set(session, on);
+                }
+            }
+            Kind::Spin(spin) => {
+                if let Some(v) = session.spin(name, value, spin.range()) {
+                    (spin.set)(session, v);
+                }
+            }
+            Kind::Button(press) => press(session),
+            Kind::Text { set, .. } | Kind::Combo { set, .. } => set(session, value),
         }
+    }
+
+    /// Is this option called `key` (lower case, without spaces, as [`key`] makes it)?
+    fn is(&self, key: &str) -> bool {
+        self::key(self.name) == key
     }
 
     /// A spin option's default.
     const fn spin_default(&self) -> i64 {
         match self.kind {
-            Kind::Spin { default, .. } => default,
+            Kind::Spin(Spin { default, .. }) => default,
             _ => 0,
         }
     }
@@ -74,7 +147,7 @@ impl UciOption {
     /// A check option's default.
     const fn check_default(&self) -> bool {
         match self.kind {
-            Kind::Check(default) => default,
+            Kind::Check { default, .. } => default,
             _ => false,
         }
     }
@@ -88,144 +161,175 @@ impl UciOption {
     }
 }
 
-/// The transposition table's size in MB (its default is the engine's). The largest offered is
-/// smaller than what `--set Hash` accepts: the machines this runs on are shared.
-pub(super) const HASH: UciOption = UciOption {
-    name: SearchOptions::HASH,
-    kind: Kind::Spin {
-        default: SearchOptions::DEFAULT_HASH_MB as i64,
-        min: 1,
-        max: 1024,
-    },
-};
-/// The search threads (Lazy SMP), from 1 to the machine's cores: the range is the machine's, so
-/// the `uci` list and `setoption` take it from [`threads_range`].
-pub(super) const THREADS: UciOption = UciOption {
-    name: SearchOptions::THREADS,
-    kind: Kind::Spin {
-        default: 1,
-        min: 1,
-        max: 1,
-    },
-};
-
-/// The range of `Threads` on this machine: 1 to its cores.
-pub(super) fn threads_range() -> (i64, i64) {
-    (1, max_threads() as i64)
+/// An option's name as `setoption` matches it: case and spaces do not count (`clear hash`,
+/// `ClearHash` and `Clear Hash` are one option).
+pub(super) fn key(name: &str) -> String {
+    name.to_ascii_lowercase().replace(' ', "")
 }
+
+/// The option of the table (listed or not) called `name`, whatever its case and spaces.
+pub(super) fn find(name: &str) -> Option<&'static UciOption> {
+    let key = key(name);
+    OPTIONS.iter().chain(&UNLISTED).find(|o| o.is(&key))
+}
+
 pub(super) const MOVE_OVERHEAD: UciOption = UciOption {
     name: "Move Overhead",
-    kind: Kind::Spin {
-        default: 30,
-        min: 0,
-        max: 5000,
-    },
+    kind: spin(30, 0, 5000, |s, ms| {
+        s.options.move_overhead = Duration::from_millis(ms as u64)
+    }),
 };
 pub(super) const OWN_BOOK: UciOption = UciOption {
     name: "OwnBook",
-    kind: Kind::Check(true),
+    kind: Kind::Check {
+        default: true,
+        set: |s, on| s.options.own_book = on,
+    },
 };
 pub(super) const BOOK_SELECTION: UciOption = UciOption {
     name: "BookSelection",
     kind: Kind::Combo {
         default: "weighted",
         vars: &["best", "weighted", "uniform", "learned", "score"],
+        set: |s, value| match value.parse::<Selection>() {
+            Ok(selection) => {
+                s.options.selection = selection;
+                s.note_unscored_books();
+            }
+            Err(e) => s.info(&format!("{e}; keeping {:?}", s.options.selection)),
+        },
     },
 };
 pub(super) const BOOK_MIN_WEIGHT: UciOption = UciOption {
     name: "BookMinWeight",
-    kind: Kind::Spin {
-        default: 1,
-        min: 0,
-        max: 65535,
-    },
+    kind: spin(1, 0, 65535, |s, w| s.options.min_weight = w as u16),
 };
 /// With `BookSelection` score: the centipawns a book move may lose against the best-scored one
 /// and still be played (0: the best).
 pub(super) const BOOK_MAX_LOSS: UciOption = UciOption {
     name: "BookMaxLoss",
-    kind: Kind::Spin {
-        default: 0,
-        min: 0,
-        max: 1000,
-    },
+    kind: spin(0, 0, 1000, |s, cp| s.options.max_loss = cp as u16),
 };
+/// In full moves; 0 means no limit.
 pub(super) const BOOK_DEPTH: UciOption = UciOption {
     name: "BookDepth",
-    kind: Kind::Spin {
-        default: 0,
-        min: 0,
-        max: 1000,
-    },
-};
-pub(super) const BOOK_SEED: UciOption = UciOption {
-    name: "BookSeed",
-    kind: Kind::Spin {
-        default: 0,
-        min: 0,
-        max: 2147483647,
-    },
+    kind: spin(0, 0, 1000, |s, d| s.options.book_depth = d as u32),
 };
 
 /// Every option but the search switches, in the order `uci` lists them.
 const OPTIONS: [UciOption; 12] = [
-    HASH,
-    THREADS,
+    // The transposition table's size in MB (its default is the engine's). A size the machine
+    // cannot give is cut down to what it can, with a word.
+    UciOption {
+        name: SearchOptions::HASH,
+        kind: Kind::Spin(Spin {
+            default: SearchOptions::DEFAULT_HASH_MB as i64,
+            min: 1,
+            max: Max::Value(SearchOptions::MAX_HASH_MB as i64),
+            now: Some(|o| o.hash_mb),
+            set: |s, mb| s.set_hash(mb as usize),
+        }),
+    },
+    // The search threads (Lazy SMP), from 1 to the machine's cores; more is cut down to that,
+    // with a word.
+    UciOption {
+        name: SearchOptions::THREADS,
+        kind: Kind::Spin(Spin {
+            default: 1,
+            min: 1,
+            max: Max::Cores,
+            now: Some(|o| o.threads),
+            set: |s, n| {
+                s.search_options.threads = n as usize;
+                s.search_options_changed();
+            },
+        }),
+    },
     UciOption {
         name: "Clear Hash",
-        kind: Kind::Button,
+        kind: Kind::Button(|s| {
+            if let Some(e) = s.engine.as_mut() {
+                e.clear();
+            }
+        }),
     },
     MOVE_OVERHEAD,
+    // `go ponder` says when to ponder: nothing to set.
     UciOption {
         name: "Ponder",
-        kind: Kind::Check(false),
+        kind: Kind::Check {
+            default: false,
+            set: |_, _| {},
+        },
     },
     OWN_BOOK,
     // One book, or several separated by `;` (tried in order; a path cannot contain `;`).
     UciOption {
         name: "BookFile",
-        kind: Kind::Text("<empty>"),
+        kind: Kind::Text {
+            default: "<empty>",
+            set: |s, value| s.set_book(value),
+        },
     },
     BOOK_SELECTION,
     BOOK_MIN_WEIGHT,
     BOOK_MAX_LOSS,
     BOOK_DEPTH,
-    BOOK_SEED,
+    // 0: a new seed from the system; else the book's random picks repeat from this seed.
+    UciOption {
+        name: "BookSeed",
+        kind: spin(0, 0, 2147483647, |s, seed| {
+            s.rng = if seed == 0 {
+                StdRng::from_os_rng()
+            } else {
+                StdRng::seed_from_u64(seed as u64)
+            }
+        }),
+    },
+];
+
+/// Options GUIs send whether or not they are offered, accepted without being listed.
+const UNLISTED: [UciOption; 3] = [
+    UciOption {
+        name: "UCI_AnalyseMode",
+        kind: Kind::Check {
+            default: false,
+            set: |_, _| {},
+        },
+    },
+    UciOption {
+        name: "UCI_Chess960",
+        kind: Kind::Check {
+            default: false,
+            set: |s, on| {
+                if on {
+                    s.info("UCI_Chess960 is not supported; playing standard chess");
+                }
+            },
+        },
+    },
+    UciOption {
+        name: "UCI_ShowWDL",
+        kind: Kind::Check {
+            default: false,
+            set: |_, _| {},
+        },
+    },
 ];
 
 /// The `option` lines of the `uci` command: the table's options, then the search switches, each
 /// shown with the value it has now in `search` (the engine's defaults until set).
 pub(super) fn option_lines(search: &SearchOptions) -> Vec<String> {
-    let mut lines: Vec<String> = OPTIONS
-        .iter()
-        .map(|o| match o.name {
-            SearchOptions::HASH => UciOption {
-                name: o.name,
-                kind: Kind::Spin {
-                    default: search.hash_mb as i64,
-                    min: o.range().0,
-                    max: o.range().1,
-                },
-            }
-            .line(),
-            SearchOptions::THREADS => UciOption {
-                name: o.name,
-                kind: Kind::Spin {
-                    default: search.threads as i64,
-                    min: threads_range().0,
-                    max: threads_range().1,
-                },
-            }
-            .line(),
-            _ => o.line(),
-        })
-        .collect();
+    let mut lines: Vec<String> = OPTIONS.iter().map(|o| o.line(search)).collect();
     lines.extend(SWITCHES.iter().map(|s| {
         UciOption {
             name: s.uci_name,
-            kind: Kind::Check((s.get)(search)),
+            kind: Kind::Check {
+                default: (s.get)(search),
+                set: |_, _| {},
+            },
         }
-        .line()
+        .line(search)
     }));
     lines
 }
@@ -266,7 +370,7 @@ mod tests {
 
     #[test]
     fn every_book_selection_is_a_selection() {
-        let Kind::Combo { default, vars } = BOOK_SELECTION.kind else {
+        let Kind::Combo { default, vars, .. } = BOOK_SELECTION.kind else {
             panic!("BookSelection is a combo");
         };
         for var in vars {
@@ -276,12 +380,30 @@ mod tests {
     }
 
     #[test]
+    fn every_option_is_found_by_its_name_alone() {
+        let rows: Vec<&UciOption> = OPTIONS.iter().chain(&UNLISTED).collect();
+        for o in &rows {
+            for name in [o.name.to_string(), o.name.to_ascii_uppercase(), key(o.name)] {
+                assert_eq!(find(&name).map(|f| f.name), Some(o.name), "{name}");
+            }
+        }
+        // No two options, the search switches included, answer to one name.
+        let mut keys: Vec<String> = rows.iter().map(|o| key(o.name)).collect();
+        keys.extend(SWITCHES.iter().map(|s| key(s.uci_name)));
+        let n = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), n);
+        assert!(find("NoSuchOption").is_none());
+    }
+
+    #[test]
     fn the_option_list_as_uci_shows_it() {
         let lines = option_lines(&SearchOptions::default());
         assert_eq!(
             lines[..4],
             [
-                "option name Hash type spin default 64 min 1 max 1024",
+                "option name Hash type spin default 64 min 1 max 33554432",
                 &format!(
                     "option name Threads type spin default 1 min 1 max {}",
                     max_threads()

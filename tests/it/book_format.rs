@@ -613,9 +613,9 @@ fn the_uci_book_share_counts_only_the_moves_that_count() {
             .spawn()
             .unwrap();
         let go = if searchmoves.is_empty() {
-            "go depth 1".to_string()
+            "go depth 1 wtime 60000 btime 60000".to_string()
         } else {
-            format!("go depth 1 searchmoves {searchmoves}")
+            format!("go depth 1 wtime 60000 btime 60000 searchmoves {searchmoves}")
         };
         write!(
             child.stdin.take().unwrap(),

@@ -746,6 +746,85 @@ fn usage_errors_are_one_or_two_lines() {
     );
 }
 
+/// A hash table larger than the machine's free memory is refused by every command that takes
+/// `--hash` (or `--set Hash`) before anything starts: one line and a usage error's code, no
+/// abort and no backtrace.
+#[test]
+fn a_hash_the_machine_cannot_give_is_one_error_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/gnuchess.bin");
+    let wac = data("epd/wac.epd");
+    let out = dir.path().join("out.bin");
+    let (book, wac, out) = (
+        book.to_str().unwrap(),
+        wac.to_str().unwrap(),
+        out.to_str().unwrap(),
+    );
+    let huge = "100000000";
+    let commands: [&[&str]; 6] = [
+        &["search", "--hash", huge, "--depth", "3"],
+        &["search", "--set", "Hash=33554432", "--depth", "3"],
+        &["bench", "--hash", huge],
+        &["solve", wac, "--hash", huge, "--first", "1"],
+        &["play", "--hash", huge, "--no-pgn"],
+        &["analyse", book, "-o", out, "--hash", huge],
+    ];
+    for args in commands {
+        let run = run_with_input(dir.path(), args, "quit\n");
+        let err = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("polybook: error: a hash table of ")
+                && err.contains(" MB is more than this machine can give ("),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!dir.path().join("out.bin").exists());
+    // Engines at once each have their table: together they must fit.
+    let run = run_with_input(
+        dir.path(),
+        &[
+            "analyse",
+            book,
+            "-o",
+            out,
+            "--hash",
+            "4194304",
+            "--concurrency",
+            "8",
+        ],
+        "",
+    );
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("8 hash tables of 4194304 MB are more than"),
+        "{err}"
+    );
+}
+
+/// A table the system refuses (here an address-space limit far below the table) is one error
+/// line and a failure's code, not an abort.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_hash_the_system_refuses_is_one_error_line() {
+    let run = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 400000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_polybook"))
+        .args(["search", "--hash", "1024", "--depth", "3"])
+        .output()
+        .unwrap();
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err,
+        "polybook: error: cannot allocate a hash table of 1024 MB: out of memory\n"
+    );
+    assert!(run.stdout.is_empty());
+}
+
 /// `polybook` with no command prints one hint when a person runs it in a terminal, and nothing
 /// new for a GUI (pipes).
 #[test]

@@ -520,7 +520,7 @@ fn e4_count(book: &Path, selection: &str, n: usize) -> usize {
         book.display()
     );
     for _ in 0..n {
-        input.push_str("position startpos\ngo depth 1\n");
+        input.push_str("position startpos\ngo depth 1 wtime 60000 btime 60000\n");
     }
     input.push_str("isready\n");
     let out = common::uci_session(&input);

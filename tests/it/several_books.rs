@@ -69,8 +69,8 @@ fn the_engine_plays_from_the_first_book_with_a_move() {
     let (a, b) = (first.display(), second.display());
     let out = session(&format!(
         "setoption name BookFile value  {a} ; ;{b} \n\
-         position startpos\ngo depth 1\n\
-         position startpos moves e2e4\ngo depth 1\n"
+         position startpos\ngo depth 1 wtime 60000 btime 60000\n\
+         position startpos moves e2e4\ngo depth 1 wtime 60000 btime 60000\n"
     ));
     assert_eq!(bestmoves(&out), ["e2e4", "c7c5"], "{out}");
     assert!(
@@ -101,7 +101,7 @@ fn the_engine_plays_from_the_first_book_with_a_move() {
 
     // The other order: the second book comes first at the start.
     let out = session(&format!(
-        "setoption name BookFile value {b};{a}\nposition startpos\ngo depth 1\n"
+        "setoption name BookFile value {b};{a}\nposition startpos\ngo depth 1 wtime 60000 btime 60000\n"
     ));
     assert_eq!(bestmoves(&out), ["d2d4"], "{out}");
     assert!(out.contains(&format!("share 100.0% from {b}\n")), "{out}");
@@ -115,7 +115,7 @@ fn a_missing_book_in_the_list_is_named_and_the_others_are_used() {
     let missing = dir.path().join("missing.bin");
     let out = session(&format!(
         "setoption name BookFile value {};{};{}\n\
-         position startpos\ngo depth 1\nposition startpos moves e2e4\ngo depth 1\n",
+         position startpos\ngo depth 1 wtime 60000 btime 60000\nposition startpos moves e2e4\ngo depth 1 wtime 60000 btime 60000\n",
         first.display(),
         missing.display(),
         second.display()

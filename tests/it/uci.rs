@@ -105,7 +105,7 @@ fn bad_input_is_answered_and_the_position_survives() {
             &"info string option Move Overhead: 999999 is out of range 0..5000; using 5000"
         )
     );
-    assert!(lines.contains(&"info string option Hash: 0 is out of range 1..1024; using 1"));
+    assert!(lines.contains(&"info string option Hash: 0 is out of range 1..33554432; using 1"));
     assert!(
         lines
             .iter()
@@ -150,7 +150,7 @@ fn an_illegal_book_entry_is_never_played() {
     // Only an illegal entry: the engine searches.
     write_book(&path, &mut [entry("e2e5", 60000)]).unwrap();
     let out = session(&format!(
-        "setoption name BookFile value {}\nposition startpos\ngo depth 4\n",
+        "setoption name BookFile value {}\nposition startpos\ngo depth 4 wtime 60000 btime 60000\n",
         path.display()
     ));
     assert!(!out.contains("book move"), "{out}");
@@ -163,8 +163,8 @@ fn book_depth_and_min_weight_hand_over_to_the_search() {
     // After 1. e4 e5 2. Nf3 (move 2 for black) with BookDepth 1: searched, not from the book.
     let out = session(&format!(
         "setoption name BookFile value {}\nsetoption name BookDepth value 1\n\
-         position startpos moves e2e4 e7e5 g1f3\ngo depth 3\n\
-         position startpos moves e2e4\ngo depth 3\n",
+         position startpos moves e2e4 e7e5 g1f3\ngo depth 3 wtime 60000 btime 60000\n\
+         position startpos moves e2e4\ngo depth 3 wtime 60000 btime 60000\n",
         b.display()
     ));
     let lines: Vec<&str> = out.lines().collect();
@@ -177,13 +177,57 @@ fn book_depth_and_min_weight_hand_over_to_the_search() {
     // No entry reaches the minimum weight: searched.
     let out = session(&format!(
         "setoption name BookFile value {}\nsetoption name BookMinWeight value 65535\n\
-         position startpos\ngo depth 3\n",
+         position startpos\ngo depth 3 wtime 60000 btime 60000\n",
         b.display()
     ));
     assert!(
         !out.contains("book move") && out.contains("info depth 3 "),
         "{out}"
     );
+}
+
+/// A book position is searched under an analysis's limits (`go depth`, `nodes`, `mate` without a
+/// clock: what analysis clients send, and they read the scores), and answered from the book in a
+/// game (a clock, a `movetime`, or a bare `go`).
+#[test]
+fn analyses_of_book_positions_are_searched_and_games_play_the_book() {
+    let after_e4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    let run = |go: &str| {
+        session(&format!(
+            "setoption name BookFile value {}\nposition startpos moves e2e4\n{go}\nisready\n",
+            book().display()
+        ))
+    };
+    for go in [
+        "go depth 3",
+        "go nodes 3000",
+        "go mate 1 depth 2",
+        "go depth 2 searchmoves e7e5 c7c5",
+    ] {
+        let out = run(go);
+        assert!(!out.contains("book move"), "{go}: {out}");
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("info depth ") && l.contains(" score cp ")),
+            "{go}: {out}"
+        );
+        let best = bestmoves(&out);
+        assert!(
+            best.len() == 1 && legal_in(after_e4, best[0]),
+            "{go}: {out}"
+        );
+    }
+    for go in [
+        "go wtime 60000 btime 60000 winc 1000 binc 1000",
+        "go depth 3 wtime 60000 btime 60000",
+        "go movetime 5000",
+        "go",
+    ] {
+        let out = run(go);
+        assert!(out.contains("info string book move "), "{go}: {out}");
+        assert!(!out.contains("info depth"), "{go}: {out}");
+        assert_eq!(bestmoves(&out).len(), 1, "{go}: {out}");
+    }
 }
 
 #[test]
@@ -384,8 +428,14 @@ struct Engine {
 
 impl Engine {
     fn start(args: &[&str]) -> Engine {
-        let mut child = Command::new(BIN)
-            .args(args)
+        let mut command = Command::new(BIN);
+        command.args(args);
+        Engine::spawn(command)
+    }
+
+    /// Runs `command` (the binary, perhaps through a shell) as the engine.
+    fn spawn(mut command: Command) -> Engine {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -426,6 +476,61 @@ impl Engine {
             }
         }
     }
+}
+
+/// `setoption name Hash` with more than the machine can give: an `info string` says what is used
+/// instead, and the engine plays. The system's refusal is made certain with an address-space
+/// limit of about 500 MB, far below the free memory the table is first cut down to.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_hash_the_machine_cannot_give_is_cut_down_with_a_word() {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg("ulimit -v 500000 && exec \"$0\" uci")
+        .arg(BIN);
+    let mut engine = Engine::spawn(command);
+    let timeout = Duration::from_secs(60);
+    engine.send("uci");
+    let (line, _) = engine.expect("option name Hash ", timeout);
+    assert_eq!(
+        line,
+        "option name Hash type spin default 64 min 1 max 33554432"
+    );
+    engine.send("setoption name Hash value 100000000");
+    engine.send("isready");
+    let (line, _) = engine.expect("info string", timeout);
+    assert_eq!(
+        line,
+        "info string option Hash: 100000000 is out of range 1..33554432; using 33554432"
+    );
+    let (line, _) = engine.expect("info string", timeout);
+    let used: usize = line
+        .strip_prefix(
+            "info string option Hash: 33554432 MB is more than this machine can give; using ",
+        )
+        .and_then(|rest| rest.strip_suffix(" MB"))
+        .and_then(|mb| mb.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!((1..500).contains(&used), "{line}");
+    engine.expect("readyok", timeout);
+    // The list shows the size in use.
+    engine.send("uci");
+    let (line, _) = engine.expect("option name Hash ", timeout);
+    assert_eq!(
+        line,
+        format!("option name Hash type spin default {used} min 1 max 33554432")
+    );
+    engine.send("position startpos moves e2e4");
+    engine.send("go depth 3");
+    engine.expect("info depth 3 ", timeout);
+    let (line, _) = engine.expect("bestmove ", timeout);
+    assert!(legal_in(
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+        &line["bestmove ".len()..][..4]
+    ));
+    engine.send("quit");
+    assert!(engine.child.wait().unwrap().success());
 }
 
 #[test]
