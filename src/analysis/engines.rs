@@ -202,10 +202,11 @@ impl Uci {
         let engine = self.start()?;
         engine.new_game(timeout).map_err(|e| e.to_string())?;
         let reply = engine
-            .go(&position, &go, Some(Instant::now() + timeout))
+            .go(&position, &go, Some(Instant::now() + timeout), None)
             .map_err(|e| match e {
                 GoError::Timeout(t) => format!("no bestmove within {:.1} s", t.as_secs_f64()),
                 GoError::Crashed(why) => format!("it crashed ({why})"),
+                GoError::Aborted => "stopped".to_string(),
             })?;
         let score = match reply.score {
             Some(EngineScore::Cp(cp)) => cp_score(cp),

@@ -8,6 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -198,6 +199,8 @@ pub struct Reply {
 pub enum GoError {
     /// No `bestmove` by the deadline.
     Timeout(Duration),
+    /// The run was stopped (Ctrl-C, SIGTERM) while the engine thought; it was sent `stop`.
+    Aborted,
     /// The engine exited or closed its output.
     Crashed(String),
 }
@@ -314,12 +317,16 @@ impl UciEngine {
         self.sync(timeout)
     }
 
-    /// Sends `position` and `go` and waits for `bestmove` until `deadline` (none: forever).
+    /// Sends `position` and `go` and waits for `bestmove` until `deadline` (none: forever), or
+    /// until `abort` is set: then the engine is sent `stop` (and given [`ABORT_GRACE`] to answer)
+    /// and the answer is [`GoError::Aborted`], so that Ctrl-C stops a run within a second however
+    /// long the engine would think.
     pub fn go(
         &mut self,
         position: &str,
         go: &str,
         deadline: Option<Instant>,
+        abort: Option<&AtomicBool>,
     ) -> Result<Reply, GoError> {
         let crashed = |e: EngineError| GoError::Crashed(e.to_string());
         self.send(position).map_err(crashed)?;
@@ -328,23 +335,27 @@ impl UciEngine {
         let mut score = None;
         let mut depth = None;
         loop {
-            let line = match deadline {
-                Some(d) => match self
-                    .lines
-                    .recv_timeout(d.saturating_duration_since(Instant::now()))
-                {
-                    Ok(line) => line,
-                    Err(RecvTimeoutError::Timeout) => {
+            // Wait in slices, to see `abort` in time.
+            let slice = Instant::now() + ABORT_POLL;
+            let until = deadline.map_or(slice, |d| d.min(slice));
+            let line = match self
+                .lines
+                .recv_timeout(until.saturating_duration_since(Instant::now()))
+            {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => {
+                    if abort.is_some_and(|a| a.load(Ordering::Relaxed)) {
+                        self.stop_and_drain(ABORT_GRACE);
+                        return Err(GoError::Aborted);
+                    }
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
                         return Err(GoError::Timeout(start.elapsed()));
                     }
-                    Err(RecvTimeoutError::Disconnected) => {
-                        return Err(GoError::Crashed(self.exit_reason()));
-                    }
-                },
-                None => self
-                    .lines
-                    .recv()
-                    .map_err(|_| GoError::Crashed(self.exit_reason()))?,
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(GoError::Crashed(self.exit_reason()));
+                }
             };
             let mut words = line.split_whitespace();
             match words.next() {
@@ -470,6 +481,11 @@ impl UciEngine {
         let _ = self.child.wait();
     }
 }
+
+/// How often a search that may be aborted looks at its flag.
+const ABORT_POLL: Duration = Duration::from_millis(50);
+/// How long an aborted engine is given to answer `stop` before it is left (and killed on drop).
+const ABORT_GRACE: Duration = Duration::from_millis(300);
 
 impl Drop for UciEngine {
     fn drop(&mut self) {

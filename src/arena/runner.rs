@@ -296,11 +296,14 @@ impl Worker<'_> {
                 format!("{position} moves {}", uci_moves.join(" "))
             };
             let (go, deadline) = go_command(config, clocks.as_ref(), side);
+            let abort = self.abort;
             let Some(engine) = self.engine(which) else {
                 return false;
             };
-            let reply = engine.go(&position, &go, Some(Instant::now() + deadline));
+            let reply = engine.go(&position, &go, Some(Instant::now() + deadline), Some(abort));
             match reply {
+                // Stopped by Ctrl-C or SIGTERM: the game is not scored.
+                Err(GoError::Aborted) => return false,
                 Err(GoError::Timeout(_)) => {
                     let late = engine.stop_and_drain(LATE_ANSWER);
                     if clocks.is_some() {

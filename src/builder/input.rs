@@ -222,7 +222,7 @@ impl Chunks {
             let what = if c.starts_with(&[0xff, 0xfe]) || c.starts_with(&[0xfe, 0xff]) {
                 "UTF-16 text: convert it to UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)".to_string()
             } else {
-                format!("binary data, not PGN text (a NUL byte at byte {at})")
+                format!("binary data, not PGN text (control bytes from byte {at} on)")
             };
             return Err(io::Error::new(io::ErrorKind::InvalidData, what));
         }
@@ -230,9 +230,17 @@ impl Chunks {
     }
 }
 
-/// Where the first NUL byte of a text's start is, if it has one: PGN text has none.
+/// Whether the start of a file is binary data rather than text: at least one byte in twenty of its
+/// first 64 KiB is a control byte (not a tab, line end, form feed or DOS end-of-file), as in
+/// executables, books, Parquet files, compressed data or UTF-16 text. A damaged PGN file with a
+/// few stray NUL bytes is still text. The answer is the offset of the first control byte.
 pub fn binary_at(head: &[u8]) -> Option<usize> {
-    head[..head.len().min(1 << 16)].iter().position(|&b| b == 0)
+    let head = &head[..head.len().min(1 << 16)];
+    let control = |b: &u8| *b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1a);
+    let count = head.iter().filter(|b| control(b)).count();
+    (count > 0 && count * 20 >= head.len())
+        .then(|| head.iter().position(control))
+        .flatten()
 }
 
 /// Cuts a stream of PGN into chunks of about `target` bytes, each ending just before a game's

@@ -52,12 +52,12 @@ pub fn run(args: Args) -> CliResult {
         let text = args.remove.as_deref().unwrap_or_default();
         EditAction::Remove(book_move(&pos, text)?)
     };
+    let book = open_book(&args.book)?;
     // The book written must pass `verify`: what it cannot repair is refused.
     super::refuse_corrupt(
         &args.book,
         &[ProblemKind::Duplicate, ProblemKind::ImpossibleMove],
     )?;
-    let book = open_book(&args.book)?;
     let out = args.output.as_ref().unwrap_or(&args.book);
     let report = edit_book(&book, &pos, action, out).map_err(CliError::data)?;
     if args.json {

@@ -94,15 +94,14 @@ pub fn run(args: Args) -> CliResult {
     });
     let url = server.url();
     outln!("{url}")?;
-    eprintln!(
-        "polybook: serving {} book(s){} at {url}; Ctrl-C stops",
-        args.books.len(),
-        if args.tally.is_empty() {
-            ""
-        } else {
-            " and a tally"
-        }
-    );
+    let what = match (args.books.len(), args.tally.is_empty()) {
+        (0, _) => "a tally".to_string(),
+        (1, true) => "1 book".to_string(),
+        (1, false) => "1 book and a tally".to_string(),
+        (n, true) => format!("{n} books"),
+        (n, false) => format!("{n} books and a tally"),
+    };
+    eprintln!("polybook: serving {what} at {url}; Ctrl-C stops");
     if args.open {
         open_in_browser(&url);
     }

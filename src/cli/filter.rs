@@ -60,12 +60,12 @@ pub fn percent(s: &str) -> Result<f64, String> {
 }
 
 pub fn run(args: Args) -> CliResult {
+    let mut book = open_book(&args.book)?;
     // The book written must pass `verify`: what it cannot repair is refused.
     super::refuse_corrupt(
         &args.book,
         &[ProblemKind::Duplicate, ProblemKind::ImpossibleMove],
     )?;
-    let mut book = open_book(&args.book)?;
     if let Some(layout) = args.learn {
         book.set_learn_layout(layout);
     }

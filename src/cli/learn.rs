@@ -7,7 +7,7 @@ use shakmaty::Color;
 
 use polybook::inspect::ProblemKind;
 
-use super::{CliError, CliResult, open_book};
+use super::{CliError, CliResult};
 
 /// How many changed entries the text report lists.
 const SHOWN: usize = 10;
@@ -41,9 +41,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    // The book written must pass `verify`: what it cannot repair is refused.
+    let book = super::open_book_quietly(&args.book)?;
+    // The book written must pass `verify`: what it cannot repair is refused (an unsorted book
+    // too: learning changes learn fields in place).
     super::refuse_corrupt(&args.book, &ProblemKind::ALL)?;
-    let book = open_book(&args.book)?;
     super::refuse_scored(&args.book, &book)?;
     let inputs = expand(&args.games).map_err(CliError::data)?;
     let options = LearnOptions {

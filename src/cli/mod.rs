@@ -178,10 +178,7 @@ pub type CliResult = Result<(), CliError>;
 /// (`cannot open book 'x.bin': No such file or directory`). A book whose keys are not sorted is
 /// read whole all the same, with one warning line that points to the repair.
 pub fn open_book(path: &std::path::Path) -> Result<polybook::book::Book, CliError> {
-    let book = polybook::book::Book::open(path).map_err(|e| match e {
-        polybook::book::BookError::Io { path, source } => file_error("open book", &path, &source),
-        e => CliError::data(e),
-    })?;
+    let book = open_book_quietly(path)?;
     if let Some(disorder) = book.disorder() {
         eprintln!("polybook: warning: {}", disorder.warning(path));
     }
@@ -228,12 +225,13 @@ impl Warnings {
     }
 }
 
-/// A text input (a test suite, an EPD file) whose start holds a NUL byte is not text: refused in
-/// one line instead of read line by line as garbage.
+/// A text input (a test suite, an EPD file) whose start is binary data (see
+/// [`polybook::builder::input::binary_at`]) is refused in one line instead of read line by line
+/// as garbage.
 pub fn refuse_binary(path: &std::path::Path, head: &[u8], expected: &str) -> CliResult {
     match polybook::builder::input::binary_at(head) {
         Some(at) => Err(CliError::data(format!(
-            "{}: binary data, not {expected} (a NUL byte at byte {at})",
+            "{}: binary data, not {expected} (control bytes from byte {at} on)",
             path.display()
         ))),
         None => Ok(()),
@@ -277,6 +275,14 @@ pub fn refuse_scored(path: &std::path::Path, book: &polybook::book::Book) -> Cli
         )));
     }
     Ok(())
+}
+
+/// [`open_book`] without the warning about an unsorted book (for a command that refuses one).
+pub fn open_book_quietly(path: &std::path::Path) -> Result<polybook::book::Book, CliError> {
+    polybook::book::Book::open(path).map_err(|e| match e {
+        polybook::book::BookError::Io { path, source } => file_error("open book", &path, &source),
+        e => CliError::data(e),
+    })
 }
 
 /// With the `score` selection, one warning per book that has no scores (it is played by weight).

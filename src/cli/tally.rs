@@ -236,13 +236,15 @@ pub fn summary(r: &SumReport, output: &Path, what: &str, quiet: bool, json: bool
 }
 
 /// A tally's failure as the command's: an interruption exits 130, anything else 1.
+/// The reading errors it shares with `build` say what was not written: here a tally.
 pub fn tally_error(e: TallyError) -> CliError {
-    match e {
-        TallyError::Build(BuildError::Interrupted) => CliError {
-            code: 130,
-            message: e.to_string(),
-        },
-        e => CliError::data(e),
+    let code = match e {
+        TallyError::Build(BuildError::Interrupted) => 130,
+        _ => 1,
+    };
+    CliError {
+        code,
+        message: e.to_string().replace("no book written", "no tally written"),
     }
 }
 

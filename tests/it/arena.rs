@@ -707,3 +707,51 @@ fn resign_and_draw_adjudication() {
         assert!((18..=19).contains(&plies), "{plies}");
     }
 }
+
+/// Ctrl-C and SIGTERM stop a match within a second even while an engine searches without end
+/// (`--depth 100000`): the engines are told `stop` and left, the game in progress is not scored,
+/// and the exit code is 130; a tournament the same.
+#[test]
+fn a_signal_stops_a_match_whose_engine_thinks_without_end() {
+    let dir = tempfile::tempdir().unwrap();
+    for (signal, extra) in [
+        ("TERM", vec![]),
+        ("INT", vec!["--engine", "builtin:Hash=4"]),
+    ] {
+        let pgn = dir.path().join(format!("{signal}.pgn"));
+        let mut child = common::piped()
+            .args([
+                "match",
+                "--engine",
+                "builtin:Hash=4",
+                "--engine",
+                "builtin:Hash=4",
+            ])
+            .args(&extra)
+            .args(["--depth", "100000", "--games", "2", "--pgn"])
+            .arg(&pgn)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let sent = std::time::Instant::now();
+        let status = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let out = child.wait_with_output().unwrap();
+        let took = sent.elapsed();
+        assert!(took.as_secs_f64() < 1.5, "{signal}: stopped after {took:?}");
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "{signal}: {}",
+            common::stderr(&out)
+        );
+        assert!(
+            std::fs::read_to_string(&pgn).unwrap_or_default().is_empty(),
+            "{signal}: the game in progress was written"
+        );
+        assert!(!common::stderr(&out).contains("panicked"));
+    }
+}

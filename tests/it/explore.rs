@@ -544,7 +544,7 @@ fn ctrl_c_stops_it_with_130() {
     assert_eq!(out.status.code(), Some(130));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("polybook: serving 1 book(s) at http://127.0.0.1:"));
+    assert!(err.starts_with("polybook: serving 1 book at http://127.0.0.1:"));
 }
 
 /// Listening beyond loopback is warned about (and works).

@@ -667,7 +667,11 @@ fn a_game_without_a_move_is_not_saved() {
 #[test]
 fn time_controls_take_units_and_seconds_are_named() {
     let (out, _dir) = session(&["--tc", "5m+3"], "quit\n");
-    assert!(text(&out.stdout).contains("time control 300+3"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("time control 300+3"),
+        "{}",
+        text(&out.stdout)
+    );
     assert!(!text(&out.stderr).contains("note"));
     let (out, _dir) = session(&["--tc", "5+3"], "quit\n");
     assert!(

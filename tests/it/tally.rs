@@ -429,6 +429,16 @@ fn bad_input_is_one_line_and_writes_nothing() {
     tally(&games, &d("short.parquet"), &["--max-ply", "10"]);
     let out = d("out.bin");
 
+    // Games that are no games: the tally says what it did not write.
+    std::fs::write(d("licence.pgn"), "GNU GENERAL PUBLIC LICENSE\nVersion 3\n").unwrap();
+    let e = fails(&["tally", s(&d("licence.pgn")), "-o", s(&d("t.parquet"))]);
+    assert!(
+        e.contains("no usable game") && e.contains("no tally written"),
+        "{e}"
+    );
+    assert!(!d("t.parquet").exists());
+    std::fs::remove_file(d("licence.pgn")).unwrap();
+
     // Parquet files that are not tallies, made by DuckDB: other columns, and a key as text.
     duckdb(
         r#"

@@ -224,7 +224,10 @@ function drawLine() {
     move.addEventListener('click', () => go(i + 1));
     line.append(move, ' ');
   });
-  if (!state.moves.length) line.textContent = start.turn === 'white' ? 'the start position' : 'the start position, black to move';
+  // With --fen or --moves (or a pasted FEN) the line starts from that position, not the usual one.
+  if (!state.moves.length)
+    line.textContent =
+      state.startFen === INITIAL_FEN ? 'the start position' : `the position given (${start.turn} to move), no move played from it yet`;
 }
 
 /// The line as PGN: the start position's tags when it is not the usual one, then the moves.
