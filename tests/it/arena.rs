@@ -719,7 +719,7 @@ fn a_signal_stops_a_match_whose_engine_thinks_without_end() {
         ("INT", vec!["--engine", "builtin:Hash=4"]),
     ] {
         let pgn = dir.path().join(format!("{signal}.pgn"));
-        let mut child = common::piped()
+        let child = common::piped()
             .args([
                 "match",
                 "--engine",
