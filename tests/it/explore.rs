@@ -819,3 +819,25 @@ fn the_page_works_in_a_real_browser() {
     assert!(out.ends_with("ok\n"), "{out}");
     assert!(shots.join("1-start.png").exists());
 }
+
+/// 100 slow clients, each holding a connection with half a request, do not keep the server from
+/// answering another client at once.
+#[test]
+fn slow_clients_do_not_block_the_others() {
+    let served = Served::start(&[path(&gnuchess_book())]);
+    let held: Vec<TcpStream> = (0..100)
+        .map(|_| {
+            let mut s = TcpStream::connect(&served.addr).unwrap();
+            s.write_all(b"GET /api/books HTTP/1.1\r\nHost: 127.0.0.1").unwrap();
+            s
+        })
+        .collect();
+    let start = std::time::Instant::now();
+    let reply = served.get("/api/probe");
+    assert_eq!(reply.status, 200);
+    assert!(start.elapsed().as_secs_f64() < 2.0, "{:?}", start.elapsed());
+    assert!(text(&reply.body).contains("e2e4"));
+    drop(held);
+    // And the server is still well after they went.
+    assert_eq!(served.get("/api/books").status, 200);
+}
