@@ -268,6 +268,34 @@ fn duckdb_reads_the_counts_python_chess_makes() {
     assert_eq!(got, want);
 }
 
+/// The columns are found by their names: a tally whose columns DuckDB wrote in another order,
+/// with a column of its own among them, makes the same book and shows the same statistics.
+#[test]
+fn columns_are_found_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.parquet");
+    tally(&[tcec("TCEC_Match_1")], &t, &[]);
+    let shuffled = dir.path().join("shuffled.parquet");
+    duckdb(
+        r#"
+import sys
+kv = "KV_METADATA {'polybook.tally': '1', 'polybook.options': '--max-ply 1024'}"
+duckdb.sql(f"COPY (SELECT first, losses, 'x' AS note, draws, wins, games, black, move, key "
+           f"FROM '{sys.argv[2]}' ORDER BY key, first) TO '{sys.argv[1]}' (FORMAT parquet, {kv})")
+"#,
+        &[s(&shuffled), s(&t)],
+    );
+    let (a, b) = (dir.path().join("a.bin"), dir.path().join("b.bin"));
+    let rules = ["--weights", "games", "--min-games", "1"];
+    let want = book(&[&t], &a, &rules);
+    assert!(want.len() > 16 * 1000, "{}", want.len());
+    assert!(book(&[&shuffled], &b, &rules) == want);
+    for moves in ["", "e2e4", "d2d4 g8f6"] {
+        let probe = |t: &Path| ok(&["probe", s(t), "--moves", moves, "--json"]);
+        assert_eq!(probe(&shuffled), probe(&t), "{moves}");
+    }
+}
+
 /// `probe TALLY.parquet --json`: each move's games and results, as python-chess counts them.
 #[test]
 fn probe_shows_a_positions_statistics() {
