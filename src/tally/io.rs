@@ -1,16 +1,40 @@
 //! A tally's file as the `parquet` crate reads it: at offsets, from several threads at once.
 
 use std::fs::File;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use parquet::file::reader::{ChunkReader, Length};
 
 /// A file that several threads read at once, each at its own offsets (no shared seek position).
-pub(super) struct SharedFile(pub(super) File);
+#[derive(Clone)]
+pub(super) struct SharedFile {
+    file: Arc<File>,
+    /// Its length when opened: a read past it is refused before any buffer is made for it.
+    len: u64,
+}
+
+impl SharedFile {
+    pub fn new(file: File) -> std::io::Result<SharedFile> {
+        let len = file.metadata()?.len();
+        Ok(SharedFile {
+            file: Arc::new(file),
+            len,
+        })
+    }
+
+    /// Up to `len` bytes at `at`: fewer where the file ends before.
+    pub fn read(&self, at: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        let len = usize::try_from(self.len.saturating_sub(at)).map_or(len, |left| len.min(left));
+        let mut buf = vec![0u8; len];
+        read_exact_at(&self.file, &mut buf, at)?;
+        Ok(buf)
+    }
+}
 
 impl Length for SharedFile {
     fn len(&self) -> u64 {
-        self.0.metadata().map_or(0, |m| m.len())
+        self.len
     }
 }
 
@@ -19,21 +43,30 @@ impl ChunkReader for SharedFile {
 
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
         Ok(std::io::BufReader::new(ReadAt {
-            file: self.0.try_clone()?,
+            file: self.file.clone(),
             at: start,
         }))
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        if start
+            .checked_add(length as u64)
+            .is_none_or(|end| end > self.len)
+        {
+            return Err(parquet::errors::ParquetError::EOF(format!(
+                "{length} bytes at {start} go past the end of the file ({} bytes)",
+                self.len
+            )));
+        }
         let mut buf = vec![0u8; length];
-        read_exact_at(&self.0, &mut buf, start)?;
+        read_exact_at(&self.file, &mut buf, start)?;
         Ok(buf.into())
     }
 }
 
 /// Reads a file from an offset of its own.
 pub(super) struct ReadAt {
-    file: File,
+    file: Arc<File>,
     at: u64,
 }
 

@@ -15,7 +15,9 @@
 //! - `schema`: the Parquet file's columns and metadata (and how the key is stored), found by name.
 //! - `writer`: the writer, row groups encoded on worker threads.
 //! - `reader`: the reader, pairs in file order or one key's; `columns`: a row group as read, its
-//!   rows checked; `io`: the file read at offsets from several threads.
+//!   rows checked; `io`: the file read at offsets from several threads; `guard`: a damaged file
+//!   an error (its footer and page headers walked first, `thrift`; its metadata checked against
+//!   the file; the decoders' panics caught).
 //! - `merge`: the k-way merge that sums tallies position by position.
 //! - `lookup`: one position's pairs, found in several tallies and summed.
 //! - `book`: a book from one tally, its row groups decoded and made into entries in parallel.
@@ -29,12 +31,14 @@
 
 mod book;
 mod columns;
+mod guard;
 mod io;
 mod lookup;
 mod merge;
 mod reader;
 mod schema;
 mod stats;
+mod thrift;
 mod writer;
 
 use std::io::Write;

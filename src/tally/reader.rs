@@ -12,6 +12,7 @@ use parquet::file::statistics::Statistics;
 
 use super::TallyError;
 use super::columns::Columns;
+use super::guard::{check_footer, check_metadata, check_pages, guarded};
 use super::io::SharedFile;
 use super::schema::{Layout, RatingLayout, TallyMeta, key_of_stored, read_meta, stored_key};
 use crate::builder::PairCount;
@@ -21,6 +22,8 @@ use crate::text::quote_path;
 pub struct TallyReader {
     path: PathBuf,
     reader: SerializedFileReader<SharedFile>,
+    /// The file the reader reads, for the checks of its page headers.
+    file: SharedFile,
     meta: TallyMeta,
     /// Where each column is in the file, found by name.
     layout: Layout,
@@ -40,19 +43,22 @@ impl TallyReader {
     /// [`COLUMNS`](super::COLUMNS) (found by name) and polybook's mark in its metadata.
     pub fn open(path: &Path) -> Result<TallyReader, TallyError> {
         let quoted = quote_path(path);
-        let file = File::open(path).map_err(|e| TallyError::Read {
-            path: quoted.clone(),
-            why: crate::text::reason(&e),
-        })?;
-        let reader =
-            SerializedFileReader::new(SharedFile(file)).map_err(|e| TallyError::NotTally {
+        let file = File::open(path)
+            .and_then(SharedFile::new)
+            .map_err(|e| TallyError::Read {
                 path: quoted.clone(),
-                why: format!("not a Parquet file, or a truncated one ({e})"),
+                why: crate::text::reason(&e),
             })?;
         let not_tally = |why: String| TallyError::NotTally {
             path: quoted.clone(),
             why,
         };
+        let data_end = check_footer(&file).map_err(&not_tally)?;
+        let reader = guarded(|| {
+            SerializedFileReader::new(file.clone())
+                .map_err(|e| format!("not a Parquet file, or a truncated one ({e})"))
+        })
+        .map_err(&not_tally)?;
         let metadata = reader.metadata().file_metadata();
         let schema = metadata.schema_descr();
         // The columns are looked for first: a Parquet file of other columns is told as such,
@@ -64,9 +70,11 @@ impl TallyReader {
                 .map_err(|why| not_tally(format!("its metadata says it has ratings, but {why}")))?;
             layout.ratings = Some(ratings);
         }
+        check_metadata(reader.metadata(), data_end).map_err(&not_tally)?;
         Ok(TallyReader {
             path: path.to_path_buf(),
             reader,
+            file,
             read_ratings: meta.ratings,
             meta,
             layout,
@@ -118,32 +126,36 @@ impl TallyReader {
             .collect()
     }
 
-    /// Reads row group `g` whole into `rows` (any thread may, at once).
+    /// Reads row group `g` whole into `rows` (any thread may, at once); on an error, `rows` is
+    /// left empty.
     pub(super) fn decode(&self, g: usize, rows: &mut Columns) -> Result<(), TallyError> {
-        let rg = self
-            .reader
-            .get_row_group(g)
-            .map_err(|e| self.bad(format!("row group {g}: {e}")))?;
-        let n = usize::try_from(rg.metadata().num_rows()).unwrap_or(0);
         rows.clear();
-        let err = |e: String| self.bad(format!("row group {g}: {e}"));
+        let decoded = guarded(|| self.decode_columns(g, rows));
+        decoded.map_err(|why| {
+            rows.clear();
+            self.bad(format!("row group {g}: {why}"))
+        })
+    }
+
+    /// [`TallyReader::decode`]'s work (each column's decoding guarded).
+    fn decode_columns(&self, g: usize, rows: &mut Columns) -> Result<(), String> {
+        let rg = self.reader.get_row_group(g).map_err(|e| e.to_string())?;
+        let n = usize::try_from(rg.metadata().num_rows()).unwrap_or(0);
         let l = &self.layout;
-        read_column::<Int64Type>(&*rg, l.key, n, &mut rows.key).map_err(&err)?;
-        read_column::<Int32Type>(&*rg, l.mv, n, &mut rows.mv).map_err(&err)?;
-        read_column::<BoolType>(&*rg, l.black, n, &mut rows.black).map_err(&err)?;
-        read_column::<Int64Type>(&*rg, l.games, n, &mut rows.games).map_err(&err)?;
-        read_column::<Int64Type>(&*rg, l.wins, n, &mut rows.wins).map_err(&err)?;
-        read_column::<Int64Type>(&*rg, l.draws, n, &mut rows.draws).map_err(&err)?;
-        read_column::<Int64Type>(&*rg, l.losses, n, &mut rows.losses).map_err(&err)?;
-        read_column::<Int64Type>(&*rg, l.first, n, &mut rows.first).map_err(&err)?;
+        read_column::<Int64Type>(&self.file, &*rg, l.key, n, &mut rows.key)?;
+        read_column::<Int32Type>(&self.file, &*rg, l.mv, n, &mut rows.mv)?;
+        read_column::<BoolType>(&self.file, &*rg, l.black, n, &mut rows.black)?;
+        read_column::<Int64Type>(&self.file, &*rg, l.games, n, &mut rows.games)?;
+        read_column::<Int64Type>(&self.file, &*rg, l.wins, n, &mut rows.wins)?;
+        read_column::<Int64Type>(&self.file, &*rg, l.draws, n, &mut rows.draws)?;
+        read_column::<Int64Type>(&self.file, &*rg, l.losses, n, &mut rows.losses)?;
+        read_column::<Int64Type>(&self.file, &*rg, l.first, n, &mut rows.first)?;
         rows.rated = false;
         if let Some(r) = l.ratings.filter(|_| self.read_ratings) {
-            read_column::<Int64Type>(&*rg, r.rated_games, n, &mut rows.rated_games)
-                .map_err(&err)?;
-            read_column::<Int64Type>(&*rg, r.mover_sum, n, &mut rows.mover_sum).map_err(&err)?;
-            read_column::<Int64Type>(&*rg, r.opponent_sum, n, &mut rows.opponent_sum)
-                .map_err(&err)?;
-            read_column::<Int32Type>(&*rg, r.last_date, n, &mut rows.last_date).map_err(&err)?;
+            read_column::<Int64Type>(&self.file, &*rg, r.rated_games, n, &mut rows.rated_games)?;
+            read_column::<Int64Type>(&self.file, &*rg, r.mover_sum, n, &mut rows.mover_sum)?;
+            read_column::<Int64Type>(&self.file, &*rg, r.opponent_sum, n, &mut rows.opponent_sum)?;
+            read_column::<Int32Type>(&self.file, &*rg, r.last_date, n, &mut rows.last_date)?;
             rows.rated = true;
         }
         Ok(())
@@ -272,8 +284,10 @@ impl Iterator for TallyReader {
     }
 }
 
-/// Reads the `n` values of column `i` of a row group into `out`; a null is an error.
+/// Reads the `n` values of column `i` of a row group into `out`; a null is an error, and so is
+/// a panic of the decoder (the error names the column).
 fn read_column<T: DataType>(
+    file: &SharedFile,
     rg: &dyn RowGroupReader,
     i: usize,
     n: usize,
@@ -282,30 +296,35 @@ fn read_column<T: DataType>(
 where
     T::T: Default + Clone,
 {
-    let reader = rg.get_column_reader(i).map_err(|e| e.to_string())?;
-    let mut reader = get_typed_column_reader::<T>(reader);
-    let nullable = rg.metadata().column(i).column_descr().max_def_level() > 0;
-    let mut defs = Vec::new();
-    let mut records = 0;
-    while records < n {
-        let before = out.len();
-        let (r, v, _) = reader
-            .read_records(
-                n - records,
-                if nullable { Some(&mut defs) } else { None },
-                None,
-                out,
-            )
-            .map_err(|e| e.to_string())?;
-        if r == 0 {
-            return Err(format!("column {i} ends after {records} of {n} rows"));
+    let descr = rg.metadata().column(i).column_descr();
+    let (name, nullable) = (descr.name(), descr.max_def_level() > 0);
+    guarded(|| {
+        check_pages(file, rg.metadata().column(i))?;
+        let reader = rg.get_column_reader(i).map_err(|e| e.to_string())?;
+        let mut reader = get_typed_column_reader::<T>(reader);
+        let mut defs = Vec::new();
+        let mut records = 0;
+        while records < n {
+            let before = out.len();
+            let (r, v, _) = reader
+                .read_records(
+                    n - records,
+                    if nullable { Some(&mut defs) } else { None },
+                    None,
+                    out,
+                )
+                .map_err(|e| e.to_string())?;
+            if r == 0 {
+                return Err(format!("it ends after {records} of {n} rows"));
+            }
+            if out.len() - before != v || v != r {
+                return Err("it has empty (null) values".into());
+            }
+            records += r;
         }
-        if out.len() - before != v || v != r {
-            return Err(format!("column {i} has empty (null) values"));
-        }
-        records += r;
-    }
-    Ok(())
+        Ok(())
+    })
+    .map_err(|why| format!("column {name:?}: {why}"))
 }
 
 #[cfg(test)]
