@@ -12,8 +12,9 @@ use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, sync_channel};
 
 use super::TallyError;
-use super::file::{Columns, TallyReader};
+use super::columns::Columns;
 use super::merge::{combine, in_order};
+use super::reader::TallyReader;
 use crate::book::{BookWriter, ENTRY_SIZE, Entry};
 use crate::builder::{EntryRules, PairCount, PairEntries};
 

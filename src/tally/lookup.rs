@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::file::TallyReader;
 use super::merge::combine;
+use super::reader::TallyReader;
 use super::{TallyError, open_all};
 use crate::builder::PairCount;
 

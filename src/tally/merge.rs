@@ -15,7 +15,7 @@ use std::collections::BinaryHeap;
 use crate::builder::PairCount;
 
 use super::TallyError;
-use super::file::TallyReader;
+use super::reader::TallyReader;
 
 /// Tallies merged position by position.
 pub struct TallyMerge {

@@ -12,7 +12,12 @@
 //!                                                               probe, explore --tally
 //! ```
 //!
-//! - `file`: the Parquet schema, the writer and the reader (and how the key is stored).
+//! - `schema`: the Parquet file's columns and metadata (and how the key is stored), found by name.
+//! - `writer`: the writer, row groups encoded on worker threads.
+//! - `reader`: the reader, pairs in file order or one key's; `columns`: a row group as read, its
+//!   rows checked; `io`: the file read at offsets from several threads; `guard`: a damaged file
+//!   an error (its footer and page headers walked first, `thrift`; its metadata checked against
+//!   the file; the decoders' panics caught).
 //! - `merge`: the k-way merge that sums tallies position by position.
 //! - `lookup`: one position's pairs, found in several tallies and summed.
 //! - `book`: a book from one tally, its row groups decoded and made into entries in parallel.
@@ -25,10 +30,16 @@
 //! them), tallies with and without the ratings' columns of `tally --ratings`.
 
 mod book;
-mod file;
+mod columns;
+mod guard;
+mod io;
 mod lookup;
 mod merge;
+mod reader;
+mod schema;
 mod stats;
+mod thrift;
+mod writer;
 
 use std::io::Write;
 use std::path::Path;
@@ -37,12 +48,12 @@ use std::time::Instant;
 
 use thiserror::Error;
 
-pub use file::{
-    COLUMNS, RATING_COLUMNS, TallyMeta, TallyReader, TallyWriter, key_of_stored, stored_key,
-};
 pub use lookup::TallyLookup;
 pub use merge::TallyMerge;
+pub use reader::TallyReader;
+pub use schema::{COLUMNS, RATING_COLUMNS, TallyMeta, key_of_stored, stored_key};
 pub use stats::{IllegalStats, MoveStats, TallyJson, position_stats};
+pub use writer::TallyWriter;
 
 use crate::book::{BookError, BookWriter, Entry};
 use crate::builder::{

@@ -304,6 +304,101 @@ fn duckdb_reads_the_counts_python_chess_makes() {
     assert_eq!(got, want);
 }
 
+/// The columns are found by their names: a tally whose columns DuckDB wrote in another order,
+/// with a column of its own among them, makes the same book and shows the same statistics.
+#[test]
+fn columns_are_found_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.parquet");
+    tally(&[tcec("TCEC_Match_1")], &t, &[]);
+    let shuffled = dir.path().join("shuffled.parquet");
+    duckdb(
+        r#"
+import sys
+kv = "KV_METADATA {'polybook.tally': '1', 'polybook.options': '--max-ply 1024'}"
+duckdb.sql(f"COPY (SELECT first, losses, 'x' AS note, draws, wins, games, black, move, key "
+           f"FROM '{sys.argv[2]}' ORDER BY key, first) TO '{sys.argv[1]}' (FORMAT parquet, {kv})")
+"#,
+        &[s(&shuffled), s(&t)],
+    );
+    let (a, b) = (dir.path().join("a.bin"), dir.path().join("b.bin"));
+    let rules = ["--weights", "games", "--min-games", "1"];
+    let want = book(&[&t], &a, &rules);
+    assert!(want.len() > 16 * 1000, "{}", want.len());
+    assert!(book(&[&shuffled], &b, &rules) == want);
+    for moves in ["", "e2e4", "d2d4 g8f6"] {
+        let probe = |t: &Path| ok(&["probe", s(t), "--moves", moves, "--json"]);
+        assert_eq!(probe(&shuffled), probe(&t), "{moves}");
+    }
+}
+
+/// Damaged tallies, as found by the fuzz target `tally_reader` (tests/fuzz.rs): every command
+/// that reads tallies fails at once with one line naming the file, where the parquet crate
+/// panicked (exit 101) on the first and read the second for half a minute.
+#[test]
+fn damaged_tallies_fail_at_once_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    let whole = tally(
+        &[tcec("TCEC_Match_1")],
+        &d("t.parquet"),
+        &["--max-ply", "12"],
+    );
+    let n = whole.len();
+    // The first page (the `key` column's) follows the magic; its header ends with two stop
+    // bytes, then come its values, delta-encoded, headed by varints (the block's size first).
+    let values = 4 + whole[4..].windows(2).position(|w| w == [0, 0]).unwrap() + 2;
+    assert_eq!(whole[values..values + 3], [0x80, 0x02, 0x04]);
+    let mut overlong = whole.clone();
+    overlong[values..values + 12].fill(0xff);
+    // The footer (Thrift) with four fields of its own before its stop byte, each a map of
+    // 2^31 - 1 booleans in a few bytes, which the crate skipped element by element.
+    let footer_len = u32::from_le_bytes(whole[n - 8..n - 4].try_into().unwrap()) as usize;
+    let footer_start = n - 8 - footer_len;
+    let mut maps = whole[..n - 9].to_vec();
+    for id in 100..104u32 {
+        let zigzag = 2 * id;
+        maps.extend([0x0b, zigzag as u8 | 0x80, (zigzag >> 7) as u8]);
+        maps.extend([0xff, 0xff, 0xff, 0xff, 0x07, 0x11]);
+    }
+    maps.push(0);
+    maps.extend(((maps.len() - footer_start) as u32).to_le_bytes());
+    maps.extend(b"PAR1");
+    // A piece cut out of the middle: the footer places column chunks past the data.
+    let cut = [&whole[..1000], &whole[2000..]].concat();
+    for (name, bytes, what) in [
+        (
+            "overlong.parquet",
+            &overlong,
+            "row group 0: column \"key\": damaged data",
+        ),
+        (
+            "maps.parquet",
+            &maps,
+            "its footer ends early, or claims more than it holds",
+        ),
+        ("cut.parquet", &cut, "lies outside the file's data"),
+    ] {
+        let path = d(name);
+        std::fs::write(&path, bytes).unwrap();
+        for args in [
+            &["book", "-q", "-o", s(&d("out.bin"))][..],
+            &["tally", "--merge", "-q", "-o", s(&d("out.parquet"))],
+            &["probe", "--no-board"],
+            &["probe", "--json", "--moves", "e2e4"],
+        ] {
+            let mut args = args.to_vec();
+            args.push(s(&path));
+            let start = std::time::Instant::now();
+            let e = fails(&args);
+            assert!(e.contains(name) && e.contains(what), "{args:?}: {e}");
+            let took = start.elapsed();
+            assert!(took.as_secs() < 5, "{args:?} took {took:?}");
+        }
+    }
+    assert!(!d("out.bin").exists() && !d("out.parquet").exists());
+}
+
 /// `probe TALLY.parquet --json`: each move's games and results, as python-chess counts them.
 #[test]
 fn probe_shows_a_positions_statistics() {
