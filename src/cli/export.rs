@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use polybook::book::{Book, LearnLayout};
-use polybook::inspect::{ExportOptions, Opening, SuiteOptions, export_pgn, opening_suite};
+use polybook::inspect::{
+    ExportOptions, Opening, SuiteOptions, export_pgn, opening_suite, write_movetext,
+};
 
 use super::filter::percent;
 use super::output::{Output, write_error};
@@ -243,20 +245,7 @@ fn write_pgn_suite(openings: &[Opening], out: &mut dyn Write) -> std::io::Result
             tokens.push(format!("{{{}}}", polybook::book::score_text(e)));
         }
         tokens.push("*".to_string());
-        let mut width = 0;
-        for token in &tokens {
-            if width > 0 && width + 1 + token.len() > 79 {
-                writeln!(out)?;
-                width = 0;
-            } else if width > 0 {
-                write!(out, " ")?;
-                width += 1;
-            }
-            write!(out, "{token}")?;
-            width += token.len();
-        }
-        writeln!(out)?;
-        writeln!(out)?;
+        write_movetext(&tokens, out)?;
     }
     Ok(())
 }

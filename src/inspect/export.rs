@@ -100,9 +100,15 @@ pub fn export_pgn(
     ));
     tree.write(ROOT, &Chess::default());
     tree.tokens.push("*".to_string());
-    // The PGN export format's lines of at most 79 characters, broken between tokens.
+    write_movetext(&tree.tokens, out)?;
+    Ok(tree.report)
+}
+
+/// Writes a game's movetext tokens in the PGN export format's lines of at most 79 characters,
+/// broken between tokens, then the blank line that ends the game.
+pub fn write_movetext(tokens: &[String], out: &mut dyn Write) -> io::Result<()> {
     let mut width = 0;
-    for token in &tree.tokens {
+    for token in tokens {
         if width > 0 && width + 1 + token.len() > 79 {
             writeln!(out)?;
             width = 0;
@@ -114,8 +120,7 @@ pub fn export_pgn(
         width += token.len();
     }
     writeln!(out)?;
-    writeln!(out)?;
-    Ok(tree.report)
+    writeln!(out)
 }
 
 /// The index of the start position in [`Tree::nodes`].

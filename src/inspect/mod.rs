@@ -17,7 +17,7 @@ mod probe_json;
 mod suite;
 mod verify;
 
-pub use export::{ExportOptions, ExportReport, export_pgn};
+pub use export::{ExportOptions, ExportReport, export_pgn, write_movetext};
 pub use filter::{FilterOptions, FilterReport, filter_book};
 pub use info::{BookInfo, book_info};
 pub use lines::write_lines;

@@ -828,7 +828,8 @@ fn slow_clients_do_not_block_the_others() {
     let held: Vec<TcpStream> = (0..100)
         .map(|_| {
             let mut s = TcpStream::connect(&served.addr).unwrap();
-            s.write_all(b"GET /api/books HTTP/1.1\r\nHost: 127.0.0.1").unwrap();
+            s.write_all(b"GET /api/books HTTP/1.1\r\nHost: 127.0.0.1")
+                .unwrap();
             s
         })
         .collect();
