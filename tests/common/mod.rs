@@ -244,3 +244,86 @@ for path in sys.argv[2:]:
 for uci, (san, n, w, d, l) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
     print(uci, san, n, w, d, l)
 "#;
+
+/// The binary (or any command) speaking UCI on pipes, its lines read on a thread of their own, as
+/// a GUI runs an engine.
+pub struct UciChild {
+    pub child: std::process::Child,
+    pub stdin: std::process::ChildStdin,
+    pub lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl UciChild {
+    /// `polybook ARGS`.
+    pub fn start(args: &[&str]) -> UciChild {
+        let mut command = Command::new(BIN);
+        command.args(args);
+        UciChild::spawn(command)
+    }
+
+    /// Runs `command` (the binary, perhaps through a shell) as the engine.
+    pub fn spawn(mut command: Command) -> UciChild {
+        use std::io::BufRead;
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        UciChild {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    pub fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The lines up to the first one starting with `prefix` (included), and how long it took.
+    pub fn until(
+        &mut self,
+        prefix: &str,
+        timeout: std::time::Duration,
+    ) -> (Vec<String>, std::time::Duration) {
+        use std::sync::mpsc::RecvTimeoutError;
+        let start = std::time::Instant::now();
+        let mut seen = Vec::new();
+        loop {
+            let left = timeout.saturating_sub(start.elapsed());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let done = line.starts_with(prefix);
+                    seen.push(line);
+                    if done {
+                        return (seen, start.elapsed());
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => panic!("no '{prefix}' within {timeout:?}"),
+                Err(RecvTimeoutError::Disconnected) => panic!("the engine ended before '{prefix}'"),
+            }
+        }
+    }
+
+    /// The first line starting with `prefix`, and how long it took.
+    pub fn expect(
+        &mut self,
+        prefix: &str,
+        timeout: std::time::Duration,
+    ) -> (String, std::time::Duration) {
+        let (mut lines, took) = self.until(prefix, timeout);
+        (lines.pop().unwrap(), took)
+    }
+}

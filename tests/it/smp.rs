@@ -9,11 +9,8 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use polybook::engine::options::max_threads;
@@ -23,7 +20,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess};
 
-use common::{BIN, polybook, stderr, stdout};
+use common::{polybook, stderr, stdout};
 
 /// Is `uci` a legal move in `fen`?
 fn legal_in(fen: &str, uci: &str) -> bool {
@@ -248,67 +245,12 @@ fn mates_are_found_with_two_threads() {
 
 // ---- a real UCI process ---------------------------------------------------------------------------
 
-struct Uci {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-}
-
-impl Uci {
-    fn start() -> Uci {
-        let mut child = Command::new(BIN)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Uci {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    fn send(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// The lines up to the first one starting with `prefix` (included), and how long it took.
-    fn until(&mut self, prefix: &str, timeout: Duration) -> (Vec<String>, Duration) {
-        let start = Instant::now();
-        let mut seen = Vec::new();
-        loop {
-            let left = timeout.saturating_sub(start.elapsed());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    let done = line.starts_with(prefix);
-                    seen.push(line);
-                    if done {
-                        return (seen, start.elapsed());
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => panic!("no '{prefix}' within {timeout:?}"),
-                Err(RecvTimeoutError::Disconnected) => panic!("the engine ended before '{prefix}'"),
-            }
-        }
-    }
-}
+use common::UciChild as Uci;
 
 #[test]
 fn uci_with_two_threads() {
     const FEN: &str = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
-    let mut e = Uci::start();
+    let mut e = Uci::start(&[]);
     e.send("uci");
     let (lines, _) = e.until("uciok", Duration::from_secs(5));
     let threads = format!(

@@ -6,8 +6,8 @@ use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use polybook::book::{Entry, Key, RawMove, write_book};
@@ -420,63 +420,7 @@ fn fuzz_random_and_truncated_lines_then_readyok() {
 
 // ---- the binary, as a GUI runs it --------------------------------------------------------------
 
-struct Engine {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-}
-
-impl Engine {
-    fn start(args: &[&str]) -> Engine {
-        let mut command = Command::new(BIN);
-        command.args(args);
-        Engine::spawn(command)
-    }
-
-    /// Runs `command` (the binary, perhaps through a shell) as the engine.
-    fn spawn(mut command: Command) -> Engine {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Engine {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    fn send(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Waits for a line starting with `prefix`; returns it and how long it took.
-    fn expect(&mut self, prefix: &str, timeout: Duration) -> (String, Duration) {
-        let start = Instant::now();
-        loop {
-            let left = timeout.saturating_sub(start.elapsed());
-            match self.lines.recv_timeout(left) {
-                Ok(line) if line.starts_with(prefix) => return (line, start.elapsed()),
-                Ok(_) => {}
-                Err(RecvTimeoutError::Timeout) => panic!("no '{prefix}' within {timeout:?}"),
-                Err(RecvTimeoutError::Disconnected) => panic!("the engine ended before '{prefix}'"),
-            }
-        }
-    }
-}
+use common::UciChild as Engine;
 
 /// `setoption name Hash` with more than the machine can give: an `info string` says what is used
 /// instead, and the engine plays. The system's refusal is made certain with an address-space
