@@ -327,3 +327,8 @@ impl UciChild {
         (lines.pop().unwrap(), took)
     }
 }
+
+/// A path as the `&str` an argument list takes (test paths are UTF-8).
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}

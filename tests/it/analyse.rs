@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 use crate::common;
 use common::{BIN, data, polybook, polybook_fails, polybook_ok, python, stderr, stdout};
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::path_str as s;
 
 const CHECK: &str = include_str!("../analyse_check.py");
 

@@ -49,9 +49,7 @@ fn script(body: &str) -> String {
     format!("{WALK}\n{body}")
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::path_str as s;
 
 fn verify(book: &Path) {
     let out = polybook_ok(&["verify", s(book)]);

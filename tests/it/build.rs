@@ -9,9 +9,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::path_str as s;
 
 /// Builds with polybook; panics with its stderr if it fails.
 fn build(inputs: &[&Path], out: &Path, options: &[&str]) -> Vec<u8> {

@@ -135,9 +135,7 @@ fn encode(value: &str) -> String {
     form_urlencoded::byte_serialize(value.as_bytes()).collect()
 }
 
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::path_str as path;
 
 /// A book of the start position's moves with one entry that is not legal there (e1h1, castling
 /// through pieces: a key collision or a broken book), as `probe` lists apart.

@@ -17,9 +17,7 @@ use shakmaty::{Chess, Position};
 
 use common::{gnuchess_book, polybook, polybook_fails, polybook_ok, python, stderr};
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::path_str as s;
 
 /// A writable copy of the GNU Chess book in a new folder.
 fn temp_book() -> (tempfile::TempDir, PathBuf) {

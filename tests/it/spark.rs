@@ -8,9 +8,7 @@ use common::{data, duckdb, polybook_ok, python, root, stderr};
 use std::path::Path;
 use std::process::Command;
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::path_str as s;
 
 #[test]
 fn the_spark_job_makes_the_single_machine_book() {

@@ -9,9 +9,7 @@ use common::{data, duckdb, polybook, python, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::path_str as s;
 
 /// Runs polybook; panics with its stderr if it fails.
 fn ok(args: &[&str]) -> String {

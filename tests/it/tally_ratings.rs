@@ -9,9 +9,7 @@ use common::{data, duckdb, polybook, polybook_fails, polybook_ok, python};
 
 use std::path::{Path, PathBuf};
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::path_str as s;
 
 fn tally(inputs: &[PathBuf], out: &Path, options: &[&str]) -> Vec<u8> {
     let mut args = vec!["tally", "-q", "-o", s(out)];
