@@ -97,9 +97,6 @@ impl Server {
     }
 }
 
-/// How long a connection may stay silent (no byte of a request) before it is closed.
-const SILENT_CLIENT: Duration = Duration::from_secs(2);
-
 /// A socket listening on `addr` whose connections send each answer at once: `TCP_NODELAY` is set
 /// on it, and Linux gives it to the connections it accepts. Without it, an answer that `tiny_http`
 /// writes in two pieces (headers, then a body over its 1 KiB buffer) waits for the client's delayed
@@ -110,13 +107,6 @@ fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
     #[cfg(unix)]
     socket.set_reuse_address(true)?;
     socket.set_tcp_nodelay(true)?;
-    // Linux gives the accepted connections this read timeout too: a client silent for
-    // `SILENT_CLIENT` loses its connection. `tiny_http` reads each connection on a thread of its
-    // pool, and that pool can queue a new connection behind a busy one (it counts idle threads
-    // before they take their task), so without the timeout a client that sends half a request
-    // and waits could hold another client's answer forever; with it, a few seconds at most.
-    // (`accept` times out too, which the workers take as a failed accept and go on.)
-    socket.set_read_timeout(Some(SILENT_CLIENT))?;
     socket.bind(&addr.into())?;
     socket.listen(128)?;
     Ok(socket.into())
