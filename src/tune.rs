@@ -231,12 +231,15 @@ fn to_params(w: &[f64]) -> Params {
 }
 
 /// Reads the games of `inputs` and keeps a seeded sample of quiet positions with their results,
-/// split into training and held-out positions.
+/// split into training and held-out positions. `progress` hears the bytes and games read so far
+/// after each chunk of input.
 pub fn read_positions(
     inputs: &[Input],
     options: &TuneOptions,
     start: &Params,
+    progress: &dyn crate::builder::Progress,
 ) -> Result<(Dataset, Dataset, ReadReport), TuneError> {
+    let bytes_read = Arc::new(AtomicU64::new(0));
     let mut visitor = Sampler {
         options,
         rng: StdRng::seed_from_u64(options.seed),
@@ -248,12 +251,15 @@ pub fn read_positions(
             name: input.name(),
             why: reason(&e),
         };
-        let mut chunks =
-            Chunks::open(input, Arc::new(AtomicU64::new(0)), 1 << 22).map_err(read_error)?;
+        let mut chunks = Chunks::open(input, bytes_read.clone(), 1 << 22).map_err(read_error)?;
         while let Some(chunk) = chunks.next_chunk().map_err(read_error)? {
             let mut reader = pgn_reader::Reader::new(&chunk[..]);
             // Bad syntax costs one game: the reader moves past it.
             while !matches!(reader.read_game(&mut visitor), Ok(None)) {}
+            progress.update(
+                bytes_read.load(std::sync::atomic::Ordering::Relaxed),
+                visitor.report.games,
+            );
         }
     }
     let mut report = visitor.report;

@@ -78,8 +78,12 @@ pub fn run(args: Args) -> CliResult {
     let inputs = expand(&args.games).map_err(CliError::data)?;
     let file = create_output(&args.output).map_err(CliError::data)?;
     let start = Params::start();
-    let (train, held_out, read) =
-        read_positions(&inputs, &options, &start).map_err(CliError::data)?;
+    // Reading the games takes a while on big files: a bar, as `build` shows, on a terminal.
+    let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
+    let bar = super::build::Bar::new(std::io::IsTerminal::is_terminal(&std::io::stderr()), total);
+    let read = read_positions(&inputs, &options, &start, &bar);
+    bar.finish();
+    let (train, held_out, read) = read.map_err(CliError::data)?;
     eprintln!(
         "{} games read, {} used, {} candidate positions, {} sampled, {} quiet: {} to train, {} held out",
         read.games,

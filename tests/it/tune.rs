@@ -153,3 +153,28 @@ fn bad_input_gets_one_error_line() {
     );
     assert!(!std::path::Path::new(out).exists(), "no half-written file");
 }
+
+/// On a terminal (`script` gives one), reading the games shows a progress bar with the bytes read
+/// and the games, as `build` does, before the first report line.
+#[test]
+fn reading_the_games_shows_progress_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.txt");
+    let games = data("pgn/gnuchess-book_1.02.pgn.xz");
+    let command = format!(
+        "{} tune {} -o {} --epochs 1 --positions 20000",
+        common::BIN,
+        games.display(),
+        out.display()
+    );
+    let run = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("script (util-linux) runs");
+    assert!(run.status.success(), "{}", common::stderr(&run));
+    let text = String::from_utf8_lossy(&run.stdout);
+    let bar = text.find("MiB/15.69 MiB").expect("a progress bar");
+    let report = text.find("games read").expect("the report");
+    assert!(bar < report, "{text}");
+    assert!(text.contains(" games, "), "{text}");
+}
