@@ -7,8 +7,15 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use polybook::arena::clock::PerMove;
+use polybook::arena::player::EngineSpec;
+use polybook::arena::runner::{MatchConfig, MoveLimit};
+use polybook::arena::session::{Report, Session, SessionConfig};
+use polybook::book::{Book, Books, ChooseOptions};
 use serde_json::Value;
 
 use common::{BIN, gnuchess_book as book, polybook};
@@ -756,19 +763,48 @@ fn a_signal_stops_a_match_whose_engine_thinks_without_end() {
     }
 }
 
+/// A library session's settings: games of `engines` at 300 nodes a move from the start position
+/// (then `books`, 4 plies), one at a time.
+fn session_config(
+    engines: Vec<EngineSpec>,
+    books: Option<Books>,
+    games: usize,
+    seed: u64,
+    pgn: &Path,
+) -> SessionConfig {
+    SessionConfig {
+        settings: MatchConfig {
+            engines: [engines[0].clone(), engines[1].clone()],
+            book: books.map(Arc::new),
+            book_plies: 4,
+            choose: ChooseOptions::default(),
+            starts: vec![shakmaty::Chess::default()],
+            games,
+            limit: MoveLimit::PerMove(PerMove {
+                nodes: Some(300),
+                ..PerMove::default()
+            }),
+            time_margin: Duration::ZERO,
+            concurrency: 1,
+            seed,
+            resign: None,
+            draw: None,
+            event: "polybook match".to_string(),
+            handshake_timeout: Duration::from_secs(5),
+        },
+        engines,
+        tournament: None,
+        pgn: Some(pgn.to_path_buf()),
+        learn: None,
+        sprt: None,
+    }
+}
+
 /// The library's session of a tiny fixed-node match: its report serializes to the object
 /// `polybook match --json` prints (the same fields and values, the time aside), its progress
 /// lines are the command's, and its PGN log has the command's bytes.
 #[test]
 fn the_library_session_is_the_match_command() {
-    use polybook::arena::clock::PerMove;
-    use polybook::arena::player::EngineSpec;
-    use polybook::arena::runner::{MatchConfig, MoveLimit};
-    use polybook::arena::session::{Report, Session, SessionConfig};
-    use polybook::book::{Book, Books, ChooseOptions};
-    use std::sync::Arc;
-    use std::sync::atomic::AtomicBool;
-
     let dir = tempfile::tempdir().unwrap();
     let (lib_pgn, cli_pgn) = (dir.path().join("lib.pgn"), dir.path().join("cli.pgn"));
     let book_path = book();
@@ -779,33 +815,13 @@ fn the_library_session_is_the_match_command() {
         book_path.display().to_string(),
         Book::open(&book_path).unwrap(),
     );
-    let settings = MatchConfig {
-        engines: [engine("A"), engine("B")],
-        book: Some(Arc::new(books)),
-        book_plies: 4,
-        choose: ChooseOptions::default(),
-        starts: vec![shakmaty::Chess::default()],
-        games: 4,
-        limit: MoveLimit::PerMove(PerMove {
-            nodes: Some(300),
-            ..PerMove::default()
-        }),
-        time_margin: Duration::ZERO,
-        concurrency: 1,
-        seed: 11,
-        resign: None,
-        draw: None,
-        event: "polybook match".to_string(),
-        handshake_timeout: Duration::from_secs(5),
-    };
-    let session = Session::new(SessionConfig {
-        engines: settings.engines.to_vec(),
-        tournament: None,
-        settings,
-        pgn: Some(lib_pgn.clone()),
-        learn: None,
-        sprt: None,
-    })
+    let session = Session::new(session_config(
+        vec![engine("A"), engine("B")],
+        Some(books),
+        4,
+        11,
+        &lib_pgn,
+    ))
     .unwrap();
     assert_eq!(session.names(), ["A", "B"]);
     let mut lines = Vec::new();
@@ -896,46 +912,11 @@ fn the_library_session_is_the_match_command() {
 /// An interrupted session starts no game and says so.
 #[test]
 fn an_interrupted_library_session_plays_nothing() {
-    use polybook::arena::clock::PerMove;
-    use polybook::arena::player::EngineSpec;
-    use polybook::arena::runner::{MatchConfig, MoveLimit};
-    use polybook::arena::session::{Session, SessionConfig};
-    use polybook::book::ChooseOptions;
-    use std::sync::Arc;
-    use std::sync::atomic::AtomicBool;
-
     let engine = EngineSpec::parse("builtin:Hash=1", Path::new(BIN)).unwrap();
-    let settings = MatchConfig {
-        engines: [engine.clone(), engine.clone()],
-        book: None,
-        book_plies: 0,
-        choose: ChooseOptions::default(),
-        starts: vec![shakmaty::Chess::default()],
-        games: 2,
-        limit: MoveLimit::PerMove(PerMove {
-            nodes: Some(300),
-            ..PerMove::default()
-        }),
-        time_margin: Duration::ZERO,
-        concurrency: 1,
-        seed: 1,
-        resign: None,
-        draw: None,
-        event: "polybook match".to_string(),
-        handshake_timeout: Duration::from_secs(5),
-    };
-    let engines = vec![engine.clone(), engine.clone(), engine];
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("t.pgn");
-    let session = Session::new(SessionConfig {
-        engines,
-        tournament: None,
-        settings,
-        pgn: Some(pgn.clone()),
-        learn: None,
-        sprt: None,
-    })
-    .unwrap();
+    let engines = vec![engine.clone(), engine.clone(), engine];
+    let session = Session::new(session_config(engines, None, 2, 1, &pgn)).unwrap();
     let mut lines = Vec::new();
     let finished = session.run(&Arc::new(AtomicBool::new(true)), |p| {
         lines.push(p.to_string())
