@@ -9,6 +9,8 @@
 //!   match's tally, Elo and SPRT.
 //! - [`tournament`]: several engines, in a round robin or a gauntlet, played by the same
 //!   runner; [`standings`]: its pairings' tallies and the ranking table.
+//! - [`session`]: a match or a tournament from start to end (the event loop, the PGN log, book
+//!   learning, the SPRT stop, interruption) and its report.
 //! - [`play`]: the terminal game against a person.
 
 pub mod clock;
@@ -19,6 +21,7 @@ pub mod pgn;
 pub mod play;
 pub mod player;
 pub mod runner;
+pub mod session;
 pub mod standings;
 pub mod stats;
 pub mod tournament;

@@ -32,6 +32,16 @@ pub enum MoveLimit {
     PerMove(PerMove),
 }
 
+impl std::fmt::Display for MoveLimit {
+    /// `tc 10+0.1`, or the budget per move (`2000 nodes a move`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MoveLimit::Clock(tc) => write!(f, "tc {tc}"),
+            MoveLimit::PerMove(p) => write!(f, "{p}"),
+        }
+    }
+}
+
 /// Resign adjudication: a side whose engine reports at most `-score` centipawns for `moves`
 /// moves in a row, while its opponent reports at least `score`, loses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

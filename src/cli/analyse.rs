@@ -16,7 +16,6 @@ use polybook::inspect::ProblemKind;
 use polybook::position::{EpdLine, fen_of, parse_fen};
 use shakmaty::Chess;
 
-use super::build::cancel_on_signals;
 use super::position::PositionArgs;
 use super::{CliError, CliResult, open_book};
 
@@ -189,7 +188,7 @@ pub fn run(args: Args) -> CliResult {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
         )
     }));
-    let cancel = cancel_on_signals();
+    let cancel = super::interrupt::flag();
     let opts = RunOptions {
         engine,
         limits,

@@ -2,8 +2,6 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use polybook::builder::{
@@ -259,7 +257,8 @@ pub fn run(args: Args) -> CliResult {
     let opts = args.reading.options(filter, rules)?;
 
     let inputs = expand(&args.inputs).map_err(CliError::data)?;
-    let cancel = cancel_on_signals();
+    // The spilled runs, which have no names, go with the process however it ends.
+    let cancel = super::interrupt::flag();
     let show = !args.quiet && std::io::stderr().is_terminal();
     let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
     let bar = Bar::new(show, total);
@@ -290,16 +289,6 @@ pub fn run(args: Args) -> CliResult {
         outln!("{text}")?;
     }
     Ok(())
-}
-
-/// A flag that Ctrl-C, SIGTERM and SIGHUP set: they stop a build cleanly (no output, no temporary
-/// file). If a handler cannot be installed they still stop it; the spilled runs, which have no
-/// names, go with the process either way.
-pub fn cancel_on_signals() -> Arc<AtomicBool> {
-    let cancel = Arc::new(AtomicBool::new(false));
-    let flag = cancel.clone();
-    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
-    cancel
 }
 
 /// `12 elo filter, 3 date filter`: counts by reason.

@@ -89,7 +89,7 @@ pub fn run(args: Args) -> CliResult {
     // Ctrl-C (or SIGTERM, SIGHUP) ends the wait below. If the handler cannot be installed, the
     // signal still ends the process.
     let (stop, stopped) = std::sync::mpsc::channel();
-    let _ = ctrlc::set_handler(move || {
+    super::interrupt::on_signal(move || {
         let _ = stop.send(());
     });
     let url = server.url();

@@ -6,20 +6,16 @@ mod tournament;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::channel;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use polybook::arena::clock::TimeControl;
-use polybook::arena::learn::learn_opening;
 use polybook::arena::opening::{OpeningsError, parse_openings};
-use polybook::arena::pgn::PgnLog;
 use polybook::arena::player::{EngineSpec, parse_option};
-use polybook::arena::runner::{self, DrawRule, Event, MatchConfig, MoveLimit, ResignRule};
-use polybook::arena::stats::{MatchTally, Sprt, Verdict};
+use polybook::arena::runner::{DrawRule, MatchConfig, MoveLimit, ResignRule};
+use polybook::arena::session::{MatchReport, Report, Session, SessionConfig, SessionError};
+use polybook::arena::stats::{Sprt, Verdict};
 use polybook::arena::tournament::Kind;
 use polybook::book::{Books, ChooseOptions, Selection};
-use serde_json::json;
 
 use super::search::LimitArgs;
 use super::{CliError, CliResult, open_book};
@@ -334,186 +330,74 @@ fn read_openings(path: &std::path::Path) -> Result<Vec<shakmaty::Chess>, CliErro
 
 pub fn run(args: Args) -> CliResult {
     let specs = engine_specs(&args)?;
-    let config = config(&args, &specs)?;
-    if specs.len() > 2 || args.tournament.is_some() {
-        return tournament::run(&args, specs, config);
-    }
+    let settings = config(&args, &specs)?;
+    let tournament = specs.len() > 2 || args.tournament.is_some();
     let sprt = match &args.sprt {
+        Some(_) if tournament => {
+            return Err(CliError::usage(format!(
+                "--sprt tests the difference between two engines: it needs a match of two, not a tournament of {}",
+                specs.len()
+            )));
+        }
         Some(t) => Some(t.parse::<Sprt>().map_err(CliError::usage)?),
         None => None,
     };
-    let names = runner::check_engines(&config).map_err(CliError::data)?;
-    // The PGN file is opened (for appending) before any game, so a bad path fails
-    // before the match starts.
-    let mut pgn: Option<PgnLog> = match &args.pgn {
-        Some(path) => {
-            Some(PgnLog::open(path).map_err(|e| super::file_error("write PGN", path, &e))?)
-        }
-        None => None,
-    };
+    let session = Session::new(SessionConfig {
+        engines: specs,
+        tournament: args.tournament,
+        settings,
+        pgn: args.pgn.clone(),
+        learn: args.book_learn.then(|| args.book.clone()),
+        sprt,
+    })
+    .map_err(|e| match e {
+        SessionError::Pgn { path, source } => super::file_error("write PGN", &path, &source),
+        SessionError::Engine(e) => CliError::data(e),
+        e => CliError::usage(e),
+    })?;
     let log = !args.quiet;
-    if log {
-        eprintln!(
-            "{} vs {}: {} games, {}, seed {}",
-            names[0],
-            names[1],
-            config.games,
-            limit_text(&config.limit),
-            config.seed
-        );
-    }
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let abort = Arc::new(AtomicBool::new(false));
-    {
-        let abort = Arc::clone(&abort);
-        let _ = ctrlc::set_handler(move || abort.store(true, Ordering::Relaxed));
-    }
-    let (tx, rx) = channel();
-    let started = Instant::now();
-    let mut tally = MatchTally::new(config.games, sprt);
-    let mut failure: Option<String> = None;
-    let mut pgn_error: Option<String> = None;
-    // `--book-learn`: the learn fields updated in each book, and the first failure.
-    let mut learned = vec![0usize; args.book.len()];
-    let mut learn_error: Option<String> = None;
-
-    std::thread::scope(|scope| {
-        let (config, names, stop, abort) = (&config, &names, &stop, &abort);
-        scope.spawn(move || runner::run(config, names, stop, abort, tx));
-        for event in rx {
-            match event {
-                Event::GameFinished(report) => {
-                    if let Some(file) = pgn.as_mut()
-                        && let Err(e) = file.append(&report.pgn)
-                    {
-                        pgn_error = Some(e.to_string());
-                        abort.store(true, Ordering::Relaxed);
-                    }
-                    if args.book_learn
-                        && let Err(e) = learn_from_game(config, &args.book, &report, &mut learned)
-                    {
-                        learn_error = Some(e.to_string());
-                        abort.store(true, Ordering::Relaxed);
-                    }
-                    tally.record(
-                        report.index,
-                        report.first_half_points,
-                        report.termination.tag(),
-                    );
-                    if log {
-                        eprintln!(
-                            "game {}/{}: {} - {} {} ({}) | {}: {}{}",
-                            report.index + 1,
-                            config.games,
-                            report.white,
-                            report.black,
-                            report.result(),
-                            report.termination.describe(None).to_lowercase(),
-                            names[0],
-                            tally.score,
-                            sprt.map_or(String::new(), |s| format!(
-                                ", LLR {:.2} ({:.2}, {:.2})",
-                                tally.score.llr(&s),
-                                s.lower(),
-                                s.upper()
-                            ))
-                        );
-                    }
-                    if tally.decided() {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                }
-                Event::Restarted(which, why) => {
-                    if log {
-                        eprintln!("engine {} ({}) restarted: {why}", which + 1, names[which]);
-                    }
-                }
-                Event::Failed(why) => {
-                    failure.get_or_insert(why);
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
+    let finished = session.run(&super::interrupt::flag(), |progress| {
+        if log {
+            eprintln!("{progress}");
         }
     });
-
-    let elapsed = started.elapsed();
-    let interrupted = abort.load(Ordering::Relaxed) && pgn_error.is_none() && learn_error.is_none();
-    let (score, verdict) = (&tally.score, tally.verdict);
+    let what = match &finished.report {
+        Report::Match(_) => "match",
+        Report::Tournament(_) => "tournament",
+    };
     if args.json {
-        let (elo, err) = score
-            .elo()
-            .map_or((None, None), |(e, m)| (Some(e), Some(m)));
-        let report = json!({
-            "engines": names,
-            "games": score.games(),
-            "wins": score.wins,
-            "draws": score.draws,
-            "losses": score.losses,
-            "score": score.ratio(),
-            "elo": elo,
-            "elo_error95": err,
-            "los": score.los(),
-            "pentanomial": score.pairs,
-            "terminations": tally.terminations,
-            "sprt": sprt.map(|s| json!({
-                "elo0": s.elo0, "elo1": s.elo1, "alpha": s.alpha, "beta": s.beta,
-                "llr": score.llr(&s), "lower": s.lower(), "upper": s.upper(),
-                "verdict": match verdict { Verdict::H0 => "H0", Verdict::H1 => "H1", Verdict::Continue => "none" },
-                "decided_at_game": tally.decided_at.map(|(games, _)| games),
-                "decided_llr": tally.decided_at.map(|(_, llr)| llr),
-            })),
-            "seed": config.seed,
-            "seconds": elapsed.as_secs_f64(),
-            "interrupted": interrupted,
-        });
-        outln!("{report}")?;
+        let value = serde_json::to_value(&finished.report).map_err(CliError::data)?;
+        outln!("{value}")?;
     } else {
-        outln!("{} vs {}: {score}", names[0], names[1])?;
-        outln!(
-            "games {}, pairs (0, ½, 1, 1½, 2 points) {:?}, {:.0} s",
-            score.games(),
-            score.pairs,
-            elapsed.as_secs_f64()
-        )?;
-        if let Some(s) = sprt {
-            outln!(
-                "SPRT elo0={} elo1={} alpha={} beta={}: LLR {:.2} ({:.2}, {:.2}): {}",
-                s.elo0,
-                s.elo1,
-                s.alpha,
-                s.beta,
-                score.llr(&s),
-                s.lower(),
-                s.upper(),
-                match verdict {
-                    Verdict::H1 => "H1 accepted",
-                    Verdict::H0 => "H0 accepted",
-                    Verdict::Continue => "no decision",
-                }
-            )?;
-            // Games being played when the LLR crossed a bound end afterwards and count above.
-            if let Some((games, llr)) = tally.decided_at
-                && games < score.games()
-            {
-                outln!(
-                    "decided at game {games} (LLR {llr:.2}); the {} game(s) still being played then are counted above",
-                    score.games() - games
-                )?;
-            }
+        match &finished.report {
+            Report::Match(report) => print_match(report)?,
+            Report::Tournament(report) => tournament::print(report)?,
         }
     }
     let _ = std::io::stdout().flush();
-    learning_summary(&args, &learned, learn_error, "match")?;
-    if let Some(e) = pgn_error {
+    if args.book_learn && !args.quiet {
+        for (path, n) in args.book.iter().zip(&finished.learned) {
+            eprintln!(
+                "book learning: {n} learn field update{} in {}",
+                if *n == 1 { "" } else { "s" },
+                path.display()
+            );
+        }
+    }
+    if let Some(e) = finished.learn_error {
         return Err(CliError::data(format!(
-            "writing the PGN failed: {e}; the match was stopped"
+            "book learning failed: {e}; the {what} was stopped"
         )));
     }
-    if let Some(why) = failure {
-        return Err(CliError::data(format!("match stopped: {why}")));
+    if let Some(e) = finished.pgn_error {
+        return Err(CliError::data(format!(
+            "writing the PGN failed: {e}; the {what} was stopped"
+        )));
     }
-    if interrupted {
+    if let Some(why) = finished.failure {
+        return Err(CliError::data(format!("{what} stopped: {why}")));
+    }
+    if finished.report.interrupted() {
         return Err(CliError {
             code: 130,
             message: "interrupted; the games that finished are in the PGN".to_string(),
@@ -522,60 +406,41 @@ pub fn run(args: Args) -> CliResult {
     Ok(())
 }
 
-/// `--book-learn` after one game: the book moves of its opening learn its result (an unfinished
-/// game teaches nothing); `learned` counts the updates per book.
-fn learn_from_game(
-    config: &MatchConfig,
-    paths: &[PathBuf],
-    report: &runner::GameReport,
-    learned: &mut [usize],
-) -> Result<(), polybook::book::BookError> {
-    let (Some(books), Some(outcome)) = (&config.book, report.outcome) else {
-        return Ok(());
-    };
-    let opening = runner::opening_for(config, report.index / 2);
-    let updates = learn_opening(
-        books,
-        paths,
-        &config.choose,
-        &opening.start,
-        &opening.moves,
-        outcome,
+/// A match's final report as text: the score, the pairs and the time, and the SPRT's verdict.
+fn print_match(report: &MatchReport) -> CliResult {
+    let (names, score) = (&report.engines, &report.tally.score);
+    outln!("{} vs {}: {score}", names[0], names[1])?;
+    outln!(
+        "games {}, pairs (0, ½, 1, 1½, 2 points) {:?}, {:.0} s",
+        score.games(),
+        score.pairs,
+        report.seconds
     )?;
-    for update in updates {
-        learned[update.book] += update.moves;
-    }
-    Ok(())
-}
-
-/// After a match or tournament with `--book-learn`: the learn fields updated in each book (on
-/// stderr unless `--quiet`), and the error that stopped it, if learning failed.
-fn learning_summary(
-    args: &Args,
-    learned: &[usize],
-    error: Option<String>,
-    what: &str,
-) -> CliResult {
-    if args.book_learn && !args.quiet {
-        for (path, n) in args.book.iter().zip(learned) {
-            eprintln!(
-                "book learning: {n} learn field update{} in {}",
-                if *n == 1 { "" } else { "s" },
-                path.display()
-            );
+    if let Some(s) = &report.sprt {
+        outln!(
+            "SPRT elo0={} elo1={} alpha={} beta={}: LLR {:.2} ({:.2}, {:.2}): {}",
+            s.elo0,
+            s.elo1,
+            s.alpha,
+            s.beta,
+            s.llr,
+            s.lower,
+            s.upper,
+            match report.tally.verdict {
+                Verdict::H1 => "H1 accepted",
+                Verdict::H0 => "H0 accepted",
+                Verdict::Continue => "no decision",
+            }
+        )?;
+        // Games being played when the LLR crossed a bound end afterwards and count above.
+        if let Some((games, llr)) = report.tally.decided_at
+            && games < score.games()
+        {
+            outln!(
+                "decided at game {games} (LLR {llr:.2}); the {} game(s) still being played then are counted above",
+                score.games() - games
+            )?;
         }
     }
-    match error {
-        Some(e) => Err(CliError::data(format!(
-            "book learning failed: {e}; the {what} was stopped"
-        ))),
-        None => Ok(()),
-    }
-}
-
-fn limit_text(limit: &MoveLimit) -> String {
-    match limit {
-        MoveLimit::Clock(tc) => format!("tc {tc}"),
-        MoveLimit::PerMove(p) => p.to_string(),
-    }
+    Ok(())
 }

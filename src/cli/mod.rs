@@ -51,6 +51,7 @@ mod explore;
 mod export;
 mod filter;
 mod info;
+mod interrupt;
 mod key;
 mod learn;
 mod lines;

@@ -142,7 +142,7 @@ pub fn run(args: Args) -> CliResult {
         let snapshot = snapshot.clone();
         let target = args.pgn.clone();
         let no_pgn = args.no_pgn;
-        let _ = ctrlc::set_handler(move || {
+        super::interrupt::on_signal(move || {
             let pgn = snapshot
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)

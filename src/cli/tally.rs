@@ -10,7 +10,7 @@ use polybook::builder::{BuildError, EntryRules};
 use polybook::tally::{SumReport, TallyError, TallyJson};
 use shakmaty::{Chess, Position};
 
-use super::build::{Bar, GameArgs, ReadArgs, cancel_on_signals, list};
+use super::build::{Bar, GameArgs, ReadArgs, list};
 use super::{CliError, CliResult};
 
 /// Count every (position, move) of PGN games exactly, into a Parquet tally.
@@ -85,7 +85,7 @@ pub fn run(args: Args) -> CliResult {
     filter.ratings = args.ratings;
     let opts = args.reading.options(filter, EntryRules::default())?;
     let inputs = expand(&args.inputs).map_err(CliError::data)?;
-    let cancel = cancel_on_signals();
+    let cancel = super::interrupt::flag();
     let show = !args.quiet && std::io::stderr().is_terminal();
     let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
     let bar = Bar::new(show, total);

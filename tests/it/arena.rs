@@ -7,8 +7,15 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use polybook::arena::clock::PerMove;
+use polybook::arena::player::EngineSpec;
+use polybook::arena::runner::{MatchConfig, MoveLimit};
+use polybook::arena::session::{Report, Session, SessionConfig};
+use polybook::book::{Book, Books, ChooseOptions};
 use serde_json::Value;
 
 use common::{BIN, gnuchess_book as book, polybook};
@@ -754,4 +761,171 @@ fn a_signal_stops_a_match_whose_engine_thinks_without_end() {
         );
         assert!(!common::stderr(&out).contains("panicked"));
     }
+}
+
+/// A library session's settings: games of `engines` at 300 nodes a move from the start position
+/// (then `books`, 4 plies), one at a time.
+fn session_config(
+    engines: Vec<EngineSpec>,
+    books: Option<Books>,
+    games: usize,
+    seed: u64,
+    pgn: &Path,
+) -> SessionConfig {
+    SessionConfig {
+        settings: MatchConfig {
+            engines: [engines[0].clone(), engines[1].clone()],
+            book: books.map(Arc::new),
+            book_plies: 4,
+            choose: ChooseOptions::default(),
+            starts: vec![shakmaty::Chess::default()],
+            games,
+            limit: MoveLimit::PerMove(PerMove {
+                nodes: Some(300),
+                ..PerMove::default()
+            }),
+            time_margin: Duration::ZERO,
+            concurrency: 1,
+            seed,
+            resign: None,
+            draw: None,
+            event: "polybook match".to_string(),
+            handshake_timeout: Duration::from_secs(5),
+        },
+        engines,
+        tournament: None,
+        pgn: Some(pgn.to_path_buf()),
+        learn: None,
+        sprt: None,
+    }
+}
+
+/// The library's session of a tiny fixed-node match: its report serializes to the object
+/// `polybook match --json` prints (the same fields and values, the time aside), its progress
+/// lines are the command's, and its PGN log has the command's bytes.
+#[test]
+fn the_library_session_is_the_match_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let (lib_pgn, cli_pgn) = (dir.path().join("lib.pgn"), dir.path().join("cli.pgn"));
+    let book_path = book();
+    let engine =
+        |name: &str| EngineSpec::parse(&format!("{name}=builtin:Hash=1"), Path::new(BIN)).unwrap();
+    let mut books = Books::new();
+    books.push(
+        book_path.display().to_string(),
+        Book::open(&book_path).unwrap(),
+    );
+    let session = Session::new(session_config(
+        vec![engine("A"), engine("B")],
+        Some(books),
+        4,
+        11,
+        &lib_pgn,
+    ))
+    .unwrap();
+    assert_eq!(session.names(), ["A", "B"]);
+    let mut lines = Vec::new();
+    let finished = session.run(&Arc::new(AtomicBool::new(false)), |p| {
+        lines.push(p.to_string())
+    });
+    assert!(finished.failure.is_none() && finished.pgn_error.is_none());
+    let Report::Match(report) = &finished.report else {
+        panic!("two engines play a match");
+    };
+    assert_eq!(report.games, 4);
+    assert!(!report.interrupted);
+    let mut lib: Value = serde_json::to_value(&finished.report).unwrap();
+
+    let out = polybook(&[
+        "match",
+        "--engine",
+        "A=builtin:Hash=1",
+        "--engine",
+        "B=builtin:Hash=1",
+        "--nodes",
+        "300",
+        "--games",
+        "4",
+        "--book",
+        book_path.to_str().unwrap(),
+        "--book-plies",
+        "4",
+        "--seed",
+        "11",
+        "--pgn",
+        cli_pgn.to_str().unwrap(),
+        "--json",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let mut cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for v in [&mut lib, &mut cli] {
+        assert!(v["seconds"].as_f64().unwrap() >= 0.0);
+        v["seconds"] = 0.into();
+    }
+    assert_eq!(lib, cli);
+    let fields: Vec<&str> = cli
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "draws",
+            "elo",
+            "elo_error95",
+            "engines",
+            "games",
+            "interrupted",
+            "los",
+            "losses",
+            "pentanomial",
+            "score",
+            "seconds",
+            "seed",
+            "sprt",
+            "terminations",
+            "wins"
+        ]
+    );
+    assert_eq!(lines, stderr.lines().collect::<Vec<_>>(), "{stderr}");
+    // The games, each on one line, the moves' times (`{+0.08/2 0.01s}`) left out.
+    let games = |path: &Path| {
+        let text = std::fs::read_to_string(path).unwrap();
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        text.split("[Event ")
+            .filter(|g| !g.is_empty())
+            .map(|g| {
+                g.split(' ')
+                    .filter(|w| !(w.ends_with("s}") && w[..w.len() - 2].parse::<f64>().is_ok()))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect::<Vec<String>>()
+    };
+    assert_eq!(games(&lib_pgn).len(), 4);
+    assert_eq!(games(&lib_pgn), games(&cli_pgn));
+}
+
+/// An interrupted session starts no game and says so.
+#[test]
+fn an_interrupted_library_session_plays_nothing() {
+    let engine = EngineSpec::parse("builtin:Hash=1", Path::new(BIN)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("t.pgn");
+    let engines = vec![engine.clone(), engine.clone(), engine];
+    let session = Session::new(session_config(engines, None, 2, 1, &pgn)).unwrap();
+    let mut lines = Vec::new();
+    let finished = session.run(&Arc::new(AtomicBool::new(true)), |p| {
+        lines.push(p.to_string())
+    });
+    let report = serde_json::to_value(&finished.report).unwrap();
+    assert_eq!(report["tournament"], "round-robin", "{report}");
+    assert_eq!(report["interrupted"], true, "{report}");
+    assert_eq!(report["games"], 0, "{report}");
+    assert_eq!(report["scheduled"], 6, "{report}");
+    assert_eq!(lines.len(), 1, "the plan only: {lines:?}");
+    assert_eq!(std::fs::read_to_string(&pgn).unwrap(), "");
 }
