@@ -4,7 +4,8 @@
 # driver and selenium for the browser test of `explore`; DuckDB, pyspark and a Java runtime for the
 # tallies), then runs the whole suite.
 # Arguments are passed to `cargo test` (e.g. `./test.sh --test it -- build::`). `./test.sh --fast`
-# leaves out the tests that need Apache Spark (a Java runtime) or Chromium: the fast tier for
+# leaves out the tests that need Apache Spark (a Java runtime) or Chromium, and the run of every
+# README and guide command: the fast tier for
 # development; CI runs everything.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -13,7 +14,7 @@ fast=()
 args=()
 for a in "$@"; do
   if [ "$a" = --fast ]; then
-    fast=(--skip spark:: --skip explore::the_page_works_in_a_real_browser)
+    fast=(--skip spark:: --skip explore::the_page_works_in_a_real_browser --skip docs::every_command)
   else
     args+=("$a")
   fi
