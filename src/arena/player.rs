@@ -233,7 +233,7 @@ impl UciEngine {
             .map_err(|e| EngineError::Spawn {
                 engine: spec.label.clone(),
                 program: spec.program.display().to_string(),
-                why: e.to_string(),
+                why: crate::text::reason(&e),
             })?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");

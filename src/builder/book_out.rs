@@ -341,7 +341,7 @@ impl<S: Sink> Ordered<S> {
             Some(f) => f,
             None => BuildError::Temp {
                 dir: dir.display().to_string(),
-                why: e.to_string(),
+                why: crate::text::reason(&e),
             },
         })?;
         self.write_held_before(PARTITIONS, report)

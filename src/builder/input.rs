@@ -63,13 +63,13 @@ pub fn expand(args: &[PathBuf]) -> Result<Vec<Input>, BuildError> {
         }
         let meta = std::fs::metadata(arg).map_err(|e| BuildError::Input {
             name: arg.display().to_string(),
-            why: e.to_string(),
+            why: crate::text::reason(&e),
         })?;
         if meta.is_dir() {
             let mut files = Vec::new();
             walk(arg, &mut files).map_err(|e| BuildError::Input {
                 name: arg.display().to_string(),
-                why: e.to_string(),
+                why: crate::text::reason(&e),
             })?;
             if files.is_empty() {
                 return Err(BuildError::Input {
@@ -82,7 +82,7 @@ pub fn expand(args: &[PathBuf]) -> Result<Vec<Input>, BuildError> {
         } else {
             File::open(arg).map_err(|e| BuildError::Input {
                 name: arg.display().to_string(),
-                why: e.to_string(),
+                why: crate::text::reason(&e),
             })?;
             out.push(Input::File(arg.clone()));
         }

@@ -217,7 +217,7 @@ fn read_chunks(
     for (source, input) in inputs.iter().enumerate() {
         let read_err = |e: std::io::Error| BuildError::Input {
             name: input.name(),
-            why: e.to_string(),
+            why: crate::text::reason(&e),
         };
         let mut chunker =
             input::Chunks::open(input, bytes_read.clone(), chunk_size).map_err(read_err)?;

@@ -121,7 +121,7 @@ const MAX_FAN_IN: usize = 64;
 fn temp_error(dir: &Path) -> impl Fn(io::Error) -> BuildError + '_ {
     move |e| BuildError::Temp {
         dir: dir.display().to_string(),
-        why: e.to_string(),
+        why: crate::text::reason(&e),
     }
 }
 

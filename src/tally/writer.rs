@@ -92,7 +92,7 @@ impl TallyWriter {
     /// (the pairs' ratings).
     pub fn create_with(path: &Path, rated: bool) -> Result<TallyWriter, TallyError> {
         let write_err = write_error(path);
-        let file = AtomicFile::create(path).map_err(|e| write_err(e.to_string()))?;
+        let file = AtomicFile::create(path).map_err(|e| write_err(crate::text::reason(&e)))?;
         let text = if rated { SCHEMA_RATED } else { SCHEMA };
         let schema = Arc::new(parse_message_type(text).map_err(|e| write_err(e.to_string()))?);
         let zstd = ZstdLevel::try_new(1).map_err(|e| write_err(e.to_string()))?;
@@ -296,7 +296,8 @@ impl TallyWriter {
             .writer
             .into_inner()
             .map_err(|e| write_err(e.to_string()))?;
-        file.commit(fsync).map_err(|e| write_err(e.to_string()))?;
+        file.commit(fsync)
+            .map_err(|e| write_err(crate::text::reason(&e)))?;
         Ok(self.written)
     }
 }

@@ -239,7 +239,16 @@ fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Signalled once it has kept some work (on a loaded machine that takes longer than usual).
+    let waiting = Instant::now();
+    let lines = || {
+        std::fs::read_to_string(cache(&out))
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    while lines() <= 10 && waiting.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let sent = Instant::now();
     send_signal(child.id(), "TERM");
     let result = child.wait_with_output().unwrap();

@@ -517,6 +517,70 @@ fn file_errors_name_the_file_and_what_it_was_for() {
     }
 }
 
+/// A file that is not there gives the system's reason in every command's words, without the
+/// ` (os error 2)` that Rust's I/O errors add: inputs of every kind (games, books, tallies,
+/// suites, engines) and outputs into a folder that does not exist.
+#[test]
+fn a_missing_file_is_one_line_without_an_error_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/gnuchess.bin");
+    let book = book.to_str().unwrap();
+    let games = bundled("dortmund.pgn");
+    let games = games.to_str().unwrap();
+    let cases: &[&[&str]] = &[
+        &["build", "nope.pgn", "-o", "x.bin"],
+        &["build", games, "-o", "no/x.bin"],
+        &["tally", "nope.pgn", "-o", "x.parquet"],
+        &["tally", games, "-o", "no/x.parquet"],
+        &["tally", games, "--format", "tsv", "-o", "no/x.tsv"],
+        &["tally", "--merge", "nope.parquet", "-o", "x.parquet"],
+        &["book", "nope.parquet", "-o", "x.bin"],
+        &["learn", book, "nope.pgn", "-o", "x.bin"],
+        &["tune", "nope.pgn", "-o", "p.txt"],
+        &[
+            "tune",
+            games,
+            "-o",
+            "no/p.txt",
+            "--positions",
+            "100",
+            "--epochs",
+            "1",
+        ],
+        &["probe", "nope.bin"],
+        &["dump", "nope.bin"],
+        &["info", "nope.bin"],
+        &["verify", "nope.bin"],
+        &["sort", "nope.bin", "-o", "x.bin"],
+        &["filter", book, "-o", "no/x.bin", "--max-ply", "2"],
+        &["export", book, "--pgn", "-o", "no/x.pgn"],
+        &["analyse", "nope.bin", "-o", "x.bin"],
+        &["solve", "nope.epd"],
+        &["explore", "--tally", "nope.parquet"],
+        &[
+            "match",
+            "--engine",
+            "builtin",
+            "--engine",
+            "cmd:nope-engine",
+            "--games",
+            "1",
+        ],
+    ];
+    for args in cases {
+        let out = polybook()
+            .args(*args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("No such file or directory"), "{args:?}: {err}");
+        assert!(!err.contains("os error"), "{args:?}: {err}");
+    }
+}
+
 use common::{polybook as run, polybook_in as run_with_input};
 
 /// White mates in one with Ra8#.
