@@ -4,7 +4,6 @@
 use crate::common;
 use common::{data, polybook};
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use polybook::book::{Book, ChooseOptions, Entry, Key, RawMove, Selection, choose, write_book};
@@ -160,14 +159,7 @@ fn python_chess_probe_expectations() {
 #[test]
 fn probe_matches_python_chess_on_every_bundled_book() {
     let script = common::root().join("bench/probe_vs_python_chess.py");
-    let mut books: Vec<PathBuf> = std::fs::read_dir(data("books"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-        .collect();
-    books.sort();
-    assert!(books.len() >= 10);
-    for book in books {
+    for book in common::data_books() {
         let out = Command::new(common::python_chess())
             .arg(&script)
             .arg(&book)
@@ -558,12 +550,7 @@ fn probe_shares_are_the_odds_of_python_chess_weighted_choice() {
         "c4",
         "e4 e5 Nf3 Nc6",
     ];
-    let mut books: Vec<PathBuf> = std::fs::read_dir(data("books"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-        .collect();
-    books.sort();
+    let mut books = common::data_books();
     books.push(common::root().join("books/bundled.bin"));
     let mut compared = 0;
     for book in &books {

@@ -237,30 +237,16 @@ fn an_output_onto_a_device_writes_into_it_and_keeps_it() {
 /// regular file, and the FIFO stays a FIFO.
 #[test]
 fn an_output_onto_a_fifo_streams_to_its_reader() {
-    use std::io::Read;
     use std::os::unix::fs::FileTypeExt;
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&fifo);
     let regular = dir.path().join("regular");
     for ((name, to_fifo), (_, to_file)) in writing_commands(&fifo)
         .into_iter()
         .zip(writing_commands(&regular))
     {
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || {
-                let mut bytes = Vec::new();
-                File::open(fifo).unwrap().read_to_end(&mut bytes).unwrap();
-                bytes
-            })
-        };
+        let reader = common::read_fifo(&fifo);
         let out = polybook().args(&to_fifo).output().unwrap();
         assert!(out.status.success(), "{name}: {}", text(&out.stderr));
         let streamed = reader.join().unwrap();
@@ -974,32 +960,18 @@ fn sigterm_stops_build_cleanly() {
 /// `play --pgn` onto a FIFO writes the game into it (it is not read back first, nor replaced).
 #[test]
 fn play_pgn_onto_a_fifo_streams_the_game() {
-    use std::io::Read;
     use std::os::unix::fs::FileTypeExt;
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("games");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let reader = {
-        let fifo = fifo.clone();
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            File::open(fifo).unwrap().read_to_string(&mut text).unwrap();
-            text
-        })
-    };
+    common::mkfifo(&fifo);
+    let reader = common::read_fifo(&fifo);
     let out = run_with_input(
         dir.path(),
         &["play", "--depth", "1", "--pgn", "games"],
         "e4\nresign\n",
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let game = reader.join().unwrap();
+    let game = text(&reader.join().unwrap());
     assert!(game.starts_with("[Event \"polybook play\"]"), "{game}");
     assert!(game.contains("1. e4 "), "{game}");
     let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();

@@ -405,11 +405,7 @@ fn sort_writes_every_bundled_book_in_the_canonical_order() {
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("sorted.bin");
     let mut canonical_seen = 0;
-    for entry in std::fs::read_dir(data("books")).unwrap() {
-        let book = entry.unwrap().path();
-        if book.extension().is_none_or(|x| x != "bin") {
-            continue;
-        }
+    for book in common::data_books() {
         let raw = records(&book);
         let order = |r: &Record| (key(r), std::cmp::Reverse(weight(r)));
         let canonical = raw.windows(2).all(|w| order(&w[0]) <= order(&w[1]));
