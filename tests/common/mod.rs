@@ -106,6 +106,12 @@ pub fn polybook_ok(args: &[&str]) -> String {
     stdout(&out)
 }
 
+/// Runs the `polybook` binary with `args` (a `--json` report), asserts that it succeeded, and
+/// returns its stdout read as JSON.
+pub fn polybook_json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&polybook_ok(args)).unwrap()
+}
+
 /// Runs the `polybook` binary with `args` and asserts that it exits with `code` after one error
 /// line that contains `what`; returns that line.
 pub fn polybook_fails(args: &[&str], code: i32, what: &str) -> String {
@@ -116,8 +122,16 @@ pub fn polybook_fails(args: &[&str], code: i32, what: &str) -> String {
         "polybook {args:?}: {}",
         stderr(&out)
     );
-    let err = stderr(&out);
+    let err = failed(&out, code, what);
     assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+/// Asserts that a run exited with `code` and that its standard error contains `what`; that
+/// standard error.
+pub fn failed(out: &Output, code: i32, what: &str) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "{err}");
     assert!(err.contains(what), "expected {what:?} in {err}");
     err
 }

@@ -424,15 +424,9 @@ fn dump_into_a_closed_pipe_exits_quietly() {
             .read_exact(&mut head)
             .unwrap();
         drop(child.stdout.take());
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
-        let status = child.wait().unwrap();
-        assert!(status.success(), "{format}: {status} {err}");
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert!(out.status.success(), "{format}: {} {err}", out.status);
         assert!(err.is_empty(), "{format}: {err}");
     }
 }
