@@ -3,7 +3,7 @@
 //! after a signal, and the usage rules the commands share.
 
 use crate::common;
-use common::{bundled, data, text};
+use common::{bundled, data, failed, text};
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -354,15 +354,9 @@ fn sigterm_stops_play_as_ctrl_c_does() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert_eq!(status.code(), Some(130), "{status}: {err}");
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{}: {err}", out.status);
     assert!(err.contains("Interrupted; the game so far is in"), "{err}");
     let game = std::fs::read_to_string(&pgn).unwrap();
     assert!(game.contains("1. e4 "), "{game}");
@@ -523,13 +517,8 @@ fn solve_fails_unless_enough_tasks_are_solved() {
     .unwrap();
     let suite = suite.to_str().unwrap();
     let out = run(&["solve", suite, "--depth", "3"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    failed(&out, 1, "polybook: error: solved 1 of 2 positions");
     assert_eq!(text(&out.stdout).lines().last(), Some("solved 1/2"));
-    assert!(
-        text(&out.stderr).contains("polybook: error: solved 1 of 2 positions"),
-        "{}",
-        text(&out.stderr)
-    );
     let out = run(&["solve", suite, "--depth", "3", "--min-solved", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let out = run(&["solve", suite, "--depth", "3", "--first", "1"]);
@@ -538,12 +527,7 @@ fn solve_fails_unless_enough_tasks_are_solved() {
     let empty = dir.path().join("empty.epd");
     std::fs::write(&empty, "not a position\n").unwrap();
     let out = run(&["solve", empty.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("no valid task (1 line(s) skipped)"),
-        "{}",
-        text(&out.stderr)
-    );
+    failed(&out, 1, "no valid task (1 line(s) skipped)");
 }
 
 /// One rule for limits in `search`, `solve`, `play` and `match`: --depth, --nodes and
@@ -609,19 +593,9 @@ fn limits_combine_alike_and_zero_is_a_usage_error() {
 #[test]
 fn match_explains_engine_mistakes_and_its_defaults() {
     let out = run(&["match", "--engine", "stockfish", "--engine", "builtin"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("did you mean 'cmd:stockfish'?"),
-        "{}",
-        text(&out.stderr)
-    );
+    failed(&out, 2, "did you mean 'cmd:stockfish'?");
     let out = run(&["match", "--engine", "builtin"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("two engines are needed, one was given"),
-        "{}",
-        text(&out.stderr)
-    );
+    failed(&out, 2, "two engines are needed, one was given");
     let help = text(&run(&["match", "--help"]).stdout);
     assert!(help.contains("[default: 10+0.1"), "{help}");
 }
