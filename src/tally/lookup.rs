@@ -78,30 +78,15 @@ impl TallyLookup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tally::{TallyMeta, TallyWriter};
-
-    fn pair(key: u64, mv: u16, first: u64, games: u64) -> PairCount {
-        PairCount {
-            key,
-            mv,
-            black: false,
-            first,
-            games,
-            wins: games,
-            draws: 0,
-            losses: 0,
-            rating: Default::default(),
-        }
-    }
+    use crate::tally::TallyMeta;
+    use crate::tally::testing::{pair, write_tally};
 
     fn write(path: &Path, pairs: &[PairCount], games: u64) {
-        let mut w = TallyWriter::create(path).unwrap();
-        pairs.iter().for_each(|p| w.push(p).unwrap());
         let meta = TallyMeta {
             games,
             ..TallyMeta::default()
         };
-        w.finish(&meta, false).unwrap();
+        write_tally(path, pairs, &meta);
     }
 
     #[test]

@@ -163,7 +163,8 @@ fn has_duplicates(pairs: &[PairCount]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tally::{TallyMeta, TallyWriter};
+    use crate::tally::TallyMeta;
+    use crate::tally::testing::write_tally;
 
     fn pair(key: u64, mv: u16, first: u64, wins: u64, losses: u64) -> PairCount {
         PairCount {
@@ -181,9 +182,7 @@ mod tests {
 
     fn tally(dir: &std::path::Path, name: &str, pairs: &[PairCount]) -> TallyReader {
         let path = dir.join(name);
-        let mut w = TallyWriter::create(&path).unwrap();
-        pairs.iter().for_each(|p| w.push(p).unwrap());
-        w.finish(&TallyMeta::default(), false).unwrap();
+        write_tally(&path, pairs, &TallyMeta::default());
         TallyReader::open(&path).unwrap()
     }
 

@@ -38,6 +38,8 @@ mod merge;
 mod reader;
 mod schema;
 mod stats;
+#[cfg(test)]
+mod testing;
 mod thrift;
 mod writer;
 

@@ -330,23 +330,9 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builder::RatingSums;
     use crate::tally::TallyWriter;
+    use crate::tally::testing::pair;
     use crate::tally::writer::ROW_GROUP;
-
-    fn pair(key: u64, mv: u16, first: u64, games: u64) -> PairCount {
-        PairCount {
-            key,
-            mv,
-            black: false,
-            first,
-            games,
-            wins: games,
-            draws: 0,
-            losses: 0,
-            rating: RatingSums::default(),
-        }
-    }
 
     #[test]
     fn a_tally_reads_back_by_key_and_by_position() {

@@ -52,33 +52,16 @@ pub const RATING_COLUMNS: [(&str, PhysicalType); 4] = [
     ("last_date", PhysicalType::INT32),
 ];
 
-/// The schema polybook writes.
-pub(super) const SCHEMA: &str = "message polybook_tally {
-    REQUIRED INT64 key;
-    REQUIRED INT32 move;
-    REQUIRED BOOLEAN black;
-    REQUIRED INT64 games;
-    REQUIRED INT64 wins;
-    REQUIRED INT64 draws;
-    REQUIRED INT64 losses;
-    REQUIRED INT64 first;
-}";
-
-/// The schema polybook writes with `--ratings`.
-pub(super) const SCHEMA_RATED: &str = "message polybook_tally {
-    REQUIRED INT64 key;
-    REQUIRED INT32 move;
-    REQUIRED BOOLEAN black;
-    REQUIRED INT64 games;
-    REQUIRED INT64 wins;
-    REQUIRED INT64 draws;
-    REQUIRED INT64 losses;
-    REQUIRED INT64 first;
-    REQUIRED INT64 rated_games;
-    REQUIRED INT64 mover_rating_sum;
-    REQUIRED INT64 opponent_rating_sum;
-    REQUIRED INT32 last_date;
-}";
+/// The schema polybook writes: the [`COLUMNS`], and the [`RATING_COLUMNS`] after them if
+/// `rated`, all required.
+pub(super) fn schema(rated: bool) -> String {
+    let extra: &[_] = if rated { &RATING_COLUMNS } else { &[] };
+    let mut text = String::from("message polybook_tally {\n");
+    for (name, physical) in COLUMNS.iter().chain(extra) {
+        text += &format!("    REQUIRED {physical:?} {name};\n");
+    }
+    text + "}"
+}
 
 /// The metadata key that marks a tally, and its format's version.
 pub const MARK: (&str, &str) = ("polybook.tally", "1");

@@ -20,7 +20,7 @@ use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::{ColumnDescPtr, ColumnPath, SchemaDescPtr, SchemaDescriptor};
 
 use super::TallyError;
-use super::schema::{GAMES, MARK, OPTIONS, RATINGS, SCHEMA, SCHEMA_RATED, TallyMeta, stored_key};
+use super::schema::{GAMES, MARK, OPTIONS, RATINGS, TallyMeta, schema, stored_key};
 use crate::atomic::AtomicFile;
 use crate::builder::{PairColumns, PairCount};
 use crate::text::quote_path;
@@ -93,8 +93,8 @@ impl TallyWriter {
     pub fn create_with(path: &Path, rated: bool) -> Result<TallyWriter, TallyError> {
         let write_err = write_error(path);
         let file = AtomicFile::create(path).map_err(|e| write_err(crate::text::reason(&e)))?;
-        let text = if rated { SCHEMA_RATED } else { SCHEMA };
-        let schema = Arc::new(parse_message_type(text).map_err(|e| write_err(e.to_string()))?);
+        let schema =
+            Arc::new(parse_message_type(&schema(rated)).map_err(|e| write_err(e.to_string()))?);
         let zstd = ZstdLevel::try_new(1).map_err(|e| write_err(e.to_string()))?;
         // The counts are small and the keys and stamps grow slowly: every integer column is
         // stored as bit-packed deltas (a dictionary costs more time and saves nothing here),

@@ -106,6 +106,12 @@ pub fn polybook_ok(args: &[&str]) -> String {
     stdout(&out)
 }
 
+/// Runs the `polybook` binary with `args` (a `--json` report), asserts that it succeeded, and
+/// returns its stdout read as JSON.
+pub fn polybook_json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&polybook_ok(args)).unwrap()
+}
+
 /// Runs the `polybook` binary with `args` and asserts that it exits with `code` after one error
 /// line that contains `what`; returns that line.
 pub fn polybook_fails(args: &[&str], code: i32, what: &str) -> String {
@@ -116,8 +122,16 @@ pub fn polybook_fails(args: &[&str], code: i32, what: &str) -> String {
         "polybook {args:?}: {}",
         stderr(&out)
     );
-    let err = stderr(&out);
+    let err = failed(&out, code, what);
     assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+/// Asserts that a run exited with `code` and that its standard error contains `what`; that
+/// standard error.
+pub fn failed(out: &Output, code: i32, what: &str) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "{err}");
     assert!(err.contains(what), "expected {what:?} in {err}");
     err
 }
@@ -331,4 +345,87 @@ impl UciChild {
 /// A path as the `&str` an argument list takes (test paths are UTF-8).
 pub fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
+}
+
+/// Every book of the test data (`tests/data/books/*.bin`), sorted by name.
+pub fn data_books() -> Vec<PathBuf> {
+    let mut books: Vec<PathBuf> = std::fs::read_dir(data("books"))
+        .expect("tests/data/books")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+        .collect();
+    books.sort();
+    assert!(books.len() >= 15, "only {} bundled books", books.len());
+    books
+}
+
+/// Writes a book of the start position's `(move, weight)` entries (UCI moves, learn 0).
+pub fn start_book(path: &Path, moves: &[(&str, u16)]) {
+    use polybook::book::{Entry, Key, RawMove, write_book};
+    let key = Key::of(&shakmaty::Chess::default());
+    let mut entries: Vec<Entry> = moves
+        .iter()
+        .map(|&(uci, weight)| Entry {
+            key,
+            mv: RawMove::from_uci_str(uci).unwrap(),
+            weight,
+            learn: 0,
+        })
+        .collect();
+    write_book(path, &mut entries).unwrap();
+}
+
+/// Is `uci` a legal move in `fen`?
+pub fn legal_in(fen: &str, uci: &str) -> bool {
+    use shakmaty::{CastlingMode, Chess, fen::Fen, uci::UciMove};
+    let pos: Chess = fen
+        .parse::<Fen>()
+        .unwrap()
+        .into_position(CastlingMode::Standard)
+        .unwrap();
+    uci.parse::<UciMove>()
+        .ok()
+        .and_then(|m| m.to_move(&pos).ok())
+        .is_some()
+}
+
+/// The mate-in-2 puzzles of the test data (`tests/data/epd/mate_in_2.pgn`), all read.
+pub fn mate_in_2_puzzles() -> Vec<polybook::engine::suite::SuiteEntry> {
+    let bytes = std::fs::read(epd("mate_in_2.pgn")).unwrap();
+    let (entries, errors) = polybook::engine::suite::parse_puzzles(&text(&bytes));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(entries.len() > 100);
+    entries
+}
+
+/// Asserts that search result `r` solves puzzle `e`.
+pub fn assert_solved(e: &polybook::engine::suite::SuiteEntry, r: &polybook::engine::SearchResult) {
+    assert!(
+        polybook::engine::suite::is_solved(&e.task, r),
+        "line {}: {} got {:?}",
+        e.line,
+        e.fen,
+        r.score
+    );
+}
+
+/// Makes a FIFO (named pipe) at `path`.
+pub fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// Reads the FIFO at `path` on a thread of its own, to its end (once a writer has opened and
+/// closed it); join the thread for the bytes.
+pub fn read_fifo(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
+    use std::io::Read;
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .unwrap()
+            .read_to_end(&mut bytes)
+            .unwrap();
+        bytes
+    })
 }

@@ -60,6 +60,14 @@ fn counts(line: &str) -> Vec<u64> {
         .collect()
 }
 
+/// Runs `polybook analyse BOOK -o OUT --nodes NODES -q` with the `more` arguments, which must
+/// succeed.
+fn analyse(book: &Path, out: &Path, nodes: &str, more: &[&str]) {
+    let mut args = vec!["analyse", s(book), "-o", s(out), "--nodes", nodes, "-q"];
+    args.extend_from_slice(more);
+    polybook_ok(&args);
+}
+
 #[test]
 fn the_back_up_is_python_chess_s_negamax_over_the_same_scores() {
     let dir = tempfile::tempdir().unwrap();
@@ -68,17 +76,7 @@ fn the_back_up_is_python_chess_s_negamax_over_the_same_scores() {
         let out = dir.path().join("scored.bin");
         let json = dir.path().join("scored.jsonl");
         let _ = std::fs::remove_file(cache(&out));
-        polybook_ok(&[
-            "analyse",
-            s(&book),
-            "-o",
-            s(&out),
-            "--nodes",
-            nodes,
-            "--json",
-            s(&json),
-            "-q",
-        ]);
+        analyse(&book, &out, nodes, &["--json", s(&json)]);
         let line = python(CHECK, &[s(&book), s(&out), s(&json)]);
         let c = counts(&line);
         assert!(c[0] > 150 && c[1] > 100, "{line}");
@@ -105,7 +103,7 @@ fn python_chess_reads_a_scored_book_as_the_input() {
     let dir = tempfile::tempdir().unwrap();
     let book = data("books/rodent3_guide.bin");
     let out = dir.path().join("scored.bin");
-    polybook_ok(&["analyse", s(&book), "-o", s(&out), "--nodes", "500", "-q"]);
+    analyse(&book, &out, "500", &[]);
     let script = r#"
 import sys, chess, chess.polyglot
 a, b = (chess.polyglot.open_reader(p) for p in sys.argv[1:3])
@@ -132,25 +130,23 @@ fn a_uci_engine_s_scores_are_stockfish_s_own() {
     let book = data("books/rodent3_guide.bin");
     let out = dir.path().join("scored.bin");
     let json = dir.path().join("scored.jsonl");
-    polybook_ok(&[
-        "analyse",
-        s(&book),
-        "-o",
-        s(&out),
-        "--engine",
-        &format!("cmd:{stockfish}"),
-        "--option",
-        "Threads=1",
-        "--option",
-        "Hash=16",
-        "--nodes",
+    analyse(
+        &book,
+        &out,
         "3000",
-        "--concurrency",
-        "2",
-        "--json",
-        s(&json),
-        "-q",
-    ]);
+        &[
+            "--engine",
+            &format!("cmd:{stockfish}"),
+            "--option",
+            "Threads=1",
+            "--option",
+            "Hash=16",
+            "--concurrency",
+            "2",
+            "--json",
+            s(&json),
+        ],
+    );
     let script = r#"
 import json, sys, chess, chess.engine, chess.polyglot
 MATE = 32000
@@ -332,7 +328,7 @@ fn the_score_selection_plays_the_best_scored_move_in_uci() {
     let dir = tempfile::tempdir().unwrap();
     let book = data("books/rodent3_guide.bin");
     let out = dir.path().join("scored.bin");
-    polybook_ok(&["analyse", s(&book), "-o", s(&out), "--nodes", "2000", "-q"]);
+    analyse(&book, &out, "2000", &[]);
     // The best-scored move of the start and after 1.e4, decoded by python-chess from the learn
     // fields (ties to the heavier, then the first stored).
     let script = r#"
@@ -376,17 +372,7 @@ fn probe_shows_scores_and_depths_of_a_scored_book() {
     let book = data("books/rodent3_guide.bin");
     let out = dir.path().join("scored.bin");
     let json = dir.path().join("a.jsonl");
-    polybook_ok(&[
-        "analyse",
-        s(&book),
-        "-o",
-        s(&out),
-        "--nodes",
-        "800",
-        "--json",
-        s(&json),
-        "-q",
-    ]);
+    analyse(&book, &out, "800", &["--json", s(&json)]);
     let text = stdout(&polybook(&["probe", s(&out), "--no-board"]));
     assert!(text.contains("score depth"), "{text}");
     let probe: serde_json::Value =
@@ -411,15 +397,7 @@ const SUITE_CHECK: &str = include_str!("../suite_check.py");
 /// depend on, only that the commands read them as the references do).
 fn scored_micro(dir: &Path) -> PathBuf {
     let out = dir.join("micro-scored.bin");
-    polybook_ok(&[
-        "analyse",
-        s(&data("books/rodent3_micro.bin")),
-        "-o",
-        s(&out),
-        "--nodes",
-        "600",
-        "-q",
-    ]);
+    analyse(&data("books/rodent3_micro.bin"), &out, "600", &[]);
     out
 }
 
@@ -529,15 +507,7 @@ fn rewriting_a_scored_book_keeps_it_scored() {
     assert_eq!(&mark[12..], b"pbSD");
     let out = dir.path().join("out.bin");
     let other = dir.path().join("other.bin");
-    polybook_ok(&[
-        "analyse",
-        s(&data("books/rodent3_guide.bin")),
-        "-o",
-        s(&other),
-        "--nodes",
-        "300",
-        "-q",
-    ]);
+    analyse(&data("books/rodent3_guide.bin"), &other, "300", &[]);
     for args in [
         vec!["sort", s(&book), "-o", s(&out)],
         vec!["filter", s(&book), "-o", s(&out), "--max-ply", "6"],

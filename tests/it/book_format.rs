@@ -2,9 +2,8 @@
 //! expectations on real books, and the atomic writer.
 
 use crate::common;
-use common::{data, polybook};
+use common::{data, polybook, polybook_json};
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use polybook::book::{Book, ChooseOptions, Entry, Key, RawMove, Selection, choose, write_book};
@@ -160,14 +159,7 @@ fn python_chess_probe_expectations() {
 #[test]
 fn probe_matches_python_chess_on_every_bundled_book() {
     let script = common::root().join("bench/probe_vs_python_chess.py");
-    let mut books: Vec<PathBuf> = std::fs::read_dir(data("books"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-        .collect();
-    books.sort();
-    assert!(books.len() >= 10);
-    for book in books {
+    for book in common::data_books() {
         let out = Command::new(common::python_chess())
             .arg(&script)
             .arg(&book)
@@ -195,15 +187,13 @@ fn probe_matches_python_chess_on_every_bundled_book() {
 #[test]
 fn probe_json_has_the_contract_fields() {
     let book = data("books/performance.bin");
-    let out = polybook(&[
+    let v = polybook_json(&[
         "probe",
         book.to_str().unwrap(),
         "--fen",
         "r1bqr1k1/pp1nbppp/2p2n2/3p2B1/3P4/2NBP3/PPQ1NPPP/R3K2R w KQ - 5 10",
         "--json",
     ]);
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["key"], "551c7ab33a908d3e");
     let e = &v["entries"][0];
     assert_eq!(
@@ -526,21 +516,10 @@ with chess.polyglot.open_reader(book) as reader:
         ])
 print(json.dumps(out))
 "#;
-    let out = Command::new(common::python_chess())
-        .arg("-c")
-        .arg(script)
-        .arg(book)
-        .arg(minimum_weight.to_string())
-        .arg(exclude.join(" "))
-        .args(positions)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let (minimum_weight, exclude) = (minimum_weight.to_string(), exclude.join(" "));
+    let mut args = vec![common::path_str(book), &minimum_weight, &exclude];
+    args.extend_from_slice(positions);
+    serde_json::from_str(&common::python(script, &args)).unwrap()
 }
 
 /// `probe --json`'s shares are the chances python-chess's `weighted_choice` gives each move (with
@@ -558,24 +537,13 @@ fn probe_shares_are_the_odds_of_python_chess_weighted_choice() {
         "c4",
         "e4 e5 Nf3 Nc6",
     ];
-    let mut books: Vec<PathBuf> = std::fs::read_dir(data("books"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-        .collect();
-    books.sort();
+    let mut books = common::data_books();
     books.push(common::root().join("books/bundled.bin"));
     let mut compared = 0;
     for book in &books {
         let expected = python_chess_shares(book, 1, &[], &positions);
         for (moves, want) in positions.iter().zip(expected) {
-            let out = polybook(&["probe", book.to_str().unwrap(), "--moves", moves, "--json"]);
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let v = polybook_json(&["probe", book.to_str().unwrap(), "--moves", moves, "--json"]);
             let got: Vec<(String, u16, f64)> = v["entries"]
                 .as_array()
                 .unwrap()

@@ -3,7 +3,7 @@
 //! python-chess where polyglot is wrong (games from a FEN, variants, bad moves), and bad input.
 
 use crate::common;
-use common::{bundled, data, polybook, polybook_ok};
+use common::{bundled, data, failed, polybook, polybook_fails, polybook_json, polybook_ok};
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -416,9 +416,7 @@ fn spilling_to_disk_gives_the_same_book() {
         let out = dir.path().join("spill.bin");
         let mut args = vec!["build", s(&gnu), "-o", s(&out), "--json"];
         args.extend(&spill_opts);
-        let o = polybook(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let report = polybook_json(&args);
         assert!(report["spilled_runs"].as_u64().unwrap() >= 2, "{report}");
         assert!(std::fs::read(&out).unwrap() == in_memory, "{weights}");
         // The runs are gone.
@@ -493,9 +491,7 @@ fn one_tally_spilling_and_one_not_give_the_same_book() {
     let mut args = vec!["build", s(&input), "-o", s(&out), "--json"];
     args.extend(opts);
     args.extend(["--memory", "1M", "--temp-dir", s(&tmp)]);
-    let o = polybook(&args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let report = polybook_json(&args);
     assert!(report["spilled_runs"].as_u64().unwrap() >= 1, "{report}");
     assert!(in_memory.len() > 16 * 40_000, "{}", in_memory.len());
     assert!(std::fs::read(&out).unwrap() == in_memory);
@@ -628,18 +624,12 @@ fn chess960_games_only_on_request() {
             "1",
         ];
         args.extend_from_slice(extra);
-        let o = polybook(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        serde_json::from_slice(&o.stdout).unwrap()
+        polybook_json(&args)
     };
     // Without it no game is usable: an error that says why, and no book.
     let o = polybook(&["build", s(&frc), "-o", s(&out)]);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("no usable game") && stderr.contains("112 read, none usable (112 variant)"),
-        "{stderr}"
-    );
+    let err = failed(&o, 1, "no usable game");
+    assert!(err.contains("112 read, none usable (112 variant)"), "{err}");
     assert!(!out.exists());
     let with = run(&["--chess960"]);
     assert_eq!(with["used"], 112);
@@ -779,9 +769,7 @@ fn garbage_and_broken_tags_do_not_stop_a_build() {
     let messy = dir.path().join("messy.pgn");
     std::fs::write(&messy, &bytes).unwrap();
     let out = dir.path().join("b.bin");
-    let o = polybook(&["build", s(&messy), "-o", s(&out), "--json", "-q"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let report = polybook_json(&["build", s(&messy), "-o", s(&out), "--json", "-q"]);
     assert_eq!(report["used"], 348, "{report}");
     assert_eq!(report["skipped"]["bad_tags"], 1, "{report}");
     let expected = polyglot_book(&bundled("dortmund.pgn"), dir.path(), &[]).unwrap();
@@ -876,7 +864,7 @@ fn the_book_does_not_depend_on_threads_or_memory() {
         for threads in ["1", "2"] {
             for memory in ["1M", "64M", "1G"] {
                 let out = dir.path().join("b.bin");
-                let o = polybook(&[
+                let mut report = polybook_json(&[
                     "build",
                     s(input),
                     "-o",
@@ -890,8 +878,6 @@ fn the_book_does_not_depend_on_threads_or_memory() {
                     "--memory",
                     memory,
                 ]);
-                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-                let mut report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
                 for timing in ["seconds", "games_per_second", "spilled_runs", "examples"] {
                     report[timing] = serde_json::Value::Null;
                 }
@@ -954,7 +940,7 @@ fn a_long_tag_does_not_split_its_game() {
         bytes.extend_from_slice(game);
         std::fs::write(&long, bytes).unwrap();
         let out = dir.path().join("long.bin");
-        let o = polybook(&[
+        let report = polybook_json(&[
             "build",
             s(&long),
             "-o",
@@ -964,8 +950,6 @@ fn a_long_tag_does_not_split_its_game() {
             "--strict",
             "--json",
         ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(
             (report["games"].as_u64(), report["used"].as_u64()),
             (Some(1), Some(1))
@@ -1034,14 +1018,8 @@ fn binary_input_is_refused_by_every_command_that_reads_games() {
             vec!["learn", s(&scratch), s(input)],
             vec!["tune", s(input), "-o", s(&out)],
         ] {
-            let o = polybook(&args);
-            let stderr = String::from_utf8_lossy(&o.stderr);
-            assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
-            assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
-            assert!(
-                stderr.contains("binary data") && stderr.contains(s(input)),
-                "{args:?}: {stderr}"
-            );
+            let err = polybook_fails(&args, 1, "binary data");
+            assert!(err.contains(s(input)), "{args:?}: {err}");
             assert!(!out.exists(), "{args:?}");
         }
     }
@@ -1062,14 +1040,8 @@ fn no_usable_game_is_an_error_and_filters_are_not_problems() {
     std::fs::write(&empty, "").unwrap();
     let licence = common::root().join("LICENSE");
     for input in [&licence, &empty] {
-        let o = polybook(&["build", s(input), "-o", s(&out)]);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{stderr}");
-        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-        assert!(
-            stderr.contains("no usable game") && stderr.contains(s(input)),
-            "{stderr}"
-        );
+        let err = polybook_fails(&["build", s(input), "-o", s(&out)], 1, "no usable game");
+        assert!(err.contains(s(input)), "{err}");
         assert!(!out.exists());
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
@@ -1183,7 +1155,7 @@ print(n)
             .unwrap();
         let expected: u64 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
         assert!(expected > 0, "{since}..{until}");
-        let o = polybook(&[
+        let report = polybook_json(&[
             "build",
             s(&dortmund),
             "-o",
@@ -1195,8 +1167,6 @@ print(n)
             "--json",
             "-q",
         ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(report["used"], expected, "{since}..{until}: {report}");
     }
 }
@@ -1224,11 +1194,7 @@ fn an_input_that_shrinks_while_read_is_an_error() {
         .set_len(1 << 20)
         .unwrap();
     let o = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("big.pgn") && stderr.contains("shrank"),
-        "{stderr}"
-    );
+    let err = failed(&o, 1, "big.pgn");
+    assert!(err.contains("shrank"), "{err}");
     assert!(!out.exists());
 }

@@ -3,7 +3,7 @@
 //! after a signal, and the usage rules the commands share.
 
 use crate::common;
-use common::{bundled, data, text};
+use common::{bundled, data, failed, text};
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -237,30 +237,16 @@ fn an_output_onto_a_device_writes_into_it_and_keeps_it() {
 /// regular file, and the FIFO stays a FIFO.
 #[test]
 fn an_output_onto_a_fifo_streams_to_its_reader() {
-    use std::io::Read;
     use std::os::unix::fs::FileTypeExt;
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&fifo);
     let regular = dir.path().join("regular");
     for ((name, to_fifo), (_, to_file)) in writing_commands(&fifo)
         .into_iter()
         .zip(writing_commands(&regular))
     {
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || {
-                let mut bytes = Vec::new();
-                File::open(fifo).unwrap().read_to_end(&mut bytes).unwrap();
-                bytes
-            })
-        };
+        let reader = common::read_fifo(&fifo);
         let out = polybook().args(&to_fifo).output().unwrap();
         assert!(out.status.success(), "{name}: {}", text(&out.stderr));
         let streamed = reader.join().unwrap();
@@ -368,15 +354,9 @@ fn sigterm_stops_play_as_ctrl_c_does() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert_eq!(status.code(), Some(130), "{status}: {err}");
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{}: {err}", out.status);
     assert!(err.contains("Interrupted; the game so far is in"), "{err}");
     let game = std::fs::read_to_string(&pgn).unwrap();
     assert!(game.contains("1. e4 "), "{game}");
@@ -601,13 +581,8 @@ fn solve_fails_unless_enough_tasks_are_solved() {
     .unwrap();
     let suite = suite.to_str().unwrap();
     let out = run(&["solve", suite, "--depth", "3"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    failed(&out, 1, "polybook: error: solved 1 of 2 positions");
     assert_eq!(text(&out.stdout).lines().last(), Some("solved 1/2"));
-    assert!(
-        text(&out.stderr).contains("polybook: error: solved 1 of 2 positions"),
-        "{}",
-        text(&out.stderr)
-    );
     let out = run(&["solve", suite, "--depth", "3", "--min-solved", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let out = run(&["solve", suite, "--depth", "3", "--first", "1"]);
@@ -616,12 +591,7 @@ fn solve_fails_unless_enough_tasks_are_solved() {
     let empty = dir.path().join("empty.epd");
     std::fs::write(&empty, "not a position\n").unwrap();
     let out = run(&["solve", empty.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("no valid task (1 line(s) skipped)"),
-        "{}",
-        text(&out.stderr)
-    );
+    failed(&out, 1, "no valid task (1 line(s) skipped)");
 }
 
 /// One rule for limits in `search`, `solve`, `play` and `match`: --depth, --nodes and
@@ -687,19 +657,9 @@ fn limits_combine_alike_and_zero_is_a_usage_error() {
 #[test]
 fn match_explains_engine_mistakes_and_its_defaults() {
     let out = run(&["match", "--engine", "stockfish", "--engine", "builtin"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("did you mean 'cmd:stockfish'?"),
-        "{}",
-        text(&out.stderr)
-    );
+    failed(&out, 2, "did you mean 'cmd:stockfish'?");
     let out = run(&["match", "--engine", "builtin"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("two engines are needed, one was given"),
-        "{}",
-        text(&out.stderr)
-    );
+    failed(&out, 2, "two engines are needed, one was given");
     let help = text(&run(&["match", "--help"]).stdout);
     assert!(help.contains("[default: 10+0.1"), "{help}");
 }
@@ -1038,32 +998,18 @@ fn sigterm_stops_build_cleanly() {
 /// `play --pgn` onto a FIFO writes the game into it (it is not read back first, nor replaced).
 #[test]
 fn play_pgn_onto_a_fifo_streams_the_game() {
-    use std::io::Read;
     use std::os::unix::fs::FileTypeExt;
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("games");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let reader = {
-        let fifo = fifo.clone();
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            File::open(fifo).unwrap().read_to_string(&mut text).unwrap();
-            text
-        })
-    };
+    common::mkfifo(&fifo);
+    let reader = common::read_fifo(&fifo);
     let out = run_with_input(
         dir.path(),
         &["play", "--depth", "1", "--pgn", "games"],
         "e4\nresign\n",
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let game = reader.join().unwrap();
+    let game = text(&reader.join().unwrap());
     assert!(game.starts_with("[Event \"polybook play\"]"), "{game}");
     assert!(game.contains("1. e4 "), "{game}");
     let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();

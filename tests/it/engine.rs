@@ -183,10 +183,7 @@ fn mate_limits(n: i32, nodes: u64) -> Limits {
 
 #[test]
 fn mate_in_2_puzzles_all_solved() {
-    let (entries, errors) = parse_puzzles(&read("mate_in_2.pgn"));
-    assert!(errors.is_empty(), "{errors:?}");
-    assert!(entries.len() > 100);
-    for e in &entries {
+    for e in &common::mate_in_2_puzzles() {
         let n = e.task.mate.unwrap();
         let r = search(
             &e.pos,
@@ -194,13 +191,7 @@ fn mate_in_2_puzzles_all_solved() {
             &mate_limits(n, 2_000_000),
             SearchOptions::default(),
         );
-        assert!(
-            is_solved(&e.task, &r),
-            "line {}: {} got {:?}",
-            e.line,
-            e.fen,
-            r.score
-        );
+        common::assert_solved(e, &r);
     }
 }
 

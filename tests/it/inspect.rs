@@ -3,7 +3,7 @@
 //! raw bytes, `verify` on valid, invalid and crafted books, and bad input for every command.
 
 use crate::common;
-use common::{data, polybook, stderr, stdout};
+use common::{data, data_books, polybook, stderr, stdout};
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -11,18 +11,6 @@ use std::process::{Command, Stdio};
 
 /// One record: key, move, weight, learn.
 type RawEntry = (u64, u16, u16, u32);
-
-/// Every bundled book (`books/*.bin`), sorted by name.
-fn bundled_books() -> Vec<PathBuf> {
-    let mut books: Vec<PathBuf> = std::fs::read_dir(data("books"))
-        .expect("tests/data/books")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-        .collect();
-    books.sort();
-    assert!(books.len() >= 15, "only {} bundled books", books.len());
-    books
-}
 
 fn require_polyglot() {
     common::polyglot();
@@ -73,7 +61,7 @@ fn assert_lines_match(book: &str, color: &str, dir: &Path) {
 fn lines_for_white_equal_polyglot_dump_book_on_every_bundled_book() {
     require_polyglot();
     let dir = tempfile::tempdir().unwrap();
-    for book in bundled_books() {
+    for book in data_books() {
         assert_lines_match(book.to_str().unwrap(), "white", dir.path());
     }
 }
@@ -82,7 +70,7 @@ fn lines_for_white_equal_polyglot_dump_book_on_every_bundled_book() {
 fn lines_for_black_equal_polyglot_dump_book_on_every_bundled_book() {
     require_polyglot();
     let dir = tempfile::tempdir().unwrap();
-    for book in bundled_books() {
+    for book in data_books() {
         assert_lines_match(book.to_str().unwrap(), "black", dir.path());
     }
 }
@@ -288,7 +276,7 @@ fn assert_info_matches(book: &Path) {
 #[test]
 fn info_equals_polyglot_info_book_on_every_bundled_book() {
     require_polyglot();
-    for book in bundled_books() {
+    for book in data_books() {
         assert_info_matches(&book);
     }
     // The human table carries the same numbers.
@@ -320,7 +308,7 @@ for path in sys.argv[1:]:
         for e in r:
             print("%s,%016x,%d,%d,%d" % (path, e.key, e.raw_move, e.weight, e.learn))
 "#;
-    let books = bundled_books();
+    let books = data_books();
     let out = Command::new(common::python_chess())
         .arg("-c")
         .arg(script)
@@ -436,15 +424,9 @@ fn dump_into_a_closed_pipe_exits_quietly() {
             .read_exact(&mut head)
             .unwrap();
         drop(child.stdout.take());
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
-        let status = child.wait().unwrap();
-        assert!(status.success(), "{format}: {status} {err}");
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert!(out.status.success(), "{format}: {} {err}", out.status);
         assert!(err.is_empty(), "{format}: {err}");
     }
 }
@@ -486,7 +468,7 @@ fn lines_to_a_file_is_written_whole_and_equals_standard_output() {
 
 #[test]
 fn verify_accepts_every_bundled_book() {
-    for book in bundled_books() {
+    for book in data_books() {
         let out = polybook(&[Path::new("verify"), &book]);
         assert_eq!(
             out.status.code(),
@@ -509,7 +491,7 @@ fn verify_accepts_every_bundled_book() {
 }
 
 #[test]
-fn verify_reports_the_invalid_bundled_books() {
+fn verify_reports_the_invalid_data_books() {
     let cases = [
         (
             "gnuchess-smallbook-trailing-byte.bin",

@@ -494,19 +494,8 @@ fn bad_learn_input_is_one_line() {
 
 /// A book of the start position's e2e4 and d2d4, weight 1 each, in `dir`.
 fn two_move_book(dir: &Path) -> PathBuf {
-    use polybook::book::{Entry, Key, RawMove, write_book};
-    let key = Key::of(&Chess::default());
-    let mut entries: Vec<Entry> = ["e2e4", "d2d4"]
-        .iter()
-        .map(|uci| Entry {
-            key,
-            mv: RawMove::from_uci_str(uci).unwrap(),
-            weight: 1,
-            learn: 0,
-        })
-        .collect();
     let path = dir.join("two.bin");
-    write_book(&path, &mut entries).unwrap();
+    common::start_book(&path, &[("e2e4", 1), ("d2d4", 1)]);
     path
 }
 
@@ -560,21 +549,11 @@ fn the_learned_selection_prefers_the_move_that_won() {
 
 #[test]
 fn match_book_learn_updates_the_book_each_move_came_from() {
-    use polybook::book::{Entry, Key, RawMove, write_book};
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // A small book in front (1. e4 only), the GNU Chess book behind it.
     let small = d.join("small.bin");
-    write_book(
-        &small,
-        &mut [Entry {
-            key: Key::of(&Chess::default()),
-            mv: RawMove::from_uci_str("e2e4").unwrap(),
-            weight: 1,
-            learn: 0,
-        }],
-    )
-    .unwrap();
+    common::start_book(&small, &[("e2e4", 1)]);
     let big = d.join("big.bin");
     std::fs::copy(gnuchess_book(), &big).unwrap();
     let (small_before, big_before) = (std::fs::read(&small).unwrap(), std::fs::read(&big).unwrap());
@@ -675,19 +654,9 @@ fn match_book_learn_needs_a_book() {
 
 #[test]
 fn a_tournament_learns_too() {
-    use polybook::book::{Entry, Key, RawMove, write_book};
     let dir = tempfile::tempdir().unwrap();
     let book = dir.path().join("e4.bin");
-    write_book(
-        &book,
-        &mut [Entry {
-            key: Key::of(&Chess::default()),
-            mv: RawMove::from_uci_str("e2e4").unwrap(),
-            weight: 1,
-            learn: 0,
-        }],
-    )
-    .unwrap();
+    common::start_book(&book, &[("e2e4", 1)]);
     let pgn = dir.path().join("t.pgn");
     let out = polybook(&[
         "match",

@@ -579,20 +579,10 @@ fn bad_input_is_refused_before_the_game() {
 
 #[test]
 fn play_with_two_books_takes_each_move_from_the_first_that_has_one() {
-    use polybook::book::{Entry, Key, RawMove, write_book};
     let dir = tempfile::tempdir().unwrap();
     // A small book in front: 1. d4 only. The GNU Chess book behind it.
     let small = dir.path().join("small.bin");
-    write_book(
-        &small,
-        &mut [Entry {
-            key: Key::of(&shakmaty::Chess::default()),
-            mv: RawMove::from_uci_str("d2d4").unwrap(),
-            weight: 1,
-            learn: 0,
-        }],
-    )
-    .unwrap();
+    common::start_book(&small, &[("d2d4", 1)]);
     let (small, big) = (small.to_str().unwrap(), book());
     let big = big.to_str().unwrap();
     let heaviest = python(

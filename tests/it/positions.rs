@@ -5,7 +5,7 @@
 //! that cannot be played are refused with one clear line.
 
 use crate::common;
-use common::{data, polybook, python, text};
+use common::{bestmoves, data, polybook, polybook_json, python, text};
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -189,11 +189,7 @@ fn the_engine_plays_from_them() {
         let o = polybook(&["search", "--depth", "4", "--fen", fen]);
         assert!(o.status.success(), "{fen}: {}", text(&o.stderr));
         let out = text(&o.stdout);
-        let best = out
-            .lines()
-            .find_map(|l| l.strip_prefix("bestmove "))
-            .and_then(|l| l.split_whitespace().next())
-            .unwrap_or_else(|| panic!("{out}"));
+        let best = *bestmoves(&out).first().unwrap_or_else(|| panic!("{out}"));
         assert!(legal_by_python(fen, best), "search {fen}: {best}");
 
         let o = polybook_with_input(
@@ -203,11 +199,7 @@ fn the_engine_plays_from_them() {
         );
         let out = text(&o.stdout);
         assert!(!out.contains("impossible position"), "{out}");
-        let best = out
-            .lines()
-            .find_map(|l| l.strip_prefix("bestmove "))
-            .and_then(|l| l.split_whitespace().next())
-            .unwrap_or_else(|| panic!("{out}"));
+        let best = *bestmoves(&out).first().unwrap_or_else(|| panic!("{out}"));
         assert!(legal_by_python(fen, best), "uci {fen}: {best}");
     }
 
@@ -311,15 +303,13 @@ print('[Event "unplayable"]\n[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/8/P3K3 w - - 0 1"]
     );
 
     let out = dir.path().join("pb.bin");
-    let o = polybook(&[
+    let report = polybook_json(&[
         "build",
         pgn.to_str().unwrap(),
         "-o",
         out.to_str().unwrap(),
         "--json",
     ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let games = 3 * PLAYABLE.len() as u64 + 1;
     assert_eq!(report["games"], games, "{report}");
     assert_eq!(report["used"], games - 1, "{report}");
@@ -343,9 +333,7 @@ with chess.polyglot.open_reader(sys.argv[1]) as r:
     let expected: Vec<String> = python(script, &args).lines().map(String::from).collect();
     for (fen, expected) in PLAYABLE.iter().zip(expected) {
         assert!(!expected.is_empty(), "{fen}: no entry");
-        let o = polybook(&["probe", out.to_str().unwrap(), "--fen", fen, "--json"]);
-        assert!(o.status.success(), "{fen}: {}", text(&o.stderr));
-        let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let json = polybook_json(&["probe", out.to_str().unwrap(), "--fen", fen, "--json"]);
         let got: Vec<String> = json["entries"]
             .as_array()
             .unwrap_or_else(|| panic!("{json}"))

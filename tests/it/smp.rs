@@ -14,26 +14,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use polybook::engine::options::max_threads;
-use polybook::engine::suite::{is_solved, parse_puzzles};
 use polybook::engine::{Engine, Limits, SearchOptions};
-use shakmaty::fen::Fen;
-use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess};
 
-use common::{polybook, stderr, stdout};
-
-/// Is `uci` a legal move in `fen`?
-fn legal_in(fen: &str, uci: &str) -> bool {
-    let pos: Chess = fen
-        .parse::<Fen>()
-        .unwrap()
-        .into_position(CastlingMode::Standard)
-        .unwrap();
-    uci.parse::<UciMove>()
-        .ok()
-        .and_then(|m| m.to_move(&pos).ok())
-        .is_some()
-}
+use common::{legal_in, polybook, stderr, stdout};
 
 /// The `nodes` figures of the `info` lines of `output`, in order.
 fn info_nodes(output: &str) -> Vec<u64> {
@@ -209,10 +192,7 @@ fn search_threads_bad_and_too_many() {
 fn mates_are_found_with_two_threads() {
     // The mate-in-2 puzzles of tests/data, with the dedicated mate search off so that the
     // (two-threaded) tree search must find every mate, within 2,000,000 nodes of both threads.
-    let bytes = std::fs::read(common::epd("mate_in_2.pgn")).unwrap();
-    let (entries, errors) = parse_puzzles(&String::from_utf8_lossy(&bytes));
-    assert!(errors.is_empty(), "{errors:?}");
-    assert!(entries.len() > 100);
+    let entries = common::mate_in_2_puzzles();
     let mut engine = Engine::new(SearchOptions {
         hash_mb: 16,
         threads: 2,
@@ -233,13 +213,7 @@ fn mates_are_found_with_two_threads() {
             Arc::new(AtomicBool::new(false)),
             &mut |_| {},
         );
-        assert!(
-            is_solved(&e.task, &r),
-            "line {}: {} got {:?}",
-            e.line,
-            e.fen,
-            r.score
-        );
+        common::assert_solved(e, &r);
     }
 }
 

@@ -42,27 +42,76 @@ for i in range(4):
         .map(|i| s(&dir.path().join(format!("magnus_{i}.pgn"))).to_string())
         .collect();
     inputs.push(s(&data("pgn/lichess_magnus_analysed.pgn.xz")).to_string());
+    // The Spark job over the inputs into the dataset `output`, with `options`.
+    let spark_job = |output: &Path, options: &[&str]| {
+        let out = Command::new("python3")
+            .arg(root().join("spark/build_book.py"))
+            .args([
+                "--master",
+                "local[2]",
+                "--polybook",
+                env!("CARGO_BIN_EXE_polybook"),
+            ])
+            .args(options)
+            .args(&inputs)
+            .args(["--output", s(output)])
+            // Spark on this machine only: no name lookup of the host, no network.
+            .env("SPARK_LOCAL_IP", "127.0.0.1")
+            .env("PYSPARK_PYTHON", "python3")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "the Spark job failed: {}",
+            stderr(&out)
+        );
+    };
+    // `polybook book` of a dataset (every move of a game or more, weighted by games): its bytes.
+    let book_of = |dataset: &Path, name: &str| {
+        let book = dir.path().join(name);
+        polybook_ok(&[
+            "book",
+            "-q",
+            s(dataset),
+            "-o",
+            s(&book),
+            "--weights",
+            "games",
+            "--min-games",
+            "1",
+        ]);
+        std::fs::read(&book).unwrap()
+    };
+    // The single-machine tally of the inputs (with `options`) against `dataset` merged into one
+    // file: the rows of each that the other lacks, then the `summary` columns of the single one.
+    let compare = |dataset: &Path, options: &[&str], summary: &str| {
+        let name = dataset.file_name().unwrap().to_str().unwrap();
+        let single = dir.path().join(format!("single-{name}.parquet"));
+        let mut a = vec!["tally", "-q", "-o", s(&single)];
+        a.extend_from_slice(options);
+        a.extend(inputs.iter().map(String::as_str));
+        polybook_ok(&a);
+        let merged = dir.path().join(format!("merged-{name}.parquet"));
+        polybook_ok(&["tally", "-q", "--merge", s(dataset), "-o", s(&merged)]);
+        let diff = duckdb(
+            r#"
+import sys
+a, b, summary = sys.argv[1], sys.argv[2], sys.argv[3]
+one = duckdb.sql(f"SELECT count(*) FROM (SELECT * FROM '{a}' EXCEPT ALL SELECT * FROM '{b}')").fetchall()[0][0]
+two = duckdb.sql(f"SELECT count(*) FROM (SELECT * FROM '{b}' EXCEPT ALL SELECT * FROM '{a}')").fetchall()[0][0]
+print(one, two, *duckdb.sql(f"SELECT {summary} FROM '{a}'").fetchall()[0])
+"#,
+            &[s(&single), s(&merged), summary],
+        );
+        let f: Vec<u64> = diff
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
+        (f, diff)
+    };
+
     let dataset = dir.path().join("tally");
-    let out = Command::new("python3")
-        .arg(root().join("spark/build_book.py"))
-        .args([
-            "--master",
-            "local[2]",
-            "--polybook",
-            env!("CARGO_BIN_EXE_polybook"),
-        ])
-        .args(&inputs)
-        .args(["--output", s(&dataset)])
-        // Spark on this machine only: no name lookup of the host, no network.
-        .env("SPARK_LOCAL_IP", "127.0.0.1")
-        .env("PYSPARK_PYTHON", "python3")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the Spark job failed: {}",
-        stderr(&out)
-    );
+    spark_job(&dataset, &[]);
     let parts = std::fs::read_dir(&dataset)
         .unwrap()
         .filter(|e| {
@@ -75,117 +124,30 @@ for i in range(4):
         .count();
     assert!(parts >= 2, "{parts} part files");
 
-    let args = |cmd: &str, out: &Path| {
-        let mut a = vec![cmd.to_string(), "-q".into(), "-o".into(), s(out).into()];
-        a.extend(inputs.iter().cloned());
-        a.extend(["--weights", "games", "--min-games", "1"].map(String::from));
-        a
-    };
     let build = dir.path().join("build.bin");
-    let a = args("build", &build);
-    polybook_ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
-    let from_spark = dir.path().join("spark.bin");
-    polybook_ok(&[
-        "book",
-        "-q",
-        s(&dataset),
-        "-o",
-        s(&from_spark),
-        "--weights",
-        "games",
-        "--min-games",
-        "1",
-    ]);
+    let mut a = vec!["build", "-q", "-o", s(&build)];
+    a.extend(inputs.iter().map(String::as_str));
+    a.extend(["--weights", "games", "--min-games", "1"]);
+    polybook_ok(&a);
     let build_bytes = std::fs::read(&build).unwrap();
     assert!(build_bytes.len() > 100_000);
     assert!(
-        build_bytes == std::fs::read(&from_spark).unwrap(),
+        build_bytes == book_of(&dataset, "spark.bin"),
         "the books differ"
     );
 
     // The single-machine tally has the same rows as the Spark dataset merged into one file.
-    let single = dir.path().join("single.parquet");
-    let mut a = vec!["tally", "-q", "-o", s(&single)];
-    a.extend(inputs.iter().map(String::as_str));
-    polybook_ok(&a);
-    let merged = dir.path().join("merged.parquet");
-    polybook_ok(&["tally", "-q", "--merge", s(&dataset), "-o", s(&merged)]);
-    let diff = duckdb(
-        r#"
-import sys
-a, b = sys.argv[1], sys.argv[2]
-one = duckdb.sql(f"SELECT count(*) FROM (SELECT * FROM '{a}' EXCEPT ALL SELECT * FROM '{b}')").fetchall()[0][0]
-two = duckdb.sql(f"SELECT count(*) FROM (SELECT * FROM '{b}' EXCEPT ALL SELECT * FROM '{a}')").fetchall()[0][0]
-rows = duckdb.sql(f"SELECT count(*) FROM '{a}'").fetchall()[0][0]
-print(one, two, rows)
-"#,
-        &[s(&single), s(&merged)],
-    );
-    let f: Vec<u64> = diff
-        .split_whitespace()
-        .map(|x| x.parse().unwrap())
-        .collect();
+    let (f, diff) = compare(&dataset, &[], "count(*)");
     assert_eq!(&f[..2], &[0, 0], "rows differ: {diff}");
     assert!(f[2] > 500_000, "{diff}");
 
     // With --ratings: the rating sums summed and the latest dates kept by Spark's group-by are
     // the single-machine `tally --ratings`'s, column for column.
     let rated = dir.path().join("rated");
-    let out = Command::new("python3")
-        .arg(root().join("spark/build_book.py"))
-        .args([
-            "--master",
-            "local[2]",
-            "--polybook",
-            env!("CARGO_BIN_EXE_polybook"),
-            "--ratings",
-        ])
-        .args(&inputs)
-        .args(["--output", s(&rated)])
-        .env("SPARK_LOCAL_IP", "127.0.0.1")
-        .env("PYSPARK_PYTHON", "python3")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the Spark job failed: {}",
-        stderr(&out)
-    );
-    let single = dir.path().join("single-rated.parquet");
-    let mut a = vec!["tally", "-q", "--ratings", "-o", s(&single)];
-    a.extend(inputs.iter().map(String::as_str));
-    polybook_ok(&a);
-    let merged = dir.path().join("merged-rated.parquet");
-    polybook_ok(&["tally", "-q", "--merge", s(&rated), "-o", s(&merged)]);
-    let diff = duckdb(
-        r#"
-import sys
-a, b = sys.argv[1], sys.argv[2]
-one = duckdb.sql(f"SELECT count(*) FROM (SELECT * FROM '{a}' EXCEPT ALL SELECT * FROM '{b}')").fetchall()[0][0]
-two = duckdb.sql(f"SELECT count(*) FROM (SELECT * FROM '{b}' EXCEPT ALL SELECT * FROM '{a}')").fetchall()[0][0]
-rated = duckdb.sql(f"SELECT sum(rated_games), max(last_date) FROM '{a}'").fetchall()[0]
-print(one, two, *rated)
-"#,
-        &[s(&single), s(&merged)],
-    );
-    let f: Vec<u64> = diff
-        .split_whitespace()
-        .map(|x| x.parse().unwrap())
-        .collect();
+    spark_job(&rated, &["--ratings"]);
+    let (f, diff) = compare(&rated, &["--ratings"], "sum(rated_games), max(last_date)");
     assert_eq!(&f[..2], &[0, 0], "rows with ratings differ: {diff}");
     assert!(f[2] > 100_000 && f[3] > 20_000_000, "{diff}");
     // The book ignores the columns: the same book as from the dataset without them.
-    let rated_book = dir.path().join("spark-rated.bin");
-    polybook_ok(&[
-        "book",
-        "-q",
-        s(&rated),
-        "-o",
-        s(&rated_book),
-        "--weights",
-        "games",
-        "--min-games",
-        "1",
-    ]);
-    assert!(build_bytes == std::fs::read(&rated_book).unwrap());
+    assert!(build_bytes == book_of(&rated, "spark-rated.bin"));
 }

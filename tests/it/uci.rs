@@ -10,14 +10,10 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
-use polybook::book::{Entry, Key, RawMove, write_book};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use shakmaty::fen::Fen;
-use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess};
 
-use common::{BIN, gnuchess_book as book};
+use common::{BIN, gnuchess_book as book, legal_in};
 
 // ---- in-process sessions ----------------------------------------------------------------------
 
@@ -28,18 +24,6 @@ fn fen_line(output: &str) -> Vec<&str> {
         .lines()
         .filter_map(|l| l.strip_prefix("Fen: "))
         .collect()
-}
-
-fn legal_in(fen: &str, uci: &str) -> bool {
-    let pos: Chess = fen
-        .parse::<Fen>()
-        .unwrap()
-        .into_position(CastlingMode::Standard)
-        .unwrap();
-    uci.parse::<UciMove>()
-        .ok()
-        .and_then(|m| m.to_move(&pos).ok())
-        .is_some()
 }
 
 #[test]
@@ -128,16 +112,8 @@ fn bad_input_is_answered_and_the_position_survives() {
 fn an_illegal_book_entry_is_never_played() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("trap.bin");
-    let start = Chess::default();
-    let key = Key::of(&start);
-    let entry = |uci: &str, weight| Entry {
-        key,
-        mv: RawMove::from_uci_str(uci).unwrap(),
-        weight,
-        learn: 0,
-    };
     // e2e5 is not a legal move; it has by far the highest weight.
-    write_book(&path, &mut [entry("e2e5", 60000), entry("g1f3", 1)]).unwrap();
+    common::start_book(&path, &[("e2e5", 60000), ("g1f3", 1)]);
     let out = session(&format!(
         "setoption name BookFile value {}\nsetoption name BookSelection value best\n\
          position startpos\ngo movetime 5000\n\
@@ -148,7 +124,7 @@ fn an_illegal_book_entry_is_never_played() {
     assert!(out.contains("info string book move g1f3 weight 1 share 100.0%"));
 
     // Only an illegal entry: the engine searches.
-    write_book(&path, &mut [entry("e2e5", 60000)]).unwrap();
+    common::start_book(&path, &[("e2e5", 60000)]);
     let out = session(&format!(
         "setoption name BookFile value {}\nposition startpos\ngo depth 4 wtime 60000 btime 60000\n",
         path.display()

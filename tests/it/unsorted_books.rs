@@ -405,11 +405,7 @@ fn sort_writes_every_bundled_book_in_the_canonical_order() {
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("sorted.bin");
     let mut canonical_seen = 0;
-    for entry in std::fs::read_dir(data("books")).unwrap() {
-        let book = entry.unwrap().path();
-        if book.extension().is_none_or(|x| x != "bin") {
-            continue;
-        }
+    for book in common::data_books() {
         let raw = records(&book);
         let order = |r: &Record| (key(r), std::cmp::Reverse(weight(r)));
         let canonical = raw.windows(2).all(|w| order(&w[0]) <= order(&w[1]));
@@ -567,12 +563,8 @@ fn a_book_truncated_while_a_command_runs_is_no_crash() {
     }
     // Cut to a size that is not a whole number of entries before a command: one clear line.
     let out = polybook(&[Path::new("info"), &copy]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("shrinking.bin") && stderr(&out).contains("1000 bytes"),
-        "{}",
-        stderr(&out)
-    );
+    let err = common::failed(&out, 1, "shrinking.bin");
+    assert!(err.contains("1000 bytes"), "{err}");
 }
 
 /// `play`: after 1.e4 g5 the engine plays the book's one move, 2.d4, which stands in the tail.
