@@ -34,36 +34,16 @@ command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium fonts-liberation)  # the font: text in the screenshots
 [ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
 command -v java >/dev/null || need_apt+=(default-jre-headless)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "test.sh: installing ${need_apt[*]}" >&2
-  if [ "$(id -u)" -eq 0 ]; then sudo=(); elif command -v sudo >/dev/null; then sudo=(sudo); else
-    echo "test.sh: missing ${need_apt[*]}: run 'apt-get install -y ${need_apt[*]}' as root" >&2; exit 1
-  fi
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-fi
-if ! python3 -c 'import chess' 2>/dev/null; then
-  echo "test.sh: installing python-chess" >&2
-  pip install -q chess 2>/dev/null || pip install -q --break-system-packages chess || {
-    echo "test.sh: python-chess missing: run 'pip install chess'" >&2; exit 1; }
-fi
-if ! python3 -c 'import selenium' 2>/dev/null; then
-  echo "test.sh: installing selenium" >&2
-  pip install -q selenium 2>/dev/null || pip install -q --break-system-packages selenium || {
-    echo "test.sh: selenium missing: run 'pip install selenium'" >&2; exit 1; }
-fi
-if ! python3 -c 'import duckdb' 2>/dev/null; then
-  # DuckDB reads the Parquet tallies in tests/tally.rs (one wheel, no other dependency).
-  echo "test.sh: installing duckdb" >&2
-  pip install -q duckdb 2>/dev/null || pip install -q --break-system-packages duckdb || {
-    echo "test.sh: duckdb missing: run 'pip install duckdb'" >&2; exit 1; }
-fi
-if ! python3 -c 'import pyspark' 2>/dev/null; then
-  # Apache Spark runs spark/build_book.py in tests/spark.rs (local[2], on the Java runtime above).
-  echo "test.sh: installing pyspark" >&2
-  pip install -q pyspark 2>/dev/null || pip install -q --break-system-packages pyspark || {
-    echo "test.sh: pyspark missing: run 'pip install pyspark'" >&2; exit 1; }
-fi
+bench/apt-install.sh test.sh "${need_apt[@]+"${need_apt[@]}"}"
+# The Python packages: python-chess (the reference for books, moves and games), selenium (the
+# browser test of `explore`), DuckDB (reads the Parquet tallies in tests/it/tally.rs, one wheel) and
+# pyspark (runs spark/build_book.py in tests/it/spark.rs on local[2], on the Java runtime above).
+for package in chess selenium duckdb pyspark; do
+  python3 -c "import $package" 2>/dev/null && continue
+  echo "test.sh: installing $package" >&2
+  pip install -q "$package" 2>/dev/null || pip install -q --break-system-packages "$package" || {
+    echo "test.sh: $package missing: run 'pip install $package'" >&2; exit 1; }
+done
 
 if [ ${#fast[@]} -gt 0 ]; then
   case " $* " in

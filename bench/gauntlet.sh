@@ -19,14 +19,7 @@ need_apt=()
 [ -x /usr/games/toga2 ] || need_apt+=(toga2)
 [ -x /usr/games/ethereal-chess ] || need_apt+=(ethereal-chess)
 [ -x /usr/games/stockfish ] || need_apt+=(stockfish)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "gauntlet.sh: installing ${need_apt[*]}" >&2
-  if [ "$(id -u)" -eq 0 ]; then sudo=(); elif command -v sudo >/dev/null; then sudo=(sudo); else
-    echo "gauntlet.sh: missing ${need_apt[*]}: run 'apt-get install -y ${need_apt[*]}' as root" >&2; exit 1
-  fi
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-fi
+"$(dirname "$0")"/apt-install.sh gauntlet.sh "${need_apt[@]+"${need_apt[@]}"}"
 
 # Glaurung starts with 2 threads and both Glaurung and Toga with their own book: one thread, no book.
 set -x

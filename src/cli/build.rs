@@ -277,15 +277,20 @@ pub fn run(args: Args) -> CliResult {
             human_summary(&report, &args.output.display().to_string())
         );
     }
+    end_report(&report, "book", args.json)
+}
+
+/// The end of a build's or a tally's report: a warning when the filters left out every game
+/// (otherwise a build without a usable game fails), then the JSON report with `--json`.
+pub(super) fn end_report(report: &BuildReport, what: &str, json: bool) -> CliResult {
     if report.used == 0 {
-        // Only the filters can have left every game out (otherwise the build fails).
         let filters = list(&report.filtered);
         eprintln!(
-            "polybook: warning: the filters left out every game ({filters}); the book is empty"
+            "polybook: warning: the filters left out every game ({filters}); the {what} is empty"
         );
     }
-    if args.json {
-        let text = serde_json::to_string(&report).map_err(CliError::data)?;
+    if json {
+        let text = serde_json::to_string(report).map_err(CliError::data)?;
         outln!("{text}")?;
     }
     Ok(())

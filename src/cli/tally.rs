@@ -132,18 +132,7 @@ pub fn run(args: Args) -> CliResult {
             report.seconds, report.games_per_second
         );
     }
-    if report.used == 0 {
-        // Only the filters can have left every game out (otherwise the tally fails).
-        let filters = list(&report.filtered);
-        eprintln!(
-            "polybook: warning: the filters left out every game ({filters}); the tally is empty"
-        );
-    }
-    if args.json {
-        let text = serde_json::to_string(&report).map_err(CliError::data)?;
-        outln!("{text}")?;
-    }
-    Ok(())
+    super::build::end_report(&report, "tally", args.json)
 }
 
 /// The tally as text, to standard output (`-`) or to a file that appears whole.

@@ -312,10 +312,10 @@ fn run_doc_command(dir: &std::path::Path, env: &str, command: &DocCommand) -> Op
     if code != command.status {
         return Some(format!("exit {code} (expected {}): {last}", command.status));
     }
-    if let Some(value) = &command.prints {
-        if !out.contains(value.as_str()) {
-            return Some(format!("its comment says it prints {value}; it did not"));
-        }
+    if let Some(value) = &command.prints
+        && !out.contains(value.as_str())
+    {
+        return Some(format!("its comment says it prints {value}; it did not"));
     }
     None
 }
