@@ -10,6 +10,9 @@ MODE:
   crash      plays random moves, then exits (code 3) when asked for its N-th move
   hang       plays random moves, then never answers its N-th `go` (nor `stop`)
   silent     never says `uciok`
+  flood      plays random moves, then answers its N-th `go` (and `stop`) with `info` lines
+             without end, never `bestmove`
+  chatty     answers `uci` with `id` lines without end, never `uciok`
 """
 import random
 import sys
@@ -33,6 +36,10 @@ for line in sys.stdin:
         continue
     cmd = words[0]
     if cmd == "uci":
+        if mode == "chatty":
+            while True:
+                sys.stdout.write("id author Fake\n" * 1000)
+                sys.stdout.flush()
         say("id name Fake " + mode)
         say("option name Hash type spin default 16 min 1 max 1024")
         if mode != "silent":
@@ -55,6 +62,10 @@ for line in sys.stdin:
             sys.exit(3)
         if moves_made >= n and mode == "hang":
             continue
+        if moves_made >= n and mode == "flood":
+            while True:
+                sys.stdout.write("info depth 1 score cp 0 nodes 1\n" * 1000)
+                sys.stdout.flush()
         if moves_made >= n and mode == "illegal":
             say("info depth 1 score cp 0")
             empty = next(s for s in chess.SQUARES if board.piece_at(s) is None)

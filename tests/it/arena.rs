@@ -349,6 +349,65 @@ fn a_hang_loses_on_time_or_as_a_stall() {
     assert_fake_lost(&games, "stalled connection");
 }
 
+/// `polybook ARGS`, killed (and the test failed) if it has not ended within `limit`.
+fn polybook_within(args: &[&str], limit: Duration) -> std::process::Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("polybook {} still runs after {limit:?}", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn an_engine_that_talks_without_end_loses_on_time_or_as_a_stall() {
+    // It floods `info` lines instead of a `bestmove` (and ignores `stop`): the lines that keep
+    // coming must not keep the match waiting past the clock or the move's limit.
+    for (limit, tag) in [
+        (&["--tc", "1+0"][..], "time forfeit"),
+        (&["--movetime", "50"][..], "stalled connection"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let pgn = dir.path().join("f.pgn");
+        let spec = fake("flood", 2);
+        let mut args = vec!["match", "--engine", "builtin:Hash=8", "--engine", &spec];
+        args.extend(["--games", "2", "--pgn", pgn.to_str().unwrap()]);
+        args.extend(limit);
+        let out = polybook_within(&args, Duration::from_secs(60));
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        assert_fake_lost(&check_games(&pgn, None), tag);
+    }
+    // ... nor past the handshake's timeout.
+    let chatty = fake("chatty", 0);
+    let args = [
+        "match",
+        "--engine",
+        "builtin",
+        "--engine",
+        &chatty,
+        "--handshake-timeout",
+        "1",
+    ];
+    let out = polybook_within(&args, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
+    assert!(
+        common::stderr(&out).contains("no 'uciok' within 1 s"),
+        "{}",
+        common::stderr(&out)
+    );
+}
+
 #[test]
 fn sprt_stops_a_decided_match() {
     let out = polybook(&[
