@@ -13,6 +13,8 @@ MODE:
   flood      plays random moves, then answers its N-th `go` (and `stop`) with `info` lines
              without end, never `bestmove`
   chatty     answers `uci` with `id` lines without end, never `uciok`
+  forks      starts a child process that sleeps (its command line ends with the marker N), then
+             plays random moves, then never answers its N-th `go`
 """
 import random
 import sys
@@ -21,6 +23,10 @@ import chess
 
 mode = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+if mode == "forks":
+    import subprocess
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", str(n)])
+    n = 2
 board = chess.Board()
 moves_made = 0
 
@@ -60,7 +66,7 @@ for line in sys.stdin:
         moves_made += 1
         if moves_made >= n and mode == "crash":
             sys.exit(3)
-        if moves_made >= n and mode == "hang":
+        if moves_made >= n and mode in ("hang", "forks"):
             continue
         if moves_made >= n and mode == "flood":
             while True:

@@ -482,16 +482,43 @@ impl UciEngine {
     pub fn quit(mut self) {
         let _ = self.send("quit");
         let deadline = Instant::now() + Duration::from_secs(1);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
+        while Instant::now() < deadline && !self.exited() {
             thread::sleep(Duration::from_millis(10));
         }
+        // Whether it quit or not: what it left running in its group goes with it.
         self.kill();
     }
 
+    /// Whether the process has ended (or was reaped): see [`UciEngine::ended`].
+    fn exited(&self) -> bool {
+        self.ended() != Some(false)
+    }
+
+    /// Whether the process has ended, found without reaping it (until it is reaped, its pid and
+    /// so its process group's id can't be taken by another process); `None` once it is reaped.
+    fn ended(&self) -> Option<bool> {
+        // SAFETY: waitid(2) writes only into `info`, a zeroed siginfo_t owned here.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let r = libc::waitid(
+                libc::P_PID,
+                self.child.id(),
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            (r == 0).then(|| info.si_pid() != 0)
+        }
+    }
+
+    /// Kills the engine's whole process group (it has its own: a wrapper script's children, or a
+    /// process the engine started, go too), then reaps the engine.
     fn kill(&mut self) {
+        if self.ended().is_some()
+            && let Ok(group) = libc::pid_t::try_from(self.child.id())
+        {
+            // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -508,8 +535,6 @@ const ABORT_GRACE: Duration = Duration::from_millis(300);
 
 impl Drop for UciEngine {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            self.kill();
-        }
+        self.kill();
     }
 }

@@ -409,6 +409,45 @@ fn an_engine_that_talks_without_end_loses_on_time_or_as_a_stall() {
 }
 
 #[test]
+fn a_hung_engine_is_ended_with_the_processes_it_started() {
+    // The fake starts a child that sleeps, then hangs: when the match gives up on it, the child
+    // goes too (the engine's process group is killed, not only its first process).
+    let marker = format!("{}{}", std::process::id(), 424242);
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("f.pgn");
+    let spec = format!(
+        "cmd:{} {} forks {marker}",
+        common::python_chess(),
+        here("tests/fake_engine.py").display()
+    );
+    let args = [
+        "match",
+        "--engine",
+        "builtin:Hash=8",
+        "--engine",
+        &spec,
+        "--games",
+        "2",
+        "--movetime",
+        "50",
+        "--pgn",
+        pgn.to_str().unwrap(),
+    ];
+    let out = polybook_within(&args, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_fake_lost(&check_games(&pgn, None), "stalled connection");
+    let left = Command::new("pgrep")
+        .args(["-f", &format!("time.sleep.600. {marker}$")])
+        .output()
+        .unwrap();
+    let pids = common::stdout(&left);
+    for pid in pids.split_whitespace() {
+        let _ = Command::new("kill").args(["-9", pid]).status();
+    }
+    assert!(pids.trim().is_empty(), "left running: {pids}");
+}
+
+#[test]
 fn sprt_stops_a_decided_match() {
     let out = polybook(&[
         "match",
