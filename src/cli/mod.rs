@@ -179,10 +179,16 @@ pub type CliResult = Result<(), CliError>;
 /// read whole all the same, with one warning line that points to the repair.
 pub fn open_book(path: &std::path::Path) -> Result<polybook::book::Book, CliError> {
     let book = open_book_quietly(path)?;
+    warn_disorder(path, &book);
+    Ok(book)
+}
+
+/// The warning [`open_book`] gives about a book whose keys are not sorted (for a command that
+/// opens it quietly and may refuse it first: then the refusal is the one line said).
+pub fn warn_disorder(path: &std::path::Path, book: &polybook::book::Book) {
     if let Some(disorder) = book.disorder() {
         eprintln!("polybook: warning: {}", disorder.warning(path));
     }
-    Ok(book)
 }
 
 /// Messages about the lines of one input file, at most [`Warnings::SHOWN`] of them: a file of the
