@@ -10,6 +10,11 @@ MODE:
   crash      plays random moves, then exits (code 3) when asked for its N-th move
   hang       plays random moves, then never answers its N-th `go` (nor `stop`)
   silent     never says `uciok`
+  flood      plays random moves, then answers its N-th `go` (and `stop`) with `info` lines
+             without end, never `bestmove`
+  chatty     answers `uci` with `id` lines without end, never `uciok`
+  forks      starts a child process that sleeps (its command line ends with the marker N), then
+             plays random moves, then never answers its N-th `go`
 """
 import random
 import sys
@@ -18,6 +23,10 @@ import chess
 
 mode = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+if mode == "forks":
+    import subprocess
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", str(n)])
+    n = 2
 board = chess.Board()
 moves_made = 0
 
@@ -33,6 +42,10 @@ for line in sys.stdin:
         continue
     cmd = words[0]
     if cmd == "uci":
+        if mode == "chatty":
+            while True:
+                sys.stdout.write("id author Fake\n" * 1000)
+                sys.stdout.flush()
         say("id name Fake " + mode)
         say("option name Hash type spin default 16 min 1 max 1024")
         if mode != "silent":
@@ -53,8 +66,12 @@ for line in sys.stdin:
         moves_made += 1
         if moves_made >= n and mode == "crash":
             sys.exit(3)
-        if moves_made >= n and mode == "hang":
+        if moves_made >= n and mode in ("hang", "forks"):
             continue
+        if moves_made >= n and mode == "flood":
+            while True:
+                sys.stdout.write("info depth 1 score cp 0 nodes 1\n" * 1000)
+                sys.stdout.flush()
         if moves_made >= n and mode == "illegal":
             say("info depth 1 score cp 0")
             empty = next(s for s in chess.SQUARES if board.piece_at(s) is None)

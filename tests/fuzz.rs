@@ -1,10 +1,14 @@
 //! Fuzz targets that run on stable Rust: real files mutated by a seeded generator, fed to the
 //! PGN → book path, the book reader and everything that walks a book, the FEN/EPD parsers and the
-//! engine behind them, the UCI loop, and the commands that read Parquet tallies (run as the binary:
-//! `book`, `tally --merge`, `probe`). Every target checks the same promises: no panic, no hang,
-//! errors of one short line, and the properties that must hold whatever the input (the book does not
-//! depend on `--threads` or the chunk size; `merge` writes a book `verify` accepts; a command on a
-//! damaged tally exits 1 with one line naming it).
+//! engine behind them, the UCI loop, the commands that read Parquet tallies (run as the binary:
+//! `book`, `tally --merge`, `probe`), the commands that read books and PGN and write books or text
+//! (`book_commands`: `learn`, `edit`, `filter`, `export`, `sort`, `merge`, `verify`, `dump`), and
+//! `match` against engines that crash, hang, flood or lie (`bad_engines`). Every target checks the
+//! same promises: no panic, no hang, errors of one short line, and the properties that must hold
+//! whatever the input (the book does not depend on `--threads` or the chunk size; `merge` writes a
+//! book `verify` accepts; a command on a damaged tally exits 1 with one line naming it; a book a
+//! command writes passes `verify`, and a command that fails leaves no file behind; a match ends,
+//! scores a forfeit against the engine that failed, and leaves no engine running).
 //!
 //! In the normal test command each target runs a fixed number of cases from a fixed seed, so a run
 //! is repeatable. For a long run:
@@ -1015,6 +1019,732 @@ fn tally_reader() {
             // Lookups by key: the start position, and one a few moves in.
             if run(&["probe", "--json"], &[b]) {
                 run(&["probe", "--moves", "e2e4 c7c5 g1f3", "--no-board"], &[b]);
+            }
+        },
+    );
+}
+
+// ---- the commands that read books and PGN and write books or text --------------------------------
+
+/// How long one command may take on a mutated book or PGN (the sound ones take milliseconds).
+const COMMAND_LIMIT: Duration = Duration::from_secs(20);
+
+/// What a run of the binary did: its exit code (`None`: a signal), stdout and stderr.
+struct Ran {
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: String,
+}
+
+/// Runs `polybook ARGS` in `dir` (stdin empty; stdout and stderr to files there, which it then
+/// removes), killed after `limit`: a hang fails the case.
+fn run_in(dir: &Path, args: &[String], limit: Duration, envs: &[(&str, &str)]) -> Ran {
+    let (out, err) = (dir.join(".stdout"), dir.join(".stderr"));
+    let mut child = std::process::Command::new(common::BIN)
+        .args(args)
+        .current_dir(dir)
+        .envs(envs.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("polybook {} hangs (no end in {limit:?})", args[0]);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let ran = Ran {
+        code: status.code(),
+        stdout: std::fs::read(&out).unwrap(),
+        stderr: String::from_utf8_lossy(&std::fs::read(&err).unwrap()).into_owned(),
+    };
+    let _ = std::fs::remove_file(&out);
+    let _ = std::fs::remove_file(&err);
+    ran
+}
+
+/// A panic's place and message, or the first lines of `stderr`, short.
+fn said(stderr: &str) -> String {
+    match stderr.split_once("panicked at ") {
+        Some((_, rest)) => {
+            let mut lines = rest.lines();
+            let place = lines.next().unwrap_or("");
+            let place = place.rsplit('/').next().unwrap_or(place);
+            format!("panic at {place} {}", lines.next().unwrap_or(""))
+        }
+        None => stderr.lines().take(2).collect::<Vec<_>>().join(" / "),
+    }
+    .chars()
+    .take(200)
+    .collect()
+}
+
+/// The tiny scored book (`polybook analyse` of a small book at 100 nodes a position, with the
+/// mark of a scored book first), made once per run.
+fn scored_seed() -> &'static Vec<u8> {
+    static SEED: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    SEED.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("scored.bin");
+        let ran = std::process::Command::new(common::BIN)
+            .args(["analyse", "-q", "--nodes", "100", "-o"])
+            .arg(&out)
+            .arg(common::data("books/rodent3_guide.bin"))
+            .output()
+            .unwrap();
+        assert!(ran.status.success(), "{}", common::text(&ran.stderr));
+        let bytes = std::fs::read(&out).unwrap();
+        assert_eq!(
+            bytes[..16],
+            polybook::book::SCORED_MARK.to_bytes(),
+            "a scored book starts with the mark"
+        );
+        bytes
+    })
+}
+
+/// [`mutate_book`], and now and then more of the damage books are found with: a run of entries
+/// zeroed, an impossible move code (a square to itself, an unknown promotion), keys out of order.
+fn mutate_book_more(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
+    if rng.random_ratio(1, 8) {
+        return seeds[rng.random_range(0..seeds.len())].clone();
+    }
+    let mut b = mutate_book(rng, seeds);
+    let n = b.len() / 16;
+    if n >= 2 && rng.random_ratio(1, 3) {
+        let i = rng.random_range(0..n);
+        match rng.random_range(0..3) {
+            0 => {
+                let end = (i + rng.random_range(1..8)).min(n);
+                b[i * 16..end * 16].fill(0);
+            }
+            1 => {
+                let sq = rng.random_range(0..64u16);
+                let code = if rng.random_bool(0.5) {
+                    sq << 6 | sq
+                } else {
+                    rng.random_range(5..8u16) << 12 | rng.random::<u16>() & 0xfff
+                };
+                b[i * 16 + 8..i * 16 + 10].copy_from_slice(&code.to_be_bytes());
+            }
+            _ => {
+                let j = rng.random_range(0..n);
+                b[i * 16..i * 16 + 8].copy_from_slice(&rng.random::<u64>().to_be_bytes());
+                b.swap(i * 16, j * 16);
+            }
+        }
+    }
+    b
+}
+
+/// A case of [`book_commands`]: the command's number, a choice of its options, and its two
+/// input files (a book, and a PGN or a second book).
+fn encode_case(command: u8, variant: u8, a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut out = vec![command, variant];
+    out.extend((a.len() as u32).to_le_bytes());
+    out.extend_from_slice(a);
+    out.extend_from_slice(b);
+    out
+}
+
+fn decode_case(input: &[u8]) -> (u8, u8, &[u8], &[u8]) {
+    let len = u32::from_le_bytes(input[2..6].try_into().unwrap()) as usize;
+    (input[0], input[1], &input[6..6 + len], &input[6 + len..])
+}
+
+const BOOK_COMMANDS: &[&str] = &[
+    "learn", "edit", "filter", "export", "sort", "merge", "verify", "dump",
+];
+
+/// Mutated real books (and the tiny scored one) and PGN given to the commands that read them and
+/// write books or text: `learn`, `edit`, `filter`, `export`, `sort`, `merge`, `verify`, `dump`.
+/// Each exits 0 or 1 (no panic, abort, signal or hang); on 0 a book written passes `verify` and
+/// text written is UTF-8; on 1 it says one short line and leaves no output file (a book changed
+/// in place is as it was) and no temporary file behind.
+#[test]
+fn book_commands() {
+    let mut books = book_seeds();
+    books.push(scored_seed().clone());
+    books.push(scored_seed().clone());
+    let pgns = pgn_seeds();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fuzz(
+        "book_commands",
+        500,
+        Duration::from_secs(120),
+        |rng| {
+            let command = rng.random_range(0..BOOK_COMMANDS.len() as u8);
+            let a = mutate_book_more(rng, &books);
+            let b = match BOOK_COMMANDS[usize::from(command)] {
+                "learn" if rng.random_ratio(1, 6) => pgns[rng.random_range(0..pgns.len())].clone(),
+                "learn" => mutate(rng, &pgns, PGN_TOKENS, 32 << 10),
+                "merge" => mutate_book_more(rng, &books),
+                _ => Vec::new(),
+            };
+            encode_case(command, rng.random(), &a, &b)
+        },
+        |input| {
+            let (command, variant, a, b) = decode_case(input);
+            let command = BOOK_COMMANDS[usize::from(command)];
+            for entry in std::fs::read_dir(d).unwrap() {
+                std::fs::remove_file(entry.unwrap().path()).unwrap();
+            }
+            std::fs::write(d.join("a.bin"), a).unwrap();
+            let second = if command == "learn" { "b.pgn" } else { "b.bin" };
+            if !b.is_empty() || command == "learn" {
+                std::fs::write(d.join(second), b).unwrap();
+            }
+            let pick = |options: &[&[&str]]| -> Vec<String> {
+                options[usize::from(variant) % options.len()]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            };
+            // The arguments; the book written (and whether over a.bin); the text file written.
+            let in_place = variant & 0x80 != 0;
+            let out_or_in_place = |args: &mut Vec<String>| {
+                if !in_place {
+                    args.extend(["-o".into(), "out.bin".into()]);
+                }
+            };
+            let (mut args, book_out, text_out): (Vec<String>, Option<&str>, Option<&str>) =
+                match command {
+                    "learn" => {
+                        let mut args = pick(&[
+                            &[],
+                            &["--color", "white"],
+                            &["--player", "Carlsen"],
+                            &["--json"],
+                        ]);
+                        args.extend(["a.bin".into(), "b.pgn".into()]);
+                        out_or_in_place(&mut args);
+                        (args, Some(if in_place { "a.bin" } else { "out.bin" }), None)
+                    }
+                    "edit" => {
+                        let mut args = pick(&[
+                            &["--add", "e2e4=7"],
+                            &["--set", "e2e4=10"],
+                            &["--remove", "d2d4"],
+                            &["--moves", "e4 e5", "--add", "g1f3=3"],
+                            &["--moves", "e4", "--set", "c7c5=0", "--json"],
+                            &[
+                                "--fen",
+                                "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1",
+                                "--add",
+                                "e2e4=1",
+                            ],
+                        ]);
+                        args.push("a.bin".into());
+                        out_or_in_place(&mut args);
+                        (args, Some(if in_place { "a.bin" } else { "out.bin" }), None)
+                    }
+                    "filter" => {
+                        let mut args = pick(&[
+                            &["--max-ply", "6"],
+                            &["--max-loss", "50"],
+                            &["--max-loss", "0", "--learn", "prodeo"],
+                            &["--min-share", "10", "--reachable"],
+                            &["--only-white", "--min-weight", "2"],
+                            &["--only-black", "--json"],
+                        ]);
+                        args.push("a.bin".into());
+                        let out = if in_place { "a.bin" } else { "out.bin" };
+                        args.extend(["-o".into(), out.into()]);
+                        (args, Some(out), None)
+                    }
+                    "export" => {
+                        let (mut args, to_file) = match variant % 5 {
+                            0 => (pick(&[&["--pgn"]]), false),
+                            1 => (vec!["--pgn".into(), "--max-ply".into(), "8".into()], true),
+                            2 => (vec!["--epd".into(), "--ply".into(), "4".into()], true),
+                            3 => (vec!["--epd".into(), "--ply".into(), "2".into()], false),
+                            _ => (
+                                ["--pgn", "--ply", "3", "--min-eval", "-50", "--json"]
+                                    .map(String::from)
+                                    .to_vec(),
+                                true,
+                            ),
+                        };
+                        args.push("a.bin".into());
+                        if to_file {
+                            args.extend(["-o".into(), "out.txt".into()]);
+                        }
+                        (args, None, to_file.then_some("out.txt"))
+                    }
+                    "sort" => (
+                        ["a.bin", "-o", "out.bin"].map(String::from).to_vec(),
+                        Some("out.bin"),
+                        None,
+                    ),
+                    "merge" => {
+                        let mut args: Vec<String> = ["a.bin", "b.bin", "-o", "out.bin"]
+                            .map(String::from)
+                            .to_vec();
+                        if b.is_empty() {
+                            args[1] = "a.bin".into();
+                        }
+                        (args, Some("out.bin"), None)
+                    }
+                    "verify" => (vec!["a.bin".into()], None, None),
+                    _ => {
+                        let mut args =
+                            pick(&[&[], &["--json"], &["--csv"], &["--learn", "prodeo"]]);
+                        args.push("a.bin".into());
+                        (args, None, None)
+                    }
+                };
+            args.insert(0, command.into());
+            let ran = run_in(d, &args, COMMAND_LIMIT, &[]);
+            let line = args.join(" ");
+            let told = said(&ran.stderr);
+            assert!(
+                !ran.stderr.contains("panicked"),
+                "polybook {command} panics: {told}"
+            );
+            // What is in the folder now, less the inputs.
+            let mut left: Vec<String> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n != "a.bin" && n != second)
+                .collect();
+            left.sort();
+            match ran.code {
+                Some(0) => {
+                    assert!(
+                        ran.stderr.lines().count() <= 20 && ran.stderr.len() <= 4000,
+                        "polybook {line} succeeds, saying much: {told}"
+                    );
+                    if command != "dump" && command != "export" {
+                        assert!(
+                            ran.stdout.len() <= 1 << 20,
+                            "polybook {line} prints {} bytes",
+                            ran.stdout.len()
+                        );
+                    }
+                    assert!(
+                        std::str::from_utf8(&ran.stdout).is_ok(),
+                        "polybook {line} prints what is not UTF-8"
+                    );
+                    if let Some(text) = text_out {
+                        let written = std::fs::read(d.join(text));
+                        assert!(
+                            written
+                                .as_deref()
+                                .is_ok_and(|t| std::str::from_utf8(t).is_ok()),
+                            "polybook {line} writes no UTF-8 {text}"
+                        );
+                    }
+                    if let Some(book) = book_out {
+                        let check = run_in(d, &["verify".into(), book.into()], COMMAND_LIMIT, &[]);
+                        assert!(
+                            check.code == Some(0),
+                            "polybook {command} writes a book verify rejects: {}",
+                            said_short(&check)
+                        );
+                    }
+                    let expected: Vec<&str> = [book_out, text_out]
+                        .into_iter()
+                        .flatten()
+                        .filter(|n| *n != "a.bin")
+                        .collect();
+                    assert!(
+                        left.iter().all(|n| expected.contains(&n.as_str())),
+                        "polybook {line} leaves {left:?} behind"
+                    );
+                }
+                Some(1) => {
+                    // One error line; before it, at most the warnings of a book read in spite
+                    // of its order (and of a PGN's bad games: at most ten and a count).
+                    let lines: Vec<&str> = ran.stderr.lines().collect();
+                    let (error, warnings) = lines.split_last().unwrap_or((&"", &[]));
+                    assert!(
+                        error.starts_with("polybook: error: ")
+                            && warnings.len() <= 12
+                            && warnings
+                                .iter()
+                                .all(|w| w.starts_with("polybook: warning: ")),
+                        "polybook {command} fails with {} lines: {told}",
+                        lines.len()
+                    );
+                    for line in &lines {
+                        assert_one_line(line);
+                    }
+                    assert!(
+                        left.is_empty(),
+                        "polybook {command} fails and leaves {left:?} behind"
+                    );
+                    assert!(
+                        std::fs::read(d.join("a.bin")).unwrap() == a,
+                        "polybook {command} fails and changes its book"
+                    );
+                }
+                code => panic!("polybook {command} ends with {code:?}: {told}"),
+            }
+        },
+    );
+}
+
+/// What `verify` said, short.
+fn said_short(ran: &Ran) -> String {
+    let out = String::from_utf8_lossy(&ran.stdout);
+    out.lines()
+        .chain(ran.stderr.lines())
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" / ")
+        .chars()
+        .take(200)
+        .collect()
+}
+
+// ---- matches with misbehaving engines -----------------------------------------------------------
+
+/// A UCI engine that misbehaves: `bad.py MODE N POLYBOOK` plays as `POLYBOOK uci` (which it runs
+/// and speaks through) until its N-th `go` or `isready`, then does what MODE says.
+const BAD_ENGINE: &str = r#"import os, random, signal, subprocess, sys, threading, time
+mode, n, engine = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rng = random.Random(n * 7919 + len(mode))
+out = sys.stdout.buffer
+lock = threading.Lock()
+state = {"go": 0, "ready": 0, "mute": False}
+def say(b):
+    with lock:
+        out.write(b)
+        out.flush()
+def hang():
+    while True:
+        time.sleep(3600)
+def garbage():
+    if rng.random() < 0.5:
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))) + b"\n"
+    return rng.choice([b"bestmove", b"info score cp", b"info depth x score mate", b"uciok uciok",
+                       b"id name \xff\xfe", b"option name", b"readyok?", b"\r\r\r", b""]) + b"\n"
+BAD_MOVES = [b"a1a1", b"0000", b"(none)", b"", b"e2e5", b"Nf3", b"E2E4", b"e7e8k", b"e2e4e5",
+             b"\x00\x01", b"h9h1"]
+if mode == "crash_start":
+    sys.exit(1)
+if mode == "kill_start":
+    os.kill(os.getpid(), signal.SIGKILL)
+child = subprocess.Popen([engine, "uci"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def pump():
+    for line in child.stdout:
+        if state["mute"]:
+            continue
+        if mode == "garbage" and rng.random() < 0.3:
+            say(garbage())
+        if mode == "no_uciok" and line.startswith(b"uciok"):
+            continue
+        if mode == "no_readyok" and line.startswith(b"readyok") and state["ready"] > n:
+            continue
+        if mode == "illegal" and line.startswith(b"bestmove") and state["go"] >= n:
+            line = b"bestmove " + rng.choice(BAD_MOVES) + b"\n"
+        say(line)
+threading.Thread(target=pump, daemon=True).start()
+for line in sys.stdin.buffer:
+    words = line.split()
+    cmd = words[0] if words else b""
+    if cmd == b"isready":
+        state["ready"] += 1
+        if mode == "early_bestmove" and state["ready"] >= n:
+            say(b"bestmove e2e4\n")
+    if cmd == b"quit" and mode == "ignore_quit":
+        hang()
+    if cmd == b"go":
+        state["go"] += 1
+        if state["go"] >= n:
+            if mode == "crash_after":
+                if n % 2:
+                    os._exit(1)
+                os.kill(os.getpid(), signal.SIGKILL)
+            if mode == "no_bestmove":
+                state["mute"] = True
+                hang()
+            if mode == "flood":
+                state["mute"] = True
+                while True:
+                    say(b"info depth 1 score cp 0 nodes 1 pv e2e4\n" * 500)
+            if mode == "noeol":
+                state["mute"] = True
+                while True:
+                    say(b"info string " + b"x" * 65536)
+            if mode == "close_stdout":
+                state["mute"] = True
+                with lock:
+                    os.close(1)
+                hang()
+            if mode == "chatty":
+                say(b"info string hello\n" * 20000)
+    child.stdin.write(line)
+    child.stdin.flush()
+"#;
+
+/// Engines as shell scripts: one that never answers, one that speaks binary, one that closes its
+/// output and keeps running, and a sound one behind a wrapper that runs it as its child.
+const SHELL_ENGINES: &[(&str, &str)] = &[
+    ("hang.sh", "#!/bin/bash\nsleep 600\n"),
+    (
+        "binary.sh",
+        "#!/bin/bash\nhead -c 300000 /dev/urandom\nsleep 600\n",
+    ),
+    ("closed.sh", "#!/bin/bash\nexec >&-\nsleep 600\n"),
+    ("wrap.sh", "#!/bin/bash\n\"$1\" uci\n"),
+];
+
+/// The misbehaviours of [`BAD_ENGINE`], and whether each can leave a `go` without an answer (then
+/// the match needs a clock or a move time: under `--nodes` it waits long for a move).
+const BAD_MODES: &[(&str, bool)] = &[
+    ("crash_start", false),
+    ("kill_start", false),
+    ("crash_after", false),
+    ("no_uciok", false),
+    ("no_readyok", false),
+    ("garbage", false),
+    ("illegal", false),
+    ("early_bestmove", false),
+    ("ignore_quit", false),
+    ("chatty", false),
+    ("close_stdout", false),
+    ("no_bestmove", true),
+    ("flood", true),
+    ("noeol", true),
+];
+
+/// A match or tournament at `--concurrency 2` of misbehaving engines and `builtin`: the command
+/// line, one argument a line, `{dir}` for the folder of the engines and `{bin}` for polybook.
+fn bad_match(rng: &mut StdRng) -> Vec<u8> {
+    let engines = if rng.random_ratio(1, 3) { 3 } else { 2 };
+    let mut args: Vec<String> = vec!["match".into()];
+    let mut clock_needed = false;
+    let bad_one = rng.random_range(0..engines);
+    for i in 0..engines {
+        let spec = if i != bad_one && rng.random_bool(0.5) {
+            format!("good{i}=builtin:Hash=4")
+        } else if rng.random_ratio(1, 5) {
+            let (name, _) = SHELL_ENGINES[rng.random_range(0..SHELL_ENGINES.len())];
+            if name == "wrap.sh" {
+                format!("good{i}=cmd:{{dir}}/{name} {{bin}}")
+            } else {
+                format!("bad{i}=cmd:{{dir}}/{name}")
+            }
+        } else {
+            let (mode, hangs) = BAD_MODES[rng.random_range(0..BAD_MODES.len())];
+            clock_needed |= hangs;
+            let n = rng.random_range(1..12);
+            format!("bad{i}=cmd:python3 {{dir}}/bad.py {mode} {n} {{bin}}")
+        };
+        args.extend(["--engine".into(), spec]);
+    }
+    if engines == 3 && rng.random_bool(0.5) {
+        args.extend(["--tournament".into(), "round-robin".into()]);
+    } else if engines == 3 && rng.random_bool(0.3) {
+        args.extend(["--tournament".into(), "gauntlet".into()]);
+    }
+    let limit: &[&str] = match rng.random_range(0..3) {
+        0 if !clock_needed => &["--nodes", "200"],
+        1 => &["--movetime", "50"],
+        _ => &["--tc", "0.5+0.01"],
+    };
+    args.extend(limit.iter().map(|s| s.to_string()));
+    let games = if engines == 3 {
+        2
+    } else {
+        rng.random_range(2..=4)
+    };
+    args.extend(["--games".into(), games.to_string()]);
+    args.extend(["--concurrency".into(), "2".into()]);
+    match rng.random_range(0..3) {
+        0 => args.extend(["--book".into(), "{books}/gm2001.bin".into()]),
+        1 => args.extend(["--book".into(), "{dir}/scored.bin".into()]),
+        _ => {}
+    }
+    if rng.random_bool(0.5) {
+        args.extend(["--book-plies".into(), rng.random_range(1..12).to_string()]);
+    }
+    if rng.random_bool(0.5) {
+        args.extend(["--handshake-timeout".into(), "2".into()]);
+    }
+    if rng.random_bool(0.5) {
+        args.extend(["--draw".into(), "movenumber=30,score=20,moves=6".into()]);
+    }
+    if rng.random_bool(0.5) {
+        args.push("-q".into());
+    }
+    args.extend(["--seed".into(), rng.random_range(0..1000).to_string()]);
+    args.extend(["--pgn".into(), "games.pgn".into()]);
+    args.join("\n").into_bytes()
+}
+
+/// How long one match may take (its engines' own timeouts must end it well before).
+const MATCH_LIMIT: Duration = Duration::from_secs(40);
+
+/// The processes (not zombies) whose environment holds `marker`: what a run left behind.
+fn processes_marked(marker: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    let needle = marker.as_bytes();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if !env.split(|&b| b == 0).any(|v| v == needle) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let state = stat
+            .rfind(')')
+            .and_then(|c| stat[c + 1..].split_whitespace().next());
+        if state == Some("Z") {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        found.push((pid, cmdline.chars().take(120).collect()));
+    }
+    found
+}
+
+/// `polybook match` (or a tournament) at `--concurrency 2` where engines crash at the start or
+/// mid-game, hang (no `uciok`, `readyok` or `bestmove`), speak garbage or binary, claim illegal
+/// moves, answer before `go`, flood their output, close it and keep running, or ignore `quit`;
+/// against `builtin` at tiny limits, with a book or none. The match ends in bounded time, exits 0
+/// or 1, says little, writes a PGN python-chess reads whose forfeits are scored against the side
+/// that failed, and leaves no engine process running.
+#[test]
+fn bad_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let engines = d.join("engines");
+    std::fs::create_dir(&engines).unwrap();
+    std::fs::write(engines.join("bad.py"), BAD_ENGINE).unwrap();
+    for (name, text) in SHELL_ENGINES {
+        let path = engines.join(name);
+        std::fs::write(&path, text).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(engines.join("scored.bin"), scored_seed()).unwrap();
+    let work = d.join("work");
+    std::fs::create_dir(&work).unwrap();
+    let check_pgn = common::root().join("tests/match_check.py");
+    let python = common::python_chess();
+    let books = common::data("books");
+    let case_number = std::sync::atomic::AtomicU64::new(0);
+    fuzz(
+        "bad_engines",
+        6,
+        Duration::from_secs(120),
+        bad_match,
+        |input| {
+            let text = String::from_utf8_lossy(input);
+            let args: Vec<String> = text
+                .lines()
+                .map(|a| {
+                    a.replace("{dir}", &engines.to_string_lossy())
+                        .replace("{bin}", common::BIN)
+                        .replace("{books}", &books.to_string_lossy())
+                })
+                .collect();
+            let _ = std::fs::remove_file(work.join("games.pgn"));
+            let marker = format!(
+                "POLYBOOK_FUZZ_ENGINE={}-{}",
+                std::process::id(),
+                case_number.fetch_add(1, Ordering::Relaxed)
+            );
+            let (key, value) = marker.split_once('=').unwrap();
+            let started = Instant::now();
+            let ran = run_in(&work, &args, MATCH_LIMIT, &[(key, value)]);
+            let took = started.elapsed();
+            // Whatever the outcome, no engine outlives the match (a moment to be reaped).
+            let mut left = processes_marked(&marker);
+            for _ in 0..50 {
+                if left.is_empty() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(40));
+                left = processes_marked(&marker);
+            }
+            for (pid, _) in &left {
+                // SAFETY: kill(2) on processes this case started (they carry its marker).
+                unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+            }
+            let told = said(&ran.stderr);
+            assert!(
+                left.is_empty(),
+                "polybook match leaves engines running: {:?}",
+                left.iter().map(|l| &l.1).collect::<Vec<_>>()
+            );
+            assert!(
+                !ran.stderr.contains("panicked"),
+                "polybook match panics: {told}"
+            );
+            assert!(
+                matches!(ran.code, Some(0 | 1)),
+                "polybook match ends with {:?} after {took:?}: {told}",
+                ran.code
+            );
+            let lines: Vec<&str> = ran.stderr.lines().collect();
+            assert!(
+                lines.len() <= 100 && lines.iter().all(|l| l.chars().count() <= 400),
+                "polybook match says too much: {} lines, the longest {} characters",
+                lines.len(),
+                lines.iter().map(|l| l.chars().count()).max().unwrap_or(0)
+            );
+            assert!(
+                ran.stdout.len() <= 20_000,
+                "polybook match prints {} bytes",
+                ran.stdout.len()
+            );
+            if ran.code == Some(1) {
+                assert_one_line(lines.last().unwrap_or(&""));
+            }
+            let pgn = work.join("games.pgn");
+            if std::fs::metadata(&pgn).is_ok_and(|m| m.len() > 0) {
+                let out = std::process::Command::new(python)
+                    .arg(&check_pgn)
+                    .arg(&pgn)
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "python-chess can't read the match's PGN: {}",
+                    said(&common::text(&out.stderr))
+                );
+                for game in common::text(&out.stdout).lines() {
+                    let g: serde_json::Value = serde_json::from_str(game).unwrap();
+                    let term = g["termination"].as_str().unwrap_or("");
+                    assert!(
+                        g["errors"].as_array().is_some_and(|e| e.is_empty()),
+                        "a game of the PGN has errors: {g}"
+                    );
+                    assert!(!term.is_empty(), "a game without a Termination tag: {g}");
+                    assert!(
+                        g["consistent"] == true,
+                        "a game's result does not follow from its end: {g}"
+                    );
+                    // A forfeit for a crash or an illegal move is never the sound engine's.
+                    if term == "abandoned" || term == "illegal move" {
+                        let loser = if g["result"] == "1-0" {
+                            &g["black"]
+                        } else {
+                            &g["white"]
+                        };
+                        assert!(
+                            loser.as_str().is_some_and(|l| l.starts_with("bad")),
+                            "a sound engine loses by {term}: {g}"
+                        );
+                    }
+                }
             }
         },
     );

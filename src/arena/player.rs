@@ -4,12 +4,12 @@
 //! polybook's own engine is played the same way (its own binary run as `polybook uci`), so a
 //! crash or a hang of either side is caught alike and can't take the match down with it.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -237,13 +237,15 @@ impl UciEngine {
             })?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
-        let (tx, lines) = channel();
+        // Lines of at most MAX_LINE bytes, and at most MAX_QUEUED waiting: an engine that floods
+        // its output is slowed down to the pace lines are read, and costs bounded memory.
+        let (tx, lines) = sync_channel(MAX_QUEUED);
         thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
             let mut buf = Vec::new();
             loop {
                 buf.clear();
-                match reader.read_until(b'\n', &mut buf) {
+                match crate::bounded_lines::read_bounded_line(&mut reader, &mut buf, MAX_LINE) {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {
                         let line = String::from_utf8_lossy(&buf).trim().to_string();
@@ -391,6 +393,14 @@ impl UciEngine {
                 }
                 _ => {}
             }
+            // An engine that talks without end is stopped and timed out as a silent one is.
+            if abort.is_some_and(|a| a.load(Ordering::Relaxed)) {
+                self.stop_and_drain(ABORT_GRACE);
+                return Err(GoError::Aborted);
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(GoError::Timeout(start.elapsed()));
+            }
         }
     }
 
@@ -401,7 +411,7 @@ impl UciEngine {
             return false;
         }
         let deadline = Instant::now() + wait;
-        loop {
+        while Instant::now() < deadline {
             match self
                 .lines
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))
@@ -411,6 +421,7 @@ impl UciEngine {
                 Err(_) => return false,
             }
         }
+        false
     }
 
     /// The next line before `deadline`; a timeout or an exit is an error naming `expected`.
@@ -420,10 +431,14 @@ impl UciEngine {
         expected: &'static str,
         timeout: Duration,
     ) -> Result<String, EngineError> {
-        match self
-            .lines
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        {
+        // Past the deadline, lines still queued don't count (an engine may talk without end).
+        let received = if Instant::now() >= deadline {
+            Err(RecvTimeoutError::Timeout)
+        } else {
+            self.lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        };
+        match received {
             Ok(line) => Ok(line),
             Err(RecvTimeoutError::Timeout) => Err(EngineError::Timeout {
                 engine: self.spec.label.clone(),
@@ -467,16 +482,43 @@ impl UciEngine {
     pub fn quit(mut self) {
         let _ = self.send("quit");
         let deadline = Instant::now() + Duration::from_secs(1);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
+        while Instant::now() < deadline && !self.exited() {
             thread::sleep(Duration::from_millis(10));
         }
+        // Whether it quit or not: what it left running in its group goes with it.
         self.kill();
     }
 
+    /// Whether the process has ended (or was reaped): see [`UciEngine::ended`].
+    fn exited(&self) -> bool {
+        self.ended() != Some(false)
+    }
+
+    /// Whether the process has ended, found without reaping it (until it is reaped, its pid and
+    /// so its process group's id can't be taken by another process); `None` once it is reaped.
+    fn ended(&self) -> Option<bool> {
+        // SAFETY: waitid(2) writes only into `info`, a zeroed siginfo_t owned here.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let r = libc::waitid(
+                libc::P_PID,
+                self.child.id(),
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            (r == 0).then(|| info.si_pid() != 0)
+        }
+    }
+
+    /// Kills the engine's whole process group (it has its own: a wrapper script's children, or a
+    /// process the engine started, go too), then reaps the engine.
     fn kill(&mut self) {
+        if self.ended().is_some()
+            && let Ok(group) = libc::pid_t::try_from(self.child.id())
+        {
+            // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -484,13 +526,15 @@ impl UciEngine {
 
 /// How often a search that may be aborted looks at its flag.
 const ABORT_POLL: Duration = Duration::from_millis(50);
+/// How much of one line of an engine's is kept (the rest of a longer line is skipped).
+const MAX_LINE: usize = 1 << 16;
+/// How many of an engine's lines may wait to be read.
+const MAX_QUEUED: usize = 1 << 12;
 /// How long an aborted engine is given to answer `stop` before it is left (and killed on drop).
 const ABORT_GRACE: Duration = Duration::from_millis(300);
 
 impl Drop for UciEngine {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            self.kill();
-        }
+        self.kill();
     }
 }

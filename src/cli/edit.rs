@@ -10,7 +10,7 @@ use shakmaty::{Chess, Move};
 use polybook::inspect::ProblemKind;
 
 use super::position::PositionArgs;
-use super::{CliError, CliResult, open_book};
+use super::{CliError, CliResult};
 
 /// Change the moves of one position (--fen/--moves, default the start) in BOOK: --set a move's
 /// weight, --remove a move, or --add a move not in the book yet. MOVE is in SAN or UCI, WEIGHT
@@ -52,12 +52,14 @@ pub fn run(args: Args) -> CliResult {
         let text = args.remove.as_deref().unwrap_or_default();
         EditAction::Remove(book_move(&pos, text)?)
     };
-    let book = open_book(&args.book)?;
-    // The book written must pass `verify`: what it cannot repair is refused.
+    let book = super::open_book_quietly(&args.book)?;
+    // The book written must pass `verify`: what it cannot repair is refused (in one line, without
+    // the warning about its order first).
     super::refuse_corrupt(
         &args.book,
         &[ProblemKind::Duplicate, ProblemKind::ImpossibleMove],
     )?;
+    super::warn_disorder(&args.book, &book);
     let out = args.output.as_ref().unwrap_or(&args.book);
     let report = edit_book(&book, &pos, action, out).map_err(CliError::data)?;
     if args.json {

@@ -8,7 +8,7 @@ use shakmaty::Color;
 
 use polybook::inspect::ProblemKind;
 
-use super::{CliError, CliResult, open_book};
+use super::{CliError, CliResult};
 
 /// Write the part of BOOK the options keep (they combine). First per move, on the input book:
 /// --min-weight, --min-share and --max-loss; then per position: --max-ply, --only-white/--only-black and
@@ -60,12 +60,14 @@ pub fn percent(s: &str) -> Result<f64, String> {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let mut book = open_book(&args.book)?;
-    // The book written must pass `verify`: what it cannot repair is refused.
+    let mut book = super::open_book_quietly(&args.book)?;
+    // The book written must pass `verify`: what it cannot repair is refused (in one line, without
+    // the warning about its order first).
     super::refuse_corrupt(
         &args.book,
         &[ProblemKind::Duplicate, ProblemKind::ImpossibleMove],
     )?;
+    super::warn_disorder(&args.book, &book);
     if let Some(layout) = args.learn {
         book.set_learn_layout(layout);
     }

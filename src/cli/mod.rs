@@ -180,10 +180,16 @@ pub type CliResult = Result<(), CliError>;
 /// read whole all the same, with one warning line that points to the repair.
 pub fn open_book(path: &std::path::Path) -> Result<polybook::book::Book, CliError> {
     let book = open_book_quietly(path)?;
+    warn_disorder(path, &book);
+    Ok(book)
+}
+
+/// The warning [`open_book`] gives about a book whose keys are not sorted (for a command that
+/// opens it quietly and may refuse it first: then the refusal is the one line said).
+pub fn warn_disorder(path: &std::path::Path, book: &polybook::book::Book) {
     if let Some(disorder) = book.disorder() {
         eprintln!("polybook: warning: {}", disorder.warning(path));
     }
-    Ok(book)
 }
 
 /// Messages about the lines of one input file, at most [`Warnings::SHOWN`] of them: a file of the
@@ -259,6 +265,36 @@ pub fn refuse_corrupt(
                 path.display(),
                 report.count(kind),
                 kind.name(),
+                path.display()
+            )));
+        }
+    }
+    // In a book whose keys are not sorted, entries that repeat need not be next to each other
+    // (where `verify` looks): the book written, sorted, would have them side by side.
+    if kinds.contains(&polybook::inspect::ProblemKind::Duplicate)
+        && report.count(polybook::inspect::ProblemKind::Unsorted) > 0
+    {
+        let bytes = std::fs::read(path).map_err(|e| file_error("read book", path, &e))?;
+        let mut entries: Vec<(polybook::book::Entry, usize)> = bytes
+            .chunks_exact(polybook::book::ENTRY_SIZE)
+            .map(polybook::book::Entry::from_bytes)
+            .enumerate()
+            .skip(usize::from(report.scored))
+            .map(|(i, e)| (e, i - usize::from(report.scored)))
+            .collect();
+        entries.sort_by_key(|(e, i)| (e.key, e.mv.0, *i));
+        let same = |a: &(polybook::book::Entry, usize), b: &(polybook::book::Entry, usize)| {
+            a.0.key == b.0.key && a.0.mv == b.0.mv
+        };
+        let repeats = entries.windows(2).filter(|w| same(&w[0], &w[1])).count();
+        if let Some(w) = entries.windows(2).find(|w| same(&w[0], &w[1])) {
+            return Err(CliError::data(format!(
+                "{}: {repeats} entries with duplicate key and move, apart in its unsorted order (the first: entry {}: key {} and move {} repeat entry {}); 'polybook sort {} -o fixed.bin' repairs it",
+                path.display(),
+                w[1].1,
+                w[1].0.key,
+                w[1].0.mv,
+                w[0].1,
                 path.display()
             )));
         }

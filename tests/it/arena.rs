@@ -356,6 +356,104 @@ fn a_hang_loses_on_time_or_as_a_stall() {
     assert_fake_lost(&games, "stalled connection");
 }
 
+/// `polybook ARGS`, killed (and the test failed) if it has not ended within `limit`.
+fn polybook_within(args: &[&str], limit: Duration) -> std::process::Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("polybook {} still runs after {limit:?}", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn an_engine_that_talks_without_end_loses_on_time_or_as_a_stall() {
+    // It floods `info` lines instead of a `bestmove` (and ignores `stop`): the lines that keep
+    // coming must not keep the match waiting past the clock or the move's limit.
+    for (limit, tag) in [
+        (&["--tc", "1+0"][..], "time forfeit"),
+        (&["--movetime", "50"][..], "stalled connection"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let pgn = dir.path().join("f.pgn");
+        let spec = fake("flood", 2);
+        let mut args = vec!["match", "--engine", "builtin:Hash=8", "--engine", &spec];
+        args.extend(["--games", "2", "--pgn", pgn.to_str().unwrap()]);
+        args.extend(limit);
+        let out = polybook_within(&args, Duration::from_secs(60));
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        assert_fake_lost(&check_games(&pgn, None), tag);
+    }
+    // ... nor past the handshake's timeout.
+    let chatty = fake("chatty", 0);
+    let args = [
+        "match",
+        "--engine",
+        "builtin",
+        "--engine",
+        &chatty,
+        "--handshake-timeout",
+        "1",
+    ];
+    let out = polybook_within(&args, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
+    assert!(
+        common::stderr(&out).contains("no 'uciok' within 1 s"),
+        "{}",
+        common::stderr(&out)
+    );
+}
+
+#[test]
+fn a_hung_engine_is_ended_with_the_processes_it_started() {
+    // The fake starts a child that sleeps, then hangs: when the match gives up on it, the child
+    // goes too (the engine's process group is killed, not only its first process).
+    let marker = format!("{}{}", std::process::id(), 424242);
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("f.pgn");
+    let spec = format!(
+        "cmd:{} {} forks {marker}",
+        common::python_chess(),
+        here("tests/fake_engine.py").display()
+    );
+    let args = [
+        "match",
+        "--engine",
+        "builtin:Hash=8",
+        "--engine",
+        &spec,
+        "--games",
+        "2",
+        "--movetime",
+        "50",
+        "--pgn",
+        pgn.to_str().unwrap(),
+    ];
+    let out = polybook_within(&args, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_fake_lost(&check_games(&pgn, None), "stalled connection");
+    let left = Command::new("pgrep")
+        .args(["-f", &format!("time.sleep.600. {marker}$")])
+        .output()
+        .unwrap();
+    let pids = common::stdout(&left);
+    for pid in pids.split_whitespace() {
+        let _ = Command::new("kill").args(["-9", pid]).status();
+    }
+    assert!(pids.trim().is_empty(), "left running: {pids}");
+}
+
 #[test]
 fn sprt_stops_a_decided_match() {
     let out = polybook(&[

@@ -469,6 +469,75 @@ fn sort_merges_duplicates_drops_impossible_codes_and_keeps_the_terminator() {
     assert!(verify.status.success(), "{}", stdout(&verify));
 }
 
+#[test]
+fn a_book_refused_as_unsorted_and_duplicated_gets_one_line() {
+    // An entry repeated next to itself, and the last entry moved to the front: an entry repeats,
+    // and the keys are out of order. `edit` and `filter` refuse the duplicate; the refusal is all
+    // they say (no warning about the order before it: both point to `sort`).
+    let dir = tempfile::tempdir().unwrap();
+    let gnuchess = records(&data("books/gnuchess.bin"));
+    let mut book = gnuchess.clone();
+    let c5 = indices(&gnuchess, "e4 c5")[1];
+    book.insert(c5, gnuchess[c5]);
+    let last = book.pop().unwrap();
+    book.insert(0, last);
+    let path = dir.path().join("dup.bin");
+    write_records(&path, &book);
+    let out_path = dir.path().join("out.bin");
+    for args in [
+        &["edit", "--add", "a2a3=1"][..],
+        &["filter", "--max-ply", "6"],
+    ] {
+        let mut all: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        all.extend([path.as_os_str(), "-o".as_ref(), out_path.as_os_str()]);
+        let out = polybook(&all);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        let said = stderr(&out);
+        assert_eq!(said.lines().count(), 1, "{args:?}: {said}");
+        assert!(
+            said.contains("duplicate key and move") && said.contains("polybook sort"),
+            "{args:?}: {said}"
+        );
+        assert!(!out_path.exists());
+    }
+}
+
+#[test]
+fn a_duplicate_apart_in_an_unsorted_book_is_refused() {
+    // 1.e4 c5's second entry appended again at the end: the keys are out of order and the entry
+    // repeats, but not next to itself (where `verify` looks). The book `edit` or `filter` would
+    // write, sorted, would repeat it side by side, which `verify` rejects: they refuse it.
+    let dir = tempfile::tempdir().unwrap();
+    let gnuchess = records(&data("books/gnuchess.bin"));
+    let mut book = gnuchess.clone();
+    book.push(gnuchess[indices(&gnuchess, "e4 c5")[1]]);
+    let path = dir.path().join("apart.bin");
+    write_records(&path, &book);
+    let out_path = dir.path().join("out.bin");
+    for args in [
+        &["filter", "--max-ply", "6"][..],
+        &["edit", "--moves", "e4", "--set", "c7c5=5"],
+    ] {
+        let mut all: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        all.extend([path.as_os_str(), "-o".as_ref(), out_path.as_os_str()]);
+        let out = polybook(&all);
+        let said = stderr(&out);
+        let verify = polybook(&[Path::new("verify"), &out_path]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {said}; verify of what it wrote: {}",
+            stdout(&verify)
+        );
+        assert_eq!(said.lines().count(), 1, "{args:?}: {said}");
+        assert!(
+            said.contains("duplicate key and move") && said.contains("polybook sort"),
+            "{args:?}: {said}"
+        );
+        assert!(!out_path.exists());
+    }
+}
+
 /// Every other command that takes a book reads them, with the one warning line.
 #[test]
 fn match_and_probe_epd_read_them() {
