@@ -1149,13 +1149,22 @@ fn http_bytes(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
             .collect(),
         3..=6 => mutate(rng, seeds, HTTP_TOKENS, 64 << 10),
         7 => {
-            // A header or the URL over the limits (16 KiB, 8 KiB), or near them.
+            // A header, the URL or a body over the limits (16 KiB, 8 KiB, 64 KiB), or near them.
             let mut request = seed(rng);
             let n = rng.random_range(0..40 << 10);
-            if rng.random_bool(0.5) {
-                let at = request.windows(2).position(|w| w == b"\r\n").unwrap_or(0) + 2;
+            let after_line = request.windows(2).position(|w| w == b"\r\n").unwrap_or(0) + 2;
+            if rng.random_bool(0.3) {
+                let at = after_line.min(request.len());
                 let header = format!("X-Pad: {}\r\n", "a".repeat(n));
                 request.splice(at..at, header.into_bytes());
+            } else if rng.random_bool(0.5) {
+                // A body of `length` bytes, sent whole, in part or with more after it.
+                let length = rng.random_range(0..100 << 10);
+                let at = after_line.min(request.len());
+                let header = format!("Content-Length: {length}\r\n");
+                request.splice(at..at, header.into_bytes());
+                let sent = rng.random_range(0..=length + 64);
+                request.extend((0..sent).map(|i| b"moves=e4&"[i % 9]));
             } else {
                 let at = request.iter().position(|&b| b == b' ').unwrap_or(0) + 1;
                 let path = format!("/api/probe?moves={}", "e4+e5+".repeat(n / 6));
@@ -1619,7 +1628,7 @@ fn explore_http() {
     let expected = polybook::explore::route(&fuzz_explorer(), "GET", "/api/probe?moves=e4").body;
     fuzz(
         "explore_http",
-        40,
+        30,
         Duration::from_secs(60),
         |rng| http_case(rng, &seeds),
         |input| {
