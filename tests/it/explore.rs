@@ -1088,13 +1088,18 @@ fn more_connections_than_the_cap_get_an_answer_or_a_503() {
     }
     assert_eq!(reply.status, 200);
     assert!(text(&reply.body).contains("e2e4"));
-    // All 8 places again.
-    let kept: Vec<TcpStream> = (0..8).map(|_| TcpStream::connect(&addr).unwrap()).collect();
-    for mut stream in kept {
-        write!(stream, "GET /api/books HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
-        let reply = read_reply(&mut BufReader::new(stream), false);
-        assert_eq!(reply.status, 200);
-    }
+    // All 8 places again, once the connection just answered has ended on the server's side too.
+    let all_eight = || {
+        let kept: Vec<TcpStream> = (0..8).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+        kept.into_iter().all(|mut stream| {
+            write!(stream, "GET /api/books HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+            read_reply(&mut BufReader::new(stream), false).status == 200
+        })
+    };
+    assert!((0..50).any(|_| all_eight() || {
+        std::thread::sleep(Duration::from_millis(20));
+        false
+    }));
     server.stop();
 }
 
