@@ -378,7 +378,6 @@ fn serve(shared: &Shared, stream: &TcpStream, accepted: Instant) {
                 return refuse_and_close(stream, status, &message, limits);
             }
         };
-        let started = Instant::now();
         buffer.drain(..head.length);
         let mut keep = head.keep && !shared.stopping();
         match head.body {
@@ -391,12 +390,13 @@ fn serve(shared: &Shared, stream: &TcpStream, accepted: Instant) {
                 return refuse_and_close(stream, 413, &message, limits);
             }
             Body::Length(n) => {
-                if !skip_body(stream, &mut buffer, n, started + limits.head_timeout) {
+                if !skip_body(stream, &mut buffer, n, Instant::now() + limits.head_timeout) {
                     return;
                 }
             }
             Body::Chunked => keep = false,
         }
+        let started = Instant::now();
         let reply = if host_allowed(shared.addr, head.host.as_deref()) {
             let routed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 route(&shared.explorer, &head.method, &head.target)
