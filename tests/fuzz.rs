@@ -1,10 +1,12 @@
 //! Fuzz targets that run on stable Rust: real files mutated by a seeded generator, fed to the
 //! PGN → book path, the book reader and everything that walks a book, the FEN/EPD parsers and the
-//! engine behind them, the UCI loop, and the commands that read Parquet tallies (run as the binary:
-//! `book`, `tally --merge`, `probe`). Every target checks the same promises: no panic, no hang,
-//! errors of one short line, and the properties that must hold whatever the input (the book does not
-//! depend on `--threads` or the chunk size; `merge` writes a book `verify` accepts; a command on a
-//! damaged tally exits 1 with one line naming it).
+//! engine behind them, the UCI loop, the commands that read Parquet tallies (run as the binary:
+//! `book`, `tally --merge`, `probe`), and the HTTP server of `explore` (in process, over real
+//! sockets). Every target checks the same promises: no panic, no hang, errors of one short line,
+//! and the properties that must hold whatever the input (the book does not depend on `--threads`
+//! or the chunk size; `merge` writes a book `verify` accepts; a command on a damaged tally exits 1
+//! with one line naming it; every answer of the server is well-formed HTTP, and a good request
+//! after each case is answered at once).
 //!
 //! In the normal test command each target runs a fixed number of cases from a fixed seed, so a run
 //! is repeatable. For a long run:

@@ -1,7 +1,8 @@
 //! `polybook explore`: its JSON API over HTTP (against `polybook probe --json`), what it refuses to
-//! serve, how it stands many requests and stops, and its page in a real browser (headless Debian
-//! Chromium driven by selenium: `tests/explore_browser.py`, which also checks the page's moves
-//! against python-chess's `chess.polyglot`).
+//! serve, how it stands many requests, slow and silent clients, oversized and pipelined requests
+//! and more connections than it takes at once, how it stops, and its page in a real browser
+//! (headless Debian Chromium driven by selenium: `tests/explore_browser.py`, which also checks the
+//! page's moves against python-chess's `chess.polyglot`).
 
 use crate::common;
 
