@@ -180,7 +180,9 @@ def paste(text):
     box = driver.find_element(By.ID, "paste-text")
     box.clear()
     box.send_keys(text + Keys.ENTER)
-    time.sleep(0.05)
+    # The page has taken the paste when it empties the box (or shows an error): a FEN is checked
+    # by the server first, which may take longer than a moment on a loaded machine.
+    wait(lambda: box.get_attribute("value") == "" or error_text(), "the paste to be taken")
     settled()
 
 

@@ -38,9 +38,6 @@ pub struct Args {
     open: bool,
 }
 
-/// Threads answering requests: a probe takes microseconds, so a few are plenty.
-const WORKERS: usize = 4;
-
 fn parse_host(host: &str) -> Result<IpAddr, String> {
     if host.eq_ignore_ascii_case("localhost") {
         return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
@@ -82,7 +79,6 @@ pub fn run(args: Args) -> CliResult {
             start,
         },
         addr,
-        WORKERS,
     )
     .map_err(CliError::data)?;
 

@@ -9,8 +9,9 @@
 //!   `probe TALLY.parquet --json` prints).
 //! - [`routes`]: a request's method and path to a reply; every path not listed is a 404; on
 //!   loopback, a request addressed to another name is a 403 (no DNS rebinding).
-//! - [`server`]: the HTTP server (`tiny_http`), a few worker threads answering requests, and a
-//!   clean stop.
+//! - [`server`]: the HTTP server, a connection loop of its own (the request heads parsed by
+//!   `httparse`): a thread per connection up to a cap, a deadline on every wait, bounded input,
+//!   and a clean stop.
 //!
 //! Read-only: the books are read once, when the command starts, and only they (and the tally's
 //! rows, looked up by key) are served.
@@ -21,7 +22,7 @@ pub mod routes;
 pub mod server;
 
 pub use routes::{Reply, route};
-pub use server::{ExploreError, Server};
+pub use server::{ExploreError, Limits, Server};
 
 use std::sync::Mutex;
 

@@ -28,7 +28,8 @@ impl Reply {
         }
     }
 
-    fn error(status: u16, message: &str) -> Reply {
+    /// An error: `{"error":"…"}` (one line).
+    pub fn error(status: u16, message: &str) -> Reply {
         Reply::json(status, api::error_json(message))
     }
 }
