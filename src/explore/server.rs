@@ -636,16 +636,18 @@ fn read_some(stream: &TcpStream, buffer: &mut Vec<u8>, deadline: Instant) -> io:
                 buffer.extend_from_slice(&chunk[..n]);
                 return Ok(n);
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if try_again(&e) => {}
             Err(e) => return Err(e),
         }
     }
+}
+
+/// A read or write that timed out or was interrupted before its deadline: try it again.
+fn try_again(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
 }
 
 /// Writes all of `bytes` by `deadline`.
@@ -659,13 +661,7 @@ fn write_by(stream: &TcpStream, mut bytes: &[u8], deadline: Instant) -> io::Resu
         match (&*stream).write(bytes) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => bytes = &bytes[n..],
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if try_again(&e) => {}
             Err(e) => return Err(e),
         }
     }
