@@ -9,6 +9,8 @@
 #   NODES=20000 MAX_LOSS=50             `analyse` settings; GAMES=1000 TC=1+0.01 CONCURRENCY=2
 #   WORK=bench/out/analysed-book        where the books, the analysis cache and the PGN go
 #   BIN=target/release/polybook         the binary (a copy keeps a long match safe from rebuilds)
+#   AGAINST=cmd:/usr/games/toga2        instead, play each book in turn against this engine (no book of
+#                                       its own: OwnBook=false), e.g. Toga II 3.0 at TC=10+0.1
 # Run again, it reuses the books and the analysis (analyse --resume); the match starts afresh.
 set -euo pipefail
 bin=${BIN:-target/release/polybook}
@@ -19,9 +21,17 @@ set -x
 [ -f "$raw" ] || $bin build "${PGN:-tests/data/pgn/lichess_magnus_2018-2022.pgn.xz}" -o "$raw" ${BUILD:---min-games 1 --max-ply 24}
 [ -f "$scored" ] || $bin analyse "$raw" -o "$scored" --nodes "${NODES:-20000}" --max-loss "${MAX_LOSS:-50}" \
   --concurrency "${CONCURRENCY:-2}" --resume
-$bin match \
-  --engine "Scored=builtin:BookFile=$(realpath "$scored"),BookSelection=score" \
-  --engine "Raw=builtin:BookFile=$(realpath "$raw"),BookSelection=weighted" \
-  --each Hash=64 --games "${GAMES:-1000}" --tc "${TC:-1+0.01}" --concurrency "${CONCURRENCY:-2}" \
-  --resign score=800,moves=4 --draw movenumber=40,score=10,moves=8 \
-  --pgn "$work/match.pgn" "$@"
+scored_engine="Scored=builtin:BookFile=$(realpath "$scored"),BookSelection=score"
+raw_engine="Raw=builtin:BookFile=$(realpath "$raw"),BookSelection=weighted"
+play() { # two engines, a PGN name, more arguments
+  $bin match --engine "$1" --engine "$2" \
+    --each Hash=64 --games "${GAMES:-1000}" --tc "${TC:-1+0.01}" --concurrency "${CONCURRENCY:-2}" \
+    --resign score=800,moves=4 --draw movenumber=40,score=10,moves=8 --pgn "$work/$3" "${@:4}"
+}
+if [ -z "${AGAINST:-}" ]; then
+  play "$scored_engine" "$raw_engine" match.pgn "$@"
+else
+  name=$(basename "${AGAINST#cmd:}")
+  play "$scored_engine" "$name=$AGAINST" "scored-vs-$name.pgn" --option 2:OwnBook=false "$@"
+  play "$raw_engine" "$name=$AGAINST" "raw-vs-$name.pgn" --option 2:OwnBook=false "$@"
+fi

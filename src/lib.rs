@@ -4,6 +4,7 @@
 //! - [`builder`]: PGN games to a book, as `polyglot make-book` does and more.
 //! - [`tally`]: exact counts per (position, move) as Parquet files; books and statistics from them.
 //! - [`inspect`]: walks over a whole book: lines per colour, statistics, verification.
+//! - [`openings`]: opening names (ECO code and name) from lichess's table, by position and by line.
 //! - [`position`]: positions and moves from user input (FEN, SAN, UCI, EPD lines).
 //! - [`diagram`]: a board drawn for people.
 //! - [`engine`]: perft, evaluation, search and test suites.
@@ -29,6 +30,7 @@ pub mod diagram;
 pub mod engine;
 pub mod explore;
 pub mod inspect;
+pub mod openings;
 pub mod position;
 pub mod tally;
 pub mod text;

@@ -8,6 +8,8 @@ use polybook::book::{Book, LearnLayout};
 use polybook::inspect::{
     ExportOptions, Opening, SuiteOptions, export_pgn, opening_suite, write_movetext,
 };
+use polybook::openings::LineName;
+use shakmaty::Position;
 
 use super::filter::percent;
 use super::output::{Output, write_error};
@@ -206,6 +208,17 @@ fn suite(args: &Args, book: &Book, ply: u32) -> CliResult {
     report_line(args, &line)
 }
 
+/// The name of a line of moves from the start (its last named position).
+fn line_name(line: &[shakmaty::Move]) -> Option<polybook::openings::Opening> {
+    let mut pos = shakmaty::Chess::default();
+    let mut name = LineName::of_position(&pos);
+    for &m in line {
+        pos.play_unchecked(m);
+        name.push(polybook::book::Key::of(&pos));
+    }
+    name.name()
+}
+
 /// One position per line, its four EPD fields and nothing else: fastchess and cutechess set up
 /// the line as a FEN (counters 0 and 1).
 fn write_epd(openings: &[Opening], out: &mut dyn Write) -> std::io::Result<()> {
@@ -215,8 +228,9 @@ fn write_epd(openings: &[Opening], out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-/// One game per opening: its line of book moves from the start, the score (White's view) as a
-/// comment after the last move when the book has one.
+/// One game per opening: its line of book moves from the start, with the `ECO` and `Opening` tags
+/// of the line's name (lichess's table) when it has one, and the score (White's view) as a comment
+/// after the last move when the book has one.
 fn write_pgn_suite(openings: &[Opening], out: &mut dyn Write) -> std::io::Result<()> {
     for (i, o) in openings.iter().enumerate() {
         for (name, value) in [
@@ -229,6 +243,10 @@ fn write_pgn_suite(openings: &[Opening], out: &mut dyn Write) -> std::io::Result
             ("Result", "*"),
         ] {
             writeln!(out, "[{name} \"{value}\"]")?;
+        }
+        if let Some(named) = line_name(&o.line) {
+            writeln!(out, "[ECO \"{}\"]", named.eco)?;
+            writeln!(out, "[Opening \"{}\"]", named.name)?;
         }
         writeln!(out)?;
         let mut pos = shakmaty::Chess::default();

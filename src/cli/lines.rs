@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::ValueEnum;
-use polybook::inspect::write_lines;
+use polybook::inspect::{write_lines, write_named_lines};
 use shakmaty::Color;
 
 use super::output::{Output, cannot_write, write_result};
@@ -25,6 +25,10 @@ pub struct Args {
     /// Write to this file (atomically: it appears only when complete) instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
+    /// End each line with its opening's ECO code and name, e.g. `{B20 Sicilian Defense}` (lichess's
+    /// table: the line's last named position). Without it the output is `polyglot dump-book`'s.
+    #[arg(long)]
+    openings: bool,
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -35,7 +39,12 @@ pub fn run(args: Args) -> CliResult {
     };
     let mut out = Output::create(args.output.as_deref())?;
     let name = args.book.display().to_string();
-    match write_lines(&book, &name, color, &mut out) {
+    let write = if args.openings {
+        write_named_lines
+    } else {
+        write_lines
+    };
+    match write(&book, &name, color, &mut out) {
         Ok(_) => out.finish(),
         // Into a file, every failure is one; to a closed pipe, the command just stops.
         Err(e) if let Some(path) = &args.output => Err(cannot_write(path, &e)),

@@ -2,6 +2,8 @@
 //! `perft` and `search` share, and the position they give.
 
 use clap::Args;
+use polybook::book::Key;
+use polybook::openings::LineName;
 use polybook::position::{parse_fen, play_moves_each};
 use shakmaty::Chess;
 
@@ -22,6 +24,15 @@ impl PositionArgs {
     /// The position given by `--fen` (default: the start) after `--moves`.
     pub fn position(&self) -> Result<Chess, CliError> {
         self.position_after(|_| {})
+    }
+
+    /// The position with the name of the line that leads to it (lichess's opening table: the last
+    /// named position of `--fen` and the positions of `--moves`).
+    pub fn position_named(&self) -> Result<(Chess, LineName), CliError> {
+        let mut line = LineName::new();
+        let pos = self.position_after(|pos| line.push(Key::of(pos)))?;
+        line.push(Key::of(&pos));
+        Ok((pos, line))
     }
 
     /// The same, calling `before` with each position a move of `--moves` is played from (the

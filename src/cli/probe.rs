@@ -12,6 +12,7 @@ use clap::ArgGroup;
 use polybook::book::{Book, Books, Learn, LearnLayout, MoveScore};
 use polybook::diagram::diagram;
 use polybook::inspect::{BookProbeJson, probe_json_in, write_probe_json_line};
+use polybook::openings::LineName;
 use polybook::position::{EpdLine, parse_fen_and_normalize};
 use shakmaty::{Chess, Position};
 
@@ -76,8 +77,8 @@ pub fn run(args: Args) -> CliResult {
     let result = match &args.epd {
         Some(path) => probe_epd(&books, path, &args, &mut out),
         None => {
-            let pos = args.position.position()?;
-            print_books(&books, &pos, &args, !args.no_board, &mut out).map_err(write_error)
+            let (pos, line) = args.position.position_named()?;
+            print_books(&books, &pos, &line, &args, !args.no_board, &mut out).map_err(write_error)
         }
     };
     out.flush().map_err(write_error)?;
@@ -124,6 +125,7 @@ fn probe_epd(books: &Books, path: &PathBuf, args: &Args, out: &mut impl Write) -
         fen.clear();
         match parse_fen_and_normalize(epd.fen, &mut fen) {
             Ok(pos) if args.json => {
+                let line = LineName::of_position(&pos);
                 for (name, book) in books.iter() {
                     json.clear();
                     if books.len() > 1 {
@@ -135,12 +137,13 @@ fn probe_epd(books: &Books, path: &PathBuf, args: &Args, out: &mut impl Write) -
                     }
                     let start = json.len();
                     if book.learn_layout() == LearnLayout::Scored {
-                        let probe = probe_json_in(&pos, &book.probe(&pos), LearnLayout::Scored);
+                        let probe =
+                            probe_json_in(&pos, &book.probe(&pos), &line, LearnLayout::Scored);
                         serde_json::to_writer(&mut json, &probe)
                             .expect("writing to a Vec cannot fail");
                         json.push(b'\n');
                     } else {
-                        write_probe_json_line(&fen, &pos, &book.probe(&pos), &mut json);
+                        write_probe_json_line(&fen, &pos, &book.probe(&pos), &line, &mut json);
                     }
                     if books.len() > 1 {
                         json.remove(start);
@@ -148,7 +151,10 @@ fn probe_epd(books: &Books, path: &PathBuf, args: &Args, out: &mut impl Write) -
                     out.write_all(&json).map_err(write_error)?;
                 }
             }
-            Ok(pos) => print_books(books, &pos, args, false, out).map_err(write_error)?,
+            Ok(pos) => {
+                let line = LineName::of_position(&pos);
+                print_books(books, &pos, &line, args, false, out).map_err(write_error)?
+            }
             Err(e) => {
                 bad += 1;
                 errors.push(format_args!("{}:{number}: {e}", path.display()));
@@ -174,6 +180,7 @@ fn probe_epd(books: &Books, path: &PathBuf, args: &Args, out: &mut impl Write) -
 fn print_books(
     books: &Books,
     pos: &Chess,
+    line: &LineName,
     args: &Args,
     board: bool,
     out: &mut impl Write,
@@ -187,7 +194,7 @@ fn print_books(
         if name.is_some() && i > 0 && !args.json && args.epd.is_none() {
             writeln!(out)?;
         }
-        print_position(book, name, pos, args, out)?;
+        print_position(book, name, pos, line, args, out)?;
     }
     Ok(())
 }
@@ -197,12 +204,13 @@ fn print_position(
     book: &Book,
     name: Option<&str>,
     pos: &Chess,
+    line: &LineName,
     args: &Args,
     out: &mut impl Write,
 ) -> io::Result<()> {
     let probe = book.probe(pos);
     let scored = book.learn_layout() == LearnLayout::Scored;
-    let json = probe_json_in(pos, &probe, book.learn_layout());
+    let json = probe_json_in(pos, &probe, line, book.learn_layout());
     if args.json {
         // One compact line, as with --epd: `jq` and line-based tools read it as it is.
         match name {
@@ -216,14 +224,28 @@ fn print_position(
     }
     writeln!(out, "FEN  {}", json.fen)?;
     writeln!(out, "key  {}   {} to move", json.key, pos.turn())?;
+    if let Some(opening) = line.name() {
+        writeln!(out, "opening  {opening}")?;
+    }
     if json.entries.is_empty() {
         writeln!(out, "no book moves")?;
     } else {
         let last = if scored { "score depth" } else { "learn" };
+        // The last column names the opening a move leads to, where it is not the line's own.
+        let new_name = |e: &polybook::inspect::EntryJson| {
+            (e.opening != json.opening || e.eco != json.eco)
+                .then(|| format!("  {} {}", e.eco.unwrap_or(""), e.opening.unwrap_or("")))
+        };
+        let names = json.entries.iter().any(|e| new_name(e).is_some());
         writeln!(
             out,
-            "{:<9} {:<6} {:>6} {:>7} {:>10}",
-            "move", "uci", "weight", "share", last
+            "{:<9} {:<6} {:>6} {:>7} {:>10}{}",
+            "move",
+            "uci",
+            "weight",
+            "share",
+            last,
+            if names { "  opening" } else { "" }
         )?;
         for e in &json.entries {
             let learn = match (scored, e.score, e.depth) {
@@ -241,12 +263,13 @@ fn print_position(
             };
             writeln!(
                 out,
-                "{:<9} {:<6} {:>6} {:>6.1}% {:>10}",
+                "{:<9} {:<6} {:>6} {:>6.1}% {:>10}{}",
                 e.san,
                 e.uci,
                 e.weight,
                 e.share * 100.0,
-                learn
+                learn,
+                new_name(e).unwrap_or_default()
             )?;
         }
         let moves = json.entries.len();
@@ -306,12 +329,13 @@ fn probe_tally(args: &Args) -> CliResult {
     let book = book.map(|p| open_book(p)).transpose()?;
     let mut lookup = polybook::tally::TallyLookup::open(&[tally.as_path()])
         .map_err(super::tally::tally_error)?;
-    let pos = args.position.position()?;
+    let (pos, line) = args.position.position_named()?;
     let pairs = lookup
         .find(polybook::book::Key::of(&pos).0)
         .map_err(super::tally::tally_error)?;
     let probe = book.as_ref().map(|b| b.probe(&pos));
-    let stats = polybook::tally::position_stats(&pos, &pairs, probe.as_ref(), lookup.has_ratings());
+    let stats =
+        polybook::tally::position_stats(&pos, &line, &pairs, probe.as_ref(), lookup.has_ratings());
     if args.json {
         let text = serde_json::to_string(&stats).map_err(CliError::data)?;
         return outln!("{text}");

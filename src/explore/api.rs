@@ -21,7 +21,8 @@ use thiserror::Error;
 
 use super::Explorer;
 use crate::inspect::{BookProbeJson, fen_string, probe_json_in};
-use crate::position::{PositionError, parse_fen, play_moves};
+use crate::openings::{LineName, name_moves};
+use crate::position::{PositionError, parse_fen};
 use crate::tally::position_stats;
 use crate::text::quote;
 
@@ -61,13 +62,13 @@ pub fn books(explorer: &Explorer) -> String {
 
 /// `/api/probe`'s answer for the query string `query` (what follows `?`, percent-encoded).
 pub fn probe(explorer: &Explorer, query: &str) -> Result<String, ApiError> {
-    let pos = position(explorer, query)?;
+    let (pos, line) = position(explorer, query)?;
     let answer: Vec<BookProbeJson> = explorer
         .books
         .iter()
         .map(|(book, reader)| BookProbeJson {
             book,
-            probe: probe_json_in(&pos, &reader.probe(&pos), reader.learn_layout()),
+            probe: probe_json_in(&pos, &reader.probe(&pos), &line, reader.learn_layout()),
         })
         .collect();
     Ok(serde_json::to_string(&answer).expect("serializing strings and numbers cannot fail"))
@@ -77,7 +78,7 @@ pub fn probe(explorer: &Explorer, query: &str) -> Result<String, ApiError> {
 pub fn tally(explorer: &Explorer, query: &str) -> Option<Result<String, ApiError>> {
     let (_, lookup) = explorer.tally.as_ref()?;
     Some((|| {
-        let pos = position(explorer, query)?;
+        let (pos, line) = position(explorer, query)?;
         let key = crate::book::Key::of(&pos).0;
         // A lookup reads the file: one request at a time (another waits micro- to milliseconds).
         let (pairs, ratings) = {
@@ -89,13 +90,14 @@ pub fn tally(explorer: &Explorer, query: &str) -> Option<Result<String, ApiError
                 .map_err(|e| ApiError::Tally(e.to_string()))?;
             (pairs, lookup.has_ratings())
         };
-        let stats = position_stats(&pos, &pairs, None, ratings);
+        let stats = position_stats(&pos, &line, &pairs, None, ratings);
         Ok(serde_json::to_string(&stats).expect("serializing strings and numbers cannot fail"))
     })())
 }
 
-/// The position a probe query names: `fen` (default: the start position) after `moves`.
-fn position(explorer: &Explorer, query: &str) -> Result<Chess, ApiError> {
+/// The position a probe query names: `fen` (default: the start position) after `moves`, with the
+/// name of that line.
+fn position(explorer: &Explorer, query: &str) -> Result<(Chess, LineName), ApiError> {
     let (mut fen, mut moves) = (None, None);
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
         let slot = match name.as_ref() {
@@ -111,10 +113,7 @@ fn position(explorer: &Explorer, query: &str) -> Result<Chess, ApiError> {
         Some(fen) => parse_fen(&fen)?,
         None => explorer.start.clone(),
     };
-    Ok(match moves {
-        Some(moves) => play_moves(pos, &moves)?,
-        None => pos,
-    })
+    Ok(name_moves(pos, moves.as_deref().unwrap_or(""))?)
 }
 
 #[cfg(test)]
@@ -139,15 +138,19 @@ mod tests {
     fn a_query_names_a_position() {
         let e = explorer();
         let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
-        assert_eq!(fen_string(&position(&e, "").unwrap()), start);
-        let after = position(&e, "moves=1.e4+e5+Nf3").unwrap();
+        assert_eq!(fen_string(&position(&e, "").unwrap().0), start);
+        let (after, line) = position(&e, "moves=1.e4+e5+Nf3").unwrap();
         assert_eq!(
             fen_string(&after),
             "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"
         );
+        assert_eq!(
+            line.name().map(|o| o.to_string()).as_deref(),
+            Some("C40 King's Knight Opening")
+        );
         let fen = "fen=8%2F8%2F8%2F8%2F8%2F8%2F8%2Fk6K+w+-+-+0+1";
         assert_eq!(
-            fen_string(&position(&e, fen).unwrap()),
+            fen_string(&position(&e, fen).unwrap().0),
             "8/8/8/8/8/8/8/k6K w - - 0 1"
         );
     }

@@ -4,7 +4,9 @@
 //! first stored among equals, as the `best` selection picks); the position's other book moves
 //! are variations (PGN's recursive annotation variations, in parentheses), each followed by its
 //! own tree. Every move carries a comment with its weight and its share of the position (the
-//! share rule of [`ChooseOptions::shares`]), e.g. `{w 120, 35.2%}`. GUIs (Scid, ChessBase,
+//! share rule of [`ChooseOptions::shares`]), e.g. `{w 120, 35.2%}`, and, when the position it
+//! leads to is a named opening ([`crate::openings`]), that name: `{w 120, 35.2%, C40 King's Knight
+//! Opening}`. GUIs (Scid, ChessBase,
 //! lichess's study import) show such a game as an opening tree.
 //!
 //! Bounds: no line is longer than `max_ply` plies; moves whose share is below `min_share` are
@@ -23,6 +25,7 @@ use shakmaty::san::SanPlus;
 use shakmaty::{Chess, Color, Position};
 
 use crate::book::{Book, ChooseOptions, Key};
+use crate::openings::Openings;
 
 /// Which part of the tree to write.
 #[derive(Clone, Debug, PartialEq)]
@@ -283,7 +286,14 @@ impl Tree {
             Color::Black => format!("{number}... {}", n.san),
         };
         let cycle = if n.cycle { ", cycle" } else { "" };
-        let comment = format!("{{w {}, {:.1}%{cycle}}}", n.weight, 100.0 * n.share);
+        let opening = Openings::bundled()
+            .position(&n.after)
+            .map_or(String::new(), |o| format!(", {o}"));
+        let comment = format!(
+            "{{w {}, {:.1}%{cycle}{opening}}}",
+            n.weight,
+            100.0 * n.share
+        );
         self.tokens.push(mv);
         self.tokens.push(comment);
     }

@@ -26,6 +26,7 @@ use shakmaty::{Color, Move, Position};
 
 use super::polyglot_order::OrderedPosition;
 use crate::book::{Book, Entry, Key, RawMove};
+use crate::openings::Openings;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Turn {
@@ -85,6 +86,10 @@ pub(crate) struct Walk<'a> {
     /// Where each key's entries are in a sorted book. A walk looks up many positions that are not
     /// in the book. An unsorted book is searched by [`Book::lookup`], which finds every entry.
     index: Option<KeyIndex>,
+    /// End each printed line with its opening's name (`lines --openings`).
+    names: bool,
+    /// The key of the position entered last: a line's last position when the line ends.
+    last_entered: u64,
 }
 
 impl<'a> Walk<'a> {
@@ -106,7 +111,15 @@ impl<'a> Walk<'a> {
             marks: Vec::new(),
             book_positions: HashSet::new(),
             index: book.is_sorted().then(|| KeyIndex::new(book)),
+            names: false,
+            last_entered: 0,
         }
+    }
+
+    /// Each printed line ends with its opening's ECO code and name, in braces.
+    pub(crate) fn with_names(mut self) -> Walk<'a> {
+        self.names = true;
+        self
     }
 
     /// The entries stored under a key, in stored order.
@@ -175,6 +188,7 @@ impl<'a> Walk<'a> {
 
     fn enter(&mut self, position: OrderedPosition, turn: Turn) -> io::Result<Entered> {
         let key = position.key.0;
+        self.last_entered = key;
         let ply = self.path_keys.len();
         if let Some(earlier) = self.path_keys.iter().position(|&k| k == key) {
             self.end_line(&format!("{{cycle: ply={earlier}}}"))?;
@@ -282,7 +296,16 @@ impl<'a> Walk<'a> {
 
     fn end_line(&mut self, suffix: &str) -> io::Result<()> {
         if let Some(out) = self.out.as_mut() {
-            writeln!(out, "{}: {}{}", self.line, self.text, suffix)?;
+            write!(out, "{}: {}{}", self.line, self.text, suffix)?;
+            if self.names {
+                // The positions before the line's last one, then that one.
+                let keys = self.path_keys.iter().chain([&self.last_entered]);
+                if let Some(opening) = Openings::bundled().line(keys.map(|&k| Key(k))) {
+                    let space = if suffix.is_empty() { "" } else { " " };
+                    write!(out, "{space}{{{opening}}}")?;
+                }
+            }
+            writeln!(out)?;
         }
         self.line += 1;
         Ok(())
@@ -348,5 +371,28 @@ pub fn write_lines(book: &Book, name: &str, color: Color, out: &mut dyn Write) -
         }
     )?;
     let result = Walk::new(book, color, false, Some(out)).run()?;
+    Ok(result.lines)
+}
+
+/// [`write_lines`] with each line's opening at its end, `{ECO Name}` ([`crate::openings`]: the last
+/// named position of the line).
+pub fn write_named_lines(
+    book: &Book,
+    name: &str,
+    color: Color,
+    out: &mut dyn Write,
+) -> io::Result<u64> {
+    writeln!(
+        out,
+        "Dump of \"{name}\" for {}.",
+        if color == Color::White {
+            "white"
+        } else {
+            "black"
+        }
+    )?;
+    let result = Walk::new(book, color, false, Some(out))
+        .with_names()
+        .run()?;
     Ok(result.lines)
 }

@@ -20,7 +20,7 @@ mod verify;
 pub use export::{ExportOptions, ExportReport, export_pgn, write_movetext};
 pub use filter::{FilterOptions, FilterReport, filter_book};
 pub use info::{BookInfo, book_info};
-pub use lines::write_lines;
+pub use lines::{write_lines, write_named_lines};
 pub use probe_json::{
     BookProbeJson, EntryJson, IllegalJson, ProbeJson, fen_string, probe_json, probe_json_in,
     write_probe_json_line,

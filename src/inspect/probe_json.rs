@@ -4,14 +4,17 @@
 //! Each legal entry has its move in UCI and SAN (with `+`/`#`), its raw Polyglot code, weight,
 //! learn value (raw, and decoded as PolyGlot's `BookLearn` writes it: games and score, see
 //! [`Learn`]) and share (by the book's one share rule, [`ChooseOptions::shares`]); entries under
-//! the key that are not legal in the position are listed apart.
+//! the key that are not legal in the position are listed apart. The position and each move carry
+//! their opening's name ([`crate::openings`]): the line's name, and the name the line has after the
+//! move.
 
 use serde::Serialize;
 use shakmaty::fen::Fen;
 use shakmaty::san::San;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
-use crate::book::{ChooseOptions, Learn, LearnLayout, MoveScore, Probe};
+use crate::book::{ChooseOptions, Key, Learn, LearnLayout, MoveScore, Probe};
+use crate::openings::{LineName, Opening};
 
 /// One book's moves of one position, as `--json` prints them when there are several books: the
 /// book's name, then the fields of [`ProbeJson`].
@@ -27,6 +30,10 @@ pub struct BookProbeJson<'a> {
 pub struct ProbeJson {
     pub fen: String,
     pub key: String,
+    /// The opening's ECO code and name (lichess's table): of the line that led here, or of the
+    /// position alone when no moves were given; null when the table names none of it.
+    pub eco: Option<&'static str>,
+    pub opening: Option<&'static str>,
     pub entries: Vec<EntryJson>,
     pub illegal: Vec<IllegalJson>,
 }
@@ -35,6 +42,10 @@ pub struct ProbeJson {
 pub struct EntryJson {
     pub uci: String,
     pub san: String,
+    /// The opening of the line with this move played: the name of the position it leads to, or
+    /// the line's name when the table does not name that position.
+    pub eco: Option<&'static str>,
+    pub opening: Option<&'static str>,
     pub raw: String,
     pub weight: u16,
     pub learn: u32,
@@ -109,25 +120,42 @@ fn shares(probe: &Probe) -> Vec<f64> {
     ChooseOptions::default().shares(&probe.legal)
 }
 
-pub fn probe_json(pos: &Chess, probe: &Probe) -> ProbeJson {
+/// The opening of the line `line` (which ends in `pos`) with `m` played.
+fn opening_after(line: &LineName, pos: &Chess, m: Move) -> Option<Opening> {
+    let mut after = pos.clone();
+    after.play_unchecked(m);
+    line.after(Key::of(&after))
+}
+
+/// One position's moves as `probe --json` prints them; `line` is the line that led to `pos` (for
+/// the opening's name), with `pos` pushed last.
+pub fn probe_json(pos: &Chess, probe: &Probe, line: &LineName) -> ProbeJson {
+    let named = line.name();
     ProbeJson {
         fen: fen_string(pos),
         key: probe.key.to_string(),
+        eco: named.map(|o| o.eco),
+        opening: named.map(|o| o.name),
         entries: probe
             .legal
             .iter()
             .zip(shares(probe))
-            .map(|(m, share)| EntryJson {
-                uci: uci_string(m.mv),
-                san: san_string(pos, m.mv),
-                raw: m.entry.mv.to_string(),
-                weight: m.entry.weight,
-                learn: m.entry.learn,
-                learn_games: Some(Learn::from_raw(m.entry.learn).games),
-                learn_score: Some(Learn::from_raw(m.entry.learn).score()),
-                share,
-                score: None,
-                depth: None,
+            .map(|(m, share)| {
+                let after = opening_after(line, pos, m.mv);
+                EntryJson {
+                    uci: uci_string(m.mv),
+                    san: san_string(pos, m.mv),
+                    eco: after.map(|o| o.eco),
+                    opening: after.map(|o| o.name),
+                    raw: m.entry.mv.to_string(),
+                    weight: m.entry.weight,
+                    learn: m.entry.learn,
+                    learn_games: Some(Learn::from_raw(m.entry.learn).games),
+                    learn_score: Some(Learn::from_raw(m.entry.learn).score()),
+                    share,
+                    score: None,
+                    depth: None,
+                }
             })
             .collect(),
         illegal: probe
@@ -146,8 +174,13 @@ pub fn probe_json(pos: &Chess, probe: &Probe) -> ProbeJson {
 
 /// [`probe_json`] with each move's score and depth, instead of PolyGlot's learn statistics, when
 /// the book's learn fields are read in ProDeo's layout.
-pub fn probe_json_in(pos: &Chess, probe: &Probe, layout: LearnLayout) -> ProbeJson {
-    let mut json = probe_json(pos, probe);
+pub fn probe_json_in(
+    pos: &Chess,
+    probe: &Probe,
+    line: &LineName,
+    layout: LearnLayout,
+) -> ProbeJson {
+    let mut json = probe_json(pos, probe, line);
     if layout == LearnLayout::Scored {
         for (e, m) in json.entries.iter_mut().zip(&probe.legal) {
             e.learn_games = None;
@@ -167,14 +200,22 @@ pub fn probe_json_in(pos: &Chess, probe: &Probe, layout: LearnLayout) -> ProbeJs
 ///
 /// No string needs escaping: `fen` is a FEN as [`parse_fen_and_normalize`](crate::position::parse_fen_and_normalize) writes it (piece
 /// letters, digits, `/`, `-` and spaces), and moves and keys are letters and digits.
-pub fn write_probe_json_line(fen: &str, pos: &Chess, probe: &Probe, buf: &mut Vec<u8>) {
+pub fn write_probe_json_line(
+    fen: &str,
+    pos: &Chess,
+    probe: &Probe,
+    line: &LineName,
+    buf: &mut Vec<u8>,
+) {
     debug_assert!(!fen.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20));
     let shares = shares(probe);
     buf.extend_from_slice(b"{\"fen\":\"");
     buf.extend_from_slice(fen.as_bytes());
     buf.extend_from_slice(b"\",\"key\":\"");
     push_hex16(buf, probe.key.0);
-    buf.extend_from_slice(b"\",\"entries\":[");
+    buf.push(b'"');
+    push_opening(buf, line.name());
+    buf.extend_from_slice(b",\"entries\":[");
     for (i, m) in probe.legal.iter().enumerate() {
         if i > 0 {
             buf.push(b',');
@@ -183,7 +224,9 @@ pub fn write_probe_json_line(fen: &str, pos: &Chess, probe: &Probe, buf: &mut Ve
         m.mv.to_uci(CastlingMode::Standard).append_ascii_to(buf);
         buf.extend_from_slice(b"\",\"san\":\"");
         push_san(buf, pos, m.mv);
-        buf.extend_from_slice(b"\",\"raw\":\"");
+        buf.push(b'"');
+        push_opening(buf, opening_after(line, pos, m.mv));
+        buf.extend_from_slice(b",\"raw\":\"");
         m.entry.mv.append_ascii_to(buf);
         buf.extend_from_slice(b"\",\"weight\":");
         push_u32(buf, u32::from(m.entry.weight));
@@ -205,6 +248,16 @@ pub fn write_probe_json_line(fen: &str, pos: &Chess, probe: &Probe, buf: &mut Ve
         buf.push(b'}');
     }
     buf.extend_from_slice(b"]}\n");
+}
+
+/// The `eco` and `opening` fields, each after a comma.
+fn push_opening(buf: &mut Vec<u8>, opening: Option<Opening>) {
+    buf.extend_from_slice(b",\"eco\":");
+    serde_json::to_writer(&mut *buf, &opening.map(|o| o.eco))
+        .expect("writing to a Vec cannot fail");
+    buf.extend_from_slice(b",\"opening\":");
+    serde_json::to_writer(&mut *buf, &opening.map(|o| o.name))
+        .expect("writing to a Vec cannot fail");
 }
 
 /// The `learn`, `learn_games` and `learn_score` fields, each after a comma.
@@ -259,7 +312,7 @@ mod tests {
     #[test]
     fn the_direct_json_line_is_what_serde_writes() {
         // Legal and illegal entries, castling, promotions with check and mate, an ill-formed code,
-        // zero and extreme weights.
+        // zero and extreme weights; moves to named openings (names with `'`, `:` and `,`).
         // (FEN, entries as (move, weight, learn))
         type Case<'a> = (&'a str, &'a [(&'a str, u16, u32)]);
         let cases: [Case; 4] = [
@@ -313,9 +366,11 @@ mod tests {
         let book = Book::from_bytes("test.bin", bytes).unwrap();
         for pos in &positions {
             let probe = book.probe(pos);
+            let mut line = LineName::new();
+            line.push(Key::of(pos));
             let mut direct = Vec::new();
-            write_probe_json_line(&fen_string(pos), pos, &probe, &mut direct);
-            let serde = serde_json::to_string(&probe_json(pos, &probe)).unwrap() + "\n";
+            write_probe_json_line(&fen_string(pos), pos, &probe, &line, &mut direct);
+            let serde = serde_json::to_string(&probe_json(pos, &probe, &line)).unwrap() + "\n";
             assert_eq!(String::from_utf8(direct).unwrap(), serde);
         }
     }

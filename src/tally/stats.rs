@@ -9,6 +9,7 @@ use shakmaty::{CastlingMode, Chess, Move, Position};
 
 use crate::book::{Key, Probe, RawMove};
 use crate::builder::PairCount;
+use crate::openings::{LineName, Opening};
 use crate::position::fen_of;
 
 /// One position's statistics, as `probe --json` prints them for a tally.
@@ -17,6 +18,9 @@ pub struct TallyJson {
     pub fen: String,
     /// The Polyglot key, 16 hex digits.
     pub key: String,
+    /// The opening's ECO code and name (lichess's table), as `probe --json` gives them for a book.
+    pub eco: Option<&'static str>,
+    pub opening: Option<&'static str>,
     /// Games that reached the position and went on with a move of the tally.
     pub games: u64,
     /// The legal moves, by games played (most first; ties in order of first appearance), then
@@ -34,6 +38,9 @@ pub struct TallyJson {
 pub struct MoveStats {
     pub uci: String,
     pub san: String,
+    /// The opening of the line with this move played.
+    pub eco: Option<&'static str>,
+    pub opening: Option<&'static str>,
     /// Games in which the move was played, and their results for the side that played it.
     pub games: u64,
     pub wins: u64,
@@ -94,6 +101,13 @@ pub struct IllegalStats {
     pub games: u64,
 }
 
+/// The opening of the line `line` (ending in `pos`) with `m` played.
+fn opening_after(line: &LineName, pos: &Chess, m: Move) -> Option<Opening> {
+    let mut after = pos.clone();
+    after.play_unchecked(m);
+    line.after(Key::of(&after))
+}
+
 fn uci_of(m: Move) -> String {
     m.to_uci(CastlingMode::Standard).to_string()
 }
@@ -117,6 +131,7 @@ fn san_of(pos: &Chess, m: Move) -> String {
 /// the ratings' columns), each move's average ratings and latest date.
 pub fn position_stats(
     pos: &Chess,
+    line: &LineName,
     pairs: &[PairCount],
     book: Option<&Probe>,
     ratings: bool,
@@ -138,9 +153,12 @@ pub fn position_stats(
                         .map(|bm| bm.entry.weight)
                 });
                 seen.push(m);
+                let named = opening_after(line, pos, m);
                 moves.push(MoveStats {
                     uci: uci_of(m),
                     san: san_of(pos, m),
+                    eco: named.map(|o| o.eco),
+                    opening: named.map(|o| o.name),
                     games: p.games,
                     wins: p.wins,
                     draws: p.draws,
@@ -163,9 +181,12 @@ pub fn position_stats(
     }
     if let Some(book) = book {
         for bm in book.legal.iter().filter(|bm| !seen.contains(&bm.mv)) {
+            let named = opening_after(line, pos, bm.mv);
             moves.push(MoveStats {
                 uci: uci_of(bm.mv),
                 san: san_of(pos, bm.mv),
+                eco: named.map(|o| o.eco),
+                opening: named.map(|o| o.name),
                 games: 0,
                 wins: 0,
                 draws: 0,
@@ -191,6 +212,8 @@ pub fn position_stats(
     TallyJson {
         fen: fen_of(pos),
         key: key.to_string(),
+        eco: line.name().map(|o| o.eco),
+        opening: line.name().map(|o| o.name),
         games,
         moves,
         illegal,

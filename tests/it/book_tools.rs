@@ -316,7 +316,9 @@ with chess.polyglot.open_reader(sys.argv[1]) as r:
             e = next(e for e in moves if e.move == child.move)
             share = 100 * e.weight / total
             assert share >= min_share
-            assert re.fullmatch(r"w %d, %.1f%%(, cycle)?" % (e.weight, share), child.comment), child.comment
+            # The weight and share, then the opening the move leads to (checked against
+            # python-chess in openings.rs).
+            assert re.fullmatch(r"w %d, %.1f%%(, cycle)?(, [A-E][0-9][0-9] .+)?" % (e.weight, share), child.comment), child.comment
             visit(child, ply + 1)
     visit(game, 0)
 print(count)

@@ -20,6 +20,7 @@ mod inspect;
 mod layers;
 mod learn;
 mod merge;
+mod openings;
 mod play;
 mod positions;
 mod several_books;

@@ -164,15 +164,15 @@ fn probe_shows_each_book_in_turn() {
             "book {a}\n\
              FEN  {start}\n\
              key  463b96181691fc9c   white to move\n\
-             move      uci    weight   share      learn\n\
-             e4        e2e4        5  100.0%          -\n\
+             move      uci    weight   share      learn  opening\n\
+             e4        e2e4        5  100.0%          -  B00 King's Pawn Game\n\
              1 move, total weight 5\n\
              \n\
              book {b}\n\
              FEN  {start}\n\
              key  463b96181691fc9c   white to move\n\
-             move      uci    weight   share      learn\n\
-             d4        d2d4        7  100.0%          -\n\
+             move      uci    weight   share      learn  opening\n\
+             d4        d2d4        7  100.0%          -  A40 Queen's Pawn Game\n\
              1 move, total weight 7\n"
         )
     );
