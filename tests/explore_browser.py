@@ -162,6 +162,46 @@ def check_moves(fen, what):
     return shown
 
 
+# Opening names, read from lichess's table in assets/openings/ by python-chess: a position's EPD →
+# "ECO Name"; a line is named by its last named position (its moves played back until one is).
+OPENINGS = {}
+# (cargo runs the tests in the repository's root.)
+TABLE = os.path.join(os.environ.get("CARGO_MANIFEST_DIR", os.getcwd()), "assets", "openings")
+for volume in "abcde":
+    with open(os.path.join(TABLE, f"{volume}.tsv")) as f:
+        for row in list(f)[1:]:
+            eco, name, moves = row.rstrip("\n").split("\t")
+            b = chess.Board()
+            for token in moves.split():
+                if not token[0].isdigit():
+                    b.push_san(token)
+            OPENINGS[b.epd()] = f"{eco} {name}"
+
+
+def line_name(board):
+    board = board.copy()
+    while board.epd() not in OPENINGS:
+        if not board.move_stack:
+            return ""
+        board.pop()
+    return OPENINGS[board.epd()]
+
+
+def check_opening(board, what):
+    """The header names the line's opening, and each move of the first book the line with it."""
+    shown = js("const o = document.getElementById('opening'); return o.hidden ? '' : o.textContent")
+    if shown != line_name(board):
+        fail(f"{what}: the header names {shown!r}, python-chess {line_name(board)!r}")
+    rows = driver.find_elements(By.CSS_SELECTOR, "#books .book:first-child tr.entry")
+    for row in rows:
+        after = board.copy()
+        after.push_uci(row.get_attribute("data-uci"))
+        if (row.get_attribute("data-opening") or "") != line_name(after):
+            fail(f"{what}: {row.get_attribute('data-uci')} names {row.get_attribute('data-opening')!r}, "
+                 f"python-chess {line_name(after)!r}")
+    return shown
+
+
 def line_text():
     return driver.find_element(By.ID, "line").text
 
@@ -231,6 +271,7 @@ board.push_uci("e2e4")
 if page_fen() != board.fen() or line_text() != "1. e4":
     fail(f"after clicking e4: FEN {page_fen()}, line {line_text()!r}")
 check_moves(board.fen(), "after 1. e4")
+check_opening(board, "after 1. e4")
 shot("2-after-e4")
 
 # 3. A move played on the board by clicking its squares: 1... c5.
@@ -241,6 +282,8 @@ board.push_uci("c7c5")
 if page_fen() != board.fen() or line_text() != "1. e4 c5":
     fail(f"after c7-c5 on the board: FEN {page_fen()}, line {line_text()!r}")
 check_moves(board.fen(), "after 1. e4 c5")
+if check_opening(board, "after 1. e4 c5") != "B20 Sicilian Defense":
+    fail("1. e4 c5 is not named the Sicilian Defense")
 # A move of the second book hovered.
 second = driver.find_elements(By.CSS_SELECTOR, "#books .book")[min(1, len(books) - 1)]
 ActionChains(driver).move_to_element(second.find_element(By.CSS_SELECTOR, "tr.entry")).perform()
@@ -271,6 +314,7 @@ settled()
 board.push_uci("g1f3")
 if page_fen() != board.fen():
     fail(f"after g1-f3 on the flipped board: FEN {page_fen()}")
+check_opening(board, "after 2. Nf3")
 key("f")
 if js("return document.querySelector('.cg-wrap').classList.contains('orientation-black')"):
     fail("f did not flip the board back")
@@ -281,12 +325,15 @@ paste(ruy)
 if page_fen() != ruy or error_text():
     fail(f"pasted FEN: FEN {page_fen()}, error {error_text()!r}")
 check_moves(ruy, "the pasted FEN")
+if check_opening(chess.Board(ruy), "the pasted FEN") != "C60 Ruy Lopez":
+    fail("the Ruy Lopez's position is not named by itself")
 shot("5-pasted-fen")
 paste("1. d4 Nf6 2. c4 e6 {a comment} 3. Nc3 *")
 game = chess.pgn.read_game(io.StringIO("1. d4 Nf6 2. c4 e6 3. Nc3 *"))
 if page_fen() != game.end().board().fen() or line_text() != "1. d4 Nf6 2. c4 e6 3. Nc3":
     fail(f"pasted moves: FEN {page_fen()}, line {line_text()!r}")
 check_moves(page_fen(), "the pasted moves")
+check_opening(game.end().board(), "the pasted moves")
 # The line as PGN, read back by python-chess.
 copied = chess.pgn.read_game(io.StringIO(js("return window.explore.pgn()")))
 if [m.uci() for m in copied.mainline_moves()] != [m.uci() for m in game.mainline_moves()]:

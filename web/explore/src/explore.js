@@ -172,7 +172,7 @@ function show() {
   $('fen').value = fen;
   drawLine();
   writeAddress();
-  probe(fen);
+  probe(fen, state.startFen, state.moves.slice(0, state.ply).map((m) => m.uci));
 }
 
 /// The line in the page's address: `#fen=FEN` (when it does not start where the server does),
@@ -245,12 +245,14 @@ function pgn() {
 }
 
 /// Asks the server for `fen`'s book moves (and its games in the tally) and draws them (unless a
-/// newer position was asked for meanwhile).
-async function probe(fen) {
+/// newer position was asked for meanwhile). The server is given the line, `start` and the `moves`
+/// from it that lead to `fen`, so that it names the line's opening.
+async function probe(fen, start = fen, moves = []) {
   const number = ++state.request;
   document.body.dataset.state = 'loading';
+  const query = `fen=${encodeURIComponent(start)}${moves.length ? `&moves=${encodeURIComponent(moves.join(' '))}` : ''}`;
   const ask = async (api) => {
-    const reply = await fetch(`/api/${api}?fen=${encodeURIComponent(fen)}`);
+    const reply = await fetch(`/api/${api}?${query}`);
     const answer = await reply.json();
     if (!reply.ok) throw new Error(answer.error);
     return answer;
@@ -258,6 +260,7 @@ async function probe(fen) {
   try {
     const [books, tally] = await Promise.all([ask('probe'), state.tally ? ask('tally') : null]);
     if (number !== state.request) return;
+    drawOpening(books[0] ?? tally);
     drawBooks(books);
     if (tally) drawTally(tally);
   } catch (e) {
@@ -267,6 +270,22 @@ async function probe(fen) {
   document.body.dataset.state = 'ready';
   document.body.dataset.shown = fen; // the position whose moves are drawn (for tests and scripts)
   if (!performance.getEntriesByName('explore-usable').length) performance.mark('explore-usable');
+}
+
+/// An opening's ECO code and name (`probe --json`'s `eco` and `opening`), or '' without one.
+const openingText = (o) => (o && o.eco ? `${o.eco} ${o.opening}` : '');
+
+/// The name of the line's opening (lichess's table, named by the server), under the header.
+function drawOpening(answer) {
+  const text = openingText(answer);
+  $('opening').textContent = text;
+  $('opening').hidden = !text;
+}
+
+/// A move row's tooltip: the move, the opening it leads to, what a click does.
+function moveTitle(move, what) {
+  const opening = openingText(move);
+  return `${what}${opening ? ` → ${opening}` : ''}: click to play`;
 }
 
 function cell(tag, text, className) {
@@ -310,7 +329,8 @@ function drawBooks(answer) {
       for (const e of book.entries) {
         const row = cell('tr', undefined, 'entry');
         row.dataset.uci = e.uci;
-        row.title = `${e.uci} (raw ${e.raw}): click to play`;
+        row.title = moveTitle(e, `${e.uci} (raw ${e.raw})`);
+        if (e.eco) row.dataset.opening = openingText(e);
         row.append(cell('td', e.san, 'san'), cell('td', e.weight, 'weight'));
         const share = cell('td', undefined, 'share');
         const inner = cell('div');
@@ -385,7 +405,8 @@ function drawTally(t) {
     for (const m of t.moves) {
       const row = cell('tr', undefined, 'move');
       row.dataset.uci = m.uci;
-      row.title = `${m.uci}: click to play`;
+      row.title = moveTitle(m, m.uci);
+      if (m.eco) row.dataset.opening = openingText(m);
       const [w, d, b] = colours(m);
       sum[0] += w;
       sum[1] += d;
