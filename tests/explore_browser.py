@@ -284,6 +284,17 @@ if page_fen() != board.fen() or line_text() != "1. e4 c5":
 check_moves(board.fen(), "after 1. e4 c5")
 if check_opening(board, "after 1. e4 c5") != "B20 Sicilian Defense":
     fail("1. e4 c5 is not named the Sicilian Defense")
+# The browser's back and forward buttons step through the positions shown.
+driver.back()
+wait(lambda: page_fen() == chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1").fen(),
+     "the position before c5 after the back button")
+settled()
+check_moves(page_fen(), "back in the browser's history")
+driver.forward()
+wait(lambda: page_fen() == board.fen(), "the position after c5 after the forward button")
+settled()
+if line_text() != "1. e4 c5":
+    fail(f"forward in the browser's history: line {line_text()!r}")
 # A move of the second book hovered.
 second = driver.find_elements(By.CSS_SELECTOR, "#books .book")[min(1, len(books) - 1)]
 ActionChains(driver).move_to_element(second.find_element(By.CSS_SELECTOR, "tr.entry")).perform()

@@ -30,6 +30,8 @@ const state = {
   orientation: 'white',
   request: 0, // the number of the latest probe asked for: older answers are dropped
   promotion: null, // { from, to } of a pawn move waiting for its piece
+  addressWritten: false, // the page has written its first address (later ones are pushed)
+  addressShown: null, // the address of what is shown (a history step to it needs nothing)
 };
 
 const board = Chessground($('board'), {
@@ -172,12 +174,14 @@ function show() {
   $('fen').value = fen;
   drawLine();
   writeAddress();
+  state.addressShown = location.hash;
   probe(fen, state.startFen, state.moves.slice(0, state.ply).map((m) => m.uci));
 }
 
 /// The line in the page's address: `#fen=FEN` (when it does not start where the server does),
-/// `&moves=UCI UCI…`, `&ply=N` (when the board is not at the line's end). Replaced, not pushed: the
-/// browser's back button leaves the page as before.
+/// `&moves=UCI UCI…`, `&ply=N` (when the board is not at the line's end). Each new position is a
+/// new entry of the browser's history, so that its back and forward buttons step through what was
+/// shown; the first is written over the address the page was opened at.
 function writeAddress() {
   const params = new URLSearchParams();
   if (state.startFen !== state.serverStart) params.set('fen', state.startFen);
@@ -185,7 +189,10 @@ function writeAddress() {
   if (state.ply !== state.moves.length) params.set('ply', String(state.ply));
   const hash = params.toString();
   const target = hash ? `#${hash}` : location.pathname + location.search;
-  if (target !== (location.hash || location.pathname + location.search)) history.replaceState(null, '', target);
+  if (target === (location.hash || location.pathname + location.search)) return;
+  if (state.addressWritten) history.pushState(null, '', target);
+  else history.replaceState(null, '', target);
+  state.addressWritten = true;
 }
 
 /// The line an address names (see `writeAddress`), started on the page; an error message if it
@@ -555,13 +562,17 @@ document.addEventListener('keydown', (e) => {
     action();
   }
 });
-// An address typed or pasted into the bar: its line is shown.
-window.addEventListener('hashchange', () => {
+// The browser's back and forward buttons, and an address typed or pasted into the bar: the line
+// the address names is shown (once, though a step through the history may fire both events).
+function showAddress() {
+  if (location.hash === state.addressShown) return;
   clearError();
   const error = readAddress();
   if (error) showError(error);
   show();
-});
+}
+window.addEventListener('popstate', showAddress);
+window.addEventListener('hashchange', showAddress);
 window.addEventListener('resize', () => document.body.dispatchEvent(new Event('chessground.resize')));
 
 // The page's start: the books and the start position from the server.
