@@ -21,10 +21,10 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde::Serialize;
-use shakmaty::Chess;
+use shakmaty::san::San;
+use shakmaty::{Chess, Position};
 
 use crate::book::Key;
-use crate::position::play_moves;
 
 /// The table's files, in ECO order.
 const TABLE: [&str; 5] = [
@@ -34,6 +34,11 @@ const TABLE: [&str; 5] = [
     include_str!("../assets/openings/d.tsv"),
     include_str!("../assets/openings/e.tsv"),
 ];
+
+/// The Polyglot key of each line's final position, in the table's order, 8 bytes big-endian each:
+/// what [`play_table`] computes, kept so that a command does not play 3,807 lines of SAN each time
+/// it starts (a test checks it; `cargo run --release --example opening_keys` writes it again).
+const KEYS: &[u8] = include_bytes!("../assets/openings/keys.bin");
 
 /// One named opening: the table's `eco` and `name` columns, verbatim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -48,37 +53,81 @@ impl std::fmt::Display for Opening {
     }
 }
 
-/// The named positions, by Polyglot key.
+/// The table's lines: `eco`, `name` and `pgn` (its moves from the start, in SAN).
+fn table_lines() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
+    TABLE
+        .iter()
+        .flat_map(|file| file.lines().skip(1).filter(|l| !l.is_empty()))
+        .map(|line| {
+            let mut columns = line.split('\t');
+            match (columns.next(), columns.next(), columns.next()) {
+                (Some(eco), Some(name), Some(pgn)) => (eco, name, pgn.trim()),
+                _ => panic!("opening table line without three columns: {line}"),
+            }
+        })
+}
+
+/// Plays every line of the table: the key of each line's final position, in the table's order.
+/// Most lines extend another by a move or two, so each is played from the longest of its prefixes
+/// played before.
+#[doc(hidden)]
+pub fn play_table() -> Vec<Key> {
+    // A line's movetext (a prefix of a `pgn` column, ending before a space) → its position.
+    let mut played: HashMap<&'static str, Chess> = HashMap::with_capacity(4096);
+    let mut keys = Vec::with_capacity(4096);
+    for (_, _, pgn) in table_lines() {
+        let (mut pos, mut from) = (Chess::default(), 0);
+        let mut end = pgn.len();
+        while let Some(space) = pgn[..end].rfind(' ') {
+            end = space;
+            if let Some(prefix) = played.get(&pgn[..end]) {
+                (pos, from) = (prefix.clone(), end);
+                break;
+            }
+        }
+        for token in pgn[from..].split_whitespace() {
+            if token.ends_with('.') {
+                continue; // a move number
+            }
+            let m = San::from_ascii(token.trim_end_matches(['+', '#']).as_bytes())
+                .ok()
+                .and_then(|san| san.to_move(&pos).ok())
+                .unwrap_or_else(|| panic!("opening table: {pgn}: move {token}"));
+            pos.play_unchecked(m);
+        }
+        keys.push(Key::of(&pos));
+        played.insert(pgn, pos);
+    }
+    keys
+}
+
+/// The named positions, sorted by Polyglot key.
 pub struct Openings {
-    by_key: HashMap<Key, Opening>,
+    by_key: Vec<(Key, Opening)>,
 }
 
 impl Openings {
-    /// The embedded table, read once.
+    /// The embedded table, read once (its keys from `keys.bin`).
     pub fn bundled() -> &'static Openings {
         static TABLE_READ: OnceLock<Openings> = OnceLock::new();
-        TABLE_READ.get_or_init(|| Openings::from_tsv(TABLE.iter().copied()))
+        TABLE_READ.get_or_init(|| {
+            let keys = KEYS
+                .chunks_exact(8)
+                .map(|b| Key(u64::from_be_bytes(b.try_into().expect("8 bytes"))));
+            Openings::new(
+                table_lines()
+                    .zip(keys)
+                    .map(|((eco, name, _), key)| (key, Opening { eco, name })),
+            )
+        })
     }
 
-    /// A table from TSV texts with a header line and the columns `eco`, `name`, `pgn`. The
-    /// embedded files are checked by the tests; a line that does not read is a bug there.
-    fn from_tsv(files: impl Iterator<Item = &'static str>) -> Openings {
-        let mut by_key = HashMap::new();
-        for file in files {
-            for line in file.lines().skip(1).filter(|l| !l.is_empty()) {
-                let mut columns = line.split('\t');
-                let (Some(eco), Some(name), Some(pgn)) =
-                    (columns.next(), columns.next(), columns.next())
-                else {
-                    panic!("opening table line without three columns: {line}");
-                };
-                let pos = play_moves(Chess::default(), pgn)
-                    .unwrap_or_else(|e| panic!("opening table line {line}: {e}"));
-                // Every line ends in its own position; were two to meet, the first (the lower
-                // ECO code, then the table's order) would keep it.
-                by_key.entry(Key::of(&pos)).or_insert(Opening { eco, name });
-            }
-        }
+    /// A table of named positions. Every line of lichess's table ends in its own position; were
+    /// two to meet, the first (the lower ECO code, then the table's order) would keep it.
+    fn new(named: impl Iterator<Item = (Key, Opening)>) -> Openings {
+        let mut by_key: Vec<(Key, Opening)> = named.collect();
+        by_key.sort_by_key(|&(key, _)| key); // stable: the first of equal keys stays first
+        by_key.dedup_by_key(|&mut (key, _)| key);
         Openings { by_key }
     }
 
@@ -93,7 +142,10 @@ impl Openings {
 
     /// The name of the position with key `key`, if the table ends a line there.
     pub fn get(&self, key: Key) -> Option<Opening> {
-        self.by_key.get(&key).copied()
+        self.by_key
+            .binary_search_by_key(&key, |&(k, _)| k)
+            .ok()
+            .map(|i| self.by_key[i].1)
     }
 
     /// The name of `pos`, if the table ends a line there.
@@ -123,8 +175,13 @@ impl LineName {
 
     /// A line of one position, `pos`: its own name.
     pub fn of_position(pos: &Chess) -> LineName {
+        LineName::of_key(Key::of(pos))
+    }
+
+    /// A line of one position, the one with key `key`.
+    pub fn of_key(key: Key) -> LineName {
         let mut line = LineName::new();
-        line.push(Key::of(pos));
+        line.push(key);
         line
     }
 
@@ -162,12 +219,29 @@ mod tests {
 
     #[test]
     fn every_line_of_the_table_reads_and_ends_in_its_own_position() {
-        let lines: usize = TABLE
+        assert_eq!(table_lines().count(), 3807);
+        assert_eq!(Openings::bundled().len(), 3807);
+        // `probe --json` writes the names without escaping them.
+        for (eco, name, _) in table_lines() {
+            let text = format!("{eco}{name}");
+            assert!(
+                !text.contains(['"', '\\']) && !text.chars().any(char::is_control),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_kept_keys_are_the_table_played() {
+        let kept: Vec<u8> = play_table()
             .iter()
-            .map(|f| f.lines().skip(1).filter(|l| !l.is_empty()).count())
-            .sum();
-        assert_eq!(lines, 3807);
-        assert_eq!(Openings::bundled().len(), lines);
+            .flat_map(|k| k.0.to_be_bytes())
+            .collect();
+        assert!(
+            kept == KEYS,
+            "assets/openings/keys.bin is not the table played: \
+             cargo run --release --example opening_keys"
+        );
     }
 
     #[test]

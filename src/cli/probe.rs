@@ -125,7 +125,6 @@ fn probe_epd(books: &Books, path: &PathBuf, args: &Args, out: &mut impl Write) -
         fen.clear();
         match parse_fen_and_normalize(epd.fen, &mut fen) {
             Ok(pos) if args.json => {
-                let line = LineName::of_position(&pos);
                 for (name, book) in books.iter() {
                     json.clear();
                     if books.len() > 1 {
@@ -136,14 +135,16 @@ fn probe_epd(books: &Books, path: &PathBuf, args: &Args, out: &mut impl Write) -
                         json.push(b',');
                     }
                     let start = json.len();
+                    let probe = book.probe(&pos);
+                    // The position's own name: an EPD line has no line of moves.
+                    let line = LineName::of_key(probe.key);
                     if book.learn_layout() == LearnLayout::Scored {
-                        let probe =
-                            probe_json_in(&pos, &book.probe(&pos), &line, LearnLayout::Scored);
+                        let probe = probe_json_in(&pos, &probe, &line, LearnLayout::Scored);
                         serde_json::to_writer(&mut json, &probe)
                             .expect("writing to a Vec cannot fail");
                         json.push(b'\n');
                     } else {
-                        write_probe_json_line(&fen, &pos, &book.probe(&pos), &line, &mut json);
+                        write_probe_json_line(&fen, &pos, &probe, &line, &mut json);
                     }
                     if books.len() > 1 {
                         json.remove(start);

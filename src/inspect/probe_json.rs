@@ -91,20 +91,19 @@ fn uci_string(m: Move) -> String {
     s
 }
 
-/// SAN with `+` or `#`.
-fn san_string(pos: &Chess, m: Move) -> String {
+/// SAN with `+` or `#` (`after`: the position the move leads to).
+fn san_string(pos: &Chess, m: Move, after: &Chess) -> String {
     let mut s = String::with_capacity(8);
     San::from_move(pos, m).append_to_string(&mut s);
-    if let Some(suffix) = check_suffix(pos, m) {
+    if let Some(suffix) = check_suffix(after) {
         s.push(char::from(suffix));
     }
     s
 }
 
-/// `+` or `#` if the move gives check; mate is looked for only after a check, where it can be.
-fn check_suffix(pos: &Chess, m: Move) -> Option<u8> {
-    let mut after = pos.clone();
-    after.play_unchecked(m);
+/// `+` or `#` if the move that led to `after` gives check; mate is looked for only after a check,
+/// where it can be.
+fn check_suffix(after: &Chess) -> Option<u8> {
     after.is_check().then(|| {
         if after.legal_moves().is_empty() {
             b'#'
@@ -120,11 +119,13 @@ fn shares(probe: &Probe) -> Vec<f64> {
     ChooseOptions::default().shares(&probe.legal)
 }
 
-/// The opening of the line `line` (which ends in `pos`) with `m` played.
-fn opening_after(line: &LineName, pos: &Chess, m: Move) -> Option<Opening> {
+/// The position after `m`, and the opening of the line `line` (which ends in `pos`, whose key is
+/// `key`) with `m` played. The new key is `key` updated by what the move changed.
+fn after_move(pos: &Chess, key: Key, m: Move, line: &LineName) -> (Chess, Option<Opening>) {
     let mut after = pos.clone();
     after.play_unchecked(m);
-    line.after(Key::of(&after))
+    let opening = line.after(key.after(pos, m, &after));
+    (after, opening)
 }
 
 /// One position's moves as `probe --json` prints them; `line` is the line that led to `pos` (for
@@ -141,12 +142,12 @@ pub fn probe_json(pos: &Chess, probe: &Probe, line: &LineName) -> ProbeJson {
             .iter()
             .zip(shares(probe))
             .map(|(m, share)| {
-                let after = opening_after(line, pos, m.mv);
+                let (after, opening) = after_move(pos, probe.key, m.mv, line);
                 EntryJson {
                     uci: uci_string(m.mv),
-                    san: san_string(pos, m.mv),
-                    eco: after.map(|o| o.eco),
-                    opening: after.map(|o| o.name),
+                    san: san_string(pos, m.mv, &after),
+                    eco: opening.map(|o| o.eco),
+                    opening: opening.map(|o| o.name),
                     raw: m.entry.mv.to_string(),
                     weight: m.entry.weight,
                     learn: m.entry.learn,
@@ -223,9 +224,10 @@ pub fn write_probe_json_line(
         buf.extend_from_slice(b"{\"uci\":\"");
         m.mv.to_uci(CastlingMode::Standard).append_ascii_to(buf);
         buf.extend_from_slice(b"\",\"san\":\"");
-        push_san(buf, pos, m.mv);
+        let (after, opening) = after_move(pos, probe.key, m.mv, line);
+        push_san(buf, pos, m.mv, &after);
         buf.push(b'"');
-        push_opening(buf, opening_after(line, pos, m.mv));
+        push_opening(buf, opening);
         buf.extend_from_slice(b",\"raw\":\"");
         m.entry.mv.append_ascii_to(buf);
         buf.extend_from_slice(b"\",\"weight\":");
@@ -250,14 +252,20 @@ pub fn write_probe_json_line(
     buf.extend_from_slice(b"]}\n");
 }
 
-/// The `eco` and `opening` fields, each after a comma.
+/// The `eco` and `opening` fields, each after a comma. The table's names need no escaping in JSON
+/// (no quote, backslash or control character: a test of [`crate::openings`] checks), so they are
+/// written as they are, as `serde_json` writes them.
 fn push_opening(buf: &mut Vec<u8>, opening: Option<Opening>) {
-    buf.extend_from_slice(b",\"eco\":");
-    serde_json::to_writer(&mut *buf, &opening.map(|o| o.eco))
-        .expect("writing to a Vec cannot fail");
-    buf.extend_from_slice(b",\"opening\":");
-    serde_json::to_writer(&mut *buf, &opening.map(|o| o.name))
-        .expect("writing to a Vec cannot fail");
+    match opening {
+        Some(o) => {
+            buf.extend_from_slice(b",\"eco\":\"");
+            buf.extend_from_slice(o.eco.as_bytes());
+            buf.extend_from_slice(b"\",\"opening\":\"");
+            buf.extend_from_slice(o.name.as_bytes());
+            buf.push(b'"');
+        }
+        None => buf.extend_from_slice(b",\"eco\":null,\"opening\":null"),
+    }
 }
 
 /// The `learn`, `learn_games` and `learn_score` fields, each after a comma.
@@ -296,9 +304,9 @@ fn push_u32(buf: &mut Vec<u8>, mut n: u32) {
 }
 
 /// SAN with `+` or `#`, as [`san_string`] writes it.
-fn push_san(buf: &mut Vec<u8>, pos: &Chess, m: Move) {
+fn push_san(buf: &mut Vec<u8>, pos: &Chess, m: Move, after: &Chess) {
     San::from_move(pos, m).append_ascii_to(buf);
-    if let Some(suffix) = check_suffix(pos, m) {
+    if let Some(suffix) = check_suffix(after) {
         buf.push(suffix);
     }
 }
