@@ -116,12 +116,6 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Each printed line ends with its opening's ECO code and name, in braces.
-    pub(crate) fn with_names(mut self) -> Walk<'a> {
-        self.names = true;
-        self
-    }
-
     /// The entries stored under a key, in stored order.
     fn entries(&self, key: u64) -> impl Iterator<Item = Entry> + '_ {
         let book = self.book;
@@ -361,17 +355,7 @@ impl KeyIndex {
 /// writes them into its output file, `name` being the book's name in the first line. Returns the
 /// number of lines.
 pub fn write_lines(book: &Book, name: &str, color: Color, out: &mut dyn Write) -> io::Result<u64> {
-    writeln!(
-        out,
-        "Dump of \"{name}\" for {}.",
-        if color == Color::White {
-            "white"
-        } else {
-            "black"
-        }
-    )?;
-    let result = Walk::new(book, color, false, Some(out)).run()?;
-    Ok(result.lines)
+    write_walk(book, name, color, false, out)
 }
 
 /// [`write_lines`] with each line's opening at its end, `{ECO Name}` ([`crate::openings`]: the last
@@ -380,6 +364,16 @@ pub fn write_named_lines(
     book: &Book,
     name: &str,
     color: Color,
+    out: &mut dyn Write,
+) -> io::Result<u64> {
+    write_walk(book, name, color, true, out)
+}
+
+fn write_walk(
+    book: &Book,
+    name: &str,
+    color: Color,
+    names: bool,
     out: &mut dyn Write,
 ) -> io::Result<u64> {
     writeln!(
@@ -391,8 +385,7 @@ pub fn write_named_lines(
             "black"
         }
     )?;
-    let result = Walk::new(book, color, false, Some(out))
-        .with_names()
-        .run()?;
-    Ok(result.lines)
+    let mut walk = Walk::new(book, color, false, Some(out));
+    walk.names = names;
+    Ok(walk.run()?.lines)
 }
