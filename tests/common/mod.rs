@@ -361,16 +361,11 @@ pub fn data_books() -> Vec<PathBuf> {
 
 /// Writes a book of the start position's `(move, weight)` entries (UCI moves, learn 0).
 pub fn start_book(path: &Path, moves: &[(&str, u16)]) {
-    use polybook::book::{Entry, Key, RawMove, write_book};
+    use polybook::book::{Entry, Key, write_book};
     let key = Key::of(&shakmaty::Chess::default());
     let mut entries: Vec<Entry> = moves
         .iter()
-        .map(|&(uci, weight)| Entry {
-            key,
-            mv: RawMove::from_uci_str(uci).unwrap(),
-            weight,
-            learn: 0,
-        })
+        .map(|&(uci, weight)| Entry::from_uci(key, uci, weight).unwrap())
         .collect();
     write_book(path, &mut entries).unwrap();
 }

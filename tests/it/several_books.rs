@@ -6,7 +6,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use polybook::book::{Entry, Key, RawMove, write_book};
+use polybook::book::{Entry, Key, write_book};
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
@@ -28,12 +28,7 @@ fn after(moves: &[&str]) -> Chess {
 fn book(path: &Path, rows: &[(&[&str], &str, u16)]) {
     let mut entries: Vec<Entry> = rows
         .iter()
-        .map(|&(moves, mv, weight)| Entry {
-            key: Key::of(&after(moves)),
-            mv: RawMove::from_uci_str(mv).unwrap(),
-            weight,
-            learn: 0,
-        })
+        .map(|&(moves, mv, weight)| Entry::from_uci(Key::of(&after(moves)), mv, weight).unwrap())
         .collect();
     write_book(path, &mut entries).unwrap();
 }
