@@ -246,7 +246,7 @@ fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let sent = Instant::now();
-    send_signal(child.id(), "TERM");
+    common::send_signal(child.id(), "TERM");
     let result = child.wait_with_output().unwrap();
     assert!(
         sent.elapsed() < Duration::from_secs(1),
@@ -287,14 +287,6 @@ fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
         "the analysis cache of another run",
     );
     assert!(err.contains("limits"), "{err}");
-}
-
-fn send_signal(pid: u32, signal: &str) {
-    let status = Command::new("kill")
-        .args([format!("-{signal}"), pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 #[test]

@@ -18,7 +18,7 @@ use polybook::arena::session::{Report, Session, SessionConfig};
 use polybook::book::{Book, Books, ChooseOptions};
 use serde_json::Value;
 
-use common::{BIN, gnuchess_book as book, polybook};
+use common::{BIN, gnuchess_book as book, match_check, polybook, polybook_match};
 
 fn here(rel: &str) -> PathBuf {
     common::root().join(rel)
@@ -30,26 +30,6 @@ fn fake(mode: &str, n: i32) -> String {
         common::python_chess(),
         here("tests/fake_engine.py").display()
     )
-}
-
-/// The games of a PGN as python-chess reads them (see tests/match_check.py).
-fn check_games(pgn: &Path, book: Option<&Path>) -> Vec<Value> {
-    let mut cmd = Command::new(common::python_chess());
-    cmd.arg(here("tests/match_check.py")).arg(pgn);
-    if let Some(b) = book {
-        cmd.arg(b);
-    }
-    let out = cmd.output().expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "match_check.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn strs(v: &Value) -> Vec<String> {
@@ -69,34 +49,32 @@ fn with_termination<'a>(games: &'a [Value], tag: &str) -> Vec<&'a Value> {
 fn a_match_against_stockfish_from_a_book() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("m.pgn");
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin:Hash=16",
-        "--engine",
-        &format!("cmd:{}", common::stockfish()),
-        "--option",
-        "2:Skill Level=3",
-        "--option",
-        "2:Hash=16",
-        "--book",
-        book().to_str().unwrap(),
-        "--book-plies",
-        "8",
-        "--games",
-        "4",
-        "--tc",
-        "2+0.02",
-        "--seed",
-        "11",
-        "--pgn",
-        pgn.to_str().unwrap(),
-        "--json",
-    ]);
+    let out = polybook_match(
+        &["builtin:Hash=16", &format!("cmd:{}", common::stockfish())],
+        &[
+            "--option",
+            "2:Skill Level=3",
+            "--option",
+            "2:Hash=16",
+            "--book",
+            book().to_str().unwrap(),
+            "--book-plies",
+            "8",
+            "--games",
+            "4",
+            "--tc",
+            "2+0.02",
+            "--seed",
+            "11",
+            "--pgn",
+            pgn.to_str().unwrap(),
+            "--json",
+        ],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let games = check_games(&pgn, Some(&book()));
+    let games = match_check(&pgn, Some(&book()));
     assert_eq!(games.len(), 4, "{stderr}");
 
     let mut points = 0.0;
@@ -199,27 +177,25 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("k.pgn");
     let mut child = Command::new(BIN)
-        .args([
-            "match",
-            "--engine",
-            "builtin:Hash=16",
-            "--engine",
-            &format!("cmd:{}", common::stockfish()),
-            "--option",
-            "2:Skill Level=0",
-            "--book",
-            book().to_str().unwrap(),
-            "--book-plies",
-            "4",
-            "--games",
-            "4",
-            "--movetime",
-            "50",
-            "--seed",
-            "3",
-            "--pgn",
-            pgn.to_str().unwrap(),
-        ])
+        .args(common::match_args(
+            &["builtin:Hash=16", &format!("cmd:{}", common::stockfish())],
+            &[
+                "--option",
+                "2:Skill Level=0",
+                "--book",
+                book().to_str().unwrap(),
+                "--book-plies",
+                "4",
+                "--games",
+                "4",
+                "--movetime",
+                "50",
+                "--seed",
+                "3",
+                "--pgn",
+                pgn.to_str().unwrap(),
+            ],
+        ))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -271,7 +247,7 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
     let stderr = log.lock().unwrap().clone();
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("restarted"), "{stderr}");
-    let games = check_games(&pgn, None);
+    let games = match_check(&pgn, None);
     assert_eq!(games.len(), 4, "{stderr}");
     let abandoned = with_termination(&games, "abandoned");
     assert_eq!(abandoned.len(), 1, "{games:?}");
@@ -313,7 +289,7 @@ fn against_fake(mode: &str, n: i32, limit: &[&str]) -> (Vec<Value>, String) {
     let out = polybook(&args);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "{stderr}");
-    (check_games(&pgn, None), stderr)
+    (match_check(&pgn, None), stderr)
 }
 
 fn assert_fake_lost(games: &[Value], tag: &str) {
@@ -393,19 +369,11 @@ fn an_engine_that_talks_without_end_loses_on_time_or_as_a_stall() {
         args.extend(limit);
         let out = polybook_within(&args, Duration::from_secs(60));
         assert!(out.status.success(), "{}", common::stderr(&out));
-        assert_fake_lost(&check_games(&pgn, None), tag);
+        assert_fake_lost(&match_check(&pgn, None), tag);
     }
     // ... nor past the handshake's timeout.
     let chatty = fake("chatty", 0);
-    let args = [
-        "match",
-        "--engine",
-        "builtin",
-        "--engine",
-        &chatty,
-        "--handshake-timeout",
-        "1",
-    ];
+    let args = common::match_args(&["builtin", &chatty], &["--handshake-timeout", "1"]);
     let out = polybook_within(&args, Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
     assert!(
@@ -427,22 +395,20 @@ fn a_hung_engine_is_ended_with_the_processes_it_started() {
         common::python_chess(),
         here("tests/fake_engine.py").display()
     );
-    let args = [
-        "match",
-        "--engine",
-        "builtin:Hash=8",
-        "--engine",
-        &spec,
-        "--games",
-        "2",
-        "--movetime",
-        "50",
-        "--pgn",
-        pgn.to_str().unwrap(),
-    ];
+    let args = common::match_args(
+        &["builtin:Hash=8", &spec],
+        &[
+            "--games",
+            "2",
+            "--movetime",
+            "50",
+            "--pgn",
+            pgn.to_str().unwrap(),
+        ],
+    );
     let out = polybook_within(&args, Duration::from_secs(60));
     assert!(out.status.success(), "{}", common::stderr(&out));
-    assert_fake_lost(&check_games(&pgn, None), "stalled connection");
+    assert_fake_lost(&match_check(&pgn, None), "stalled connection");
     let left = Command::new("pgrep")
         .args(["-f", &format!("time.sleep.600. {marker}$")])
         .output()
@@ -456,21 +422,19 @@ fn a_hung_engine_is_ended_with_the_processes_it_started() {
 
 #[test]
 fn sprt_stops_a_decided_match() {
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin:Hash=8",
-        "--engine",
-        &fake("random", 0),
-        "--depth",
-        "3",
-        "--games",
-        "40",
-        "--sprt",
-        "elo0=0,elo1=200,alpha=0.05,beta=0.05",
-        "--json",
-        "--quiet",
-    ]);
+    let out = polybook_match(
+        &["builtin:Hash=8", &fake("random", 0)],
+        &[
+            "--depth",
+            "3",
+            "--games",
+            "40",
+            "--sprt",
+            "elo0=0,elo1=200,alpha=0.05,beta=0.05",
+            "--json",
+            "--quiet",
+        ],
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -488,13 +452,10 @@ fn ctrl_c_keeps_the_finished_games() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("c.pgn");
     let child = Command::new(BIN)
-        .args([
-            "match",
-            "--engine",
-            "builtin:Hash=8",
-            "--engine",
-            "builtin:Hash=8",
-        ])
+        .args(common::match_args(
+            &["builtin:Hash=8", "builtin:Hash=8"],
+            &[],
+        ))
         .args([
             "--movetime",
             "20",
@@ -530,7 +491,7 @@ fn ctrl_c_keeps_the_finished_games() {
         stderr.lines().last().unwrap().contains("interrupted"),
         "{stderr}"
     );
-    let games = check_games(&pgn, None);
+    let games = match_check(&pgn, None);
     assert!(games.len() >= 2 && games.len() < 100, "{}", games.len());
     for g in &games {
         assert!(g["consistent"].as_bool().unwrap(), "{g}");
@@ -683,26 +644,24 @@ fn openings_from_an_epd_file_then_the_book() {
     )
     .unwrap();
     let pgn = dir.path().join("o.pgn");
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin:Hash=8",
-        "--engine",
-        &fake("random", 0),
-        "--depth",
-        "2",
-        "--games",
-        "6",
-        "--openings",
-        epd.to_str().unwrap(),
-        "--pgn",
-        pgn.to_str().unwrap(),
-        "--book",
-        book().to_str().unwrap(),
-        "--book-plies",
-        "2",
-        "--quiet",
-    ]);
+    let out = polybook_match(
+        &["builtin:Hash=8", &fake("random", 0)],
+        &[
+            "--depth",
+            "2",
+            "--games",
+            "6",
+            "--openings",
+            epd.to_str().unwrap(),
+            "--pgn",
+            pgn.to_str().unwrap(),
+            "--book",
+            book().to_str().unwrap(),
+            "--book-plies",
+            "2",
+            "--quiet",
+        ],
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -729,7 +688,7 @@ fn openings_from_an_epd_file_then_the_book() {
         );
     }
     // From 1. e4 the GNU Chess book has moves: those games begin with two {book} plies.
-    let games = check_games(&pgn, Some(&book()));
+    let games = match_check(&pgn, Some(&book()));
     assert_eq!(games.len(), 6);
     for g in &games[4..] {
         assert_eq!(strs(&g["book_moves"]).len(), 2, "{g}");
@@ -737,15 +696,10 @@ fn openings_from_an_epd_file_then_the_book() {
     }
 
     std::fs::write(&epd, "8/8/8/8/8/8/8/8 w - - 0 1\n").unwrap();
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin",
-        "--engine",
-        "builtin",
-        "--openings",
-        epd.to_str().unwrap(),
-    ]);
+    let out = polybook_match(
+        &["builtin", "builtin"],
+        &["--openings", epd.to_str().unwrap()],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("o.epd line 1"), "{stderr}");
@@ -784,27 +738,25 @@ fn resign_and_draw_adjudication() {
     // Two engines that both say 0.00: a draw from move 10 once each has said so 4 times.
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("d.pgn");
-    let out = polybook(&[
-        "match",
-        "--engine",
-        &fake("random", 0),
-        "--engine",
-        &fake("random", 5),
-        "--depth",
-        "1",
-        "--games",
-        "2",
-        "--draw",
-        "movenumber=10,score=10,moves=4",
-        "--pgn",
-        pgn.to_str().unwrap(),
-    ]);
+    let out = polybook_match(
+        &[&fake("random", 0), &fake("random", 5)],
+        &[
+            "--depth",
+            "1",
+            "--games",
+            "2",
+            "--draw",
+            "movenumber=10,score=10,moves=4",
+            "--pgn",
+            pgn.to_str().unwrap(),
+        ],
+    );
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for g in check_games(&pgn, None) {
+    for g in match_check(&pgn, None) {
         assert_eq!(g["termination"], "adjudication", "{g}");
         assert_eq!(g["result"], "1/2-1/2");
         // Move 10 begins after ply 18: the earliest adjudication is at ply 18 or 19.
@@ -825,13 +777,10 @@ fn a_signal_stops_a_match_whose_engine_thinks_without_end() {
     ] {
         let pgn = dir.path().join(format!("{signal}.pgn"));
         let child = common::piped()
-            .args([
-                "match",
-                "--engine",
-                "builtin:Hash=4",
-                "--engine",
-                "builtin:Hash=4",
-            ])
+            .args(common::match_args(
+                &["builtin:Hash=4", "builtin:Hash=4"],
+                &[],
+            ))
             .args(&extra)
             .args(["--depth", "100000", "--games", "2", "--pgn"])
             .arg(&pgn)
@@ -839,11 +788,7 @@ fn a_signal_stops_a_match_whose_engine_thinks_without_end() {
             .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(1500));
         let sent = std::time::Instant::now();
-        let status = Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        common::send_signal(child.id(), signal);
         let out = child.wait_with_output().unwrap();
         let took = sent.elapsed();
         assert!(took.as_secs_f64() < 1.5, "{signal}: stopped after {took:?}");
@@ -934,26 +879,24 @@ fn the_library_session_is_the_match_command() {
     assert!(!report.interrupted);
     let mut lib: Value = serde_json::to_value(&finished.report).unwrap();
 
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "A=builtin:Hash=1",
-        "--engine",
-        "B=builtin:Hash=1",
-        "--nodes",
-        "300",
-        "--games",
-        "4",
-        "--book",
-        book_path.to_str().unwrap(),
-        "--book-plies",
-        "4",
-        "--seed",
-        "11",
-        "--pgn",
-        cli_pgn.to_str().unwrap(),
-        "--json",
-    ]);
+    let out = polybook_match(
+        &["A=builtin:Hash=1", "B=builtin:Hash=1"],
+        &[
+            "--nodes",
+            "300",
+            "--games",
+            "4",
+            "--book",
+            book_path.to_str().unwrap(),
+            "--book-plies",
+            "4",
+            "--seed",
+            "11",
+            "--pgn",
+            cli_pgn.to_str().unwrap(),
+            "--json",
+        ],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let mut cli: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -255,25 +255,11 @@ fn fen_games_variants_and_bad_moves_match_python_chess() {
         data("pgn/edge/rust-pgn-reader/examples_illegal.pgn"),
         data("pgn/edge/pgn-extract/test-setup-in.pgn"),
     ];
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference_book.py");
     for options in [
         &["--min-games", "1"][..],
         &["--min-games", "2", "--max-ply", "40"],
     ] {
-        let reference = dir.path().join("ref.bin");
-        let o = Command::new(common::python_chess())
-            .arg(&script)
-            .arg(&reference)
-            .args(&inputs)
-            .args(options)
-            .output()
-            .expect("python3 runs");
-        assert!(
-            o.status.success(),
-            "reference builder (pip install chess): {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let expected = std::fs::read(&reference).unwrap();
+        let expected = common::reference_book(&inputs, &dir.path().join("ref.bin"), options);
         let refs: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
         let got = build(&refs, &dir.path().join("pb.bin"), options);
         assert!(expected.len() > 16 * 1000);
@@ -443,13 +429,8 @@ fn one_tally_spilling_and_one_not_give_the_same_book() {
     use shakmaty::san::San;
     use shakmaty::{Chess, EnPassantMode, Position};
 
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut rng = common::XorShift(0x2545_f491_4f6c_dd1d);
+    let mut next = move |n: usize| rng.index(n);
     let mut pgn = String::new();
     let (mut even, mut odd) = (0, 0);
     while even < 40_000 {
@@ -589,16 +570,14 @@ fn bad_input_gets_one_clear_line_and_no_book() {
 fn the_bundled_book_is_the_bundled_games_book() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
-    let reference = dir.path().join("ref.bin");
-    let o = Command::new(common::python_chess())
-        .arg(root.join("tests/reference_book.py"))
-        .arg(&reference)
-        .arg(root.join("pgn/dortmund.pgn"))
-        .arg(root.join("pgn/world_matches.pgn"))
-        .output()
-        .expect("python3 runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let expected = std::fs::read(&reference).unwrap();
+    let expected = common::reference_book(
+        &[
+            root.join("pgn/dortmund.pgn"),
+            root.join("pgn/world_matches.pgn"),
+        ],
+        &dir.path().join("ref.bin"),
+        &[],
+    );
     assert!(expected.len() > 16 * 500);
     let built = build(&[&root.join("pgn")], &dir.path().join("b.bin"), &[]);
     assert!(built == expected);
@@ -685,18 +664,14 @@ fn a_killed_build_leaves_no_spilled_run() {
     let dir = tempfile::tempdir().unwrap();
     let runs = dir.path().join("runs");
     std::fs::create_dir(&runs).unwrap();
-    for signal in ["-KILL", "-TERM", "-HUP"] {
+    for signal in ["KILL", "TERM", "HUP"] {
         let out = dir.path().join("book.bin");
         let child = spilling_build(&runs, &out);
         // The runs are open but not in the folder.
         assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0);
-        let kill = Command::new("kill")
-            .args([signal, &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(kill.success());
+        common::send_signal(child.id(), signal);
         let o = child.wait_with_output().unwrap();
-        if signal == "-KILL" {
+        if signal == "KILL" {
             assert_eq!(o.status.code(), None);
         } else {
             assert_eq!(o.status.code(), Some(130), "{signal}");
@@ -720,11 +695,7 @@ fn an_interrupted_build_leaves_nothing_behind() {
     let out = dir.path().join("book.bin");
     // Wait until runs are being spilled, then interrupt.
     let child = spilling_build(&runs, &out);
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    common::send_signal(child.id(), "INT");
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130));
     assert!(!out.exists());

@@ -349,11 +349,7 @@ fn sigterm_stops_play_as_ctrl_c_does() {
         assert!(n > 0, "play ended early: {}", text(&seen));
         seen.extend_from_slice(&buf[..n]);
     }
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    common::send_signal(child.id(), "TERM");
     let out = child.wait_with_output().unwrap();
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{}: {err}", out.status);
@@ -883,14 +879,7 @@ fn no_command_hints_in_a_terminal_only() {
     let started = tmux(&["new-session", "-d", "-s", "hint", &script]);
     assert!(started.status.success(), "{}", text(&started.stderr));
     let hint = "polybook speaks UCI here; type 'uci', or run 'polybook --help'\n";
-    let mut seen = String::new();
-    for _ in 0..100 {
-        seen = std::fs::read_to_string(&err).unwrap_or_default();
-        if !seen.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let seen = common::wait_for_text(&err, 100, std::time::Duration::from_millis(50));
     tmux(&["send-keys", "-t", "hint", "quit", "Enter"]);
     tmux(&["kill-server"]);
     assert_eq!(seen, hint);
@@ -975,11 +964,7 @@ fn sigterm_stops_build_cleanly() {
         .unwrap();
     // Past the start, where the handler is installed.
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let sent = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    common::send_signal(child.id(), "TERM");
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.signal(), None, "killed by a signal");
     assert!(

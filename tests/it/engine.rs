@@ -224,15 +224,7 @@ fn mate_in_3_puzzles_solved() {
 /// The mate search alone (no fallback to the normal search), within `nodes`.
 fn mate_search(pos: &Chess, n: u32, nodes: u64) -> MateOutcome {
     let mut table = MateTable::new(16);
-    let mut search = MateSearch::new(
-        &mut table,
-        &[],
-        MateLimits {
-            deadline: None,
-            nodes,
-            stop: Arc::new(AtomicBool::new(false)),
-        },
-    );
+    let mut search = MateSearch::new(&mut table, &[], MateLimits::nodes(nodes));
     search.run(pos, n, &mut |_, _| {})
 }
 

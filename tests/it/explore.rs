@@ -601,14 +601,7 @@ fn open_hands_the_url_to_the_browser() {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut url)
         .unwrap();
-    let mut written = String::new();
-    for _ in 0..200 {
-        written = std::fs::read_to_string(&opened).unwrap_or_default();
-        if !written.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let written = common::wait_for_text(&opened, 200, std::time::Duration::from_millis(20));
     assert_eq!(written, url);
     let addr = url
         .trim()
@@ -692,7 +685,7 @@ fn the_tally_api_counts_what_python_chess_counts() {
         format!("{} + {}", path(&a), path(&folder)).as_str()
     );
     for moves in ["", "d4", "d4 Nf6 c4", "e4 c5", "h4 h5"] {
-        let want = common::python(common::PYTHON_POSITION_STATS, &[moves, first, second]);
+        let want = common::python(&common::python_position_stats(), &[moves, first, second]);
         let reply = served.get(&format!("/api/tally?moves={}", encode(moves)));
         assert_eq!(reply.status, 200, "{moves}: {}", text(&reply.body));
         let answer = reply.json();
@@ -730,7 +723,7 @@ fn the_tally_api_counts_what_python_chess_counts() {
     let cli = polybook(&["probe", path(&folder), "--moves", "d4", "--json"]);
     assert!(cli.status.success(), "{}", stderr(&cli));
     let probed: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
-    let want = common::python(common::PYTHON_POSITION_STATS, &["d4", second]);
+    let want = common::python(&common::python_position_stats(), &["d4", second]);
     assert_eq!(
         probed["moves"].as_array().unwrap().len(),
         want.lines().count()

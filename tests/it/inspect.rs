@@ -309,18 +309,9 @@ for path in sys.argv[1:]:
             print("%s,%016x,%d,%d,%d" % (path, e.key, e.raw_move, e.weight, e.learn))
 "#;
     let books = data_books();
-    let out = Command::new(common::python_chess())
-        .arg("-c")
-        .arg(script)
-        .args(&books)
-        .output()
-        .expect("python3 with python-chess (pip install chess)");
-    assert!(
-        out.status.success(),
-        "python-chess failed (pip install chess): {}",
-        stderr(&out)
-    );
-    let python = String::from_utf8(out.stdout).unwrap();
+    let mut cmd = Command::new(common::python_chess());
+    cmd.arg("-c").arg(script).args(&books);
+    let python = common::succeeds(&mut cmd, "python-chess failed (pip install chess)");
     let mut checked = 0;
     for book in &books {
         let name = book.to_str().unwrap();

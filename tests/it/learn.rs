@@ -15,7 +15,7 @@ use shakmaty::san::San;
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
-use common::{gnuchess_book, polybook, polybook_fails, polybook_ok, python, stderr};
+use common::{gnuchess_book, polybook_fails, polybook_match, polybook_ok, python, stderr};
 
 use common::path_str as s;
 
@@ -558,28 +558,26 @@ fn match_book_learn_updates_the_book_each_move_came_from() {
     std::fs::copy(gnuchess_book(), &big).unwrap();
     let (small_before, big_before) = (std::fs::read(&small).unwrap(), std::fs::read(&big).unwrap());
     let pgn = d.join("match.pgn");
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin:Hash=8",
-        "--engine",
-        "builtin:Hash=8",
-        "--nodes",
-        "300",
-        "--games",
-        "2",
-        "--book",
-        s(&small),
-        "--book",
-        s(&big),
-        "--book-plies",
-        "6",
-        "--book-learn",
-        "--seed",
-        "7",
-        "--pgn",
-        s(&pgn),
-    ]);
+    let out = polybook_match(
+        &["builtin:Hash=8", "builtin:Hash=8"],
+        &[
+            "--nodes",
+            "300",
+            "--games",
+            "2",
+            "--book",
+            s(&small),
+            "--book",
+            s(&big),
+            "--book-plies",
+            "6",
+            "--book-learn",
+            "--seed",
+            "7",
+            "--pgn",
+            s(&pgn),
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("book learning: 2 learn field updates in"),
@@ -641,14 +639,7 @@ print(sum(n for n, _ in expected[0].values()), sum(n for n, _ in expected[1].val
 
 #[test]
 fn match_book_learn_needs_a_book() {
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin",
-        "--engine",
-        "builtin",
-        "--book-learn",
-    ]);
+    let out = polybook_match(&["builtin", "builtin"], &["--book-learn"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
@@ -658,26 +649,22 @@ fn a_tournament_learns_too() {
     let book = dir.path().join("e4.bin");
     common::start_book(&book, &[("e2e4", 1)]);
     let pgn = dir.path().join("t.pgn");
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "A=builtin:Hash=8",
-        "--engine",
-        "B=builtin:Hash=8",
-        "--engine",
-        "C=builtin:Hash=8",
-        "--nodes",
-        "300",
-        "--games",
-        "2",
-        "--book",
-        s(&book),
-        "--book-learn",
-        "--seed",
-        "3",
-        "--pgn",
-        s(&pgn),
-    ]);
+    let out = polybook_match(
+        &["A=builtin:Hash=8", "B=builtin:Hash=8", "C=builtin:Hash=8"],
+        &[
+            "--nodes",
+            "300",
+            "--games",
+            "2",
+            "--book",
+            s(&book),
+            "--book-learn",
+            "--seed",
+            "3",
+            "--pgn",
+            s(&pgn),
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     // Every finished game opened 1. e4 from the book: White's result, that many times.
     let script = r#"

@@ -8,7 +8,7 @@ use crate::common;
 use common::{bestmoves, data, polybook, polybook_json, python, text};
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// Playable setups that shakmaty's strict check refuses.
 const PLAYABLE: &[&str] = &[
@@ -286,16 +286,7 @@ print('[Event "unplayable"]\n[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/8/P3K3 w - - 0 1"]
     args.extend(PLAYABLE);
     python(script, &args);
 
-    let reference = dir.path().join("ref.bin");
-    let script_path = common::root().join("tests/reference_book.py");
-    let o = Command::new(common::python_chess())
-        .arg(&script_path)
-        .arg(&reference)
-        .arg(&pgn)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let expected = std::fs::read(&reference).unwrap();
+    let expected = common::reference_book(&[&pgn], &dir.path().join("ref.bin"), &[]);
     assert!(
         expected.len() >= 16 * 4 * PLAYABLE.len(),
         "{}",

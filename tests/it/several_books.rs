@@ -10,7 +10,7 @@ use polybook::book::{Entry, Key, write_book};
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
-use common::{polybook, python, stderr, stdout};
+use common::{polybook, polybook_match, python, stderr, stdout};
 
 use common::{bestmoves, uci_session as session};
 
@@ -257,17 +257,15 @@ fn a_missing_book_in_a_list_ends_the_command() {
             missing.display()
         )
     );
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin",
-        "--engine",
-        "builtin",
-        "--book",
-        first.to_str().unwrap(),
-        "--book",
-        missing.to_str().unwrap(),
-    ]);
+    let out = polybook_match(
+        &["builtin", "builtin"],
+        &[
+            "--book",
+            first.to_str().unwrap(),
+            "--book",
+            missing.to_str().unwrap(),
+        ],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
@@ -310,24 +308,22 @@ fn match_openings_walk_the_books_first_hit_wins() {
         common::root().join("tests/fake_engine.py").display()
     );
     let pgn = dir.path().join("m.pgn");
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin:Hash=8",
-        "--engine",
-        &random_mover,
-        "--depth",
-        "2",
-        "--games",
-        "2",
-        "--book",
-        first.to_str().unwrap(),
-        "--book",
-        second.to_str().unwrap(),
-        "--pgn",
-        pgn.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let out = polybook_match(
+        &["builtin:Hash=8", &random_mover],
+        &[
+            "--depth",
+            "2",
+            "--games",
+            "2",
+            "--book",
+            first.to_str().unwrap(),
+            "--book",
+            second.to_str().unwrap(),
+            "--pgn",
+            pgn.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = std::fs::read_to_string(&pgn).unwrap();
     assert_eq!(

@@ -249,34 +249,30 @@ fn tallies_of_halves_add_up_to_the_tally_of_all() {
 }
 
 /// python-chess's count of every (position, move) of a PGN file, as rows
-/// `key move black games wins draws losses first` (the move in Polyglot's encoding).
+/// `key move black games wins draws losses first` (the move in Polyglot's encoding); it runs after
+/// [`common::PYTHON_STANDARD_GAMES`].
 const PYTHON_COUNT: &str = r#"
-import sys, lzma, io, collections
-import chess, chess.pgn, chess.polyglot
+import sys, collections
+import chess.polyglot
 counts = collections.OrderedDict()
 order = collections.defaultdict(list)
-for path in sys.argv[1:]:
-    text = io.StringIO(lzma.open(path, "rt", encoding="utf-8", errors="replace").read())
-    while (game := chess.pgn.read_game(text)) is not None:
-        if game.headers.get("Variant", "Standard").lower() not in ("standard", "normal", "chess"):
-            continue
-        white = {"1-0": 2, "0-1": 0}.get(game.headers.get("Result", "*"), 1)
-        board = game.board()
-        for move in game.mainline_moves():
-            key = chess.polyglot.zobrist_hash(board)
-            to = move.to_square
-            if board.is_castling(move):
-                to = chess.square(7 if chess.square_file(to) == 6 else 0, chess.square_rank(to))
-            promo = {None: 0, chess.KNIGHT: 1, chess.BISHOP: 2, chess.ROOK: 3, chess.QUEEN: 4}[move.promotion]
-            raw = to | (move.from_square << 6) | (promo << 12)
-            black = board.turn == chess.BLACK
-            points = 2 - white if black else white
-            c = counts.setdefault((key, raw, black), [0, 0, 0, 0])
-            if c[0] == 0:
-                order[key].append(raw)
-            c[0] += 1
-            c[1 + {2: 0, 1: 1, 0: 2}[points]] += 1
-            board.push(move)
+for game, white in standard_games(sys.argv[1:], encoding="utf-8", errors="replace"):
+    board = game.board()
+    for move in game.mainline_moves():
+        key = chess.polyglot.zobrist_hash(board)
+        to = move.to_square
+        if board.is_castling(move):
+            to = chess.square(7 if chess.square_file(to) == 6 else 0, chess.square_rank(to))
+        promo = {None: 0, chess.KNIGHT: 1, chess.BISHOP: 2, chess.ROOK: 3, chess.QUEEN: 4}[move.promotion]
+        raw = to | (move.from_square << 6) | (promo << 12)
+        black = board.turn == chess.BLACK
+        points = 2 - white if black else white
+        c = counts.setdefault((key, raw, black), [0, 0, 0, 0])
+        if c[0] == 0:
+            order[key].append(raw)
+        c[0] += 1
+        c[1 + {2: 0, 1: 1, 0: 2}[points]] += 1
+        board.push(move)
 for (key, raw, black), (n, w, d, l) in sorted(counts.items()):
     print(key, raw, int(black), n, w, d, l, order[key].index(raw))
 "#;
@@ -296,7 +292,10 @@ fn duckdb_reads_the_counts_python_chess_makes() {
     let t = dir.path().join("t.parquet");
     tally(&games, &t, &[]);
     let paths: Vec<&str> = games.iter().map(|p| s(p)).collect();
-    let want = python(PYTHON_COUNT, &paths);
+    let want = python(
+        &format!("{}{PYTHON_COUNT}", common::PYTHON_STANDARD_GAMES),
+        &paths,
+    );
     let got = duckdb(DUCKDB_ROWS, &[s(&t)]);
     assert!(want.lines().count() > 5000, "{}", want.lines().count());
     assert_eq!(got, want);
@@ -405,7 +404,7 @@ fn probe_shows_a_positions_statistics() {
     let t = dir.path().join("t.parquet");
     tally(&games, &t, &[]);
     for moves in ["", "d4", "d4 Nf6 c4"] {
-        let want = python(common::PYTHON_POSITION_STATS, &[moves, s(&games[0])]);
+        let want = python(&common::python_position_stats(), &[moves, s(&games[0])]);
         let json = ok(&["probe", s(&t), "--moves", moves, "--json"]);
         assert_eq!(json.lines().count(), 1);
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();

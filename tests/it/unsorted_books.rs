@@ -732,13 +732,8 @@ fn mutated_books_are_read_like_a_scan_and_repaired_into_valid_books() {
     .iter()
     .map(|b| records(&data(b)))
     .collect();
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n.max(1) as u64) as usize
-    };
+    let mut rng = common::XorShift(0x9e37_79b9_7f4a_7c15);
+    let mut next = move |n: usize| rng.index(n);
     let (sorted_out, merged_out) = (dir.path().join("sorted.bin"), dir.path().join("merged.bin"));
     // How many books were unsorted, had duplicates merged, impossible codes left out.
     let mut seen = [0; 3];
