@@ -25,6 +25,22 @@ fn build(inputs: &[&Path], out: &Path, options: &[&str]) -> Vec<u8> {
     std::fs::read(out).unwrap()
 }
 
+/// The `--json` report of a quiet build of `input` into `out` with `--min-games 1` and `extra`.
+fn build_json(input: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "build",
+        s(input),
+        "-o",
+        s(out),
+        "--json",
+        "-q",
+        "--min-games",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    polybook_json(&args)
+}
+
 /// `polyglot make-book` on a plain PGN file; `None` when polyglot reports an error (it exits 0).
 fn polyglot_book(pgn: &Path, dir: &Path, options: &[&str]) -> Option<Vec<u8>> {
     let out = dir.join("polyglot.bin");
@@ -591,26 +607,12 @@ fn chess960_games_only_on_request() {
     let dir = tempfile::tempdir().unwrap();
     let frc = data("pgn/tcec/TCEC_Season_6_-_FRC.pgn.xz");
     let out = dir.path().join("b.bin");
-    let run = |extra: &[&str]| -> serde_json::Value {
-        let mut args = vec![
-            "build",
-            s(&frc),
-            "-o",
-            s(&out),
-            "--json",
-            "-q",
-            "--min-games",
-            "1",
-        ];
-        args.extend_from_slice(extra);
-        polybook_json(&args)
-    };
     // Without it no game is usable: an error that says why, and no book.
     let o = polybook(&["build", s(&frc), "-o", s(&out)]);
     let err = failed(&o, 1, "no usable game");
     assert!(err.contains("112 read, none usable (112 variant)"), "{err}");
     assert!(!out.exists());
-    let with = run(&["--chess960"]);
+    let with = build_json(&frc, &out, &["--chess960"]);
     assert_eq!(with["used"], 112);
     assert!(with["skipped"].as_object().unwrap().is_empty(), "{with}");
     // Every ply of every game (FILES.tsv beside the games counts 13,883).
@@ -656,14 +658,20 @@ fn spilling_build(runs: &Path, out: &Path) -> std::process::Child {
     child
 }
 
+/// A temporary folder with an empty folder `runs` in it, for spilled runs.
+fn with_runs_folder() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    (dir, runs)
+}
+
 /// Spilled runs have no names: even `kill -9` mid-build leaves nothing in --temp-dir; SIGTERM and
 /// SIGHUP stop a build as Ctrl-C does (exit 130, no book).
 #[cfg(target_os = "linux")]
 #[test]
 fn a_killed_build_leaves_no_spilled_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let runs = dir.path().join("runs");
-    std::fs::create_dir(&runs).unwrap();
+    let (dir, runs) = with_runs_folder();
     for signal in ["KILL", "TERM", "HUP"] {
         let out = dir.path().join("book.bin");
         let child = spilling_build(&runs, &out);
@@ -689,9 +697,7 @@ fn a_killed_build_leaves_no_spilled_run() {
 #[cfg(target_os = "linux")]
 #[test]
 fn an_interrupted_build_leaves_nothing_behind() {
-    let dir = tempfile::tempdir().unwrap();
-    let runs = dir.path().join("runs");
-    std::fs::create_dir(&runs).unwrap();
+    let (dir, runs) = with_runs_folder();
     let out = dir.path().join("book.bin");
     // Wait until runs are being spilled, then interrupt.
     let child = spilling_build(&runs, &out);
@@ -835,20 +841,8 @@ fn the_book_does_not_depend_on_threads_or_memory() {
         for threads in ["1", "2"] {
             for memory in ["1M", "64M", "1G"] {
                 let out = dir.path().join("b.bin");
-                let mut report = polybook_json(&[
-                    "build",
-                    s(input),
-                    "-o",
-                    s(&out),
-                    "--json",
-                    "-q",
-                    "--min-games",
-                    "1",
-                    "--threads",
-                    threads,
-                    "--memory",
-                    memory,
-                ]);
+                let mut report =
+                    build_json(input, &out, &["--threads", threads, "--memory", memory]);
                 for timing in ["seconds", "games_per_second", "spilled_runs", "examples"] {
                     report[timing] = serde_json::Value::Null;
                 }
@@ -1037,15 +1031,11 @@ print(n)
     };
     let used = count(2700);
     assert!(used > 0 && used < 347);
-    let o = polybook(&[
-        "build",
-        s(&dortmund),
-        "-o",
-        s(&out),
-        "--min-elo",
-        "2700",
-        "--json",
-    ]);
+    // A build with `--min-elo ELO` and one more flag.
+    let rated = |elo: &str, flag: &str| {
+        polybook(&["build", s(&dortmund), "-o", s(&out), "--min-elo", elo, flag])
+    };
+    let o = rated("2700", "--json");
     assert!(o.status.success());
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["used"], used, "{report}");
@@ -1064,15 +1054,7 @@ print(n)
     assert!(!stderr.contains("warning"), "{stderr}");
 
     assert_eq!(count(4000), 0);
-    let o = polybook(&[
-        "build",
-        s(&dortmund),
-        "-o",
-        s(&out),
-        "--min-elo",
-        "4000",
-        "-q",
-    ]);
+    let o = rated("4000", "-q");
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
