@@ -121,6 +121,21 @@ pub fn polybook_ok(args: &[&str]) -> String {
     stdout(&out)
 }
 
+/// Runs `polybook COMMAND -q -o OUT INPUTS... OPTIONS`, which must succeed; the bytes it wrote to
+/// OUT (`build`, `tally`, `book`).
+pub fn quietly_written<P: AsRef<Path>>(
+    command: &str,
+    inputs: &[P],
+    out: &Path,
+    options: &[&str],
+) -> Vec<u8> {
+    let mut args = vec![command, "-q", "-o", path_str(out)];
+    args.extend(inputs.iter().map(|p| path_str(p.as_ref())));
+    args.extend_from_slice(options);
+    polybook_ok(&args);
+    std::fs::read(out).unwrap()
+}
+
 /// Runs the `polybook` binary with `args` (a `--json` report), asserts that it succeeded, and
 /// returns its stdout read as JSON.
 pub fn polybook_json(args: &[&str]) -> serde_json::Value {

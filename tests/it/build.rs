@@ -13,16 +13,7 @@ use common::path_str as s;
 
 /// Builds with polybook; panics with its stderr if it fails.
 fn build(inputs: &[&Path], out: &Path, options: &[&str]) -> Vec<u8> {
-    let mut args = vec!["build", "-q", "-o", s(out)];
-    args.extend(inputs.iter().map(|p| s(p)));
-    args.extend_from_slice(options);
-    let o = polybook(&args);
-    assert!(
-        o.status.success(),
-        "polybook {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    std::fs::read(out).unwrap()
+    common::quietly_written("build", inputs, out, options)
 }
 
 /// The `--json` report of a quiet build of `input` into `out` with `--min-games 1` and `extra`.
