@@ -110,6 +110,23 @@ pub fn polybook_match(engines: &[&str], rest: &[&str]) -> Output {
     polybook(&match_args(engines, rest))
 }
 
+/// [`polybook_match`], which must succeed (its standard error shown if not).
+pub fn polybook_match_ok(engines: &[&str], rest: &[&str]) -> Output {
+    let out = polybook_match(engines, rest);
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
+/// The engine spec (`cmd:…`) of tests/fake_engine.py in `mode` with `arg`: an engine that
+/// misbehaves as told (plays at random, crashes, hangs, lies, floods).
+pub fn fake_engine(mode: &str, arg: impl std::fmt::Display) -> String {
+    format!(
+        "cmd:{} {} {mode} {arg}",
+        python_chess(),
+        root().join("tests/fake_engine.py").display()
+    )
+}
+
 /// Runs the `polybook` binary with `args`, asserts that it succeeded, and returns its stdout.
 pub fn polybook_ok(args: &[&str]) -> String {
     let out = polybook(args);
@@ -134,6 +151,40 @@ pub fn quietly_written<P: AsRef<Path>>(
     args.extend_from_slice(options);
     polybook_ok(&args);
     std::fs::read(out).unwrap()
+}
+
+/// The element of the JSON array `array` whose `key` is `value` (the first); panics if none is.
+pub fn json_find<'a>(
+    array: &'a serde_json::Value,
+    key: &str,
+    value: &str,
+) -> &'a serde_json::Value {
+    array
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x[key] == value)
+        .unwrap_or_else(|| panic!("no {key} {value:?} in {array}"))
+}
+
+/// Runs `polybook ARGS` (a `match` that must not start): it fails at once (within 4 s) with exit
+/// `code` and one error line that contains `message`, and writes no PGN at `pgn`.
+pub fn assert_refused_at_once(args: &[&str], code: i32, message: &str, pgn: &Path) {
+    let start = std::time::Instant::now();
+    let out = polybook(args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
+    assert!(
+        err.starts_with("polybook: error: ") && err.contains(message),
+        "{args:?}: {err}"
+    );
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(4),
+        "{args:?} took {:?}",
+        start.elapsed()
+    );
+    assert!(!pgn.exists(), "{args:?}: no PGN before a game");
 }
 
 /// Runs the `polybook` binary with `args` (a `--json` report), asserts that it succeeded, and

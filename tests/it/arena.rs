@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -18,19 +18,10 @@ use polybook::arena::session::{Report, Session, SessionConfig};
 use polybook::book::{Book, Books, ChooseOptions};
 use serde_json::Value;
 
-use common::{BIN, gnuchess_book as book, match_check, polybook, polybook_match};
-
-fn here(rel: &str) -> PathBuf {
-    common::root().join(rel)
-}
-
-fn fake(mode: &str, n: i32) -> String {
-    format!(
-        "cmd:{} {} {mode} {n}",
-        common::python_chess(),
-        here("tests/fake_engine.py").display()
-    )
-}
+use common::{
+    BIN, fake_engine, gnuchess_book as book, match_check, polybook, polybook_match,
+    polybook_match_ok,
+};
 
 fn strs(v: &Value) -> Vec<String> {
     v.as_array()
@@ -49,7 +40,7 @@ fn with_termination<'a>(games: &'a [Value], tag: &str) -> Vec<&'a Value> {
 fn a_match_against_stockfish_from_a_book() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("m.pgn");
-    let out = polybook_match(
+    let out = polybook_match_ok(
         &["builtin:Hash=16", &format!("cmd:{}", common::stockfish())],
         &[
             "--option",
@@ -72,7 +63,6 @@ fn a_match_against_stockfish_from_a_book() {
         ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let games = match_check(&pgn, Some(&book()));
     assert_eq!(games.len(), 4, "{stderr}");
@@ -276,7 +266,7 @@ fn against_fake(mode: &str, n: i32, limit: &[&str]) -> (Vec<Value>, String) {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("f.pgn");
     let mut args = vec!["match", "--engine", "builtin:Hash=8"];
-    let spec = fake(mode, n);
+    let spec = fake_engine(mode, n);
     args.extend([
         "--engine",
         &spec,
@@ -363,7 +353,7 @@ fn an_engine_that_talks_without_end_loses_on_time_or_as_a_stall() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let pgn = dir.path().join("f.pgn");
-        let spec = fake("flood", 2);
+        let spec = fake_engine("flood", 2);
         let mut args = vec!["match", "--engine", "builtin:Hash=8", "--engine", &spec];
         args.extend(["--games", "2", "--pgn", pgn.to_str().unwrap()]);
         args.extend(limit);
@@ -372,7 +362,7 @@ fn an_engine_that_talks_without_end_loses_on_time_or_as_a_stall() {
         assert_fake_lost(&match_check(&pgn, None), tag);
     }
     // ... nor past the handshake's timeout.
-    let chatty = fake("chatty", 0);
+    let chatty = fake_engine("chatty", 0);
     let args = common::match_args(&["builtin", &chatty], &["--handshake-timeout", "1"]);
     let out = polybook_within(&args, Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
@@ -390,11 +380,7 @@ fn a_hung_engine_is_ended_with_the_processes_it_started() {
     let marker = format!("{}{}", std::process::id(), 424242);
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("f.pgn");
-    let spec = format!(
-        "cmd:{} {} forks {marker}",
-        common::python_chess(),
-        here("tests/fake_engine.py").display()
-    );
+    let spec = fake_engine("forks", &marker);
     let args = common::match_args(
         &["builtin:Hash=8", &spec],
         &[
@@ -422,8 +408,8 @@ fn a_hung_engine_is_ended_with_the_processes_it_started() {
 
 #[test]
 fn sprt_stops_a_decided_match() {
-    let out = polybook_match(
-        &["builtin:Hash=8", &fake("random", 0)],
+    let out = polybook_match_ok(
+        &["builtin:Hash=8", &fake_engine("random", 0)],
         &[
             "--depth",
             "3",
@@ -434,11 +420,6 @@ fn sprt_stops_a_decided_match() {
             "--json",
             "--quiet",
         ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["sprt"]["verdict"], "H1", "{report}");
@@ -512,7 +493,7 @@ fn bad_input_fails_before_any_game() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("never.pgn");
     let pgn_arg = pgn.to_str().unwrap().to_string();
-    let silent = fake("silent", 0);
+    let silent = fake_engine("silent", 0);
     let cases: Vec<(Vec<&str>, u8, &str)> = vec![
         (
             vec!["--engine", "builtin", "--engine", "cmd:/no/such/engine"],
@@ -598,31 +579,9 @@ fn bad_input_fails_before_any_game() {
         ),
     ];
     for (args, code, message) in cases {
-        let start = Instant::now();
         let mut full = vec!["match", "--pgn", &pgn_arg];
         full.extend(&args);
-        let out = polybook(&full);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(
-            out.status.code(),
-            Some(i32::from(code)),
-            "{args:?}: {stderr}"
-        );
-        assert_eq!(
-            stderr.trim().lines().count(),
-            1,
-            "{args:?}: one line: {stderr}"
-        );
-        assert!(
-            stderr.starts_with("polybook: error: ") && stderr.contains(message),
-            "{args:?}: {stderr}"
-        );
-        assert!(
-            start.elapsed() < Duration::from_secs(4),
-            "{args:?} took {:?}",
-            start.elapsed()
-        );
-        assert!(!pgn.exists(), "{args:?}: no PGN before a game");
+        common::assert_refused_at_once(&full, i32::from(code), message, &pgn);
     }
 }
 
@@ -644,8 +603,8 @@ fn openings_from_an_epd_file_then_the_book() {
     )
     .unwrap();
     let pgn = dir.path().join("o.pgn");
-    let out = polybook_match(
-        &["builtin:Hash=8", &fake("random", 0)],
+    polybook_match_ok(
+        &["builtin:Hash=8", &fake_engine("random", 0)],
         &[
             "--depth",
             "2",
@@ -661,11 +620,6 @@ fn openings_from_an_epd_file_then_the_book() {
             "2",
             "--quiet",
         ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let text = std::fs::read_to_string(&pgn).unwrap();
     let fens: Vec<&str> = text
@@ -738,8 +692,8 @@ fn resign_and_draw_adjudication() {
     // Two engines that both say 0.00: a draw from move 10 once each has said so 4 times.
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("d.pgn");
-    let out = polybook_match(
-        &[&fake("random", 0), &fake("random", 5)],
+    polybook_match_ok(
+        &[&fake_engine("random", 0), &fake_engine("random", 5)],
         &[
             "--depth",
             "1",
@@ -750,11 +704,6 @@ fn resign_and_draw_adjudication() {
             "--pgn",
             pgn.to_str().unwrap(),
         ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     for g in match_check(&pgn, None) {
         assert_eq!(g["termination"], "adjudication", "{g}");
@@ -879,7 +828,7 @@ fn the_library_session_is_the_match_command() {
     assert!(!report.interrupted);
     let mut lib: Value = serde_json::to_value(&finished.report).unwrap();
 
-    let out = polybook_match(
+    let out = polybook_match_ok(
         &["A=builtin:Hash=1", "B=builtin:Hash=1"],
         &[
             "--nodes",
@@ -898,7 +847,6 @@ fn the_library_session_is_the_match_command() {
         ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
     let mut cli: Value = serde_json::from_slice(&out.stdout).unwrap();
     for v in [&mut lib, &mut cli] {
         assert!(v["seconds"].as_f64().unwrap() >= 0.0);

@@ -10,7 +10,7 @@ use polybook::book::{Entry, Key, write_book};
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
-use common::{polybook, polybook_match, python, stderr, stdout};
+use common::{polybook, polybook_match, polybook_match_ok, python, stderr, stdout};
 
 use common::{bestmoves, uci_session as session};
 
@@ -302,13 +302,9 @@ fn match_openings_walk_the_books_first_hit_wins() {
 
     // `match --book A --book B`: every game opens 1.e4 c5 from the books (against a random
     // mover, so that the games end soon).
-    let random_mover = format!(
-        "cmd:{} {} random 0",
-        common::python_chess(),
-        common::root().join("tests/fake_engine.py").display()
-    );
+    let random_mover = common::fake_engine("random", 0);
     let pgn = dir.path().join("m.pgn");
-    let out = polybook_match(
+    polybook_match_ok(
         &["builtin:Hash=8", &random_mover],
         &[
             "--depth",
@@ -324,7 +320,6 @@ fn match_openings_walk_the_books_first_hit_wins() {
             "--quiet",
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     let text = std::fs::read_to_string(&pgn).unwrap();
     assert_eq!(
         text.matches("\n1. e4 {book} c5 {book} 2. ").count(),

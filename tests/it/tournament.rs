@@ -6,11 +6,11 @@
 
 use crate::common;
 
-use std::time::{Duration, Instant};
-
 use serde_json::Value;
 
-use common::{gnuchess_book, match_check, polybook, polybook_match, stderr, stdout};
+use common::{
+    gnuchess_book, match_check, polybook, polybook_match, polybook_match_ok, stderr, stdout,
+};
 
 /// Every game is legal to its end (no python-chess error), its result agrees with the final
 /// position, its book moves are in the book, and it carries the tournament's Event tag; the
@@ -179,7 +179,7 @@ fn a_round_robin_of_three_builtin_engines() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("rr.pgn");
     let book = gnuchess_book();
-    let out = polybook_match(
+    let out = polybook_match_ok(
         &[
             "Plain=builtin",
             "Small hash=builtin:Hash=1",
@@ -202,7 +202,6 @@ fn a_round_robin_of_three_builtin_engines() {
             pgn.to_str().unwrap(),
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
     // Rank Name Elo +/- Games Score Draw, as cutechess-cli prints it.
@@ -336,23 +335,9 @@ fn bad_tournaments_fail_before_any_game() {
         ),
     ];
     for (args, code, message) in cases {
-        let start = Instant::now();
         let mut full = vec!["match", "--pgn", &pgn_arg, "--nodes", "100"];
         full.extend(&args);
-        let out = polybook(&full);
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
-        assert!(
-            err.starts_with("polybook: error: ") && err.contains(message),
-            "{args:?}: {err}"
-        );
-        assert!(
-            start.elapsed() < Duration::from_secs(4),
-            "{args:?} took {:?}",
-            start.elapsed()
-        );
-        assert!(!pgn.exists(), "{args:?}: no PGN before a game");
+        common::assert_refused_at_once(&full, code, message, &pgn);
     }
     // An unknown kind of tournament: clap's usage error names the choices.
     let out = polybook_match(
@@ -373,11 +358,7 @@ fn bad_tournaments_fail_before_any_game() {
 fn a_crashing_engine_loses_its_games_and_the_tournament_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("crash.pgn");
-    let fake = format!(
-        "Crasher=cmd:{} {} crash 2",
-        common::python_chess(),
-        common::root().join("tests/fake_engine.py").display()
-    );
+    let fake = format!("Crasher={}", common::fake_engine("crash", 2));
     let out = polybook_match(
         &["A=builtin", "B=builtin:Hash=8", &fake],
         &[
@@ -395,12 +376,7 @@ fn a_crashing_engine_loses_its_games_and_the_tournament_goes_on() {
     assert!(err.contains("engine 3 (Crasher) restarted"), "{err}");
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["games"], 6);
-    let crasher = report["ranking"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "Crasher")
-        .unwrap();
+    let crasher = common::json_find(&report["ranking"], "name", "Crasher");
     assert_eq!(crasher["losses"], 4, "{crasher}");
     assert_eq!(crasher["rank"], 3);
     let games = match_check(&pgn, Some(&gnuchess_book()));
