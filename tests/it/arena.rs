@@ -4,6 +4,7 @@
 //! or never finish the handshake; an SPRT that stops a match; Ctrl-C; bad input.
 
 use crate::common;
+use common::path_str as s;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -48,7 +49,7 @@ fn a_match_against_stockfish_from_a_book() {
             "--option",
             "2:Hash=16",
             "--book",
-            book().to_str().unwrap(),
+            s(&book()),
             "--book-plies",
             "8",
             "--games",
@@ -58,7 +59,7 @@ fn a_match_against_stockfish_from_a_book() {
             "--seed",
             "11",
             "--pgn",
-            pgn.to_str().unwrap(),
+            s(&pgn),
             "--json",
         ],
     );
@@ -173,7 +174,7 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
                 "--option",
                 "2:Skill Level=0",
                 "--book",
-                book().to_str().unwrap(),
+                s(&book()),
                 "--book-plies",
                 "4",
                 "--games",
@@ -183,7 +184,7 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
                 "--seed",
                 "3",
                 "--pgn",
-                pgn.to_str().unwrap(),
+                s(&pgn),
             ],
         ))
         .stdout(Stdio::piped())
@@ -267,14 +268,7 @@ fn against_fake(mode: &str, n: i32, limit: &[&str]) -> (Vec<Value>, String) {
     let pgn = dir.path().join("f.pgn");
     let mut args = vec!["match", "--engine", "builtin:Hash=8"];
     let spec = fake_engine(mode, n);
-    args.extend([
-        "--engine",
-        &spec,
-        "--games",
-        "2",
-        "--pgn",
-        pgn.to_str().unwrap(),
-    ]);
+    args.extend(["--engine", &spec, "--games", "2", "--pgn", s(&pgn)]);
     args.extend(limit);
     let out = polybook(&args);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
@@ -355,7 +349,7 @@ fn an_engine_that_talks_without_end_loses_on_time_or_as_a_stall() {
         let pgn = dir.path().join("f.pgn");
         let spec = fake_engine("flood", 2);
         let mut args = vec!["match", "--engine", "builtin:Hash=8", "--engine", &spec];
-        args.extend(["--games", "2", "--pgn", pgn.to_str().unwrap()]);
+        args.extend(["--games", "2", "--pgn", s(&pgn)]);
         args.extend(limit);
         let out = polybook_within(&args, Duration::from_secs(60));
         assert!(out.status.success(), "{}", common::stderr(&out));
@@ -383,14 +377,7 @@ fn a_hung_engine_is_ended_with_the_processes_it_started() {
     let spec = fake_engine("forks", &marker);
     let args = common::match_args(
         &["builtin:Hash=8", &spec],
-        &[
-            "--games",
-            "2",
-            "--movetime",
-            "50",
-            "--pgn",
-            pgn.to_str().unwrap(),
-        ],
+        &["--games", "2", "--movetime", "50", "--pgn", s(&pgn)],
     );
     let out = polybook_within(&args, Duration::from_secs(60));
     assert!(out.status.success(), "{}", common::stderr(&out));
@@ -437,15 +424,8 @@ fn ctrl_c_keeps_the_finished_games() {
             &["builtin:Hash=8", "builtin:Hash=8"],
             &[],
         ))
-        .args([
-            "--movetime",
-            "20",
-            "--games",
-            "100",
-            "--pgn",
-            pgn.to_str().unwrap(),
-        ])
-        .args(["--book", book().to_str().unwrap(), "--book-plies", "6"])
+        .args(["--movetime", "20", "--games", "100", "--pgn", s(&pgn)])
+        .args(["--book", s(&book()), "--book-plies", "6"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -492,7 +472,7 @@ fn ctrl_c_keeps_the_finished_games() {
 fn bad_input_fails_before_any_game() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("never.pgn");
-    let pgn_arg = pgn.to_str().unwrap().to_string();
+    let pgn_arg = s(&pgn).to_string();
     let silent = fake_engine("silent", 0);
     let cases: Vec<(Vec<&str>, u8, &str)> = vec![
         (
@@ -611,11 +591,11 @@ fn openings_from_an_epd_file_then_the_book() {
             "--games",
             "6",
             "--openings",
-            epd.to_str().unwrap(),
+            s(&epd),
             "--pgn",
-            pgn.to_str().unwrap(),
+            s(&pgn),
             "--book",
-            book().to_str().unwrap(),
+            s(&book()),
             "--book-plies",
             "2",
             "--quiet",
@@ -650,10 +630,7 @@ fn openings_from_an_epd_file_then_the_book() {
     }
 
     std::fs::write(&epd, "8/8/8/8/8/8/8/8 w - - 0 1\n").unwrap();
-    let out = polybook_match(
-        &["builtin", "builtin"],
-        &["--openings", epd.to_str().unwrap()],
-    );
+    let out = polybook_match(&["builtin", "builtin"], &["--openings", s(&epd)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("o.epd line 1"), "{stderr}");
@@ -702,7 +679,7 @@ fn resign_and_draw_adjudication() {
             "--draw",
             "movenumber=10,score=10,moves=4",
             "--pgn",
-            pgn.to_str().unwrap(),
+            s(&pgn),
         ],
     );
     for g in match_check(&pgn, None) {
@@ -836,13 +813,13 @@ fn the_library_session_is_the_match_command() {
             "--games",
             "4",
             "--book",
-            book_path.to_str().unwrap(),
+            s(&book_path),
             "--book-plies",
             "4",
             "--seed",
             "11",
             "--pgn",
-            cli_pgn.to_str().unwrap(),
+            s(&cli_pgn),
             "--json",
         ],
     );

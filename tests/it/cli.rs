@@ -887,10 +887,7 @@ fn long_input_is_quoted_short() {
         &format!("position fen {long_fen}\nposition startpos moves {long_move}\nisready\nquit\n"),
     );
     let answer = text(&out.stdout);
-    let infos: Vec<&str> = answer
-        .lines()
-        .filter(|l| l.starts_with("info string"))
-        .collect();
+    let infos = common::lines_starting(&answer, "info string");
     assert_eq!(infos.len(), 2, "{answer}");
     assert!(
         infos

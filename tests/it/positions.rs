@@ -5,6 +5,7 @@
 //! that cannot be played are refused with one clear line.
 
 use crate::common;
+use common::path_str as s;
 use common::{bestmoves, data, polybook, polybook_json, python, text};
 
 use std::path::Path;
@@ -124,7 +125,7 @@ fn unplayable_setups_are_refused_with_the_reason() {
         for args in [
             vec!["key", "--fen", fen],
             vec!["perft", "1", "--fen", fen],
-            vec!["probe", book.to_str().unwrap(), "--fen", fen],
+            vec!["probe", s(&book), "--fen", fen],
             vec!["search", "--depth", "2", "--fen", fen],
         ] {
             let o = polybook(&args);
@@ -218,17 +219,14 @@ fn the_engine_plays_from_them() {
     // match: from --fen, and from an --openings file of such setups.
     let openings = dir.path().join("openings.epd");
     std::fs::write(&openings, format!("{}\n{}\n", PLAYABLE[1], PLAYABLE[2])).unwrap();
-    for start in [
-        vec!["--fen", PLAYABLE[0]],
-        vec!["--openings", openings.to_str().unwrap()],
-    ] {
+    for start in [vec!["--fen", PLAYABLE[0]], vec!["--openings", s(&openings)]] {
         let mut args = vec![
             "match", "--engine", "builtin", "--engine", "builtin", "--depth", "1", "--games", "2",
             "--pgn",
         ];
         let pgn = dir.path().join("match.pgn");
         let _ = std::fs::remove_file(&pgn);
-        args.push(pgn.to_str().unwrap());
+        args.push(s(&pgn));
         args.extend(&start);
         let o = polybook(&args);
         assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
@@ -243,7 +241,7 @@ fn the_engine_plays_from_them() {
         "6k1/5ppp/3R4/8/8/P7/PPPPPPPP/4K3 w - - dm 1; id \"queens\";\n",
     )
     .unwrap();
-    let o = polybook(&["solve", suite.to_str().unwrap(), "--depth", "3"]);
+    let o = polybook(&["solve", s(&suite), "--depth", "3"]);
     assert!(o.status.success(), "solve: {}", text(&o.stderr));
     assert!(text(&o.stdout).contains("1/1"), "{}", text(&o.stdout));
 }
@@ -282,7 +280,7 @@ for fen in sys.argv[2:]:
         print(game, file=out, end="\n\n")
 print('[Event "unplayable"]\n[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/8/P3K3 w - - 0 1"]\n[Result "1-0"]\n\n1. Kd2 1-0\n', file=out)
 "#;
-    let mut args = vec![pgn.to_str().unwrap()];
+    let mut args = vec![s(&pgn)];
     args.extend(PLAYABLE);
     python(script, &args);
 
@@ -294,13 +292,7 @@ print('[Event "unplayable"]\n[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/8/P3K3 w - - 0 1"]
     );
 
     let out = dir.path().join("pb.bin");
-    let report = polybook_json(&[
-        "build",
-        pgn.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--json",
-    ]);
+    let report = polybook_json(&["build", s(&pgn), "-o", s(&out), "--json"]);
     let games = 3 * PLAYABLE.len() as u64 + 1;
     assert_eq!(report["games"], games, "{report}");
     assert_eq!(report["used"], games - 1, "{report}");
@@ -319,12 +311,12 @@ with chess.polyglot.open_reader(sys.argv[1]) as r:
         b.castling_rights = b.clean_castling_rights()
         print(" ".join(f"{e.move.uci()}:{e.weight}" for e in r.find_all(b)))
 "#;
-    let mut args = vec![out.to_str().unwrap()];
+    let mut args = vec![s(&out)];
     args.extend(PLAYABLE);
     let expected: Vec<String> = python(script, &args).lines().map(String::from).collect();
     for (fen, expected) in PLAYABLE.iter().zip(expected) {
         assert!(!expected.is_empty(), "{fen}: no entry");
-        let json = polybook_json(&["probe", out.to_str().unwrap(), "--fen", fen, "--json"]);
+        let json = polybook_json(&["probe", s(&out), "--fen", fen, "--json"]);
         let got: Vec<String> = json["entries"]
             .as_array()
             .unwrap_or_else(|| panic!("{json}"))

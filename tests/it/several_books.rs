@@ -3,6 +3,7 @@
 //! `chess.polyglot` confirms where each move comes from.
 
 use crate::common;
+use common::path_str as s;
 
 use std::path::{Path, PathBuf};
 
@@ -49,7 +50,7 @@ fn python_moves(book: &Path, moves: &[&str]) -> Vec<String> {
         for m in sys.argv[2:]: board.push_uci(m)\n\
         with chess.polyglot.open_reader(sys.argv[1]) as r:\n\
         \x20   print(' '.join(e.move.uci() for e in r.find_all(board)))\n";
-    let mut args = vec![book.to_str().unwrap()];
+    let mut args = vec![s(&book)];
     args.extend_from_slice(moves);
     python(script, &args)
         .split_whitespace()
@@ -115,10 +116,7 @@ fn a_missing_book_in_the_list_is_named_and_the_others_are_used() {
         missing.display(),
         second.display()
     ));
-    let complaints: Vec<&str> = out
-        .lines()
-        .filter(|l| l.starts_with("info string cannot use BookFile"))
-        .collect();
+    let complaints = common::lines_starting(&out, "info string cannot use BookFile");
     assert_eq!(complaints.len(), 1, "{out}");
     assert!(
         complaints[0].contains(&missing.display().to_string())
@@ -133,9 +131,7 @@ fn a_missing_book_in_the_list_is_named_and_the_others_are_used() {
         missing.display()
     ));
     assert_eq!(
-        out.lines()
-            .filter(|l| l.starts_with("info string cannot use BookFile"))
-            .count(),
+        common::lines_starting(&out, "info string cannot use BookFile").len(),
         2,
         "{out}"
     );
@@ -149,7 +145,7 @@ fn a_missing_book_in_the_list_is_named_and_the_others_are_used() {
 fn probe_shows_each_book_in_turn() {
     let dir = tempfile::tempdir().unwrap();
     let (first, second) = two_books(dir.path());
-    let (a, b) = (first.to_str().unwrap(), second.to_str().unwrap());
+    let (a, b) = (s(&first), s(&second));
     let out = polybook(&["probe", a, b, "--no-board"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
@@ -182,7 +178,7 @@ fn probe_shows_each_book_in_turn() {
 fn probe_json_with_several_books_is_one_object_per_book() {
     let dir = tempfile::tempdir().unwrap();
     let (first, second) = two_books(dir.path());
-    let (a, b) = (first.to_str().unwrap(), second.to_str().unwrap());
+    let (a, b) = (s(&first), s(&second));
     // What one book prints, with `"book":NAME` in front.
     let with_name = |book: &str, line: &str| {
         format!(
@@ -230,7 +226,7 @@ fn probe_json_with_several_books_is_one_object_per_book() {
          rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n",
     )
     .unwrap();
-    let epd = epd.to_str().unwrap();
+    let epd = s(&epd);
     let out = polybook(&["probe", a, b, "--json", "--epd", epd]);
     assert!(out.status.success(), "{}", stderr(&out));
     let (a_lines, b_lines) = (alone(a, &["--epd", epd]), alone(b, &["--epd", epd]));
@@ -247,7 +243,7 @@ fn a_missing_book_in_a_list_ends_the_command() {
     let dir = tempfile::tempdir().unwrap();
     let (first, _) = two_books(dir.path());
     let missing = dir.path().join("missing.bin");
-    let out = polybook(&["probe", first.to_str().unwrap(), missing.to_str().unwrap()]);
+    let out = polybook(&["probe", s(&first), s(&missing)]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stdout(&out), "");
     assert_eq!(
@@ -259,12 +255,7 @@ fn a_missing_book_in_a_list_ends_the_command() {
     );
     let out = polybook_match(
         &["builtin", "builtin"],
-        &[
-            "--book",
-            first.to_str().unwrap(),
-            "--book",
-            missing.to_str().unwrap(),
-        ],
+        &["--book", s(&first), "--book", s(&missing)],
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
@@ -312,11 +303,11 @@ fn match_openings_walk_the_books_first_hit_wins() {
             "--games",
             "2",
             "--book",
-            first.to_str().unwrap(),
+            s(&first),
             "--book",
-            second.to_str().unwrap(),
+            s(&second),
             "--pgn",
-            pgn.to_str().unwrap(),
+            s(&pgn),
             "--quiet",
         ],
     );
