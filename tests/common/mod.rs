@@ -484,6 +484,17 @@ impl UciChild {
     }
 }
 
+/// Writes `contents` to the file `name` in the folder `dir`; its path.
+pub fn write_file(
+    dir: impl AsRef<Path>,
+    name: impl AsRef<Path>,
+    contents: impl AsRef<[u8]>,
+) -> PathBuf {
+    let path = dir.as_ref().join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
 /// A path as the `&str` an argument list takes (test paths are UTF-8).
 pub fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()

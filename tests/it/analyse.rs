@@ -296,8 +296,7 @@ fn corrupt_books_are_refused_in_one_line() {
     // An impossible move code (from e2 to g5) in a copy of a real book.
     let mut bytes = std::fs::read(data("books/rodent3_guide.bin")).unwrap();
     bytes[16 * 3 + 8..16 * 3 + 10].copy_from_slice(&((12u16 << 6) | 38).to_be_bytes());
-    let bad = dir.path().join("bad.bin");
-    std::fs::write(&bad, bytes).unwrap();
+    let bad = common::write_file(dir.path(), "bad.bin", bytes);
     let err = polybook_fails(
         &["analyse", s(&bad), "-o", s(&out)],
         1,
@@ -540,8 +539,7 @@ for i, row in enumerate(rows):
         assert "score" not in row, row
 print(scored)
 "#;
-    let dump_file = dir.path().join("dump.jsonl");
-    std::fs::write(&dump_file, dump).unwrap();
+    let dump_file = common::write_file(dir.path(), "dump.jsonl", dump);
     let scored: u64 = python(script, &[s(&book), s(&dump_file)])
         .trim()
         .parse()
@@ -554,7 +552,6 @@ print(scored)
         1,
         "refusing to merge",
     );
-    let game = dir.path().join("g.pgn");
-    std::fs::write(&game, "[Result \"1-0\"]\n\n1. e4 e5 1-0\n").unwrap();
+    let game = common::write_file(dir.path(), "g.pgn", "[Result \"1-0\"]\n\n1. e4 e5 1-0\n");
     polybook_fails(&["learn", s(&book), s(&game)], 1, "would overwrite them");
 }

@@ -243,13 +243,12 @@ fn illegal_entries_are_listed_apart() {
 #[test]
 fn probe_epd_gives_one_json_line_per_position_and_reports_bad_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let epd = dir.path().join("p.epd");
-    std::fs::write(
-        &epd,
+    let epd = common::write_file(
+        dir.path(),
+        "p.epd",
         "# a comment\nrnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - bm e5; id \"x\";\n\nnot a position\n\
          rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n",
-    )
-    .unwrap();
+    );
     let book = data("books/gnuchess.bin");
     let out = polybook(&["probe", s(&book), "--epd", s(&epd), "--json"]);
     assert_eq!(out.status.code(), Some(1));
@@ -283,8 +282,11 @@ fn compressed_files_and_tallies_are_not_books() {
     let dir = tempfile::tempdir().unwrap();
     let xz = data("pgn/lichess_magnus_2018-2022.pgn.xz");
     // The first 4,096,000 bytes: a size that is a multiple of 16.
-    let xz16 = dir.path().join("cut.pgn.xz");
-    std::fs::write(&xz16, &std::fs::read(&xz).unwrap()[..4_096_000]).unwrap();
+    let xz16 = common::write_file(
+        dir.path(),
+        "cut.pgn.xz",
+        &std::fs::read(&xz).unwrap()[..4_096_000],
+    );
     let gz = dir.path().join("d.pgn.gz");
     common::python(
         "import gzip, sys, shutil\nshutil.copyfileobj(open(sys.argv[1], 'rb'), gzip.open(sys.argv[2], 'wb'))",

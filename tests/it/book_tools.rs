@@ -408,16 +408,14 @@ fn commands_that_write_books_never_write_a_corrupt_one() {
     let n = original.len() / 16;
     unsorted[..16].copy_from_slice(&entry(n - 1));
     unsorted[16 * (n - 1)..].copy_from_slice(&entry(0));
-    let game = dir.path().join("g.pgn");
-    std::fs::write(&game, "[Result \"1-0\"]\n\n1. e4 e5 1-0\n").unwrap();
+    let game = common::write_file(dir.path(), "g.pgn", "[Result \"1-0\"]\n\n1. e4 e5 1-0\n");
     let out = dir.path().join("out.bin");
     for (name, bytes, sortable) in [
         ("impossible", &impossible, false),
         ("repeated", &repeated, false),
         ("unsorted", &unsorted, true),
     ] {
-        let book = dir.path().join(format!("{name}.bin"));
-        std::fs::write(&book, bytes).unwrap();
+        let book = common::write_file(dir.path(), format!("{name}.bin"), bytes);
         let b = s(&book);
         let runs = [
             (vec!["filter", b, "-o", s(&out), "--max-ply", "6"], sortable),

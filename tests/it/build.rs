@@ -102,8 +102,7 @@ fn every_option_matches_polyglot_make_book() {
     let text = xz_text(&data("pgn/gnuchess-book_1.02.pgn.xz"));
     let games = split_games(&text);
     assert!(games.len() > 100_000);
-    let pgn = dir.path().join("gnu50k.pgn");
-    std::fs::write(&pgn, games[..50_000].concat()).unwrap();
+    let pgn = common::write_file(dir.path(), "gnu50k.pgn", games[..50_000].concat());
     let cases: &[(&[&str], &[&str])] = &[
         (&[], &[]),
         (
@@ -150,8 +149,7 @@ fn tcec_games_match_polyglot() {
         .collect();
     files.sort();
     for xz in files {
-        let pgn = dir.path().join("in.pgn");
-        std::fs::write(&pgn, xz_text(&xz)).unwrap();
+        let pgn = common::write_file(dir.path(), "in.pgn", xz_text(&xz));
         let Some(expected) = polyglot_book(&pgn, dir.path(), &["-min-game", "1"]) else {
             continue;
         };
@@ -173,8 +171,7 @@ fn lichess_games_and_filters_match_polyglot() {
         .filter(|g| tag(g, "Variant").is_none_or(|v| v == "Standard") && tag(g, "FEN").is_none())
         .collect();
     assert!(games.len() > 9000);
-    let standard = dir.path().join("standard.pgn");
-    std::fs::write(&standard, games.concat()).unwrap();
+    let standard = common::write_file(dir.path(), "standard.pgn", games.concat());
 
     let elo = |g: &&str, name| tag(g, name).and_then(|e| e.parse::<u32>().ok());
     let speed = |g: &&str| -> &'static str {
@@ -231,8 +228,7 @@ fn lichess_games_and_filters_match_polyglot() {
             !subset.is_empty() && subset.len() < games.len() || pb.is_empty(),
             "{pb:?}"
         );
-        let pgn = dir.path().join("subset.pgn");
-        std::fs::write(&pgn, subset.concat()).unwrap();
+        let pgn = common::write_file(dir.path(), "subset.pgn", subset.concat());
         let mut pg_opts = vec!["-min-game", "1"];
         pg_opts.extend(pg);
         let expected = polyglot_book(&pgn, dir.path(), &pg_opts).expect("polyglot reads them");
@@ -469,8 +465,7 @@ fn one_tally_spilling_and_one_not_give_the_same_book() {
         ));
     }
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("fen.pgn");
-    std::fs::write(&input, pgn).unwrap();
+    let input = common::write_file(dir.path(), "fen.pgn", pgn);
     let tmp = dir.path().join("runs");
     std::fs::create_dir(&tmp).unwrap();
     let opts = ["--min-games", "1", "--threads", "2"];
@@ -734,8 +729,7 @@ fn garbage_and_broken_tags_do_not_stop_a_build() {
     bytes.extend_from_slice(b"\n\n");
     bytes.extend_from_slice(&real[middle..]);
     bytes.extend_from_slice(&real[cut..cut + 40]); // a last game cut inside its tags
-    let messy = dir.path().join("messy.pgn");
-    std::fs::write(&messy, &bytes).unwrap();
+    let messy = common::write_file(dir.path(), "messy.pgn", &bytes);
     let out = dir.path().join("b.bin");
     let report = polybook_json(&["build", s(&messy), "-o", s(&out), "--json", "-q"]);
     assert_eq!(report["used"], 348, "{report}");
@@ -806,8 +800,7 @@ fn damaged_real_file(dir: &Path) -> PathBuf {
             g.truncate(open + 1);
         }
     }
-    let path = dir.join("damaged.pgn");
-    std::fs::write(&path, games.concat()).unwrap();
+    let path = common::write_file(&dir, "damaged.pgn", games.concat());
     path
 }
 
@@ -881,8 +874,7 @@ fn a_long_tag_does_not_split_its_game() {
         .collect();
     let game = &text[starts[0]..starts[1]];
     assert!(game.windows(5).any(|w| w == b"[FEN "));
-    let plain = dir.path().join("plain.pgn");
-    std::fs::write(&plain, game).unwrap();
+    let plain = common::write_file(dir.path(), "plain.pgn", game);
     let expected = build(
         &[&plain],
         &dir.path().join("plain.bin"),
@@ -992,8 +984,7 @@ fn binary_input_is_refused_by_every_command_that_reads_games() {
 fn no_usable_game_is_an_error_and_filters_are_not_problems() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.bin");
-    let empty = dir.path().join("empty.pgn");
-    std::fs::write(&empty, "").unwrap();
+    let empty = common::write_file(dir.path(), "empty.pgn", "");
     let licence = common::root().join("LICENSE");
     for input in [&licence, &empty] {
         let err = polybook_fails(&["build", s(input), "-o", s(&out)], 1, "no usable game");

@@ -542,8 +542,7 @@ fn solve_fails_unless_enough_tasks_are_solved() {
     let out = run(&["solve", suite, "--depth", "3", "--first", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
-    let empty = dir.path().join("empty.epd");
-    std::fs::write(&empty, "not a position\n").unwrap();
+    let empty = common::write_file(dir.path(), "empty.epd", "not a position\n");
     let out = run(&["solve", empty.to_str().unwrap()]);
     failed(&out, 1, "no valid task (1 line(s) skipped)");
 }
@@ -554,8 +553,7 @@ fn solve_fails_unless_enough_tasks_are_solved() {
 #[test]
 fn limits_combine_alike_and_zero_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = dir.path().join("suite.epd");
-    std::fs::write(&suite, format!("{MATE_IN_ONE} bm Ra8#;\n")).unwrap();
+    let suite = common::write_file(dir.path(), "suite.epd", format!("{MATE_IN_ONE} bm Ra8#;\n"));
     let suite = suite.to_str().unwrap();
     let both = [
         "--depth",

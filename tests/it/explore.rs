@@ -165,8 +165,7 @@ fn book_with_an_illegal_entry(dir: &Path) -> PathBuf {
         bytes.extend_from_slice(&weight.to_be_bytes());
         bytes.extend_from_slice(&learn.to_be_bytes());
     }
-    let file = dir.join("collision.bin");
-    std::fs::write(&file, bytes).unwrap();
+    let file = common::write_file(&dir, "collision.bin", bytes);
     file
 }
 
@@ -582,12 +581,11 @@ fn open_hands_the_url_to_the_browser() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let opened = dir.path().join("opened");
-    let opener = dir.path().join("xdg-open");
-    std::fs::write(
-        &opener,
+    let opener = common::write_file(
+        dir.path(),
+        "xdg-open",
         format!("#!/bin/sh\necho \"$@\" > {}\n", opened.display()),
-    )
-    .unwrap();
+    );
     std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path_var = format!(
         "{}:{}",

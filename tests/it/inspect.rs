@@ -400,8 +400,7 @@ fn dump_into_a_closed_pipe_exits_quietly() {
 fn lines_to_a_file_is_written_whole_and_equals_standard_output() {
     let dir = tempfile::tempdir().unwrap();
     let book = data("books/rodent3_small.bin");
-    let target = dir.path().join("white.txt");
-    std::fs::write(&target, "old").unwrap();
+    let target = common::write_file(dir.path(), "white.txt", "old");
     let out = polybook(&[
         Path::new("lines"),
         &book,

@@ -160,17 +160,16 @@ fn polyglot_book_learn_writes_what_polybook_learn_writes() {
     xb.wait_for(|l| l == "pong 7");
     xb.quit();
 
-    let pgn = dir.join("games.pgn");
-    std::fs::write(
-        &pgn,
+    let pgn = common::write_file(
+        &dir,
+        "games.pgn",
         format!(
             "[White \"Human\"]\n[Black \"polybook\"]\n[Result \"0-1\"]\n\n{} 0-1\n\n\
              [White \"polybook\"]\n[Black \"Human\"]\n[Result \"1/2-1/2\"]\n\n{} 1/2-1/2\n",
             movetext(&game1),
             movetext(&game2)
         ),
-    )
-    .unwrap();
+    );
     let ours = dir.join("ours.bin");
     let report = polybook_ok(&[
         "learn",
@@ -226,14 +225,13 @@ with chess.polyglot.open_reader(book) as reader:
 fn learn_from_real_games_as_python_chess_computes_it() {
     let (dir, book) = temp_book();
     // A game set up from a [FEN] (the Sicilian after 2. Nf3) is learned from its position.
-    let fen_game = dir.path().join("fen.pgn");
-    std::fs::write(
-        &fen_game,
+    let fen_game = common::write_file(
+        dir.path(),
+        "fen.pgn",
         "[White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n[SetUp \"1\"]\n\
          [FEN \"rnbqkbnr/pp1ppppp/8/2p5/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2\"]\n\n\
          2... d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 1-0\n",
-    )
-    .unwrap();
+    );
     let dortmund = common::bundled("dortmund.pgn");
     let before = std::fs::read(&book).unwrap();
     let report = polybook_ok(&["learn", s(&book), s(&dortmund), s(&fen_game), "--json"]);
@@ -308,14 +306,13 @@ print(len(expected), wrong)
 #[test]
 fn player_and_color_choose_the_learning_side() {
     let (dir, book) = temp_book();
-    let pgn = dir.path().join("alice.pgn");
-    std::fs::write(
-        &pgn,
+    let pgn = common::write_file(
+        dir.path(),
+        "alice.pgn",
         "[White \"Alice\"]\n[Black \"Bob\"]\n[Result \"1-0\"]\n\n1. e4 c5 2. Nf3 1-0\n\n\
          [White \"Bob\"]\n[Black \"alice\"]\n[Result \"0-1\"]\n\n1. d4 Nf6 2. c4 0-1\n\n\
          [White \"Carol\"]\n[Black \"Bob\"]\n[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n",
-    )
-    .unwrap();
+    );
     // python-chess reads the learn field of each move of the three games, in order.
     let fields = |learned: &Path| {
         let script = r#"
@@ -394,8 +391,11 @@ with chess.polyglot.open_reader(sys.argv[1]) as reader:
 #[test]
 fn learning_twice_adds_up_and_in_place_is_atomic() {
     let (dir, book) = temp_book();
-    let pgn = dir.path().join("g.pgn");
-    std::fs::write(&pgn, "[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n").unwrap();
+    let pgn = common::write_file(
+        dir.path(),
+        "g.pgn",
+        "[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n",
+    );
     // In place (no -o), then with -o naming the book itself.
     polybook_ok(&["learn", s(&book), s(&pgn)]);
     let report = polybook_ok(&["learn", s(&book), s(&pgn), "-o", s(&book)]);
@@ -431,13 +431,12 @@ fn learning_twice_adds_up_and_in_place_is_atomic() {
 #[test]
 fn games_that_never_touch_the_book_change_nothing() {
     let (dir, book) = temp_book();
-    let pgn = dir.path().join("endgame.pgn");
-    std::fs::write(
-        &pgn,
+    let pgn = common::write_file(
+        dir.path(),
+        "endgame.pgn",
         "[Result \"1-0\"]\n[SetUp \"1\"]\n[FEN \"7k/8/5K2/8/8/8/8/6R1 w - - 0 1\"]\n\n1. Rg7 Kh7 1-0\n\n\
          [Result \"*\"]\n\n1. e4 e5 *\n",
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out.bin");
     let report = polybook_ok(&["learn", s(&book), s(&pgn), "-o", s(&out)]);
     assert!(report.contains("0 entries changed"), "{report}");
@@ -449,8 +448,7 @@ fn games_that_never_touch_the_book_change_nothing() {
 fn bad_learn_input_is_one_line() {
     let (dir, book) = temp_book();
     let d = dir.path();
-    let pgn = d.join("g.pgn");
-    std::fs::write(&pgn, "[Result \"1-0\"]\n\n1. e4 1-0\n").unwrap();
+    let pgn = common::write_file(&d, "g.pgn", "[Result \"1-0\"]\n\n1. e4 1-0\n");
     let before = std::fs::read(&book).unwrap();
     polybook_fails(
         &["learn", s(&d.join("missing.bin")), s(&pgn)],
@@ -517,8 +515,7 @@ fn the_learned_selection_prefers_the_move_that_won() {
     for _ in 0..10 {
         pgn.push_str("[Result \"1-0\"]\n\n1. e4 e5 1-0\n\n[Result \"0-1\"]\n\n1. d4 d5 0-1\n\n");
     }
-    let games = dir.path().join("games.pgn");
-    std::fs::write(&games, pgn).unwrap();
+    let games = common::write_file(dir.path(), "games.pgn", pgn);
     polybook_ok(&["learn", s(&book), s(&games), "--color", "white"]);
     let table = polybook_ok(&["probe", s(&book), "--no-board"]);
     assert!(

@@ -217,8 +217,11 @@ fn the_engine_plays_from_them() {
     assert!(pgn.contains("1. Na3"), "{pgn}");
 
     // match: from --fen, and from an --openings file of such setups.
-    let openings = dir.path().join("openings.epd");
-    std::fs::write(&openings, format!("{}\n{}\n", PLAYABLE[1], PLAYABLE[2])).unwrap();
+    let openings = common::write_file(
+        dir.path(),
+        "openings.epd",
+        format!("{}\n{}\n", PLAYABLE[1], PLAYABLE[2]),
+    );
     for start in [vec!["--fen", PLAYABLE[0]], vec!["--openings", s(&openings)]] {
         let mut args = vec![
             "match", "--engine", "builtin", "--engine", "builtin", "--depth", "1", "--games", "2",
@@ -235,12 +238,11 @@ fn the_engine_plays_from_them() {
     }
 
     // solve: a mate in one with nine pawns.
-    let suite = dir.path().join("suite.epd");
-    std::fs::write(
-        &suite,
+    let suite = common::write_file(
+        dir.path(),
+        "suite.epd",
         "6k1/5ppp/3R4/8/8/P7/PPPPPPPP/4K3 w - - dm 1; id \"queens\";\n",
-    )
-    .unwrap();
+    );
     let o = polybook(&["solve", s(&suite), "--depth", "3"]);
     assert!(o.status.success(), "solve: {}", text(&o.stderr));
     assert!(text(&o.stdout).contains("1/1"), "{}", text(&o.stdout));

@@ -219,13 +219,12 @@ fn probe_json_with_several_books_is_one_object_per_book() {
     );
 
     // --epd: for each position, one line per book, in the books' order.
-    let epd = dir.path().join("two.epd");
-    std::fs::write(
-        &epd,
+    let epd = common::write_file(
+        dir.path(),
+        "two.epd",
         "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n\
          rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n",
-    )
-    .unwrap();
+    );
     let epd = s(&epd);
     let out = polybook(&["probe", a, b, "--json", "--epd", epd]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -104,12 +104,11 @@ fn bad_input_gets_one_error_line() {
     let out = dir.path().join("params.txt");
     let out = s(&out);
     // No finished games: nothing to fit.
-    let unfinished = dir.path().join("unfinished.pgn");
-    std::fs::write(
-        &unfinished,
+    let unfinished = common::write_file(
+        dir.path(),
+        "unfinished.pgn",
         "[Event \"?\"]\n[Result \"*\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 *\n",
-    )
-    .unwrap();
+    );
     polybook_fails(
         &["tune", s(&unfinished), "-o", out],
         1,
@@ -120,8 +119,7 @@ fn bad_input_gets_one_error_line() {
     polybook_fails(&["tune", s(&missing), "-o", out], 1, "missing.pgn");
     // A truncated xz file.
     let bytes = std::fs::read(data(GAMES)).unwrap();
-    let cut = dir.path().join("cut.pgn.xz");
-    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let cut = common::write_file(dir.path(), "cut.pgn.xz", &bytes[..bytes.len() / 2]);
     polybook_fails(&["tune", s(&cut), "-o", out], 1, "cut.pgn.xz");
     // Nonsense options.
     let games = data(GAMES);

@@ -547,12 +547,11 @@ fn match_and_probe_epd_read_them() {
         assert_eq!(games.matches("[Event ").count(), 2, "{games}");
         std::fs::remove_file(&pgn).unwrap();
 
-        let epd = dir.path().join("positions.epd");
-        std::fs::write(
-            &epd,
+        let epd = common::write_file(
+            dir.path(),
+            "positions.epd",
             "rnbqkbnr/pppppp1p/8/6p1/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\n",
-        )
-        .unwrap();
+        );
         let out = polybook(&["probe", s(&book), "--epd", s(&epd), "--json"]);
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(stderr(&out), expected_warning);
