@@ -68,6 +68,15 @@ fn analyse(book: &Path, out: &Path, nodes: &str, more: &[&str]) {
     polybook_ok(&args);
 }
 
+/// Rodent's guide book, and that book scored by [`analyse`] at `nodes` (with `more`) as
+/// `scored.bin` in `dir`.
+fn scored_guide(dir: &Path, nodes: &str, more: &[&str]) -> (PathBuf, PathBuf) {
+    let book = data("books/rodent3_guide.bin");
+    let out = dir.join("scored.bin");
+    analyse(&book, &out, nodes, more);
+    (book, out)
+}
+
 #[test]
 fn the_back_up_is_python_chess_s_negamax_over_the_same_scores() {
     let dir = tempfile::tempdir().unwrap();
@@ -101,9 +110,7 @@ pub fn cache(out: &Path) -> PathBuf {
 #[test]
 fn python_chess_reads_a_scored_book_as_the_input() {
     let dir = tempfile::tempdir().unwrap();
-    let book = data("books/rodent3_guide.bin");
-    let out = dir.path().join("scored.bin");
-    analyse(&book, &out, "500", &[]);
+    let (book, out) = scored_guide(dir.path(), "500", &[]);
     let script = r#"
 import sys, chess, chess.polyglot
 a, b = (chess.polyglot.open_reader(p) for p in sys.argv[1:3])
@@ -317,9 +324,7 @@ fn corrupt_books_are_refused_in_one_line() {
 #[test]
 fn the_score_selection_plays_the_best_scored_move_in_uci() {
     let dir = tempfile::tempdir().unwrap();
-    let book = data("books/rodent3_guide.bin");
-    let out = dir.path().join("scored.bin");
-    analyse(&book, &out, "2000", &[]);
+    let (book, out) = scored_guide(dir.path(), "2000", &[]);
     // The best-scored move of the start and after 1.e4, decoded by python-chess from the learn
     // fields (ties to the heavier, then the first stored).
     let script = r#"
@@ -360,10 +365,8 @@ for moves in ([], ["e2e4"]):
 #[test]
 fn probe_shows_scores_and_depths_of_a_scored_book() {
     let dir = tempfile::tempdir().unwrap();
-    let book = data("books/rodent3_guide.bin");
-    let out = dir.path().join("scored.bin");
     let json = dir.path().join("a.jsonl");
-    analyse(&book, &out, "800", &["--json", s(&json)]);
+    let (book, out) = scored_guide(dir.path(), "800", &["--json", s(&json)]);
     let text = stdout(&polybook(&["probe", s(&out), "--no-board"]));
     assert!(text.contains("score depth"), "{text}");
     let probe: serde_json::Value =

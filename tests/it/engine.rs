@@ -181,17 +181,21 @@ fn mate_limits(n: i32, nodes: u64) -> Limits {
     }
 }
 
+/// The search of puzzle `e` for its mate within `nodes` (default options).
+fn search_puzzle(e: &polybook::engine::suite::SuiteEntry, nodes: u64) -> SearchResult {
+    let n = e.task.mate.unwrap();
+    search(
+        &e.pos,
+        &[],
+        &mate_limits(n, nodes),
+        SearchOptions::default(),
+    )
+}
+
 #[test]
 fn mate_in_2_puzzles_all_solved() {
     for e in &common::mate_in_2_puzzles() {
-        let n = e.task.mate.unwrap();
-        let r = search(
-            &e.pos,
-            &[],
-            &mate_limits(n, 2_000_000),
-            SearchOptions::default(),
-        );
-        common::assert_solved(e, &r);
+        common::assert_solved(e, &search_puzzle(e, 2_000_000));
     }
 }
 
@@ -202,16 +206,7 @@ fn mate_in_3_puzzles_solved() {
     let sample: Vec<_> = entries.iter().step_by(5).collect();
     let solved = sample
         .iter()
-        .filter(|e| {
-            let n = e.task.mate.unwrap();
-            let r = search(
-                &e.pos,
-                &[],
-                &mate_limits(n, 1_000_000),
-                SearchOptions::default(),
-            );
-            is_solved(&e.task, &r)
-        })
+        .filter(|e| is_solved(&e.task, &search_puzzle(e, 1_000_000)))
         .count();
     // Every 5th puzzle; all of them have a mate in 3 (or shorter).
     assert!(
