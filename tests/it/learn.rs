@@ -29,6 +29,13 @@ fn temp_book() -> (tempfile::TempDir, PathBuf) {
     (dir, book)
 }
 
+/// [`temp_book`], with the games `pgn` written to `name` beside the book.
+fn temp_book_and_games(name: &str, pgn: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let (dir, book) = temp_book();
+    let games = common::write_file(dir.path(), name, pgn);
+    (dir, book, games)
+}
+
 /// Moves in UCI from the start position as SAN movetext (`1. e4 c5 2. Nf3`).
 fn movetext(moves: &[String]) -> String {
     let mut pos = Chess::default();
@@ -223,10 +230,8 @@ with chess.polyglot.open_reader(book) as reader:
 
 #[test]
 fn learn_from_real_games_as_python_chess_computes_it() {
-    let (dir, book) = temp_book();
     // A game set up from a [FEN] (the Sicilian after 2. Nf3) is learned from its position.
-    let fen_game = common::write_file(
-        dir.path(),
+    let (_dir, book, fen_game) = temp_book_and_games(
         "fen.pgn",
         "[White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n[SetUp \"1\"]\n\
          [FEN \"rnbqkbnr/pp1ppppp/8/2p5/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2\"]\n\n\
@@ -305,9 +310,7 @@ print(len(expected), wrong)
 
 #[test]
 fn player_and_color_choose_the_learning_side() {
-    let (dir, book) = temp_book();
-    let pgn = common::write_file(
-        dir.path(),
+    let (dir, book, pgn) = temp_book_and_games(
         "alice.pgn",
         "[White \"Alice\"]\n[Black \"Bob\"]\n[Result \"1-0\"]\n\n1. e4 c5 2. Nf3 1-0\n\n\
          [White \"Bob\"]\n[Black \"alice\"]\n[Result \"0-1\"]\n\n1. d4 Nf6 2. c4 0-1\n\n\
@@ -390,12 +393,8 @@ with chess.polyglot.open_reader(sys.argv[1]) as reader:
 
 #[test]
 fn learning_twice_adds_up_and_in_place_is_atomic() {
-    let (dir, book) = temp_book();
-    let pgn = common::write_file(
-        dir.path(),
-        "g.pgn",
-        "[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n",
-    );
+    let (dir, book, pgn) =
+        temp_book_and_games("g.pgn", "[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n");
     // In place (no -o), then with -o naming the book itself.
     polybook_ok(&["learn", s(&book), s(&pgn)]);
     let report = polybook_ok(&["learn", s(&book), s(&pgn), "-o", s(&book)]);
@@ -430,9 +429,7 @@ fn learning_twice_adds_up_and_in_place_is_atomic() {
 
 #[test]
 fn games_that_never_touch_the_book_change_nothing() {
-    let (dir, book) = temp_book();
-    let pgn = common::write_file(
-        dir.path(),
+    let (dir, book, pgn) = temp_book_and_games(
         "endgame.pgn",
         "[Result \"1-0\"]\n[SetUp \"1\"]\n[FEN \"7k/8/5K2/8/8/8/8/6R1 w - - 0 1\"]\n\n1. Rg7 Kh7 1-0\n\n\
          [Result \"*\"]\n\n1. e4 e5 *\n",
