@@ -306,7 +306,7 @@ fn compressed_files_and_tallies_are_not_books() {
         (&gz, "gzip-compressed"),
         (&tally, "Parquet file"),
     ] {
-        let f = s(&file);
+        let f = s(file);
         for args in [
             vec!["info", f],
             vec!["verify", f],
@@ -533,7 +533,7 @@ fn probe_shares_are_the_odds_of_python_chess_weighted_choice() {
     for book in &books {
         let expected = python_chess_shares(book, 1, &[], &positions);
         for (moves, want) in positions.iter().zip(expected) {
-            let v = polybook_json(&["probe", s(&book), "--moves", moves, "--json"]);
+            let v = polybook_json(&["probe", s(book), "--moves", moves, "--json"]);
             let got: Vec<(String, u16, f64)> = v["entries"]
                 .as_array()
                 .unwrap()

@@ -800,8 +800,7 @@ fn damaged_real_file(dir: &Path) -> PathBuf {
             g.truncate(open + 1);
         }
     }
-    let path = common::write_file(&dir, "damaged.pgn", games.concat());
-    path
+    common::write_file(dir, "damaged.pgn", games.concat())
 }
 
 /// The book and the report are the same bytes whatever --threads and --memory (which change the

@@ -165,8 +165,7 @@ fn book_with_an_illegal_entry(dir: &Path) -> PathBuf {
         bytes.extend_from_slice(&weight.to_be_bytes());
         bytes.extend_from_slice(&learn.to_be_bytes());
     }
-    let file = common::write_file(&dir, "collision.bin", bytes);
-    file
+    common::write_file(dir, "collision.bin", bytes)
 }
 
 /// `/api/probe` answers with `probe --json`'s object for each book: with one book, its object
@@ -1151,7 +1150,9 @@ fn pipelined_requests_are_answered_in_order() {
     assert!(got.is_empty(), "{}", text(got));
 
     // HTTP/1.0: closed after the answer, unless it asks to keep the connection.
-    let cases: [(&[u8], &[(bool, &str)]); 2] = [
+    // Each request, and the answers it gets: whether to a HEAD, and their Connection header.
+    type Replies<'a> = &'a [(bool, &'a str)];
+    let cases: [(&[u8], Replies); 2] = [
         (
             b"GET /api/books HTTP/1.0\r\n\r\nGET /api/books HTTP/1.0\r\n\r\n",
             &[(false, "close")],

@@ -168,7 +168,7 @@ fn polyglot_book_learn_writes_what_polybook_learn_writes() {
     xb.quit();
 
     let pgn = common::write_file(
-        &dir,
+        dir,
         "games.pgn",
         format!(
             "[White \"Human\"]\n[Black \"polybook\"]\n[Result \"0-1\"]\n\n{} 0-1\n\n\
@@ -445,7 +445,7 @@ fn games_that_never_touch_the_book_change_nothing() {
 fn bad_learn_input_is_one_line() {
     let (dir, book) = temp_book();
     let d = dir.path();
-    let pgn = common::write_file(&d, "g.pgn", "[Result \"1-0\"]\n\n1. e4 1-0\n");
+    let pgn = common::write_file(d, "g.pgn", "[Result \"1-0\"]\n\n1. e4 1-0\n");
     let before = std::fs::read(&book).unwrap();
     polybook_fails(
         &["learn", s(&d.join("missing.bin")), s(&pgn)],

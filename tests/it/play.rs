@@ -84,7 +84,7 @@ with open(sys.argv[1]) as f:
         })
 print(json.dumps(games))
 "#;
-    let json = python(script, &[s(&path)]);
+    let json = python(script, &[s(path)]);
     let games: Vec<Value> = serde_json::from_str(&json).unwrap();
     for g in &games {
         assert_eq!(g["errors"], Value::Array(vec![]), "{g}");

@@ -50,7 +50,7 @@ fn python_moves(book: &Path, moves: &[&str]) -> Vec<String> {
         for m in sys.argv[2:]: board.push_uci(m)\n\
         with chess.polyglot.open_reader(sys.argv[1]) as r:\n\
         \x20   print(' '.join(e.move.uci() for e in r.find_all(board)))\n";
-    let mut args = vec![s(&book)];
+    let mut args = vec![s(book)];
     args.extend_from_slice(moves);
     python(script, &args)
         .split_whitespace()
