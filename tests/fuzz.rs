@@ -914,43 +914,12 @@ const TALLY_RUN_LIMIT: Duration = Duration::from_secs(10);
 /// that it exits 0 or 1 (no panic, no abort, no signal), that a failure is one line naming
 /// `bad` (the mutated file's name), and that it did not hang. Returns whether it succeeded.
 fn tally_command(dir: &Path, args: &[&std::ffi::OsStr], bad: &str) -> bool {
-    let (out, err) = (dir.join("stdout"), dir.join("stderr"));
-    let mut child = std::process::Command::new(common::BIN)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
     let command: Vec<_> = args.iter().map(|a| a.to_string_lossy()).collect();
     let command = command[..2].join(" ");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > TALLY_RUN_LIMIT {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("polybook {command} hangs (no answer in {TALLY_RUN_LIMIT:?})");
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    let stderr = String::from_utf8_lossy(&std::fs::read(&err).unwrap()).into_owned();
-    // A panic's place (file and line) and message, or the first lines.
-    let said: String = match stderr.split_once("panicked at ") {
-        Some((_, rest)) => {
-            let mut lines = rest.lines();
-            let place = lines.next().unwrap_or("");
-            let place = place.rsplit('/').next().unwrap_or(place);
-            format!("panic at {place} {}", lines.next().unwrap_or(""))
-        }
-        None => stderr.lines().take(2).collect::<Vec<_>>().join(" / "),
-    }
-    .chars()
-    .take(200)
-    .collect();
-    match status.code() {
+    let ran = run_in(dir, args, TALLY_RUN_LIMIT, &[]);
+    let stderr = ran.stderr;
+    let said = said(&stderr);
+    match ran.code {
         Some(0) => {
             assert!(
                 stderr.lines().count() <= 1,
@@ -970,7 +939,10 @@ fn tally_command(dir: &Path, args: &[&std::ffi::OsStr], bad: &str) -> bool {
             assert_one_line(stderr.trim_end());
             false
         }
-        code => panic!("polybook {command} ends with {code:?} ({status}): {said}"),
+        code => panic!(
+            "polybook {command} ends with {code:?} ({}): {said}",
+            ran.status
+        ),
     }
 }
 
@@ -1031,8 +1003,9 @@ fn tally_reader() {
 /// How long one command may take on a mutated book or PGN (the sound ones take milliseconds).
 const COMMAND_LIMIT: Duration = Duration::from_secs(20);
 
-/// What a run of the binary did: its exit code (`None`: a signal), stdout and stderr.
+/// What a run of the binary did: its exit status and code (`None`: a signal), stdout and stderr.
 struct Ran {
+    status: std::process::ExitStatus,
     code: Option<i32>,
     stdout: Vec<u8>,
     stderr: String,
@@ -1040,7 +1013,12 @@ struct Ran {
 
 /// Runs `polybook ARGS` in `dir` (stdin empty; stdout and stderr to files there, which it then
 /// removes), killed after `limit`: a hang fails the case.
-fn run_in(dir: &Path, args: &[String], limit: Duration, envs: &[(&str, &str)]) -> Ran {
+fn run_in<S: AsRef<std::ffi::OsStr>>(
+    dir: &Path,
+    args: &[S],
+    limit: Duration,
+    envs: &[(&str, &str)],
+) -> Ran {
     let (out, err) = (dir.join(".stdout"), dir.join(".stderr"));
     let mut child = std::process::Command::new(common::BIN)
         .args(args)
@@ -1059,11 +1037,15 @@ fn run_in(dir: &Path, args: &[String], limit: Duration, envs: &[(&str, &str)]) -
         if start.elapsed() > limit {
             child.kill().unwrap();
             child.wait().unwrap();
-            panic!("polybook {} hangs (no end in {limit:?})", args[0]);
+            panic!(
+                "polybook {} hangs (no end in {limit:?})",
+                args[0].as_ref().to_string_lossy()
+            );
         }
         std::thread::sleep(Duration::from_millis(2));
     };
     let ran = Ran {
+        status,
         code: status.code(),
         stdout: std::fs::read(&out).unwrap(),
         stderr: String::from_utf8_lossy(&std::fs::read(&err).unwrap()).into_owned(),
@@ -1346,7 +1328,7 @@ fn book_commands() {
                         );
                     }
                     if let Some(book) = book_out {
-                        let check = run_in(d, &["verify".into(), book.into()], COMMAND_LIMIT, &[]);
+                        let check = run_in(d, &["verify", book], COMMAND_LIMIT, &[]);
                         assert!(
                             check.code == Some(0),
                             "polybook {command} writes a book verify rejects: {}",

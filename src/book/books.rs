@@ -103,7 +103,7 @@ impl FromIterator<(String, Book)> for Books {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::book::{ENTRY_SIZE, Entry, Key, RawMove};
+    use crate::book::{ENTRY_SIZE, Entry, Key};
     use shakmaty::{Chess, Position};
 
     /// A book of one position's moves, in memory.
@@ -111,12 +111,7 @@ mod tests {
         let key = Key::of(pos);
         let mut entries: Vec<Entry> = moves
             .iter()
-            .map(|&(uci, weight)| Entry {
-                key,
-                mv: RawMove::from_uci_str(uci).unwrap(),
-                weight,
-                learn: 0,
-            })
+            .map(|&(uci, weight)| Entry::from_uci(key, uci, weight).unwrap())
             .collect();
         crate::book::sort_entries(&mut entries);
         let mut bytes = Vec::with_capacity(entries.len() * ENTRY_SIZE);

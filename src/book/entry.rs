@@ -17,6 +17,24 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The entry of `key` for a move written in UCI (`e2e4`, `e7e8q`; castling as the king's
+    /// move, `e1g1`) with `weight` and learn 0; `None` for text that is no move.
+    ///
+    /// ```
+    /// use polybook::book::{Entry, Key, RawMove};
+    /// let e = Entry::from_uci(Key(7), "e2e4", 3).unwrap();
+    /// assert_eq!((e.key, e.mv, e.weight, e.learn), (Key(7), RawMove::from_uci_str("e2e4").unwrap(), 3, 0));
+    /// assert!(Entry::from_uci(Key(7), "e2", 3).is_none());
+    /// ```
+    pub fn from_uci(key: Key, uci: &str, weight: u16) -> Option<Entry> {
+        Some(Entry {
+            key,
+            mv: RawMove::from_uci_str(uci)?,
+            weight,
+            learn: 0,
+        })
+    }
+
     /// Decodes a record from the first 16 bytes of `bytes`.
     ///
     /// # Panics

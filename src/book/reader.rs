@@ -518,15 +518,9 @@ pub(crate) fn recognise_non_book(data: &[u8]) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::book::RawMove;
 
     fn entry(key: u64, mv: &str, weight: u16) -> Entry {
-        Entry {
-            key: Key(key),
-            mv: RawMove::from_uci_str(mv).unwrap(),
-            weight,
-            learn: 0,
-        }
+        Entry::from_uci(Key(key), mv, weight).unwrap()
     }
 
     fn book(entries: &[Entry]) -> Book {

@@ -454,23 +454,9 @@ impl Visitor for GameVisitor<'_> {
 /// a capture written without `x` or a move with a wrong `x` (`Raf8` for `Raxf8`), and UCI
 /// coordinates (`g1f3`, `e1g1`, `e7e8q`), which read as a pawn move with a full origin square.
 fn lenient(san: San, pos: &Chess) -> Option<Move> {
-    if let San::Normal {
-        role,
-        file,
-        rank,
-        capture,
-        to,
-        promotion,
-    } = san
-    {
-        let flipped = San::Normal {
-            role,
-            file,
-            rank,
-            capture: !capture,
-            to,
-            promotion,
-        };
+    let mut flipped = san;
+    if let San::Normal { capture, .. } = &mut flipped {
+        *capture = !*capture;
         if let Ok(m) = flipped.to_move(pos) {
             return Some(m);
         }

@@ -152,12 +152,7 @@ mod tests {
             (Key::of(&after_e4), "c7c5"),
         ]
         .into_iter()
-        .map(|(key, uci)| Entry {
-            key,
-            mv: RawMove::from_uci_str(uci).unwrap(),
-            weight: 1,
-            learn: 0,
-        })
+        .map(|(key, uci)| Entry::from_uci(key, uci, 1).unwrap())
         .collect::<Vec<_>>();
         let path = dir.join("book.bin");
         crate::book::write_book(&path, &mut entries).unwrap();

@@ -269,13 +269,13 @@ mod tests {
                 (Some(from.file()), None),
                 (None, Some(from.rank())),
             ] {
-                for capture in [capture.is_some(), capture.is_none()] {
+                for marked in [capture.is_some(), capture.is_none()] {
                     for promotion in [promotion, None, Some(Role::Knight), Some(Role::King)] {
                         out.push(San::Normal {
                             role,
                             file,
                             rank,
-                            capture,
+                            capture: marked,
                             to,
                             promotion,
                         });

@@ -16,6 +16,7 @@ use polybook::inspect::ProblemKind;
 use polybook::position::{EpdLine, fen_of, parse_fen};
 use shakmaty::Chess;
 
+use super::output::clause;
 use super::position::PositionArgs;
 use super::{CliError, CliResult, open_book};
 
@@ -238,21 +239,17 @@ pub fn run(args: Args) -> CliResult {
             )
         })
         .unwrap_or_default();
+    let pruned = clause(report.pruned > 0, || {
+        format!(", {} pruned by --max-loss", report.pruned)
+    });
+    let reweighted = clause(weights != WeightRule::Keep, || {
+        format!(", {} reweighted", report.reweighted)
+    });
     eprintln!(
-        "{}: {} entries, {} scored{}{}; {} positions analysed ({} from the cache) in {:.1} s{root_value}",
+        "{}: {} entries, {} scored{pruned}{reweighted}; {} positions analysed ({} from the cache) in {:.1} s{root_value}",
         args.output.display(),
         report.entries,
         report.scored,
-        if report.pruned > 0 {
-            format!(", {} pruned by --max-loss", report.pruned)
-        } else {
-            String::new()
-        },
-        if weights != WeightRule::Keep {
-            format!(", {} reweighted", report.reweighted)
-        } else {
-            String::new()
-        },
         tasks.len(),
         resumed.min(tasks.len()),
         started.elapsed().as_secs_f64()

@@ -10,6 +10,7 @@ use polybook::builder::{
 };
 use shakmaty::Color;
 
+use super::output::clause;
 use super::{CliError, CliResult};
 
 /// Build a Polyglot book from PGN games (plain, .gz, .zst, .bz2, .xz; folders; `-` for stdin).
@@ -28,15 +29,37 @@ pub struct Args {
     #[command(flatten)]
     rules: RuleArgs,
     #[command(flatten)]
-    games: GameArgs,
+    counting: CountArgs,
+}
+
+/// What `build` and `tally` share: which games are counted, how they are read, and how the run
+/// reports.
+#[derive(clap::Args)]
+pub struct CountArgs {
     #[command(flatten)]
-    reading: ReadArgs,
+    pub games: GameArgs,
+    #[command(flatten)]
+    pub reading: ReadArgs,
     /// No progress bar and no summary on stderr.
     #[arg(short, long)]
-    quiet: bool,
+    pub quiet: bool,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
+}
+
+impl CountArgs {
+    /// The inputs (folders expanded to their files), and the progress bar over their bytes (none
+    /// with --quiet or without a terminal).
+    pub fn inputs(
+        &self,
+        paths: &[PathBuf],
+    ) -> Result<(Vec<polybook::builder::Input>, Bar), CliError> {
+        let inputs = expand(paths).map_err(CliError::data)?;
+        let show = !self.quiet && std::io::stderr().is_terminal();
+        let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
+        Ok((inputs, Bar::new(show, total)))
+    }
 }
 
 /// Which moves become book entries, with what weight (`build` and `book`).
@@ -253,15 +276,13 @@ fn date(flag: &str, text: &Option<String>) -> Result<Option<(u32, u32, u32)>, Cl
 
 pub fn run(args: Args) -> CliResult {
     let rules = args.rules.rules()?;
-    let filter = args.games.filter()?;
-    let opts = args.reading.options(filter, rules)?;
+    let counting = &args.counting;
+    let filter = counting.games.filter()?;
+    let opts = counting.reading.options(filter, rules)?;
 
-    let inputs = expand(&args.inputs).map_err(CliError::data)?;
+    let (inputs, bar) = counting.inputs(&args.inputs)?;
     // The spilled runs, which have no names, go with the process however it ends.
     let cancel = super::interrupt::flag();
-    let show = !args.quiet && std::io::stderr().is_terminal();
-    let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
-    let bar = Bar::new(show, total);
     let result = polybook::builder::build(&inputs, &args.output, &opts, &cancel, &bar);
     bar.finish();
     let report = result.map_err(|e| match e {
@@ -271,13 +292,13 @@ pub fn run(args: Args) -> CliResult {
         },
         e => CliError::data(e),
     })?;
-    if !args.quiet {
+    if !counting.quiet {
         eprint!(
             "{}",
             human_summary(&report, &args.output.display().to_string())
         );
     }
-    end_report(&report, "book", args.json)
+    end_report(&report, "book", counting.json)
 }
 
 /// The end of a build's or a tally's report: a warning when the filters left out every game
@@ -317,23 +338,13 @@ pub fn human_summary(r: &BuildReport, output: &str) -> String {
         "games: {} read, {} used, {}{} skipped{}, {} cut short{}; {} plies counted\n",
         r.games,
         r.used,
-        if filtered > 0 {
+        clause(filtered > 0, || {
             format!("{filtered} filtered out ({}), ", list(&r.filtered))
-        } else {
-            String::new()
-        },
+        }),
         skipped,
-        if skipped > 0 {
-            format!(" ({})", list(&r.skipped))
-        } else {
-            String::new()
-        },
+        clause(skipped > 0, || format!(" ({})", list(&r.skipped))),
         truncated,
-        if truncated > 0 {
-            format!(" ({})", list(&r.truncated))
-        } else {
-            String::new()
-        },
+        clause(truncated > 0, || format!(" ({})", list(&r.truncated))),
         r.plies
     );
     for ex in r.examples.iter().take(5) {

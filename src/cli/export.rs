@@ -42,22 +42,8 @@ pub struct Args {
     /// An opening suite: the positions book lines reach in exactly N plies.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
     ply: Option<u32>,
-    /// With --ply: keep the positions scored at least CP centipawns for White.
-    #[arg(
-        long,
-        value_name = "CP",
-        requires = "ply",
-        allow_negative_numbers = true
-    )]
-    min_eval: Option<i32>,
-    /// With --ply: keep the positions scored at most CP centipawns for White.
-    #[arg(
-        long,
-        value_name = "CP",
-        requires = "ply",
-        allow_negative_numbers = true
-    )]
-    max_eval: Option<i32>,
+    #[command(flatten)]
+    eval: EvalWindow,
     /// Read the learn fields as prodeo (scores) or polyglot; default: prodeo for a book that
     /// `analyse` wrote (it carries a mark), polyglot otherwise.
     #[arg(long, value_name = "LAYOUT")]
@@ -74,6 +60,18 @@ pub struct Args {
     /// Print what was written as one JSON object (on stderr when the PGN goes to stdout).
     #[arg(long)]
     json: bool,
+}
+
+/// `--min-eval`/`--max-eval`: both need --ply.
+#[derive(clap::Args)]
+#[group(requires = "ply", multiple = true)]
+struct EvalWindow {
+    /// With --ply: keep the positions scored at least CP centipawns for White.
+    #[arg(long, value_name = "CP", allow_negative_numbers = true)]
+    min_eval: Option<i32>,
+    /// With --ply: keep the positions scored at most CP centipawns for White.
+    #[arg(long, value_name = "CP", allow_negative_numbers = true)]
+    max_eval: Option<i32>,
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -138,14 +136,14 @@ fn report_line(args: &Args, line: &str) -> CliResult {
 
 /// `--ply N`: the opening suite, as EPD or PGN.
 fn suite(args: &Args, book: &Book, ply: u32) -> CliResult {
-    let window = args.min_eval.is_some() || args.max_eval.is_some();
+    let window = args.eval.min_eval.is_some() || args.eval.max_eval.is_some();
     if window && book.learn_layout() != LearnLayout::Scored {
         return Err(CliError::data(format!(
             "{}: has no scores for --min-eval/--max-eval ('polybook analyse' adds them; --learn prodeo reads a book scored elsewhere)",
             args.book.display()
         )));
     }
-    if let (Some(lo), Some(hi)) = (args.min_eval, args.max_eval)
+    if let (Some(lo), Some(hi)) = (args.eval.min_eval, args.eval.max_eval)
         && lo > hi
     {
         return Err(CliError::usage(format!(
@@ -155,8 +153,8 @@ fn suite(args: &Args, book: &Book, ply: u32) -> CliResult {
     let options = SuiteOptions {
         ply,
         min_share: args.min_share,
-        min_eval: args.min_eval,
-        max_eval: args.max_eval,
+        min_eval: args.eval.min_eval,
+        max_eval: args.eval.max_eval,
     };
     let (openings, report) = opening_suite(book, &options);
     let mut out = Output::create(args.output.as_deref())?;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use polybook::book::{Book, LearnLayout};
 
+use super::output::clause;
 use super::{CliError, CliResult, open_book};
 
 /// Merge books: every entry of every book; the same move in several books gets the summed weight
@@ -67,16 +68,14 @@ pub fn run(args: Args) -> CliResult {
             serde_json::to_string(&report).map_err(CliError::data)?
         )?;
     } else {
+        let held = clause(report.saturated > 0, || {
+            format!(", {} summed weights held at 65535", report.saturated)
+        });
         outln!(
-            "{}: {} entries, {} positions{}",
+            "{}: {} entries, {} positions{held}",
             args.output.display(),
             report.entries,
-            report.positions,
-            if report.saturated > 0 {
-                format!(", {} summed weights held at 65535", report.saturated)
-            } else {
-                String::new()
-            }
+            report.positions
         )?;
     }
     Ok(())

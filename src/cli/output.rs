@@ -48,6 +48,11 @@ impl Output {
     }
 }
 
+/// `text()` when `cond` holds, else nothing: a clause a summary line has only sometimes.
+pub fn clause(cond: bool, text: impl FnOnce() -> String) -> String {
+    if cond { text() } else { String::new() }
+}
+
 /// The error for an output file that could not be written: `cannot write 'x.txt': No space left
 /// on device`.
 pub fn cannot_write(path: &Path, e: &io::Error) -> CliError {

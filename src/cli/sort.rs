@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use polybook::book::Book;
 use polybook::builder::{SortReport, sort_book};
 
+use super::output::clause;
 use super::{CliError, CliResult};
 
 /// Write BOOK in the canonical order: key ascending, then weight descending, entries equal in both
@@ -59,11 +60,10 @@ fn summary(name: &str, r: &SortReport) -> String {
         changes.push(format!(
             "{} repeating the key and move of an earlier one merged into it (weights summed{})",
             plural(r.duplicates, "entry", "entries"),
-            if r.saturated > 0 {
-                format!(", {} held at 65535", r.saturated)
-            } else {
-                String::new()
-            }
+            clause(r.saturated > 0, || format!(
+                ", {} held at 65535",
+                r.saturated
+            ))
         ));
     }
     if r.dropped > 0 {

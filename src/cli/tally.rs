@@ -1,16 +1,16 @@
 //! `polybook tally`: PGN games to exact counts per (position, move), as an Apache Parquet file;
 //! `tally --merge`: tallies summed into one. Also the statistics view of `probe` on a tally.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use polybook::builder::input::expand;
 use polybook::builder::{BuildError, EntryRules};
 use polybook::tally::{SumReport, TallyError, TallyJson};
 use shakmaty::{Chess, Position};
 
-use super::build::{Bar, GameArgs, ReadArgs, list};
+use super::build::{Bar, CountArgs, list};
+use super::output::clause;
 use super::{CliError, CliResult};
 
 /// Count every (position, move) of PGN games exactly, into a Parquet tally.
@@ -39,15 +39,7 @@ pub struct Args {
     #[arg(long)]
     ratings: bool,
     #[command(flatten)]
-    games: GameArgs,
-    #[command(flatten)]
-    reading: ReadArgs,
-    /// No progress bar and no summary on stderr.
-    #[arg(short, long)]
-    quiet: bool,
-    /// Print the summary as JSON on stdout.
-    #[arg(long)]
-    json: bool,
+    counting: CountArgs,
 }
 
 /// What `tally` writes.
@@ -75,20 +67,18 @@ pub fn run(args: Args) -> CliResult {
                 "-o -: a Parquet file cannot be streamed; use a file, or --format tsv",
             ));
         }
-        if args.json {
+        if args.counting.json {
             return Err(CliError::usage(
                 "--json cannot share standard output with -o -",
             ));
         }
     }
-    let mut filter = args.games.filter()?;
+    let counting = &args.counting;
+    let mut filter = counting.games.filter()?;
     filter.ratings = args.ratings;
-    let opts = args.reading.options(filter, EntryRules::default())?;
-    let inputs = expand(&args.inputs).map_err(CliError::data)?;
+    let opts = counting.reading.options(filter, EntryRules::default())?;
+    let (inputs, bar) = counting.inputs(&args.inputs)?;
     let cancel = super::interrupt::flag();
-    let show = !args.quiet && std::io::stderr().is_terminal();
-    let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
-    let bar = Bar::new(show, total);
     let result = match args.format {
         Format::Parquet => polybook::tally::tally_pgn(&inputs, &args.output, &opts, &cancel, &bar),
         Format::Tsv => tsv(&inputs, &args.output, &opts, &cancel, &bar),
@@ -103,7 +93,7 @@ pub fn run(args: Args) -> CliResult {
         return Err(super::output::write_error(e));
     }
     let report = result.map_err(tally_error)?;
-    if !args.quiet {
+    if !counting.quiet {
         let skipped: u64 = report.skipped.values().sum();
         let truncated: u64 = report.truncated.values().sum();
         let filtered: u64 = report.filtered.values().sum();
@@ -119,11 +109,7 @@ pub fn run(args: Args) -> CliResult {
             report.used,
             filtered,
             skipped,
-            if skipped > 0 {
-                format!(" ({})", list(&report.skipped))
-            } else {
-                String::new()
-            },
+            clause(skipped > 0, || format!(" ({})", list(&report.skipped))),
             truncated,
             report.plies
         );
@@ -132,7 +118,7 @@ pub fn run(args: Args) -> CliResult {
             report.seconds, report.games_per_second
         );
     }
-    super::build::end_report(&report, "tally", args.json)
+    super::build::end_report(&report, "tally", counting.json)
 }
 
 /// The tally as text, to standard output (`-`) or to a file that appears whole.
@@ -195,9 +181,16 @@ fn keep(e: std::io::Error) -> std::io::Error {
 
 fn merge(args: &Args) -> CliResult {
     let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
-    let report = polybook::tally::merge_tallies(&inputs, &args.output, args.reading.fsync())
-        .map_err(tally_error)?;
-    summary(&report, &args.output, "rows", args.quiet, args.json)
+    let report =
+        polybook::tally::merge_tallies(&inputs, &args.output, args.counting.reading.fsync())
+            .map_err(tally_error)?;
+    summary(
+        &report,
+        &args.output,
+        "rows",
+        args.counting.quiet,
+        args.counting.json,
+    )
 }
 
 /// The summary of summed tallies (`tally --merge`, `book`): on stderr, or as JSON on stdout.

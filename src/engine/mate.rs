@@ -123,6 +123,17 @@ pub struct MateLimits {
     pub stop: Arc<AtomicBool>,
 }
 
+impl MateLimits {
+    /// A budget of `nodes` nodes alone: no deadline, and no stop from outside.
+    pub fn nodes(nodes: u64) -> MateLimits {
+        MateLimits {
+            deadline: None,
+            nodes,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
 /// Per-ply move lists, reused across nodes.
 type Candidates = Vec<(i32, Move, Chess, u64)>;
 
@@ -426,15 +437,7 @@ mod tests {
     fn solve(fen: &str, n: u32) -> MateOutcome {
         let pos = parse_fen(fen).unwrap();
         let mut table = MateTable::new(16);
-        let mut s = MateSearch::new(
-            &mut table,
-            &[],
-            MateLimits {
-                deadline: None,
-                nodes: 10_000_000,
-                stop: Arc::new(AtomicBool::new(false)),
-            },
-        );
+        let mut s = MateSearch::new(&mut table, &[], MateLimits::nodes(10_000_000));
         s.run(&pos, n, &mut |_, _| {})
     }
 

@@ -444,7 +444,7 @@ impl<'a> Search<'a> {
                 && self.after_check_and_quiet_evasion(ply)
             {
                 spite_extend =
-                    self.threat_behind_spite_check(pos, hash, depth - null.reduction, ply, beta);
+                    self.null_search(pos, hash, depth - null.reduction, ply, beta) < beta;
                 if self.stopped {
                     return 0;
                 }
@@ -755,19 +755,6 @@ impl<'a> Search<'a> {
         self.rep_floor = floor;
         self.past.pop();
         score
-    }
-
-    /// Step 8: the null move searched again at `depth` (one ply deeper than step 7's); `true`
-    /// when it now fails low, i.e. the spite check hid a real threat.
-    fn threat_behind_spite_check(
-        &mut self,
-        pos: &Chess,
-        hash: u64,
-        depth: i32,
-        ply: usize,
-        beta: i32,
-    ) -> bool {
-        self.null_search(pos, hash, depth, ply, beta) < beta
     }
 
     /// Did the last two plies consist of a check and an evasion that captured nothing?

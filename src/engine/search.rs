@@ -265,16 +265,20 @@ impl Engine {
             stop_when: stop_when.clone(),
         });
         search.nodes = nodes;
-        if threads == 1 {
+        // The main thread's deepening, the same with or without helpers.
+        let mut main_deepening = |search: &mut Search| {
             iterative_deepening(
-                &mut search,
+                search,
                 pos,
                 max_depth,
                 limits,
                 start,
                 on_iteration,
                 &mut result,
-            );
+            )
+        };
+        if threads == 1 {
+            main_deepening(&mut search);
         } else {
             // Lazy SMP: helper threads search the same root over the same table, each with its
             // own killers, history and line, at staggered depths, and fill the table with what
@@ -306,15 +310,7 @@ impl Engine {
                             helper.publish_nodes();
                         });
                 }
-                iterative_deepening(
-                    &mut search,
-                    pos,
-                    max_depth,
-                    limits,
-                    start,
-                    on_iteration,
-                    &mut result,
-                );
+                main_deepening(&mut search);
                 search.publish_nodes();
                 shared.done.store(true, Ordering::Relaxed);
             });

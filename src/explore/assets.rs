@@ -13,28 +13,27 @@ pub struct Asset {
     pub bytes: &'static [u8],
 }
 
+/// The [`Asset`] of the file NAME of `assets/explore/`, served under PATH as TYPE.
+macro_rules! embed {
+    ($path:literal, $name:literal, $type:literal) => {
+        Asset {
+            path: $path,
+            content_type: $type,
+            bytes: include_bytes!(concat!("../../assets/explore/", $name)),
+        }
+    };
+}
+
 /// Every file the page needs, and nothing else.
 pub const ASSETS: &[Asset] = &[
-    Asset {
-        path: "/",
-        content_type: "text/html; charset=utf-8",
-        bytes: include_bytes!("../../assets/explore/index.html"),
-    },
-    Asset {
-        path: "/explore.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../../assets/explore/explore.js"),
-    },
-    Asset {
-        path: "/explore.css",
-        content_type: "text/css; charset=utf-8",
-        bytes: include_bytes!("../../assets/explore/explore.css"),
-    },
-    Asset {
-        path: "/favicon.svg",
-        content_type: "image/svg+xml",
-        bytes: include_bytes!("../../assets/explore/favicon.svg"),
-    },
+    embed!("/", "index.html", "text/html; charset=utf-8"),
+    embed!(
+        "/explore.js",
+        "explore.js",
+        "text/javascript; charset=utf-8"
+    ),
+    embed!("/explore.css", "explore.css", "text/css; charset=utf-8"),
+    embed!("/favicon.svg", "favicon.svg", "image/svg+xml"),
 ];
 
 /// The embedded file served under `path` (exactly: no decoding, no normalisation).

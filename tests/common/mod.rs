@@ -95,6 +95,38 @@ pub fn polybook<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     Command::new(BIN).args(args).output().expect("run polybook")
 }
 
+/// The arguments of `polybook match` between `engines` (an `--engine` each), then `rest`.
+pub fn match_args<'a>(engines: &[&'a str], rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["match"];
+    for engine in engines {
+        args.extend(["--engine", engine]);
+    }
+    args.extend_from_slice(rest);
+    args
+}
+
+/// Runs `polybook match` between `engines` with the further arguments `rest`.
+pub fn polybook_match(engines: &[&str], rest: &[&str]) -> Output {
+    polybook(&match_args(engines, rest))
+}
+
+/// [`polybook_match`], which must succeed (its standard error shown if not).
+pub fn polybook_match_ok(engines: &[&str], rest: &[&str]) -> Output {
+    let out = polybook_match(engines, rest);
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
+/// The engine spec (`cmd:…`) of tests/fake_engine.py in `mode` with `arg`: an engine that
+/// misbehaves as told (plays at random, crashes, hangs, lies, floods).
+pub fn fake_engine(mode: &str, arg: impl std::fmt::Display) -> String {
+    format!(
+        "cmd:{} {} {mode} {arg}",
+        python_chess(),
+        root().join("tests/fake_engine.py").display()
+    )
+}
+
 /// Runs the `polybook` binary with `args`, asserts that it succeeded, and returns its stdout.
 pub fn polybook_ok(args: &[&str]) -> String {
     let out = polybook(args);
@@ -104,6 +136,55 @@ pub fn polybook_ok(args: &[&str]) -> String {
         stderr(&out)
     );
     stdout(&out)
+}
+
+/// Runs `polybook COMMAND -q -o OUT INPUTS... OPTIONS`, which must succeed; the bytes it wrote to
+/// OUT (`build`, `tally`, `book`).
+pub fn quietly_written<P: AsRef<Path>>(
+    command: &str,
+    inputs: &[P],
+    out: &Path,
+    options: &[&str],
+) -> Vec<u8> {
+    let mut args = vec![command, "-q", "-o", path_str(out)];
+    args.extend(inputs.iter().map(|p| path_str(p.as_ref())));
+    args.extend_from_slice(options);
+    polybook_ok(&args);
+    std::fs::read(out).unwrap()
+}
+
+/// The element of the JSON array `array` whose `key` is `value` (the first); panics if none is.
+pub fn json_find<'a>(
+    array: &'a serde_json::Value,
+    key: &str,
+    value: &str,
+) -> &'a serde_json::Value {
+    array
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x[key] == value)
+        .unwrap_or_else(|| panic!("no {key} {value:?} in {array}"))
+}
+
+/// Runs `polybook ARGS` (a `match` that must not start): it fails at once (within 4 s) with exit
+/// `code` and one error line that contains `message`, and writes no PGN at `pgn`.
+pub fn assert_refused_at_once(args: &[&str], code: i32, message: &str, pgn: &Path) {
+    let start = std::time::Instant::now();
+    let out = polybook(args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
+    assert!(
+        err.starts_with("polybook: error: ") && err.contains(message),
+        "{args:?}: {err}"
+    );
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(4),
+        "{args:?} took {:?}",
+        start.elapsed()
+    );
+    assert!(!pgn.exists(), "{args:?}: no PGN before a game");
 }
 
 /// Runs the `polybook` binary with `args` (a `--json` report), asserts that it succeeded, and
@@ -188,21 +269,61 @@ pub fn polybook_in(dir: &Path, args: &[&str], input: &str) -> Output {
     child.wait_with_output().expect("run polybook")
 }
 
+/// The games of a PGN as python-chess reads them, one JSON object each (tests/match_check.py:
+/// whether every move is legal, the result consistent with the final position, the book moves in
+/// `book`, and the tags).
+pub fn match_check(pgn: &Path, book: Option<&Path>) -> Vec<serde_json::Value> {
+    let mut cmd = Command::new(python_chess());
+    cmd.arg(root().join("tests/match_check.py")).arg(pgn);
+    if let Some(b) = book {
+        cmd.arg(b);
+    }
+    succeeds(&mut cmd, "match_check.py")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The book python-chess's reference builder (tests/reference_book.py) makes of the `pgn` files
+/// with `options` (build's entry options), written to `out`; its bytes.
+pub fn reference_book<P: AsRef<Path>>(pgn: &[P], out: &Path, options: &[&str]) -> Vec<u8> {
+    let mut cmd = Command::new(python_chess());
+    cmd.arg(root().join("tests/reference_book.py")).arg(out);
+    cmd.args(pgn.iter().map(AsRef::as_ref)).args(options);
+    succeeds(&mut cmd, "reference builder (pip install chess)");
+    std::fs::read(out).unwrap()
+}
+
+/// The text of the file at `path` once it has some: read up to `tries` times, `pause` apart
+/// (empty if it never had any).
+pub fn wait_for_text(path: &Path, tries: usize, pause: std::time::Duration) -> String {
+    let mut seen = String::new();
+    for _ in 0..tries {
+        seen = std::fs::read_to_string(path).unwrap_or_default();
+        if !seen.is_empty() {
+            break;
+        }
+        std::thread::sleep(pause);
+    }
+    seen
+}
+
 /// Runs a python-chess script (`python3 -c SCRIPT ARGS`); its standard output. Panics with the
 /// script's standard error if it fails.
 pub fn python(script: &str, args: &[&str]) -> String {
-    let out = Command::new(python_chess())
-        .arg("-c")
-        .arg(script)
-        .args(args)
+    let mut cmd = Command::new(python_chess());
+    cmd.arg("-c").arg(script).args(args);
+    succeeds(&mut cmd, "python-chess failed")
+}
+
+/// Runs `command` to its end; its standard output. Panics with `what` and its standard error
+/// unless it succeeds.
+pub fn succeeds(command: &mut Command, what: &str) -> String {
+    let out = command
         .output()
-        .expect("run python3");
-    assert!(
-        out.status.success(),
-        "python-chess failed: {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+        .unwrap_or_else(|e| panic!("{what}: cannot run {command:?}: {e}"));
+    assert!(out.status.success(), "{what}: {}", stderr(&out));
+    stdout(&out)
 }
 
 /// Python lines that import DuckDB and turn its progress bar off: a query slower than two seconds
@@ -220,6 +341,11 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The lines of `text` that start with `prefix`.
+pub fn lines_starting<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.starts_with(prefix)).collect()
+}
+
 /// A run's standard output, as text.
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -230,34 +356,50 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// A python-chess script: the count of one position's moves over `.pgn.xz` files taken in order
-/// (arguments: MOVES FILE...; variant games skipped): each move's `uci san games wins draws
-/// losses` (the mover's results), most games first, ties in order of first appearance.
-pub const PYTHON_POSITION_STATS: &str = r#"
-import sys, lzma, io, collections
-import chess, chess.pgn, chess.polyglot
+/// Python lines that define `standard_games(paths, **options)`: the games of `.pgn.xz` files
+/// taken in order (opened with `options`), variant games skipped, each with White's points (2 a
+/// win, 1 a draw or an unknown result, 0 a loss).
+pub const PYTHON_STANDARD_GAMES: &str = r#"
+import lzma, io
+import chess, chess.pgn
+def standard_games(paths, **options):
+    for path in paths:
+        text = io.StringIO(lzma.open(path, "rt", **options).read())
+        while (game := chess.pgn.read_game(text)) is not None:
+            if game.headers.get("Variant", "Standard").lower() not in ("standard", "normal", "chess"):
+                continue
+            yield game, {"1-0": 2, "0-1": 0}.get(game.headers.get("Result", "*"), 1)
+"#;
+
+/// A python-chess script (after [`PYTHON_STANDARD_GAMES`]): the count of one position's moves over
+/// `.pgn.xz` files taken in order (arguments: MOVES FILE...; variant games skipped): each move's
+/// `uci san games wins draws losses` (the mover's results), most games first, ties in order of
+/// first appearance.
+pub fn python_position_stats() -> String {
+    format!(
+        "{PYTHON_STANDARD_GAMES}{}",
+        r#"
+import sys, collections
+import chess.polyglot
 target = chess.Board()
 for san in sys.argv[1].split():
     target.push_san(san)
 target = chess.polyglot.zobrist_hash(target)
 stats = collections.OrderedDict()
-for path in sys.argv[2:]:
-    text = io.StringIO(lzma.open(path, "rt").read())
-    while (game := chess.pgn.read_game(text)) is not None:
-        if game.headers.get("Variant", "Standard").lower() not in ("standard", "normal", "chess"):
-            continue
-        white = {"1-0": 2, "0-1": 0}.get(game.headers.get("Result", "*"), 1)
-        board = game.board()
-        for move in game.mainline_moves():
-            if chess.polyglot.zobrist_hash(board) == target:
-                points = 2 - white if board.turn == chess.BLACK else white
-                c = stats.setdefault(move.uci(), [board.san(move), 0, 0, 0, 0])
-                c[1] += 1
-                c[2 + {2: 0, 1: 1, 0: 2}[points]] += 1
-            board.push(move)
+for game, white in standard_games(sys.argv[2:]):
+    board = game.board()
+    for move in game.mainline_moves():
+        if chess.polyglot.zobrist_hash(board) == target:
+            points = 2 - white if board.turn == chess.BLACK else white
+            c = stats.setdefault(move.uci(), [board.san(move), 0, 0, 0, 0])
+            c[1] += 1
+            c[2 + {2: 0, 1: 1, 0: 2}[points]] += 1
+        board.push(move)
 for uci, (san, n, w, d, l) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
     print(uci, san, n, w, d, l)
-"#;
+"#
+    )
+}
 
 /// The binary (or any command) speaking UCI on pipes, its lines read on a thread of their own, as
 /// a GUI runs an engine.
@@ -342,6 +484,17 @@ impl UciChild {
     }
 }
 
+/// Writes `contents` to the file `name` in the folder `dir`; its path.
+pub fn write_file(
+    dir: impl AsRef<Path>,
+    name: impl AsRef<Path>,
+    contents: impl AsRef<[u8]>,
+) -> PathBuf {
+    let path = dir.as_ref().join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
 /// A path as the `&str` an argument list takes (test paths are UTF-8).
 pub fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -361,16 +514,11 @@ pub fn data_books() -> Vec<PathBuf> {
 
 /// Writes a book of the start position's `(move, weight)` entries (UCI moves, learn 0).
 pub fn start_book(path: &Path, moves: &[(&str, u16)]) {
-    use polybook::book::{Entry, Key, RawMove, write_book};
+    use polybook::book::{Entry, Key, write_book};
     let key = Key::of(&shakmaty::Chess::default());
     let mut entries: Vec<Entry> = moves
         .iter()
-        .map(|&(uci, weight)| Entry {
-            key,
-            mv: RawMove::from_uci_str(uci).unwrap(),
-            weight,
-            learn: 0,
-        })
+        .map(|&(uci, weight)| Entry::from_uci(key, uci, weight).unwrap())
         .collect();
     write_book(path, &mut entries).unwrap();
 }
@@ -409,6 +557,15 @@ pub fn assert_solved(e: &polybook::engine::suite::SuiteEntry, r: &polybook::engi
     );
 }
 
+/// Sends `signal` (`TERM`, `INT`, …) to process `pid` with `kill`, which must succeed.
+pub fn send_signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 /// Makes a FIFO (named pipe) at `path`.
 pub fn mkfifo(path: &Path) {
     let made = Command::new("mkfifo").arg(path).status().unwrap();
@@ -428,4 +585,22 @@ pub fn read_fifo(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
             .unwrap();
         bytes
     })
+}
+
+/// A small deterministic generator (xorshift64), for tests that make their own random input.
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    /// The next number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+
+    /// The next index below `n`.
+    pub fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
 }

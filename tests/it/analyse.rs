@@ -68,6 +68,15 @@ fn analyse(book: &Path, out: &Path, nodes: &str, more: &[&str]) {
     polybook_ok(&args);
 }
 
+/// Rodent's guide book, and that book scored by [`analyse`] at `nodes` (with `more`) as
+/// `scored.bin` in `dir`.
+fn scored_guide(dir: &Path, nodes: &str, more: &[&str]) -> (PathBuf, PathBuf) {
+    let book = data("books/rodent3_guide.bin");
+    let out = dir.join("scored.bin");
+    analyse(&book, &out, nodes, more);
+    (book, out)
+}
+
 #[test]
 fn the_back_up_is_python_chess_s_negamax_over_the_same_scores() {
     let dir = tempfile::tempdir().unwrap();
@@ -101,9 +110,7 @@ pub fn cache(out: &Path) -> PathBuf {
 #[test]
 fn python_chess_reads_a_scored_book_as_the_input() {
     let dir = tempfile::tempdir().unwrap();
-    let book = data("books/rodent3_guide.bin");
-    let out = dir.path().join("scored.bin");
-    analyse(&book, &out, "500", &[]);
+    let (book, out) = scored_guide(dir.path(), "500", &[]);
     let script = r#"
 import sys, chess, chess.polyglot
 a, b = (chess.polyglot.open_reader(p) for p in sys.argv[1:3])
@@ -246,7 +253,7 @@ fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let sent = Instant::now();
-    send_signal(child.id(), "TERM");
+    common::send_signal(child.id(), "TERM");
     let result = child.wait_with_output().unwrap();
     assert!(
         sent.elapsed() < Duration::from_secs(1),
@@ -289,14 +296,6 @@ fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
     assert!(err.contains("limits"), "{err}");
 }
 
-fn send_signal(pid: u32, signal: &str) {
-    let status = Command::new("kill")
-        .args([format!("-{signal}"), pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
 #[test]
 fn corrupt_books_are_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -304,8 +303,7 @@ fn corrupt_books_are_refused_in_one_line() {
     // An impossible move code (from e2 to g5) in a copy of a real book.
     let mut bytes = std::fs::read(data("books/rodent3_guide.bin")).unwrap();
     bytes[16 * 3 + 8..16 * 3 + 10].copy_from_slice(&((12u16 << 6) | 38).to_be_bytes());
-    let bad = dir.path().join("bad.bin");
-    std::fs::write(&bad, bytes).unwrap();
+    let bad = common::write_file(dir.path(), "bad.bin", bytes);
     let err = polybook_fails(
         &["analyse", s(&bad), "-o", s(&out)],
         1,
@@ -326,9 +324,7 @@ fn corrupt_books_are_refused_in_one_line() {
 #[test]
 fn the_score_selection_plays_the_best_scored_move_in_uci() {
     let dir = tempfile::tempdir().unwrap();
-    let book = data("books/rodent3_guide.bin");
-    let out = dir.path().join("scored.bin");
-    analyse(&book, &out, "2000", &[]);
+    let (book, out) = scored_guide(dir.path(), "2000", &[]);
     // The best-scored move of the start and after 1.e4, decoded by python-chess from the learn
     // fields (ties to the heavier, then the first stored).
     let script = r#"
@@ -369,10 +365,8 @@ for moves in ([], ["e2e4"]):
 #[test]
 fn probe_shows_scores_and_depths_of_a_scored_book() {
     let dir = tempfile::tempdir().unwrap();
-    let book = data("books/rodent3_guide.bin");
-    let out = dir.path().join("scored.bin");
     let json = dir.path().join("a.jsonl");
-    analyse(&book, &out, "800", &["--json", s(&json)]);
+    let (book, out) = scored_guide(dir.path(), "800", &["--json", s(&json)]);
     let text = stdout(&polybook(&["probe", s(&out), "--no-board"]));
     assert!(text.contains("score depth"), "{text}");
     let probe: serde_json::Value =
@@ -548,8 +542,7 @@ for i, row in enumerate(rows):
         assert "score" not in row, row
 print(scored)
 "#;
-    let dump_file = dir.path().join("dump.jsonl");
-    std::fs::write(&dump_file, dump).unwrap();
+    let dump_file = common::write_file(dir.path(), "dump.jsonl", dump);
     let scored: u64 = python(script, &[s(&book), s(&dump_file)])
         .trim()
         .parse()
@@ -562,7 +555,6 @@ print(scored)
         1,
         "refusing to merge",
     );
-    let game = dir.path().join("g.pgn");
-    std::fs::write(&game, "[Result \"1-0\"]\n\n1. e4 e5 1-0\n").unwrap();
+    let game = common::write_file(dir.path(), "g.pgn", "[Result \"1-0\"]\n\n1. e4 e5 1-0\n");
     polybook_fails(&["learn", s(&book), s(&game)], 1, "would overwrite them");
 }

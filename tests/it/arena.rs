@@ -4,8 +4,9 @@
 //! or never finish the handshake; an SPRT that stops a match; Ctrl-C; bad input.
 
 use crate::common;
+use common::path_str as s;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -18,39 +19,10 @@ use polybook::arena::session::{Report, Session, SessionConfig};
 use polybook::book::{Book, Books, ChooseOptions};
 use serde_json::Value;
 
-use common::{BIN, gnuchess_book as book, polybook};
-
-fn here(rel: &str) -> PathBuf {
-    common::root().join(rel)
-}
-
-fn fake(mode: &str, n: i32) -> String {
-    format!(
-        "cmd:{} {} {mode} {n}",
-        common::python_chess(),
-        here("tests/fake_engine.py").display()
-    )
-}
-
-/// The games of a PGN as python-chess reads them (see tests/match_check.py).
-fn check_games(pgn: &Path, book: Option<&Path>) -> Vec<Value> {
-    let mut cmd = Command::new(common::python_chess());
-    cmd.arg(here("tests/match_check.py")).arg(pgn);
-    if let Some(b) = book {
-        cmd.arg(b);
-    }
-    let out = cmd.output().expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "match_check.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use common::{
+    BIN, fake_engine, gnuchess_book as book, match_check, polybook, polybook_match,
+    polybook_match_ok,
+};
 
 fn strs(v: &Value) -> Vec<String> {
     v.as_array()
@@ -69,34 +41,31 @@ fn with_termination<'a>(games: &'a [Value], tag: &str) -> Vec<&'a Value> {
 fn a_match_against_stockfish_from_a_book() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("m.pgn");
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin:Hash=16",
-        "--engine",
-        &format!("cmd:{}", common::stockfish()),
-        "--option",
-        "2:Skill Level=3",
-        "--option",
-        "2:Hash=16",
-        "--book",
-        book().to_str().unwrap(),
-        "--book-plies",
-        "8",
-        "--games",
-        "4",
-        "--tc",
-        "2+0.02",
-        "--seed",
-        "11",
-        "--pgn",
-        pgn.to_str().unwrap(),
-        "--json",
-    ]);
+    let out = polybook_match_ok(
+        &["builtin:Hash=16", &format!("cmd:{}", common::stockfish())],
+        &[
+            "--option",
+            "2:Skill Level=3",
+            "--option",
+            "2:Hash=16",
+            "--book",
+            s(&book()),
+            "--book-plies",
+            "8",
+            "--games",
+            "4",
+            "--tc",
+            "2+0.02",
+            "--seed",
+            "11",
+            "--pgn",
+            s(&pgn),
+            "--json",
+        ],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let games = check_games(&pgn, Some(&book()));
+    let games = match_check(&pgn, Some(&book()));
     assert_eq!(games.len(), 4, "{stderr}");
 
     let mut points = 0.0;
@@ -199,27 +168,25 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("k.pgn");
     let mut child = Command::new(BIN)
-        .args([
-            "match",
-            "--engine",
-            "builtin:Hash=16",
-            "--engine",
-            &format!("cmd:{}", common::stockfish()),
-            "--option",
-            "2:Skill Level=0",
-            "--book",
-            book().to_str().unwrap(),
-            "--book-plies",
-            "4",
-            "--games",
-            "4",
-            "--movetime",
-            "50",
-            "--seed",
-            "3",
-            "--pgn",
-            pgn.to_str().unwrap(),
-        ])
+        .args(common::match_args(
+            &["builtin:Hash=16", &format!("cmd:{}", common::stockfish())],
+            &[
+                "--option",
+                "2:Skill Level=0",
+                "--book",
+                s(&book()),
+                "--book-plies",
+                "4",
+                "--games",
+                "4",
+                "--movetime",
+                "50",
+                "--seed",
+                "3",
+                "--pgn",
+                s(&pgn),
+            ],
+        ))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -271,7 +238,7 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
     let stderr = log.lock().unwrap().clone();
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("restarted"), "{stderr}");
-    let games = check_games(&pgn, None);
+    let games = match_check(&pgn, None);
     assert_eq!(games.len(), 4, "{stderr}");
     let abandoned = with_termination(&games, "abandoned");
     assert_eq!(abandoned.len(), 1, "{games:?}");
@@ -300,20 +267,13 @@ fn against_fake(mode: &str, n: i32, limit: &[&str]) -> (Vec<Value>, String) {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("f.pgn");
     let mut args = vec!["match", "--engine", "builtin:Hash=8"];
-    let spec = fake(mode, n);
-    args.extend([
-        "--engine",
-        &spec,
-        "--games",
-        "2",
-        "--pgn",
-        pgn.to_str().unwrap(),
-    ]);
+    let spec = fake_engine(mode, n);
+    args.extend(["--engine", &spec, "--games", "2", "--pgn", s(&pgn)]);
     args.extend(limit);
     let out = polybook(&args);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "{stderr}");
-    (check_games(&pgn, None), stderr)
+    (match_check(&pgn, None), stderr)
 }
 
 fn assert_fake_lost(games: &[Value], tag: &str) {
@@ -387,25 +347,17 @@ fn an_engine_that_talks_without_end_loses_on_time_or_as_a_stall() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let pgn = dir.path().join("f.pgn");
-        let spec = fake("flood", 2);
+        let spec = fake_engine("flood", 2);
         let mut args = vec!["match", "--engine", "builtin:Hash=8", "--engine", &spec];
-        args.extend(["--games", "2", "--pgn", pgn.to_str().unwrap()]);
+        args.extend(["--games", "2", "--pgn", s(&pgn)]);
         args.extend(limit);
         let out = polybook_within(&args, Duration::from_secs(60));
         assert!(out.status.success(), "{}", common::stderr(&out));
-        assert_fake_lost(&check_games(&pgn, None), tag);
+        assert_fake_lost(&match_check(&pgn, None), tag);
     }
     // ... nor past the handshake's timeout.
-    let chatty = fake("chatty", 0);
-    let args = [
-        "match",
-        "--engine",
-        "builtin",
-        "--engine",
-        &chatty,
-        "--handshake-timeout",
-        "1",
-    ];
+    let chatty = fake_engine("chatty", 0);
+    let args = common::match_args(&["builtin", &chatty], &["--handshake-timeout", "1"]);
     let out = polybook_within(&args, Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
     assert!(
@@ -422,27 +374,14 @@ fn a_hung_engine_is_ended_with_the_processes_it_started() {
     let marker = format!("{}{}", std::process::id(), 424242);
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("f.pgn");
-    let spec = format!(
-        "cmd:{} {} forks {marker}",
-        common::python_chess(),
-        here("tests/fake_engine.py").display()
+    let spec = fake_engine("forks", &marker);
+    let args = common::match_args(
+        &["builtin:Hash=8", &spec],
+        &["--games", "2", "--movetime", "50", "--pgn", s(&pgn)],
     );
-    let args = [
-        "match",
-        "--engine",
-        "builtin:Hash=8",
-        "--engine",
-        &spec,
-        "--games",
-        "2",
-        "--movetime",
-        "50",
-        "--pgn",
-        pgn.to_str().unwrap(),
-    ];
     let out = polybook_within(&args, Duration::from_secs(60));
     assert!(out.status.success(), "{}", common::stderr(&out));
-    assert_fake_lost(&check_games(&pgn, None), "stalled connection");
+    assert_fake_lost(&match_check(&pgn, None), "stalled connection");
     let left = Command::new("pgrep")
         .args(["-f", &format!("time.sleep.600. {marker}$")])
         .output()
@@ -456,25 +395,18 @@ fn a_hung_engine_is_ended_with_the_processes_it_started() {
 
 #[test]
 fn sprt_stops_a_decided_match() {
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin:Hash=8",
-        "--engine",
-        &fake("random", 0),
-        "--depth",
-        "3",
-        "--games",
-        "40",
-        "--sprt",
-        "elo0=0,elo1=200,alpha=0.05,beta=0.05",
-        "--json",
-        "--quiet",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = polybook_match_ok(
+        &["builtin:Hash=8", &fake_engine("random", 0)],
+        &[
+            "--depth",
+            "3",
+            "--games",
+            "40",
+            "--sprt",
+            "elo0=0,elo1=200,alpha=0.05,beta=0.05",
+            "--json",
+            "--quiet",
+        ],
     );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["sprt"]["verdict"], "H1", "{report}");
@@ -488,22 +420,12 @@ fn ctrl_c_keeps_the_finished_games() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("c.pgn");
     let child = Command::new(BIN)
-        .args([
-            "match",
-            "--engine",
-            "builtin:Hash=8",
-            "--engine",
-            "builtin:Hash=8",
-        ])
-        .args([
-            "--movetime",
-            "20",
-            "--games",
-            "100",
-            "--pgn",
-            pgn.to_str().unwrap(),
-        ])
-        .args(["--book", book().to_str().unwrap(), "--book-plies", "6"])
+        .args(common::match_args(
+            &["builtin:Hash=8", "builtin:Hash=8"],
+            &[],
+        ))
+        .args(["--movetime", "20", "--games", "100", "--pgn", s(&pgn)])
+        .args(["--book", s(&book()), "--book-plies", "6"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -530,7 +452,7 @@ fn ctrl_c_keeps_the_finished_games() {
         stderr.lines().last().unwrap().contains("interrupted"),
         "{stderr}"
     );
-    let games = check_games(&pgn, None);
+    let games = match_check(&pgn, None);
     assert!(games.len() >= 2 && games.len() < 100, "{}", games.len());
     for g in &games {
         assert!(g["consistent"].as_bool().unwrap(), "{g}");
@@ -550,8 +472,8 @@ fn ctrl_c_keeps_the_finished_games() {
 fn bad_input_fails_before_any_game() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("never.pgn");
-    let pgn_arg = pgn.to_str().unwrap().to_string();
-    let silent = fake("silent", 0);
+    let pgn_arg = s(&pgn).to_string();
+    let silent = fake_engine("silent", 0);
     let cases: Vec<(Vec<&str>, u8, &str)> = vec![
         (
             vec!["--engine", "builtin", "--engine", "cmd:/no/such/engine"],
@@ -637,31 +559,9 @@ fn bad_input_fails_before_any_game() {
         ),
     ];
     for (args, code, message) in cases {
-        let start = Instant::now();
         let mut full = vec!["match", "--pgn", &pgn_arg];
         full.extend(&args);
-        let out = polybook(&full);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(
-            out.status.code(),
-            Some(i32::from(code)),
-            "{args:?}: {stderr}"
-        );
-        assert_eq!(
-            stderr.trim().lines().count(),
-            1,
-            "{args:?}: one line: {stderr}"
-        );
-        assert!(
-            stderr.starts_with("polybook: error: ") && stderr.contains(message),
-            "{args:?}: {stderr}"
-        );
-        assert!(
-            start.elapsed() < Duration::from_secs(4),
-            "{args:?} took {:?}",
-            start.elapsed()
-        );
-        assert!(!pgn.exists(), "{args:?}: no PGN before a game");
+        common::assert_refused_at_once(&full, i32::from(code), message, &pgn);
     }
 }
 
@@ -683,30 +583,23 @@ fn openings_from_an_epd_file_then_the_book() {
     )
     .unwrap();
     let pgn = dir.path().join("o.pgn");
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin:Hash=8",
-        "--engine",
-        &fake("random", 0),
-        "--depth",
-        "2",
-        "--games",
-        "6",
-        "--openings",
-        epd.to_str().unwrap(),
-        "--pgn",
-        pgn.to_str().unwrap(),
-        "--book",
-        book().to_str().unwrap(),
-        "--book-plies",
-        "2",
-        "--quiet",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    polybook_match_ok(
+        &["builtin:Hash=8", &fake_engine("random", 0)],
+        &[
+            "--depth",
+            "2",
+            "--games",
+            "6",
+            "--openings",
+            s(&epd),
+            "--pgn",
+            s(&pgn),
+            "--book",
+            s(&book()),
+            "--book-plies",
+            "2",
+            "--quiet",
+        ],
     );
     let text = std::fs::read_to_string(&pgn).unwrap();
     let fens: Vec<&str> = text
@@ -729,7 +622,7 @@ fn openings_from_an_epd_file_then_the_book() {
         );
     }
     // From 1. e4 the GNU Chess book has moves: those games begin with two {book} plies.
-    let games = check_games(&pgn, Some(&book()));
+    let games = match_check(&pgn, Some(&book()));
     assert_eq!(games.len(), 6);
     for g in &games[4..] {
         assert_eq!(strs(&g["book_moves"]).len(), 2, "{g}");
@@ -737,15 +630,7 @@ fn openings_from_an_epd_file_then_the_book() {
     }
 
     std::fs::write(&epd, "8/8/8/8/8/8/8/8 w - - 0 1\n").unwrap();
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin",
-        "--engine",
-        "builtin",
-        "--openings",
-        epd.to_str().unwrap(),
-    ]);
+    let out = polybook_match(&["builtin", "builtin"], &["--openings", s(&epd)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("o.epd line 1"), "{stderr}");
@@ -784,27 +669,20 @@ fn resign_and_draw_adjudication() {
     // Two engines that both say 0.00: a draw from move 10 once each has said so 4 times.
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("d.pgn");
-    let out = polybook(&[
-        "match",
-        "--engine",
-        &fake("random", 0),
-        "--engine",
-        &fake("random", 5),
-        "--depth",
-        "1",
-        "--games",
-        "2",
-        "--draw",
-        "movenumber=10,score=10,moves=4",
-        "--pgn",
-        pgn.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    polybook_match_ok(
+        &[&fake_engine("random", 0), &fake_engine("random", 5)],
+        &[
+            "--depth",
+            "1",
+            "--games",
+            "2",
+            "--draw",
+            "movenumber=10,score=10,moves=4",
+            "--pgn",
+            s(&pgn),
+        ],
     );
-    for g in check_games(&pgn, None) {
+    for g in match_check(&pgn, None) {
         assert_eq!(g["termination"], "adjudication", "{g}");
         assert_eq!(g["result"], "1/2-1/2");
         // Move 10 begins after ply 18: the earliest adjudication is at ply 18 or 19.
@@ -825,13 +703,10 @@ fn a_signal_stops_a_match_whose_engine_thinks_without_end() {
     ] {
         let pgn = dir.path().join(format!("{signal}.pgn"));
         let child = common::piped()
-            .args([
-                "match",
-                "--engine",
-                "builtin:Hash=4",
-                "--engine",
-                "builtin:Hash=4",
-            ])
+            .args(common::match_args(
+                &["builtin:Hash=4", "builtin:Hash=4"],
+                &[],
+            ))
             .args(&extra)
             .args(["--depth", "100000", "--games", "2", "--pgn"])
             .arg(&pgn)
@@ -839,11 +714,7 @@ fn a_signal_stops_a_match_whose_engine_thinks_without_end() {
             .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(1500));
         let sent = std::time::Instant::now();
-        let status = Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        common::send_signal(child.id(), signal);
         let out = child.wait_with_output().unwrap();
         let took = sent.elapsed();
         assert!(took.as_secs_f64() < 1.5, "{signal}: stopped after {took:?}");
@@ -934,28 +805,25 @@ fn the_library_session_is_the_match_command() {
     assert!(!report.interrupted);
     let mut lib: Value = serde_json::to_value(&finished.report).unwrap();
 
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "A=builtin:Hash=1",
-        "--engine",
-        "B=builtin:Hash=1",
-        "--nodes",
-        "300",
-        "--games",
-        "4",
-        "--book",
-        book_path.to_str().unwrap(),
-        "--book-plies",
-        "4",
-        "--seed",
-        "11",
-        "--pgn",
-        cli_pgn.to_str().unwrap(),
-        "--json",
-    ]);
+    let out = polybook_match_ok(
+        &["A=builtin:Hash=1", "B=builtin:Hash=1"],
+        &[
+            "--nodes",
+            "300",
+            "--games",
+            "4",
+            "--book",
+            s(&book_path),
+            "--book-plies",
+            "4",
+            "--seed",
+            "11",
+            "--pgn",
+            s(&cli_pgn),
+            "--json",
+        ],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
     let mut cli: Value = serde_json::from_slice(&out.stdout).unwrap();
     for v in [&mut lib, &mut cli] {
         assert!(v["seconds"].as_f64().unwrap() >= 0.0);

@@ -2,6 +2,7 @@
 //! expectations on real books, and the atomic writer.
 
 use crate::common;
+use common::path_str as s;
 use common::{data, polybook, polybook_json};
 
 use std::process::Command;
@@ -189,7 +190,7 @@ fn probe_json_has_the_contract_fields() {
     let book = data("books/performance.bin");
     let v = polybook_json(&[
         "probe",
-        book.to_str().unwrap(),
+        s(&book),
         "--fen",
         "r1bqr1k1/pp1nbppp/2p2n2/3p2B1/3P4/2NBP3/PPQ1NPPP/R3K2R w KQ - 5 10",
         "--json",
@@ -225,7 +226,7 @@ fn illegal_entries_are_listed_apart() {
     };
     // e1h1 is not castling at the start (the bishop and knight are in the way): illegal.
     write_book(&path, &mut [e("e2e4", 3), e("e1h1", 9), e("d2d4", 1)]).unwrap();
-    let out = polybook(&["probe", path.to_str().unwrap(), "--json"]);
+    let out = polybook(&["probe", s(&path), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let ucis: Vec<&str> = v["entries"]
         .as_array()
@@ -242,21 +243,14 @@ fn illegal_entries_are_listed_apart() {
 #[test]
 fn probe_epd_gives_one_json_line_per_position_and_reports_bad_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let epd = dir.path().join("p.epd");
-    std::fs::write(
-        &epd,
+    let epd = common::write_file(
+        dir.path(),
+        "p.epd",
         "# a comment\nrnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - bm e5; id \"x\";\n\nnot a position\n\
          rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n",
-    )
-    .unwrap();
+    );
     let book = data("books/gnuchess.bin");
-    let out = polybook(&[
-        "probe",
-        book.to_str().unwrap(),
-        "--epd",
-        epd.to_str().unwrap(),
-        "--json",
-    ]);
+    let out = polybook(&["probe", s(&book), "--epd", s(&epd), "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -288,22 +282,22 @@ fn compressed_files_and_tallies_are_not_books() {
     let dir = tempfile::tempdir().unwrap();
     let xz = data("pgn/lichess_magnus_2018-2022.pgn.xz");
     // The first 4,096,000 bytes: a size that is a multiple of 16.
-    let xz16 = dir.path().join("cut.pgn.xz");
-    std::fs::write(&xz16, &std::fs::read(&xz).unwrap()[..4_096_000]).unwrap();
+    let xz16 = common::write_file(
+        dir.path(),
+        "cut.pgn.xz",
+        &std::fs::read(&xz).unwrap()[..4_096_000],
+    );
     let gz = dir.path().join("d.pgn.gz");
     common::python(
         "import gzip, sys, shutil\nshutil.copyfileobj(open(sys.argv[1], 'rb'), gzip.open(sys.argv[2], 'wb'))",
-        &[
-            common::bundled("dortmund.pgn").to_str().unwrap(),
-            gz.to_str().unwrap(),
-        ],
+        &[common::bundled("dortmund.pgn").to_str().unwrap(), s(&gz)],
     );
     let tally = dir.path().join("t.parquet");
     common::polybook_ok(&[
         "tally",
         common::bundled("dortmund.pgn").to_str().unwrap(),
         "-o",
-        tally.to_str().unwrap(),
+        s(&tally),
         "-q",
     ]);
     for (file, what) in [
@@ -312,7 +306,7 @@ fn compressed_files_and_tallies_are_not_books() {
         (&gz, "gzip-compressed"),
         (&tally, "Parquet file"),
     ] {
-        let f = file.to_str().unwrap();
+        let f = s(file);
         for args in [
             vec!["info", f],
             vec!["verify", f],
@@ -332,13 +326,13 @@ fn compressed_files_and_tallies_are_not_books() {
 fn wrong_line_files_do_not_flood_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let book = data("books/gm2001.bin");
-    let b = book.to_str().unwrap();
+    let b = s(&book);
     common::polybook_fails(&["solve", b], 1, "binary data");
     common::polybook_fails(&["probe", b, "--epd", b], 1, "binary data");
     let bad = dir.path().join("bad.epd");
     let lines: String = (1..=25).map(|i| format!("not a position {i}\n")).collect();
     std::fs::write(&bad, lines).unwrap();
-    let bad = bad.to_str().unwrap();
+    let bad = s(&bad);
     for args in [vec!["solve", bad], vec!["probe", b, "--epd", bad]] {
         let out = polybook(&args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -354,7 +348,7 @@ fn wrong_line_files_do_not_flood_the_terminal() {
 #[test]
 fn bad_input_gets_one_clear_line() {
     let gnuchess = data("books/gnuchess.bin");
-    let gnuchess = gnuchess.to_str().unwrap();
+    let gnuchess = s(&gnuchess);
     let books = data("books");
     let cases: Vec<(Vec<String>, i32, &str)> = vec![
         (
@@ -362,11 +356,7 @@ fn bad_input_gets_one_clear_line() {
             1,
             "No such file",
         ),
-        (
-            vec!["probe".into(), books.to_str().unwrap().into()],
-            1,
-            "is a directory",
-        ),
+        (vec!["probe".into(), s(&books).into()], 1, "is a directory"),
         (
             vec![
                 "probe".into(),
@@ -543,7 +533,7 @@ fn probe_shares_are_the_odds_of_python_chess_weighted_choice() {
     for book in &books {
         let expected = python_chess_shares(book, 1, &[], &positions);
         for (moves, want) in positions.iter().zip(expected) {
-            let v = polybook_json(&["probe", book.to_str().unwrap(), "--moves", moves, "--json"]);
+            let v = polybook_json(&["probe", s(book), "--moves", moves, "--json"]);
             let got: Vec<(String, u16, f64)> = v["entries"]
                 .as_array()
                 .unwrap()

@@ -56,6 +56,17 @@ fn verify(book: &Path) {
     assert!(out.contains(": OK:"), "{out}");
 }
 
+/// `filter BOOK -o DIR/NAME OPTIONS`, whose output `verify` accepts: that output and the summary
+/// line.
+fn filter(dir: &Path, book: &Path, name: &str, options: &[&str]) -> (PathBuf, String) {
+    let out = dir.join(name);
+    let mut args = vec!["filter", s(book), "-o", s(&out)];
+    args.extend_from_slice(options);
+    let line = polybook_ok(&args);
+    verify(&out);
+    (out, line)
+}
+
 /// Asserts one `polybook: error:` line and exit 1.
 fn fails(args: &[&str], what: &str) {
     let err = polybook_fails(args, 1, what);
@@ -73,10 +84,8 @@ fn temp() -> (tempfile::TempDir, PathBuf) {
 fn filter_max_ply_keeps_exactly_what_the_moves_reach() {
     let (dir, book) = temp();
     for n in ["1", "4", "7"] {
-        let out = dir.path().join(format!("ply{n}.bin"));
-        let line = polybook_ok(&["filter", s(&book), "-o", s(&out), "--max-ply", n]);
+        let (out, line) = filter(dir.path(), &book, &format!("ply{n}.bin"), &["--max-ply", n]);
         assert!(line.contains("entries →"), "{line}");
-        verify(&out);
         let result = python(
             &script(
                 r#"
@@ -99,9 +108,7 @@ print(len(out))
 #[test]
 fn filter_min_weight_and_min_share_as_python_chess_sees_them() {
     let (dir, book) = temp();
-    let heavy = dir.path().join("heavy.bin");
-    polybook_ok(&["filter", s(&book), "-o", s(&heavy), "--min-weight", "50"]);
-    verify(&heavy);
+    let (heavy, _) = filter(dir.path(), &book, "heavy.bin", &["--min-weight", "50"]);
     python(
         &script(
             r#"
@@ -120,9 +127,7 @@ with chess.polyglot.open_reader(sys.argv[1]) as a, chess.polyglot.open_reader(sy
         &[s(&book), s(&heavy)],
     );
 
-    let shared = dir.path().join("shared.bin");
-    polybook_ok(&["filter", s(&book), "-o", s(&shared), "--min-share", "25"]);
-    verify(&shared);
+    let (shared, _) = filter(dir.path(), &book, "shared.bin", &["--min-share", "25"]);
     python(
         &script(
             r#"
@@ -168,10 +173,8 @@ with chess.polyglot.open_reader(sys.argv[1]) as r:
         &[s(&white)],
     );
 
-    let reachable = dir.path().join("reachable.bin");
-    let line = polybook_ok(&["filter", s(&book), "-o", s(&reachable), "--reachable"]);
+    let (reachable, line) = filter(dir.path(), &book, "reachable.bin", &["--reachable"]);
     assert!(line.contains("removed"), "{line}");
-    verify(&reachable);
     let info = polybook_ok(&["info", s(&reachable)]);
     let isolated = info.lines().find(|l| l.starts_with("isolated")).unwrap();
     assert!(isolated.ends_with(" 0"), "{info}");
@@ -410,16 +413,14 @@ fn commands_that_write_books_never_write_a_corrupt_one() {
     let n = original.len() / 16;
     unsorted[..16].copy_from_slice(&entry(n - 1));
     unsorted[16 * (n - 1)..].copy_from_slice(&entry(0));
-    let game = dir.path().join("g.pgn");
-    std::fs::write(&game, "[Result \"1-0\"]\n\n1. e4 e5 1-0\n").unwrap();
+    let game = common::write_file(dir.path(), "g.pgn", "[Result \"1-0\"]\n\n1. e4 e5 1-0\n");
     let out = dir.path().join("out.bin");
     for (name, bytes, sortable) in [
         ("impossible", &impossible, false),
         ("repeated", &repeated, false),
         ("unsorted", &unsorted, true),
     ] {
-        let book = dir.path().join(format!("{name}.bin"));
-        std::fs::write(&book, bytes).unwrap();
+        let book = common::write_file(dir.path(), format!("{name}.bin"), bytes);
         let b = s(&book);
         let runs = [
             (vec!["filter", b, "-o", s(&out), "--max-ply", "6"], sortable),

@@ -13,16 +13,23 @@ use common::path_str as s;
 
 /// Builds with polybook; panics with its stderr if it fails.
 fn build(inputs: &[&Path], out: &Path, options: &[&str]) -> Vec<u8> {
-    let mut args = vec!["build", "-q", "-o", s(out)];
-    args.extend(inputs.iter().map(|p| s(p)));
-    args.extend_from_slice(options);
-    let o = polybook(&args);
-    assert!(
-        o.status.success(),
-        "polybook {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    std::fs::read(out).unwrap()
+    common::quietly_written("build", inputs, out, options)
+}
+
+/// The `--json` report of a quiet build of `input` into `out` with `--min-games 1` and `extra`.
+fn build_json(input: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "build",
+        s(input),
+        "-o",
+        s(out),
+        "--json",
+        "-q",
+        "--min-games",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    polybook_json(&args)
 }
 
 /// `polyglot make-book` on a plain PGN file; `None` when polyglot reports an error (it exits 0).
@@ -95,8 +102,7 @@ fn every_option_matches_polyglot_make_book() {
     let text = xz_text(&data("pgn/gnuchess-book_1.02.pgn.xz"));
     let games = split_games(&text);
     assert!(games.len() > 100_000);
-    let pgn = dir.path().join("gnu50k.pgn");
-    std::fs::write(&pgn, games[..50_000].concat()).unwrap();
+    let pgn = common::write_file(dir.path(), "gnu50k.pgn", games[..50_000].concat());
     let cases: &[(&[&str], &[&str])] = &[
         (&[], &[]),
         (
@@ -143,8 +149,7 @@ fn tcec_games_match_polyglot() {
         .collect();
     files.sort();
     for xz in files {
-        let pgn = dir.path().join("in.pgn");
-        std::fs::write(&pgn, xz_text(&xz)).unwrap();
+        let pgn = common::write_file(dir.path(), "in.pgn", xz_text(&xz));
         let Some(expected) = polyglot_book(&pgn, dir.path(), &["-min-game", "1"]) else {
             continue;
         };
@@ -166,8 +171,7 @@ fn lichess_games_and_filters_match_polyglot() {
         .filter(|g| tag(g, "Variant").is_none_or(|v| v == "Standard") && tag(g, "FEN").is_none())
         .collect();
     assert!(games.len() > 9000);
-    let standard = dir.path().join("standard.pgn");
-    std::fs::write(&standard, games.concat()).unwrap();
+    let standard = common::write_file(dir.path(), "standard.pgn", games.concat());
 
     let elo = |g: &&str, name| tag(g, name).and_then(|e| e.parse::<u32>().ok());
     let speed = |g: &&str| -> &'static str {
@@ -224,8 +228,7 @@ fn lichess_games_and_filters_match_polyglot() {
             !subset.is_empty() && subset.len() < games.len() || pb.is_empty(),
             "{pb:?}"
         );
-        let pgn = dir.path().join("subset.pgn");
-        std::fs::write(&pgn, subset.concat()).unwrap();
+        let pgn = common::write_file(dir.path(), "subset.pgn", subset.concat());
         let mut pg_opts = vec!["-min-game", "1"];
         pg_opts.extend(pg);
         let expected = polyglot_book(&pgn, dir.path(), &pg_opts).expect("polyglot reads them");
@@ -255,25 +258,11 @@ fn fen_games_variants_and_bad_moves_match_python_chess() {
         data("pgn/edge/rust-pgn-reader/examples_illegal.pgn"),
         data("pgn/edge/pgn-extract/test-setup-in.pgn"),
     ];
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference_book.py");
     for options in [
         &["--min-games", "1"][..],
         &["--min-games", "2", "--max-ply", "40"],
     ] {
-        let reference = dir.path().join("ref.bin");
-        let o = Command::new(common::python_chess())
-            .arg(&script)
-            .arg(&reference)
-            .args(&inputs)
-            .args(options)
-            .output()
-            .expect("python3 runs");
-        assert!(
-            o.status.success(),
-            "reference builder (pip install chess): {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let expected = std::fs::read(&reference).unwrap();
+        let expected = common::reference_book(&inputs, &dir.path().join("ref.bin"), options);
         let refs: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
         let got = build(&refs, &dir.path().join("pb.bin"), options);
         assert!(expected.len() > 16 * 1000);
@@ -443,13 +432,8 @@ fn one_tally_spilling_and_one_not_give_the_same_book() {
     use shakmaty::san::San;
     use shakmaty::{Chess, EnPassantMode, Position};
 
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut rng = common::XorShift(0x2545_f491_4f6c_dd1d);
+    let mut next = move |n: usize| rng.index(n);
     let mut pgn = String::new();
     let (mut even, mut odd) = (0, 0);
     while even < 40_000 {
@@ -481,8 +465,7 @@ fn one_tally_spilling_and_one_not_give_the_same_book() {
         ));
     }
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("fen.pgn");
-    std::fs::write(&input, pgn).unwrap();
+    let input = common::write_file(dir.path(), "fen.pgn", pgn);
     let tmp = dir.path().join("runs");
     std::fs::create_dir(&tmp).unwrap();
     let opts = ["--min-games", "1", "--threads", "2"];
@@ -589,16 +572,14 @@ fn bad_input_gets_one_clear_line_and_no_book() {
 fn the_bundled_book_is_the_bundled_games_book() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
-    let reference = dir.path().join("ref.bin");
-    let o = Command::new(common::python_chess())
-        .arg(root.join("tests/reference_book.py"))
-        .arg(&reference)
-        .arg(root.join("pgn/dortmund.pgn"))
-        .arg(root.join("pgn/world_matches.pgn"))
-        .output()
-        .expect("python3 runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let expected = std::fs::read(&reference).unwrap();
+    let expected = common::reference_book(
+        &[
+            root.join("pgn/dortmund.pgn"),
+            root.join("pgn/world_matches.pgn"),
+        ],
+        &dir.path().join("ref.bin"),
+        &[],
+    );
     assert!(expected.len() > 16 * 500);
     let built = build(&[&root.join("pgn")], &dir.path().join("b.bin"), &[]);
     assert!(built == expected);
@@ -612,26 +593,12 @@ fn chess960_games_only_on_request() {
     let dir = tempfile::tempdir().unwrap();
     let frc = data("pgn/tcec/TCEC_Season_6_-_FRC.pgn.xz");
     let out = dir.path().join("b.bin");
-    let run = |extra: &[&str]| -> serde_json::Value {
-        let mut args = vec![
-            "build",
-            s(&frc),
-            "-o",
-            s(&out),
-            "--json",
-            "-q",
-            "--min-games",
-            "1",
-        ];
-        args.extend_from_slice(extra);
-        polybook_json(&args)
-    };
     // Without it no game is usable: an error that says why, and no book.
     let o = polybook(&["build", s(&frc), "-o", s(&out)]);
     let err = failed(&o, 1, "no usable game");
     assert!(err.contains("112 read, none usable (112 variant)"), "{err}");
     assert!(!out.exists());
-    let with = run(&["--chess960"]);
+    let with = build_json(&frc, &out, &["--chess960"]);
     assert_eq!(with["used"], 112);
     assert!(with["skipped"].as_object().unwrap().is_empty(), "{with}");
     // Every ply of every game (FILES.tsv beside the games counts 13,883).
@@ -677,26 +644,28 @@ fn spilling_build(runs: &Path, out: &Path) -> std::process::Child {
     child
 }
 
+/// A temporary folder with an empty folder `runs` in it, for spilled runs.
+fn with_runs_folder() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    (dir, runs)
+}
+
 /// Spilled runs have no names: even `kill -9` mid-build leaves nothing in --temp-dir; SIGTERM and
 /// SIGHUP stop a build as Ctrl-C does (exit 130, no book).
 #[cfg(target_os = "linux")]
 #[test]
 fn a_killed_build_leaves_no_spilled_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let runs = dir.path().join("runs");
-    std::fs::create_dir(&runs).unwrap();
-    for signal in ["-KILL", "-TERM", "-HUP"] {
+    let (dir, runs) = with_runs_folder();
+    for signal in ["KILL", "TERM", "HUP"] {
         let out = dir.path().join("book.bin");
         let child = spilling_build(&runs, &out);
         // The runs are open but not in the folder.
         assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0);
-        let kill = Command::new("kill")
-            .args([signal, &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(kill.success());
+        common::send_signal(child.id(), signal);
         let o = child.wait_with_output().unwrap();
-        if signal == "-KILL" {
+        if signal == "KILL" {
             assert_eq!(o.status.code(), None);
         } else {
             assert_eq!(o.status.code(), Some(130), "{signal}");
@@ -714,17 +683,11 @@ fn a_killed_build_leaves_no_spilled_run() {
 #[cfg(target_os = "linux")]
 #[test]
 fn an_interrupted_build_leaves_nothing_behind() {
-    let dir = tempfile::tempdir().unwrap();
-    let runs = dir.path().join("runs");
-    std::fs::create_dir(&runs).unwrap();
+    let (dir, runs) = with_runs_folder();
     let out = dir.path().join("book.bin");
     // Wait until runs are being spilled, then interrupt.
     let child = spilling_build(&runs, &out);
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    common::send_signal(child.id(), "INT");
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130));
     assert!(!out.exists());
@@ -766,8 +729,7 @@ fn garbage_and_broken_tags_do_not_stop_a_build() {
     bytes.extend_from_slice(b"\n\n");
     bytes.extend_from_slice(&real[middle..]);
     bytes.extend_from_slice(&real[cut..cut + 40]); // a last game cut inside its tags
-    let messy = dir.path().join("messy.pgn");
-    std::fs::write(&messy, &bytes).unwrap();
+    let messy = common::write_file(dir.path(), "messy.pgn", &bytes);
     let out = dir.path().join("b.bin");
     let report = polybook_json(&["build", s(&messy), "-o", s(&out), "--json", "-q"]);
     assert_eq!(report["used"], 348, "{report}");
@@ -838,9 +800,7 @@ fn damaged_real_file(dir: &Path) -> PathBuf {
             g.truncate(open + 1);
         }
     }
-    let path = dir.join("damaged.pgn");
-    std::fs::write(&path, games.concat()).unwrap();
-    path
+    common::write_file(dir, "damaged.pgn", games.concat())
 }
 
 /// The book and the report are the same bytes whatever --threads and --memory (which change the
@@ -864,20 +824,8 @@ fn the_book_does_not_depend_on_threads_or_memory() {
         for threads in ["1", "2"] {
             for memory in ["1M", "64M", "1G"] {
                 let out = dir.path().join("b.bin");
-                let mut report = polybook_json(&[
-                    "build",
-                    s(input),
-                    "-o",
-                    s(&out),
-                    "--json",
-                    "-q",
-                    "--min-games",
-                    "1",
-                    "--threads",
-                    threads,
-                    "--memory",
-                    memory,
-                ]);
+                let mut report =
+                    build_json(input, &out, &["--threads", threads, "--memory", memory]);
                 for timing in ["seconds", "games_per_second", "spilled_runs", "examples"] {
                     report[timing] = serde_json::Value::Null;
                 }
@@ -925,8 +873,7 @@ fn a_long_tag_does_not_split_its_game() {
         .collect();
     let game = &text[starts[0]..starts[1]];
     assert!(game.windows(5).any(|w| w == b"[FEN "));
-    let plain = dir.path().join("plain.pgn");
-    std::fs::write(&plain, game).unwrap();
+    let plain = common::write_file(dir.path(), "plain.pgn", game);
     let expected = build(
         &[&plain],
         &dir.path().join("plain.bin"),
@@ -1036,8 +983,7 @@ fn binary_input_is_refused_by_every_command_that_reads_games() {
 fn no_usable_game_is_an_error_and_filters_are_not_problems() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.bin");
-    let empty = dir.path().join("empty.pgn");
-    std::fs::write(&empty, "").unwrap();
+    let empty = common::write_file(dir.path(), "empty.pgn", "");
     let licence = common::root().join("LICENSE");
     for input in [&licence, &empty] {
         let err = polybook_fails(&["build", s(input), "-o", s(&out)], 1, "no usable game");
@@ -1066,15 +1012,11 @@ print(n)
     };
     let used = count(2700);
     assert!(used > 0 && used < 347);
-    let o = polybook(&[
-        "build",
-        s(&dortmund),
-        "-o",
-        s(&out),
-        "--min-elo",
-        "2700",
-        "--json",
-    ]);
+    // A build with `--min-elo ELO` and one more flag.
+    let rated = |elo: &str, flag: &str| {
+        polybook(&["build", s(&dortmund), "-o", s(&out), "--min-elo", elo, flag])
+    };
+    let o = rated("2700", "--json");
     assert!(o.status.success());
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["used"], used, "{report}");
@@ -1093,15 +1035,7 @@ print(n)
     assert!(!stderr.contains("warning"), "{stderr}");
 
     assert_eq!(count(4000), 0);
-    let o = polybook(&[
-        "build",
-        s(&dortmund),
-        "-o",
-        s(&out),
-        "--min-elo",
-        "4000",
-        "-q",
-    ]);
+    let o = rated("4000", "-q");
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");

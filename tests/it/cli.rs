@@ -98,17 +98,26 @@ fn printing_commands(dir: &Path) -> Vec<(String, Vec<PathBuf>)> {
     ]
 }
 
+/// Runs each of [`printing_commands`] with its outputs set up by `wire`; `check` gets the
+/// command's name and what it did.
+fn run_printing_commands(wire: impl Fn(&mut Command), check: impl Fn(&str, std::process::Output)) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, args) in printing_commands(dir.path()) {
+        let mut command = polybook();
+        command.args(&args);
+        wire(&mut command);
+        check(&name, command.output().unwrap());
+    }
+}
+
 /// Into a full disk, every command says so in one line and exits 1; none panics.
 #[test]
 fn a_full_disk_on_standard_output_is_one_error_line() {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, args) in printing_commands(dir.path()) {
+    let to_full_disk = |command: &mut Command| {
         let full = File::options().write(true).open("/dev/full").unwrap();
-        let out = polybook()
-            .args(&args)
-            .stdout(Stdio::from(full))
-            .output()
-            .unwrap();
+        command.stdout(Stdio::from(full));
+    };
+    run_printing_commands(to_full_disk, |name, out| {
         let err = text(&out.stderr);
         let errors: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
         assert_eq!(out.status.code(), Some(1), "{name}: {err}");
@@ -120,47 +129,45 @@ fn a_full_disk_on_standard_output_is_one_error_line() {
             "{name}: {err}"
         );
         assert!(!err.contains("panicked"), "{name}: {err}");
-    }
+    });
+}
+
+/// A pipe whose reader has gone.
+fn closed_pipe() -> std::io::PipeWriter {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    writer
 }
 
 /// Into a pipe whose reader has gone (`polybook search | head -1`), every command stops quietly.
 #[test]
 fn a_closed_pipe_on_standard_output_ends_quietly() {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, args) in printing_commands(dir.path()) {
-        let (reader, writer) = std::io::pipe().unwrap();
-        drop(reader);
-        let out = polybook()
-            .args(&args)
-            .stdout(Stdio::from(writer))
-            .output()
-            .unwrap();
+    let to_closed_pipe = |command: &mut Command| {
+        command.stdout(Stdio::from(closed_pipe()));
+    };
+    run_printing_commands(to_closed_pipe, |name, out| {
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{name}: {err}");
         assert!(
             !err.contains("error") && !err.contains("panicked"),
             "{name}: {err}"
         );
-    }
+    });
 }
 
 /// With standard error into the same closed pipe (`polybook … 2>&1 | head -1`), nothing panics:
 /// the commands stop quietly or, where their last words cannot be written, with exit 1.
 #[test]
 fn a_closed_pipe_on_both_outputs_never_panics() {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, args) in printing_commands(dir.path()) {
-        let (reader, writer) = std::io::pipe().unwrap();
-        drop(reader);
-        let out = polybook()
-            .args(&args)
-            .stdout(Stdio::from(writer.try_clone().unwrap()))
-            .stderr(Stdio::from(writer))
-            .output()
-            .unwrap();
+    let both_to_closed_pipe = |command: &mut Command| {
+        let writer = closed_pipe();
+        command.stdout(Stdio::from(writer.try_clone().unwrap()));
+        command.stderr(Stdio::from(writer));
+    };
+    run_printing_commands(both_to_closed_pipe, |name, out| {
         let code = out.status.code();
         assert!(matches!(code, Some(0 | 1)), "{name}: {:?}", out.status);
-    }
+    });
 }
 
 /// The commands that write an output file with `-o`, writing it to `target`.
@@ -349,11 +356,7 @@ fn sigterm_stops_play_as_ctrl_c_does() {
         assert!(n > 0, "play ended early: {}", text(&seen));
         seen.extend_from_slice(&buf[..n]);
     }
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    common::send_signal(child.id(), "TERM");
     let out = child.wait_with_output().unwrap();
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{}: {err}", out.status);
@@ -396,95 +399,46 @@ fn file_errors_name_the_file_and_what_it_was_for() {
     let cd = work.path();
     std::fs::create_dir(cd.join("folder")).unwrap();
     let gnuchess = data("books/gnuchess.bin");
-    let cases: Vec<(Vec<PathBuf>, String)> = vec![
+    let g = gnuchess.to_str().unwrap();
+    let (pychess, world) = (data("books/pychess.bin"), bundled("world_matches.pgn"));
+    let (p, w) = (pychess.to_str().unwrap(), world.to_str().unwrap());
+    let (full_bin, full_txt) = (full.join("x.bin"), full.join("x.txt"));
+    let (bin, txt) = (full_bin.to_str().unwrap(), full_txt.to_str().unwrap());
+    let no_space =
+        |what: &str, path: &str| format!("cannot write {what}'{path}': No space left on device");
+    let cases: Vec<(Vec<&str>, String)> = vec![
         (
-            vec!["probe".into(), "missing.bin".into()],
+            vec!["probe", "missing.bin"],
             "cannot open book 'missing.bin': No such file or directory".into(),
         ),
         (
-            vec![
-                "lines".into(),
-                "missing.bin".into(),
-                "--color".into(),
-                "white".into(),
-            ],
+            vec!["lines", "missing.bin", "--color", "white"],
             "cannot open book 'missing.bin': No such file or directory".into(),
         ),
         (
-            vec!["solve".into(), "missing.epd".into()],
+            vec!["solve", "missing.epd"],
             "cannot read suite 'missing.epd': No such file or directory".into(),
         ),
         (
-            vec![
-                "probe".into(),
-                gnuchess.clone(),
-                "--epd".into(),
-                "missing.epd".into(),
-            ],
+            vec!["probe", g, "--epd", "missing.epd"],
             "cannot open EPD file 'missing.epd': No such file or directory".into(),
         ),
         (
-            vec![
-                "merge".into(),
-                gnuchess.clone(),
-                gnuchess.clone(),
-                "-o".into(),
-                "no/x.bin".into(),
-            ],
+            vec!["merge", g, g, "-o", "no/x.bin"],
             "cannot write book 'no/x.bin': No such file or directory".into(),
         ),
         (
-            vec![
-                "lines".into(),
-                gnuchess.clone(),
-                "--color".into(),
-                "white".into(),
-                "-o".into(),
-                "folder".into(),
-            ],
+            vec!["lines", g, "--color", "white", "-o", "folder"],
             "cannot write 'folder': Is a directory".into(),
         ),
+        (vec!["merge", g, p, "-o", bin], no_space("book ", bin)),
         (
-            vec![
-                "merge".into(),
-                gnuchess.clone(),
-                data("books/pychess.bin"),
-                "-o".into(),
-                full.join("x.bin"),
-            ],
-            format!(
-                "cannot write book '{}': No space left on device",
-                full.join("x.bin").display()
-            ),
+            vec!["lines", g, "--color", "white", "-o", txt],
+            no_space("", txt),
         ),
         (
-            vec![
-                "lines".into(),
-                gnuchess.clone(),
-                "--color".into(),
-                "white".into(),
-                "-o".into(),
-                full.join("x.txt"),
-            ],
-            format!(
-                "cannot write '{}': No space left on device",
-                full.join("x.txt").display()
-            ),
-        ),
-        (
-            vec![
-                "build".into(),
-                bundled("world_matches.pgn"),
-                "--min-games".into(),
-                "1".into(),
-                "--quiet".into(),
-                "-o".into(),
-                full.join("x.bin"),
-            ],
-            format!(
-                "cannot write book '{}': No space left on device",
-                full.join("x.bin").display()
-            ),
+            vec!["build", w, "--min-games", "1", "--quiet", "-o", bin],
+            no_space("book ", bin),
         ),
     ];
     for (args, expected) in cases {
@@ -588,8 +542,7 @@ fn solve_fails_unless_enough_tasks_are_solved() {
     let out = run(&["solve", suite, "--depth", "3", "--first", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
-    let empty = dir.path().join("empty.epd");
-    std::fs::write(&empty, "not a position\n").unwrap();
+    let empty = common::write_file(dir.path(), "empty.epd", "not a position\n");
     let out = run(&["solve", empty.to_str().unwrap()]);
     failed(&out, 1, "no valid task (1 line(s) skipped)");
 }
@@ -600,8 +553,7 @@ fn solve_fails_unless_enough_tasks_are_solved() {
 #[test]
 fn limits_combine_alike_and_zero_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = dir.path().join("suite.epd");
-    std::fs::write(&suite, format!("{MATE_IN_ONE} bm Ra8#;\n")).unwrap();
+    let suite = common::write_file(dir.path(), "suite.epd", format!("{MATE_IN_ONE} bm Ra8#;\n"));
     let suite = suite.to_str().unwrap();
     let both = [
         "--depth",
@@ -883,14 +835,7 @@ fn no_command_hints_in_a_terminal_only() {
     let started = tmux(&["new-session", "-d", "-s", "hint", &script]);
     assert!(started.status.success(), "{}", text(&started.stderr));
     let hint = "polybook speaks UCI here; type 'uci', or run 'polybook --help'\n";
-    let mut seen = String::new();
-    for _ in 0..100 {
-        seen = std::fs::read_to_string(&err).unwrap_or_default();
-        if !seen.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let seen = common::wait_for_text(&err, 100, std::time::Duration::from_millis(50));
     tmux(&["send-keys", "-t", "hint", "quit", "Enter"]);
     tmux(&["kill-server"]);
     assert_eq!(seen, hint);
@@ -940,10 +885,7 @@ fn long_input_is_quoted_short() {
         &format!("position fen {long_fen}\nposition startpos moves {long_move}\nisready\nquit\n"),
     );
     let answer = text(&out.stdout);
-    let infos: Vec<&str> = answer
-        .lines()
-        .filter(|l| l.starts_with("info string"))
-        .collect();
+    let infos = common::lines_starting(&answer, "info string");
     assert_eq!(infos.len(), 2, "{answer}");
     assert!(
         infos
@@ -975,11 +917,7 @@ fn sigterm_stops_build_cleanly() {
         .unwrap();
     // Past the start, where the handler is installed.
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let sent = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    common::send_signal(child.id(), "TERM");
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.signal(), None, "killed by a signal");
     assert!(

@@ -181,17 +181,21 @@ fn mate_limits(n: i32, nodes: u64) -> Limits {
     }
 }
 
+/// The search of puzzle `e` for its mate within `nodes` (default options).
+fn search_puzzle(e: &polybook::engine::suite::SuiteEntry, nodes: u64) -> SearchResult {
+    let n = e.task.mate.unwrap();
+    search(
+        &e.pos,
+        &[],
+        &mate_limits(n, nodes),
+        SearchOptions::default(),
+    )
+}
+
 #[test]
 fn mate_in_2_puzzles_all_solved() {
     for e in &common::mate_in_2_puzzles() {
-        let n = e.task.mate.unwrap();
-        let r = search(
-            &e.pos,
-            &[],
-            &mate_limits(n, 2_000_000),
-            SearchOptions::default(),
-        );
-        common::assert_solved(e, &r);
+        common::assert_solved(e, &search_puzzle(e, 2_000_000));
     }
 }
 
@@ -202,16 +206,7 @@ fn mate_in_3_puzzles_solved() {
     let sample: Vec<_> = entries.iter().step_by(5).collect();
     let solved = sample
         .iter()
-        .filter(|e| {
-            let n = e.task.mate.unwrap();
-            let r = search(
-                &e.pos,
-                &[],
-                &mate_limits(n, 1_000_000),
-                SearchOptions::default(),
-            );
-            is_solved(&e.task, &r)
-        })
+        .filter(|e| is_solved(&e.task, &search_puzzle(e, 1_000_000)))
         .count();
     // Every 5th puzzle; all of them have a mate in 3 (or shorter).
     assert!(
@@ -224,15 +219,7 @@ fn mate_in_3_puzzles_solved() {
 /// The mate search alone (no fallback to the normal search), within `nodes`.
 fn mate_search(pos: &Chess, n: u32, nodes: u64) -> MateOutcome {
     let mut table = MateTable::new(16);
-    let mut search = MateSearch::new(
-        &mut table,
-        &[],
-        MateLimits {
-            deadline: None,
-            nodes,
-            stop: Arc::new(AtomicBool::new(false)),
-        },
-    );
+    let mut search = MateSearch::new(&mut table, &[], MateLimits::nodes(nodes));
     search.run(pos, n, &mut |_, _| {})
 }
 
@@ -594,41 +581,40 @@ fn cli_perft_search_and_solve() {
     assert_eq!(code, 0);
     assert_eq!(stdout.lines().last(), Some("8902"));
     assert!(stdout.contains("e2e4: 600"));
-    let (code, stdout, _) = polybook(&[
-        "search",
-        "--fen",
-        "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1",
-        "--depth",
-        "4",
-    ]);
-    assert_eq!(code, 0);
-    assert!(stdout.contains("score mate 1"), "{stdout}");
-    assert_eq!(stdout.lines().last(), Some("bestmove a1a8"));
-    // --mate N: the mate search, one info line with the exact distance.
-    let (code, stdout, _) = polybook(&[
-        "search",
-        "--fen",
-        "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1",
-        "--mate",
-        "2",
-    ]);
-    assert_eq!(code, 0);
-    assert!(stdout.contains("score mate 2"), "{stdout}");
-    assert_eq!(stdout.lines().last(), Some("bestmove d5f6 ponder g7f6"));
+    let mates = [
+        (
+            "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1",
+            ["--depth", "4"],
+            "score mate 1",
+            "bestmove a1a8",
+        ),
+        // --mate N: the mate search, one info line with the exact distance.
+        (
+            "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1",
+            ["--mate", "2"],
+            "score mate 2",
+            "bestmove d5f6 ponder g7f6",
+        ),
+    ];
+    for (fen, limit, score, best) in mates {
+        let (code, stdout, _) = polybook(&[&["search", "--fen", fen][..], &limit].concat());
+        assert_eq!(code, 0);
+        assert!(stdout.contains(score), "{stdout}");
+        assert_eq!(stdout.lines().last(), Some(best));
+    }
     let (code, _, stderr) = polybook(&["search", "--mate", "0"]);
     assert_eq!(code, 2, "{stderr}");
 
     // A suite with bad lines: reported with their numbers, the rest still solved.
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("suite.epd");
-    std::fs::write(
-        &file,
+    let file = common::write_file(
+        dir.path(),
+        "suite.epd",
         "6k1/5ppp/8/8/8/8/8/R5K1 w - - bm Ra8#; id \"one\";\n\
          this is not an epd line\n\
          6k1/5ppp/8/8/8/8/8/R5K1 w - - bm Qh5;\n\
          8/1k1K4/8/8/6R1/8/8/8 w - - bm #4;\n",
-    )
-    .unwrap();
+    );
     let (code, stdout, stderr) = polybook(&["solve", file.to_str().unwrap(), "--nodes", "200000"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("line 2:"), "{stderr}");

@@ -99,6 +99,17 @@ impl Reply {
             n.eq_ignore_ascii_case(name).then(|| v.trim())
         })
     }
+
+    /// The status and the `Connection` header.
+    fn status_and_connection(&self) -> (u16, Option<&str>) {
+        (self.status, self.header("Connection"))
+    }
+
+    /// Asserts that the body contains `what`.
+    fn assert_says(&self, what: &str) {
+        let body = text(&self.body);
+        assert!(body.contains(what), "{body}");
+    }
 }
 
 /// One HTTP/1.1 request on its own connection, the target sent exactly as given (no
@@ -154,9 +165,7 @@ fn book_with_an_illegal_entry(dir: &Path) -> PathBuf {
         bytes.extend_from_slice(&weight.to_be_bytes());
         bytes.extend_from_slice(&learn.to_be_bytes());
     }
-    let file = dir.join("collision.bin");
-    std::fs::write(&file, bytes).unwrap();
-    file
+    common::write_file(dir, "collision.bin", bytes)
 }
 
 /// `/api/probe` answers with `probe --json`'s object for each book: with one book, its object
@@ -420,12 +429,9 @@ fn the_server_serves_nothing_else_and_refuses_bad_input() {
     }
     // A page elsewhere whose name was pointed at 127.0.0.1 (DNS rebinding) reads nothing.
     let port = served.addr.rsplit(':').next().unwrap();
-    let rebound = request_to(
-        &served.addr,
-        &format!("evil.example:{port}"),
-        "GET",
-        "/api/books",
-    );
+    let books_as =
+        |host: &str| request_to(&served.addr, &format!("{host}:{port}"), "GET", "/api/books");
+    let rebound = books_as("evil.example");
     assert_eq!(rebound.status, 403);
     assert_eq!(
         rebound.json()["error"],
@@ -433,12 +439,7 @@ fn the_server_serves_nothing_else_and_refuses_bad_input() {
             "host 'evil.example:{port}' not served: this server answers only 127.0.0.1, localhost and [::1]"
         )
     );
-    let local = request_to(
-        &served.addr,
-        &format!("localhost:{port}"),
-        "GET",
-        "/api/books",
-    );
+    let local = books_as("localhost");
     assert_eq!(local.status, 200);
     // And it is still there.
     assert_eq!(served.get("/api/probe?moves=d4").status, 200);
@@ -579,12 +580,11 @@ fn open_hands_the_url_to_the_browser() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let opened = dir.path().join("opened");
-    let opener = dir.path().join("xdg-open");
-    std::fs::write(
-        &opener,
+    let opener = common::write_file(
+        dir.path(),
+        "xdg-open",
         format!("#!/bin/sh\necho \"$@\" > {}\n", opened.display()),
-    )
-    .unwrap();
+    );
     std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path_var = format!(
         "{}:{}",
@@ -601,14 +601,7 @@ fn open_hands_the_url_to_the_browser() {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut url)
         .unwrap();
-    let mut written = String::new();
-    for _ in 0..200 {
-        written = std::fs::read_to_string(&opened).unwrap_or_default();
-        if !written.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let written = common::wait_for_text(&opened, 200, std::time::Duration::from_millis(20));
     assert_eq!(written, url);
     let addr = url
         .trim()
@@ -692,7 +685,7 @@ fn the_tally_api_counts_what_python_chess_counts() {
         format!("{} + {}", path(&a), path(&folder)).as_str()
     );
     for moves in ["", "d4", "d4 Nf6 c4", "e4 c5", "h4 h5"] {
-        let want = common::python(common::PYTHON_POSITION_STATS, &[moves, first, second]);
+        let want = common::python(&common::python_position_stats(), &[moves, first, second]);
         let reply = served.get(&format!("/api/tally?moves={}", encode(moves)));
         assert_eq!(reply.status, 200, "{moves}: {}", text(&reply.body));
         let answer = reply.json();
@@ -730,28 +723,20 @@ fn the_tally_api_counts_what_python_chess_counts() {
     let cli = polybook(&["probe", path(&folder), "--moves", "d4", "--json"]);
     assert!(cli.status.success(), "{}", stderr(&cli));
     let probed: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
-    let want = common::python(common::PYTHON_POSITION_STATS, &["d4", second]);
+    let want = common::python(&common::python_position_stats(), &["d4", second]);
     assert_eq!(
         probed["moves"].as_array().unwrap().len(),
         want.lines().count()
     );
     let bad = served.get("/api/tally?fen=8%2F8");
     assert_eq!(bad.status, 400);
-    assert!(
-        text(&bad.body).contains("invalid FEN"),
-        "{}",
-        text(&bad.body)
-    );
+    bad.assert_says("invalid FEN");
 
     // Without a tally.
     let plain = Served::start(&[path(&gnuchess_book())]);
     let reply = plain.get("/api/tally");
     assert_eq!(reply.status, 404);
-    assert!(
-        text(&reply.body).contains("no tally"),
-        "{}",
-        text(&reply.body)
-    );
+    reply.assert_says("no tally");
     assert_eq!(
         plain.get("/api/books").json()["tally"],
         serde_json::Value::Null
@@ -943,6 +928,24 @@ fn in_process(limits: Limits) -> Server {
     Server::start_with(explorer, "127.0.0.1:0".parse().unwrap(), limits).unwrap()
 }
 
+/// Stops `server`, which takes less than a second.
+fn stop_at_once(server: Server) {
+    let start = Instant::now();
+    server.stop();
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// Sends `bytes` on a new connection to `addr`; all the server sends back until it closes.
+fn exchange(addr: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.write_all(bytes).unwrap();
+    until_closed(&mut stream).0
+}
+
 /// Everything the server sends on `stream` until it closes, and how long that took.
 fn until_closed(stream: &mut TcpStream) -> (Vec<u8>, Duration) {
     let start = Instant::now();
@@ -1033,13 +1036,7 @@ fn silent_and_idle_clients_are_closed_after_their_deadlines() {
     // The server is still there, and stops at once.
     let fresh = request(&addr.to_string(), "GET", "/api/books");
     assert_eq!(fresh.status, 200);
-    let start = Instant::now();
-    server.stop();
-    assert!(
-        start.elapsed() < Duration::from_secs(1),
-        "{:?}",
-        start.elapsed()
-    );
+    stop_at_once(server);
 }
 
 /// More connections than the server takes at once: each of the others gets an answer or a 503
@@ -1153,35 +1150,27 @@ fn pipelined_requests_are_answered_in_order() {
     assert!(got.is_empty(), "{}", text(got));
 
     // HTTP/1.0: closed after the answer, unless it asks to keep the connection.
-    let mut old = TcpStream::connect(host).unwrap();
-    old.write_all(b"GET /api/books HTTP/1.0\r\n\r\nGET /api/books HTTP/1.0\r\n\r\n")
-        .unwrap();
-    let (got, _) = until_closed(&mut old);
-    let mut got = &got[..];
-    let reply = read_reply(&mut got, false);
-    assert_eq!(
-        (reply.status, reply.header("Connection")),
-        (200, Some("close"))
-    );
-    assert!(got.is_empty(), "{}", text(got));
-    let mut kept = TcpStream::connect(host).unwrap();
-    kept.write_all(
-        b"GET /api/books HTTP/1.0\r\nConnection: keep-alive\r\n\r\nHEAD / HTTP/1.0\r\n\r\n",
-    )
-    .unwrap();
-    let (got, _) = until_closed(&mut kept);
-    let mut got = &got[..];
-    let reply = read_reply(&mut got, false);
-    assert_eq!(
-        (reply.status, reply.header("Connection")),
-        (200, Some("keep-alive"))
-    );
-    let reply = read_reply(&mut got, true);
-    assert_eq!(
-        (reply.status, reply.header("Connection")),
-        (200, Some("close"))
-    );
-    assert!(got.is_empty(), "{}", text(got));
+    // Each request, and the answers it gets: whether to a HEAD, and their Connection header.
+    type Replies<'a> = &'a [(bool, &'a str)];
+    let cases: [(&[u8], Replies); 2] = [
+        (
+            b"GET /api/books HTTP/1.0\r\n\r\nGET /api/books HTTP/1.0\r\n\r\n",
+            &[(false, "close")],
+        ),
+        (
+            b"GET /api/books HTTP/1.0\r\nConnection: keep-alive\r\n\r\nHEAD / HTTP/1.0\r\n\r\n",
+            &[(false, "keep-alive"), (true, "close")],
+        ),
+    ];
+    for (request, replies) in cases {
+        let answer = exchange(host, request);
+        let mut got = &answer[..];
+        for &(to_head, connection) in replies {
+            let reply = read_reply(&mut got, to_head);
+            assert_eq!(reply.status_and_connection(), (200, Some(connection)));
+        }
+        assert!(got.is_empty(), "{}", text(got));
+    }
 }
 
 /// What is not HTTP/1.x, or not a request, gets a 400 (or 505, 413) in one line and the
@@ -1230,13 +1219,7 @@ fn stop_ends_within_a_second() {
     }
     assert_eq!(request(&addr.to_string(), "GET", "/api/books").status, 200);
     std::thread::sleep(Duration::from_millis(100));
-    let start = Instant::now();
-    server.stop();
-    assert!(
-        start.elapsed() < Duration::from_secs(1),
-        "{:?}",
-        start.elapsed()
-    );
+    stop_at_once(server);
     for s in &mut held {
         let (got, _) = until_closed(s);
         assert!(got.is_empty(), "{}", text(&got));

@@ -57,22 +57,23 @@ fn assert_lines_match(book: &str, color: &str, dir: &Path) {
     }
 }
 
-#[test]
-fn lines_for_white_equal_polyglot_dump_book_on_every_bundled_book() {
+/// [`assert_lines_match`] for `color` on every bundled book.
+fn assert_lines_match_on_every_bundled_book(color: &str) {
     require_polyglot();
     let dir = tempfile::tempdir().unwrap();
     for book in data_books() {
-        assert_lines_match(book.to_str().unwrap(), "white", dir.path());
+        assert_lines_match(book.to_str().unwrap(), color, dir.path());
     }
 }
 
 #[test]
+fn lines_for_white_equal_polyglot_dump_book_on_every_bundled_book() {
+    assert_lines_match_on_every_bundled_book("white");
+}
+
+#[test]
 fn lines_for_black_equal_polyglot_dump_book_on_every_bundled_book() {
-    require_polyglot();
-    let dir = tempfile::tempdir().unwrap();
-    for book in data_books() {
-        assert_lines_match(book.to_str().unwrap(), "black", dir.path());
-    }
+    assert_lines_match_on_every_bundled_book("black");
 }
 
 /// Writes entries (key, move, weight, learn) as a book file, in the given order.
@@ -93,39 +94,22 @@ const E2E4: u16 = 28 | 12 << 6;
 const E7E5: u16 = 36 | 52 << 6;
 const D2D4: u16 = 27 | 11 << 6;
 
+/// The line the quirky books share: 1. e4 (weight 3), then 1... e5.
+const E4: RawEntry = (START, E2E4, 3, 0);
+const E5: RawEntry = (AFTER_E4, E7E5, 1, 0);
+
 /// Books made to hit polyglot's corner cases: an entry with move 0 (polyglot's "no move") first or
 /// not first under a key, weight-0 entries, an illegal move, two entries with the same move, a
 /// key 0, shares that round to a half.
 fn quirky_books(dir: &Path) -> Vec<PathBuf> {
     let books: [(&str, Vec<RawEntry>); 6] = [
-        (
-            "move0-first.bin",
-            vec![
-                (START, 0, 5, 0),
-                (START, E2E4, 3, 0),
-                (AFTER_E4, E7E5, 1, 0),
-            ],
-        ),
-        (
-            "move0-second.bin",
-            vec![
-                (START, E2E4, 3, 0),
-                (START, 0, 5, 0),
-                (AFTER_E4, E7E5, 1, 0),
-            ],
-        ),
-        (
-            "move0-after-e4.bin",
-            vec![
-                (START, E2E4, 3, 0),
-                (AFTER_E4, 0, 1, 0),
-                (AFTER_E4, E7E5, 1, 0),
-            ],
-        ),
+        ("move0-first.bin", vec![(START, 0, 5, 0), E4, E5]),
+        ("move0-second.bin", vec![E4, (START, 0, 5, 0), E5]),
+        ("move0-after-e4.bin", vec![E4, (AFTER_E4, 0, 1, 0), E5]),
         (
             "weight0-illegal-duplicate.bin",
             vec![
-                (START, E2E4, 3, 0),
+                E4,
                 (START, D2D4, 0, 0),
                 (START, E7E5, 9, 0),
                 (START, E2E4, 1, 0),
@@ -135,22 +119,12 @@ fn quirky_books(dir: &Path) -> Vec<PathBuf> {
         (
             // polyglot's count of positions starts from key 0, so a run with key 0 is not counted.
             "key0.bin",
-            vec![
-                (0, E2E4, 1, 0),
-                (0, E7E5, 1, 0),
-                (7, E2E4, 1, 0),
-                (START, E2E4, 3, 0),
-                (AFTER_E4, E7E5, 1, 0),
-            ],
+            vec![(0, E2E4, 1, 0), (0, E7E5, 1, 0), (7, E2E4, 1, 0), E4, E5],
         ),
         (
             // 12.5 % and 87.5 %: C's printf rounds half to even (12 %, 88 %).
             "eighths.bin",
-            vec![
-                (START, E2E4, 1, 0),
-                (START, D2D4, 7, 0),
-                (AFTER_E4, E7E5, 1, 0),
-            ],
+            vec![(START, E2E4, 1, 0), (START, D2D4, 7, 0), E5],
         ),
     ];
     books
@@ -309,18 +283,9 @@ for path in sys.argv[1:]:
             print("%s,%016x,%d,%d,%d" % (path, e.key, e.raw_move, e.weight, e.learn))
 "#;
     let books = data_books();
-    let out = Command::new(common::python_chess())
-        .arg("-c")
-        .arg(script)
-        .args(&books)
-        .output()
-        .expect("python3 with python-chess (pip install chess)");
-    assert!(
-        out.status.success(),
-        "python-chess failed (pip install chess): {}",
-        stderr(&out)
-    );
-    let python = String::from_utf8(out.stdout).unwrap();
+    let mut cmd = Command::new(common::python_chess());
+    cmd.arg("-c").arg(script).args(&books);
+    let python = common::succeeds(&mut cmd, "python-chess failed (pip install chess)");
     let mut checked = 0;
     for book in &books {
         let name = book.to_str().unwrap();
@@ -435,8 +400,7 @@ fn dump_into_a_closed_pipe_exits_quietly() {
 fn lines_to_a_file_is_written_whole_and_equals_standard_output() {
     let dir = tempfile::tempdir().unwrap();
     let book = data("books/rodent3_small.bin");
-    let target = dir.path().join("white.txt");
-    std::fs::write(&target, "old").unwrap();
+    let target = common::write_file(dir.path(), "white.txt", "old");
     let out = polybook(&[
         Path::new("lines"),
         &book,

@@ -15,7 +15,9 @@ use shakmaty::san::San;
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
-use common::{gnuchess_book, polybook, polybook_fails, polybook_ok, python, stderr};
+use common::{
+    gnuchess_book, polybook_fails, polybook_match, polybook_match_ok, polybook_ok, python, stderr,
+};
 
 use common::path_str as s;
 
@@ -25,6 +27,13 @@ fn temp_book() -> (tempfile::TempDir, PathBuf) {
     let book = dir.path().join("book.bin");
     std::fs::copy(gnuchess_book(), &book).unwrap();
     (dir, book)
+}
+
+/// [`temp_book`], with the games `pgn` written to `name` beside the book.
+fn temp_book_and_games(name: &str, pgn: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let (dir, book) = temp_book();
+    let games = common::write_file(dir.path(), name, pgn);
+    (dir, book, games)
 }
 
 /// Moves in UCI from the start position as SAN movetext (`1. e4 c5 2. Nf3`).
@@ -158,17 +167,16 @@ fn polyglot_book_learn_writes_what_polybook_learn_writes() {
     xb.wait_for(|l| l == "pong 7");
     xb.quit();
 
-    let pgn = dir.join("games.pgn");
-    std::fs::write(
-        &pgn,
+    let pgn = common::write_file(
+        dir,
+        "games.pgn",
         format!(
             "[White \"Human\"]\n[Black \"polybook\"]\n[Result \"0-1\"]\n\n{} 0-1\n\n\
              [White \"polybook\"]\n[Black \"Human\"]\n[Result \"1/2-1/2\"]\n\n{} 1/2-1/2\n",
             movetext(&game1),
             movetext(&game2)
         ),
-    )
-    .unwrap();
+    );
     let ours = dir.join("ours.bin");
     let report = polybook_ok(&[
         "learn",
@@ -222,16 +230,13 @@ with chess.polyglot.open_reader(book) as reader:
 
 #[test]
 fn learn_from_real_games_as_python_chess_computes_it() {
-    let (dir, book) = temp_book();
     // A game set up from a [FEN] (the Sicilian after 2. Nf3) is learned from its position.
-    let fen_game = dir.path().join("fen.pgn");
-    std::fs::write(
-        &fen_game,
+    let (_dir, book, fen_game) = temp_book_and_games(
+        "fen.pgn",
         "[White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n[SetUp \"1\"]\n\
          [FEN \"rnbqkbnr/pp1ppppp/8/2p5/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2\"]\n\n\
          2... d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 1-0\n",
-    )
-    .unwrap();
+    );
     let dortmund = common::bundled("dortmund.pgn");
     let before = std::fs::read(&book).unwrap();
     let report = polybook_ok(&["learn", s(&book), s(&dortmund), s(&fen_game), "--json"]);
@@ -305,15 +310,12 @@ print(len(expected), wrong)
 
 #[test]
 fn player_and_color_choose_the_learning_side() {
-    let (dir, book) = temp_book();
-    let pgn = dir.path().join("alice.pgn");
-    std::fs::write(
-        &pgn,
+    let (dir, book, pgn) = temp_book_and_games(
+        "alice.pgn",
         "[White \"Alice\"]\n[Black \"Bob\"]\n[Result \"1-0\"]\n\n1. e4 c5 2. Nf3 1-0\n\n\
          [White \"Bob\"]\n[Black \"alice\"]\n[Result \"0-1\"]\n\n1. d4 Nf6 2. c4 0-1\n\n\
          [White \"Carol\"]\n[Black \"Bob\"]\n[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n",
-    )
-    .unwrap();
+    );
     // python-chess reads the learn field of each move of the three games, in order.
     let fields = |learned: &Path| {
         let script = r#"
@@ -391,9 +393,8 @@ with chess.polyglot.open_reader(sys.argv[1]) as reader:
 
 #[test]
 fn learning_twice_adds_up_and_in_place_is_atomic() {
-    let (dir, book) = temp_book();
-    let pgn = dir.path().join("g.pgn");
-    std::fs::write(&pgn, "[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n").unwrap();
+    let (dir, book, pgn) =
+        temp_book_and_games("g.pgn", "[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n");
     // In place (no -o), then with -o naming the book itself.
     polybook_ok(&["learn", s(&book), s(&pgn)]);
     let report = polybook_ok(&["learn", s(&book), s(&pgn), "-o", s(&book)]);
@@ -408,22 +409,12 @@ fn learning_twice_adds_up_and_in_place_is_atomic() {
     assert_eq!(names.len(), 2, "a temporary file was left: {names:?}");
     let probe = polybook_ok(&["probe", s(&book), "--json"]);
     let probe: serde_json::Value = serde_json::from_str(&probe).unwrap();
-    let e4 = probe["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["uci"] == "e2e4")
-        .unwrap();
+    let e4 = common::json_find(&probe["entries"], "uci", "e2e4");
     assert_eq!(e4["learn"], 0x0002_0002);
     assert_eq!(e4["learn_games"], 2);
     assert_eq!(e4["learn_score"], 0.5);
     // Moves without games: learn 0, no score.
-    let d4 = probe["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["uci"] == "d2d4")
-        .unwrap();
+    let d4 = common::json_find(&probe["entries"], "uci", "d2d4");
     assert_eq!(
         (&d4["learn_games"], &d4["learn_score"]),
         (&0.into(), &serde_json::Value::Null)
@@ -438,14 +429,11 @@ fn learning_twice_adds_up_and_in_place_is_atomic() {
 
 #[test]
 fn games_that_never_touch_the_book_change_nothing() {
-    let (dir, book) = temp_book();
-    let pgn = dir.path().join("endgame.pgn");
-    std::fs::write(
-        &pgn,
+    let (dir, book, pgn) = temp_book_and_games(
+        "endgame.pgn",
         "[Result \"1-0\"]\n[SetUp \"1\"]\n[FEN \"7k/8/5K2/8/8/8/8/6R1 w - - 0 1\"]\n\n1. Rg7 Kh7 1-0\n\n\
          [Result \"*\"]\n\n1. e4 e5 *\n",
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out.bin");
     let report = polybook_ok(&["learn", s(&book), s(&pgn), "-o", s(&out)]);
     assert!(report.contains("0 entries changed"), "{report}");
@@ -457,8 +445,7 @@ fn games_that_never_touch_the_book_change_nothing() {
 fn bad_learn_input_is_one_line() {
     let (dir, book) = temp_book();
     let d = dir.path();
-    let pgn = d.join("g.pgn");
-    std::fs::write(&pgn, "[Result \"1-0\"]\n\n1. e4 1-0\n").unwrap();
+    let pgn = common::write_file(d, "g.pgn", "[Result \"1-0\"]\n\n1. e4 1-0\n");
     let before = std::fs::read(&book).unwrap();
     polybook_fails(
         &["learn", s(&d.join("missing.bin")), s(&pgn)],
@@ -525,8 +512,7 @@ fn the_learned_selection_prefers_the_move_that_won() {
     for _ in 0..10 {
         pgn.push_str("[Result \"1-0\"]\n\n1. e4 e5 1-0\n\n[Result \"0-1\"]\n\n1. d4 d5 0-1\n\n");
     }
-    let games = dir.path().join("games.pgn");
-    std::fs::write(&games, pgn).unwrap();
+    let games = common::write_file(dir.path(), "games.pgn", pgn);
     polybook_ok(&["learn", s(&book), s(&games), "--color", "white"]);
     let table = polybook_ok(&["probe", s(&book), "--no-board"]);
     assert!(
@@ -558,29 +544,26 @@ fn match_book_learn_updates_the_book_each_move_came_from() {
     std::fs::copy(gnuchess_book(), &big).unwrap();
     let (small_before, big_before) = (std::fs::read(&small).unwrap(), std::fs::read(&big).unwrap());
     let pgn = d.join("match.pgn");
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin:Hash=8",
-        "--engine",
-        "builtin:Hash=8",
-        "--nodes",
-        "300",
-        "--games",
-        "2",
-        "--book",
-        s(&small),
-        "--book",
-        s(&big),
-        "--book-plies",
-        "6",
-        "--book-learn",
-        "--seed",
-        "7",
-        "--pgn",
-        s(&pgn),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = polybook_match_ok(
+        &["builtin:Hash=8", "builtin:Hash=8"],
+        &[
+            "--nodes",
+            "300",
+            "--games",
+            "2",
+            "--book",
+            s(&small),
+            "--book",
+            s(&big),
+            "--book-plies",
+            "6",
+            "--book-learn",
+            "--seed",
+            "7",
+            "--pgn",
+            s(&pgn),
+        ],
+    );
     assert!(
         stderr(&out).contains("book learning: 2 learn field updates in"),
         "{}",
@@ -641,14 +624,7 @@ print(sum(n for n, _ in expected[0].values()), sum(n for n, _ in expected[1].val
 
 #[test]
 fn match_book_learn_needs_a_book() {
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin",
-        "--engine",
-        "builtin",
-        "--book-learn",
-    ]);
+    let out = polybook_match(&["builtin", "builtin"], &["--book-learn"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
@@ -658,27 +634,22 @@ fn a_tournament_learns_too() {
     let book = dir.path().join("e4.bin");
     common::start_book(&book, &[("e2e4", 1)]);
     let pgn = dir.path().join("t.pgn");
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "A=builtin:Hash=8",
-        "--engine",
-        "B=builtin:Hash=8",
-        "--engine",
-        "C=builtin:Hash=8",
-        "--nodes",
-        "300",
-        "--games",
-        "2",
-        "--book",
-        s(&book),
-        "--book-learn",
-        "--seed",
-        "3",
-        "--pgn",
-        s(&pgn),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    polybook_match_ok(
+        &["A=builtin:Hash=8", "B=builtin:Hash=8", "C=builtin:Hash=8"],
+        &[
+            "--nodes",
+            "300",
+            "--games",
+            "2",
+            "--book",
+            s(&book),
+            "--book-learn",
+            "--seed",
+            "3",
+            "--pgn",
+            s(&pgn),
+        ],
+    );
     // Every finished game opened 1. e4 from the book: White's result, that many times.
     let script = r#"
 import sys, chess, chess.pgn, chess.polyglot

@@ -4,6 +4,7 @@
 //! flag fall, and the errors before a game starts.
 
 use crate::common;
+use common::path_str as s;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -83,7 +84,7 @@ with open(sys.argv[1]) as f:
         })
 print(json.dumps(games))
 "#;
-    let json = python(script, &[path.to_str().unwrap()]);
+    let json = python(script, &[s(path)]);
     let games: Vec<Value> = serde_json::from_str(&json).unwrap();
     for g in &games {
         assert_eq!(g["errors"], Value::Array(vec![]), "{g}");
@@ -346,7 +347,7 @@ total = sum(e.weight for e in entries)
 for e in entries:
     print(b.san(e.move), e.weight, "%.1f%%" % (100.0 * e.weight / total))
 "#,
-        &[book().to_str().unwrap()],
+        &[s(&book())],
     );
     out.lines()
         .map(|l| {
@@ -358,7 +359,7 @@ for e in entries:
 
 #[test]
 fn the_book_command_equals_python_chess() {
-    let (out, _dir) = session(&["--book", book().to_str().unwrap()], "book\nquit\n");
+    let (out, _dir) = session(&["--book", s(&book())], "book\nquit\n");
     let stdout = text(&out.stdout);
     let expected = python_book_rows();
     assert!(expected.len() > 5, "{expected:?}");
@@ -389,7 +390,7 @@ fn the_engine_plays_the_heaviest_book_move_with_best() {
     let (out, pgn, _dir) = game(
         &[
             "--book",
-            book().to_str().unwrap(),
+            s(&book()),
             "--book-selection",
             "best",
             "--color",
@@ -404,7 +405,7 @@ with chess.polyglot.open_reader(sys.argv[1]) as r:
     e = max(r.find_all(chess.Board()), key=lambda e: e.weight)
 print(e.move.uci(), chess.Board().san(e.move))
 "#,
-        &[book().to_str().unwrap()],
+        &[s(&book())],
     );
     let (uci, san) = heaviest.trim().split_once(' ').unwrap();
     let stdout = text(&out.stdout);
@@ -423,14 +424,7 @@ print(e.move.uci(), chess.Board().san(e.move))
 #[test]
 fn quit_and_the_end_of_input_write_the_game_python_chess_reads_back() {
     let book = book();
-    let args = [
-        "--book",
-        book.to_str().unwrap(),
-        "--seed",
-        "11",
-        "--depth",
-        "3",
-    ];
+    let args = ["--book", s(&book), "--seed", "11", "--depth", "3"];
     let (out, pgn, _dir) = game(&args, "e4\nNf3\nquit\n");
     let stdout = text(&out.stdout);
     let g = only_game(&pgn);
@@ -546,11 +540,7 @@ fn bad_input_is_refused_before_the_game() {
     let books = common::data("books");
     refused(&["--book", "/no/such/book.bin"], 1, "/no/such/book.bin");
     let html = books.join("invalid/html-page-saved-as.bin");
-    refused(
-        &["--book", html.to_str().unwrap()],
-        1,
-        "html-page-saved-as.bin",
-    );
+    refused(&["--book", s(&html)], 1, "html-page-saved-as.bin");
     refused(&["--fen", "not a fen"], 1, "invalid FEN 'not a fen'");
     refused(
         &["--fen", "8/8/8/8/8/8/8/8 w - - 0 1"],
@@ -583,8 +573,8 @@ fn play_with_two_books_takes_each_move_from_the_first_that_has_one() {
     // A small book in front: 1. d4 only. The GNU Chess book behind it.
     let small = dir.path().join("small.bin");
     common::start_book(&small, &[("d2d4", 1)]);
-    let (small, big) = (small.to_str().unwrap(), book());
-    let big = big.to_str().unwrap();
+    let (small, big) = (s(&small), book());
+    let big = s(&big);
     let heaviest = python(
         r#"
 import sys, chess, chess.polyglot

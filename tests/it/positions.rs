@@ -5,10 +5,11 @@
 //! that cannot be played are refused with one clear line.
 
 use crate::common;
+use common::path_str as s;
 use common::{bestmoves, data, polybook, polybook_json, python, text};
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// Playable setups that shakmaty's strict check refuses.
 const PLAYABLE: &[&str] = &[
@@ -124,7 +125,7 @@ fn unplayable_setups_are_refused_with_the_reason() {
         for args in [
             vec!["key", "--fen", fen],
             vec!["perft", "1", "--fen", fen],
-            vec!["probe", book.to_str().unwrap(), "--fen", fen],
+            vec!["probe", s(&book), "--fen", fen],
             vec!["search", "--depth", "2", "--fen", fen],
         ] {
             let o = polybook(&args);
@@ -216,19 +217,19 @@ fn the_engine_plays_from_them() {
     assert!(pgn.contains("1. Na3"), "{pgn}");
 
     // match: from --fen, and from an --openings file of such setups.
-    let openings = dir.path().join("openings.epd");
-    std::fs::write(&openings, format!("{}\n{}\n", PLAYABLE[1], PLAYABLE[2])).unwrap();
-    for start in [
-        vec!["--fen", PLAYABLE[0]],
-        vec!["--openings", openings.to_str().unwrap()],
-    ] {
+    let openings = common::write_file(
+        dir.path(),
+        "openings.epd",
+        format!("{}\n{}\n", PLAYABLE[1], PLAYABLE[2]),
+    );
+    for start in [vec!["--fen", PLAYABLE[0]], vec!["--openings", s(&openings)]] {
         let mut args = vec![
             "match", "--engine", "builtin", "--engine", "builtin", "--depth", "1", "--games", "2",
             "--pgn",
         ];
         let pgn = dir.path().join("match.pgn");
         let _ = std::fs::remove_file(&pgn);
-        args.push(pgn.to_str().unwrap());
+        args.push(s(&pgn));
         args.extend(&start);
         let o = polybook(&args);
         assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
@@ -237,13 +238,12 @@ fn the_engine_plays_from_them() {
     }
 
     // solve: a mate in one with nine pawns.
-    let suite = dir.path().join("suite.epd");
-    std::fs::write(
-        &suite,
+    let suite = common::write_file(
+        dir.path(),
+        "suite.epd",
         "6k1/5ppp/3R4/8/8/P7/PPPPPPPP/4K3 w - - dm 1; id \"queens\";\n",
-    )
-    .unwrap();
-    let o = polybook(&["solve", suite.to_str().unwrap(), "--depth", "3"]);
+    );
+    let o = polybook(&["solve", s(&suite), "--depth", "3"]);
     assert!(o.status.success(), "solve: {}", text(&o.stderr));
     assert!(text(&o.stdout).contains("1/1"), "{}", text(&o.stdout));
 }
@@ -282,20 +282,11 @@ for fen in sys.argv[2:]:
         print(game, file=out, end="\n\n")
 print('[Event "unplayable"]\n[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/8/P3K3 w - - 0 1"]\n[Result "1-0"]\n\n1. Kd2 1-0\n', file=out)
 "#;
-    let mut args = vec![pgn.to_str().unwrap()];
+    let mut args = vec![s(&pgn)];
     args.extend(PLAYABLE);
     python(script, &args);
 
-    let reference = dir.path().join("ref.bin");
-    let script_path = common::root().join("tests/reference_book.py");
-    let o = Command::new(common::python_chess())
-        .arg(&script_path)
-        .arg(&reference)
-        .arg(&pgn)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let expected = std::fs::read(&reference).unwrap();
+    let expected = common::reference_book(&[&pgn], &dir.path().join("ref.bin"), &[]);
     assert!(
         expected.len() >= 16 * 4 * PLAYABLE.len(),
         "{}",
@@ -303,13 +294,7 @@ print('[Event "unplayable"]\n[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/8/P3K3 w - - 0 1"]
     );
 
     let out = dir.path().join("pb.bin");
-    let report = polybook_json(&[
-        "build",
-        pgn.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--json",
-    ]);
+    let report = polybook_json(&["build", s(&pgn), "-o", s(&out), "--json"]);
     let games = 3 * PLAYABLE.len() as u64 + 1;
     assert_eq!(report["games"], games, "{report}");
     assert_eq!(report["used"], games - 1, "{report}");
@@ -328,12 +313,12 @@ with chess.polyglot.open_reader(sys.argv[1]) as r:
         b.castling_rights = b.clean_castling_rights()
         print(" ".join(f"{e.move.uci()}:{e.weight}" for e in r.find_all(b)))
 "#;
-    let mut args = vec![out.to_str().unwrap()];
+    let mut args = vec![s(&out)];
     args.extend(PLAYABLE);
     let expected: Vec<String> = python(script, &args).lines().map(String::from).collect();
     for (fen, expected) in PLAYABLE.iter().zip(expected) {
         assert!(!expected.is_empty(), "{fen}: no entry");
-        let json = polybook_json(&["probe", out.to_str().unwrap(), "--fen", fen, "--json"]);
+        let json = polybook_json(&["probe", s(&out), "--fen", fen, "--json"]);
         let got: Vec<String> = json["entries"]
             .as_array()
             .unwrap_or_else(|| panic!("{json}"))

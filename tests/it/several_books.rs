@@ -3,14 +3,15 @@
 //! `chess.polyglot` confirms where each move comes from.
 
 use crate::common;
+use common::path_str as s;
 
 use std::path::{Path, PathBuf};
 
-use polybook::book::{Entry, Key, RawMove, write_book};
+use polybook::book::{Entry, Key, write_book};
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
-use common::{polybook, python, stderr, stdout};
+use common::{polybook, polybook_match, polybook_match_ok, python, stderr, stdout};
 
 use common::{bestmoves, uci_session as session};
 
@@ -28,12 +29,7 @@ fn after(moves: &[&str]) -> Chess {
 fn book(path: &Path, rows: &[(&[&str], &str, u16)]) {
     let mut entries: Vec<Entry> = rows
         .iter()
-        .map(|&(moves, mv, weight)| Entry {
-            key: Key::of(&after(moves)),
-            mv: RawMove::from_uci_str(mv).unwrap(),
-            weight,
-            learn: 0,
-        })
+        .map(|&(moves, mv, weight)| Entry::from_uci(Key::of(&after(moves)), mv, weight).unwrap())
         .collect();
     write_book(path, &mut entries).unwrap();
 }
@@ -54,7 +50,7 @@ fn python_moves(book: &Path, moves: &[&str]) -> Vec<String> {
         for m in sys.argv[2:]: board.push_uci(m)\n\
         with chess.polyglot.open_reader(sys.argv[1]) as r:\n\
         \x20   print(' '.join(e.move.uci() for e in r.find_all(board)))\n";
-    let mut args = vec![book.to_str().unwrap()];
+    let mut args = vec![s(book)];
     args.extend_from_slice(moves);
     python(script, &args)
         .split_whitespace()
@@ -120,10 +116,7 @@ fn a_missing_book_in_the_list_is_named_and_the_others_are_used() {
         missing.display(),
         second.display()
     ));
-    let complaints: Vec<&str> = out
-        .lines()
-        .filter(|l| l.starts_with("info string cannot use BookFile"))
-        .collect();
+    let complaints = common::lines_starting(&out, "info string cannot use BookFile");
     assert_eq!(complaints.len(), 1, "{out}");
     assert!(
         complaints[0].contains(&missing.display().to_string())
@@ -138,9 +131,7 @@ fn a_missing_book_in_the_list_is_named_and_the_others_are_used() {
         missing.display()
     ));
     assert_eq!(
-        out.lines()
-            .filter(|l| l.starts_with("info string cannot use BookFile"))
-            .count(),
+        common::lines_starting(&out, "info string cannot use BookFile").len(),
         2,
         "{out}"
     );
@@ -154,7 +145,7 @@ fn a_missing_book_in_the_list_is_named_and_the_others_are_used() {
 fn probe_shows_each_book_in_turn() {
     let dir = tempfile::tempdir().unwrap();
     let (first, second) = two_books(dir.path());
-    let (a, b) = (first.to_str().unwrap(), second.to_str().unwrap());
+    let (a, b) = (s(&first), s(&second));
     let out = polybook(&["probe", a, b, "--no-board"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
@@ -187,7 +178,7 @@ fn probe_shows_each_book_in_turn() {
 fn probe_json_with_several_books_is_one_object_per_book() {
     let dir = tempfile::tempdir().unwrap();
     let (first, second) = two_books(dir.path());
-    let (a, b) = (first.to_str().unwrap(), second.to_str().unwrap());
+    let (a, b) = (s(&first), s(&second));
     // What one book prints, with `"book":NAME` in front.
     let with_name = |book: &str, line: &str| {
         format!(
@@ -228,14 +219,13 @@ fn probe_json_with_several_books_is_one_object_per_book() {
     );
 
     // --epd: for each position, one line per book, in the books' order.
-    let epd = dir.path().join("two.epd");
-    std::fs::write(
-        &epd,
+    let epd = common::write_file(
+        dir.path(),
+        "two.epd",
         "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n\
          rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n",
-    )
-    .unwrap();
-    let epd = epd.to_str().unwrap();
+    );
+    let epd = s(&epd);
     let out = polybook(&["probe", a, b, "--json", "--epd", epd]);
     assert!(out.status.success(), "{}", stderr(&out));
     let (a_lines, b_lines) = (alone(a, &["--epd", epd]), alone(b, &["--epd", epd]));
@@ -252,7 +242,7 @@ fn a_missing_book_in_a_list_ends_the_command() {
     let dir = tempfile::tempdir().unwrap();
     let (first, _) = two_books(dir.path());
     let missing = dir.path().join("missing.bin");
-    let out = polybook(&["probe", first.to_str().unwrap(), missing.to_str().unwrap()]);
+    let out = polybook(&["probe", s(&first), s(&missing)]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stdout(&out), "");
     assert_eq!(
@@ -262,17 +252,10 @@ fn a_missing_book_in_a_list_ends_the_command() {
             missing.display()
         )
     );
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin",
-        "--engine",
-        "builtin",
-        "--book",
-        first.to_str().unwrap(),
-        "--book",
-        missing.to_str().unwrap(),
-    ]);
+    let out = polybook_match(
+        &["builtin", "builtin"],
+        &["--book", s(&first), "--book", s(&missing)],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
@@ -309,31 +292,24 @@ fn match_openings_walk_the_books_first_hit_wins() {
 
     // `match --book A --book B`: every game opens 1.e4 c5 from the books (against a random
     // mover, so that the games end soon).
-    let random_mover = format!(
-        "cmd:{} {} random 0",
-        common::python_chess(),
-        common::root().join("tests/fake_engine.py").display()
-    );
+    let random_mover = common::fake_engine("random", 0);
     let pgn = dir.path().join("m.pgn");
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin:Hash=8",
-        "--engine",
-        &random_mover,
-        "--depth",
-        "2",
-        "--games",
-        "2",
-        "--book",
-        first.to_str().unwrap(),
-        "--book",
-        second.to_str().unwrap(),
-        "--pgn",
-        pgn.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    polybook_match_ok(
+        &["builtin:Hash=8", &random_mover],
+        &[
+            "--depth",
+            "2",
+            "--games",
+            "2",
+            "--book",
+            s(&first),
+            "--book",
+            s(&second),
+            "--pgn",
+            s(&pgn),
+            "--quiet",
+        ],
+    );
     let text = std::fs::read_to_string(&pgn).unwrap();
     assert_eq!(
         text.matches("\n1. e4 {book} c5 {book} 2. ").count(),

@@ -104,16 +104,20 @@ fn bench_ignores_threads() {
 
 #[test]
 fn search_with_two_threads() {
+    // `search` of MIDDLEGAME on two threads, within a limit.
+    let search = |limit: &str, value: &str| {
+        polybook(&[
+            "search",
+            "--fen",
+            MIDDLEGAME,
+            limit,
+            value,
+            "--threads",
+            "2",
+        ])
+    };
     // A fixed depth: a legal move, and the node counts of the info lines grow.
-    let out = polybook(&[
-        "search",
-        "--fen",
-        MIDDLEGAME,
-        "--depth",
-        "9",
-        "--threads",
-        "2",
-    ]);
+    let out = search("--depth", "9");
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     let nodes = info_nodes(&text);
@@ -125,30 +129,14 @@ fn search_with_two_threads() {
     // A time limit stops every thread: the answer comes in time (wide bounds for a loaded
     // machine; a helper left running would hold the process for its whole depth).
     let start = Instant::now();
-    let out = polybook(&[
-        "search",
-        "--fen",
-        MIDDLEGAME,
-        "--movetime",
-        "300",
-        "--threads",
-        "2",
-    ]);
+    let out = search("--movetime", "300");
     let took = start.elapsed();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(took < Duration::from_secs(3), "took {took:?}");
     assert!(legal_in(MIDDLEGAME, bestmove(&stdout(&out))));
 
     // A node limit counts the nodes of all threads.
-    let out = polybook(&[
-        "search",
-        "--fen",
-        MIDDLEGAME,
-        "--nodes",
-        "200000",
-        "--threads",
-        "2",
-    ]);
+    let out = search("--nodes", "200000");
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(legal_in(MIDDLEGAME, bestmove(&text)));

@@ -30,18 +30,6 @@ fn every_krvk1000_line_agrees() {
     assert!(wins > 0 && wins < 1000, "both sides to move: {wins} wins");
 }
 
-/// A small deterministic generator (xorshift64).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 fn fen_of(squares: [(u64, char); 3], white_to_move: bool) -> String {
     let mut board = [['1'; 8]; 8];
     for (sq, piece) in squares {
@@ -85,7 +73,7 @@ fn short_mates_agree_with_python_chess_brute_force() {
     let per_bucket = 6;
     let mut counts = [[0; 7]; 2];
     let mut lines = String::new();
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = common::XorShift(0x9E37_79B9_7F4A_7C15);
     for _ in 0..2_000_000 {
         if counts.iter().flatten().all(|&c| c >= per_bucket) {
             break;

@@ -52,27 +52,15 @@ fn tcec_files() -> Vec<PathBuf> {
 }
 
 fn tally(inputs: &[PathBuf], out: &Path, options: &[&str]) -> Vec<u8> {
-    let mut args = vec!["tally", "-q", "-o", s(out)];
-    args.extend(inputs.iter().map(|p| s(p)));
-    args.extend_from_slice(options);
-    ok(&args);
-    std::fs::read(out).unwrap()
+    common::quietly_written("tally", inputs, out, options)
 }
 
 fn build(inputs: &[PathBuf], out: &Path, options: &[&str]) -> Vec<u8> {
-    let mut args = vec!["build", "-q", "-o", s(out)];
-    args.extend(inputs.iter().map(|p| s(p)));
-    args.extend_from_slice(options);
-    ok(&args);
-    std::fs::read(out).unwrap()
+    common::quietly_written("build", inputs, out, options)
 }
 
 fn book(tallies: &[&Path], out: &Path, options: &[&str]) -> Vec<u8> {
-    let mut args = vec!["book", "-q", "-o", s(out)];
-    args.extend(tallies.iter().map(|p| s(p)));
-    args.extend_from_slice(options);
-    ok(&args);
-    std::fs::read(out).unwrap()
+    common::quietly_written("book", tallies, out, options)
 }
 
 /// The tally of Debian's GNU Chess game collection (145,716 games), made once for the tests that
@@ -249,34 +237,30 @@ fn tallies_of_halves_add_up_to_the_tally_of_all() {
 }
 
 /// python-chess's count of every (position, move) of a PGN file, as rows
-/// `key move black games wins draws losses first` (the move in Polyglot's encoding).
+/// `key move black games wins draws losses first` (the move in Polyglot's encoding); it runs after
+/// [`common::PYTHON_STANDARD_GAMES`].
 const PYTHON_COUNT: &str = r#"
-import sys, lzma, io, collections
-import chess, chess.pgn, chess.polyglot
+import sys, collections
+import chess.polyglot
 counts = collections.OrderedDict()
 order = collections.defaultdict(list)
-for path in sys.argv[1:]:
-    text = io.StringIO(lzma.open(path, "rt", encoding="utf-8", errors="replace").read())
-    while (game := chess.pgn.read_game(text)) is not None:
-        if game.headers.get("Variant", "Standard").lower() not in ("standard", "normal", "chess"):
-            continue
-        white = {"1-0": 2, "0-1": 0}.get(game.headers.get("Result", "*"), 1)
-        board = game.board()
-        for move in game.mainline_moves():
-            key = chess.polyglot.zobrist_hash(board)
-            to = move.to_square
-            if board.is_castling(move):
-                to = chess.square(7 if chess.square_file(to) == 6 else 0, chess.square_rank(to))
-            promo = {None: 0, chess.KNIGHT: 1, chess.BISHOP: 2, chess.ROOK: 3, chess.QUEEN: 4}[move.promotion]
-            raw = to | (move.from_square << 6) | (promo << 12)
-            black = board.turn == chess.BLACK
-            points = 2 - white if black else white
-            c = counts.setdefault((key, raw, black), [0, 0, 0, 0])
-            if c[0] == 0:
-                order[key].append(raw)
-            c[0] += 1
-            c[1 + {2: 0, 1: 1, 0: 2}[points]] += 1
-            board.push(move)
+for game, white in standard_games(sys.argv[1:], encoding="utf-8", errors="replace"):
+    board = game.board()
+    for move in game.mainline_moves():
+        key = chess.polyglot.zobrist_hash(board)
+        to = move.to_square
+        if board.is_castling(move):
+            to = chess.square(7 if chess.square_file(to) == 6 else 0, chess.square_rank(to))
+        promo = {None: 0, chess.KNIGHT: 1, chess.BISHOP: 2, chess.ROOK: 3, chess.QUEEN: 4}[move.promotion]
+        raw = to | (move.from_square << 6) | (promo << 12)
+        black = board.turn == chess.BLACK
+        points = 2 - white if black else white
+        c = counts.setdefault((key, raw, black), [0, 0, 0, 0])
+        if c[0] == 0:
+            order[key].append(raw)
+        c[0] += 1
+        c[1 + {2: 0, 1: 1, 0: 2}[points]] += 1
+        board.push(move)
 for (key, raw, black), (n, w, d, l) in sorted(counts.items()):
     print(key, raw, int(black), n, w, d, l, order[key].index(raw))
 "#;
@@ -296,7 +280,10 @@ fn duckdb_reads_the_counts_python_chess_makes() {
     let t = dir.path().join("t.parquet");
     tally(&games, &t, &[]);
     let paths: Vec<&str> = games.iter().map(|p| s(p)).collect();
-    let want = python(PYTHON_COUNT, &paths);
+    let want = python(
+        &format!("{}{PYTHON_COUNT}", common::PYTHON_STANDARD_GAMES),
+        &paths,
+    );
     let got = duckdb(DUCKDB_ROWS, &[s(&t)]);
     assert!(want.lines().count() > 5000, "{}", want.lines().count());
     assert_eq!(got, want);
@@ -405,7 +392,7 @@ fn probe_shows_a_positions_statistics() {
     let t = dir.path().join("t.parquet");
     tally(&games, &t, &[]);
     for moves in ["", "d4", "d4 Nf6 c4"] {
-        let want = python(common::PYTHON_POSITION_STATS, &[moves, s(&games[0])]);
+        let want = python(&common::python_position_stats(), &[moves, s(&games[0])]);
         let json = ok(&["probe", s(&t), "--moves", moves, "--json"]);
         assert_eq!(json.lines().count(), 1);
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -516,6 +503,11 @@ fn the_readmes_duckdb_query_runs() {
 fn bad_input_is_one_line_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let d = |name: &str| dir.path().join(name);
+    // A DuckDB script on the files `names` of the folder.
+    let duckdb_on = |script: &str, names: &[&str]| {
+        let paths: Vec<PathBuf> = names.iter().map(|n| d(n)).collect();
+        duckdb(script, &paths.iter().map(|p| s(p)).collect::<Vec<_>>())
+    };
     let games = [tcec("TCEC_Match_1")];
     tally(&games, &d("a.parquet"), &[]);
     tally(&[tcec("TCEC_Match_5")], &d("b.parquet"), &[]);
@@ -532,61 +524,44 @@ fn bad_input_is_one_line_and_writes_nothing() {
     assert!(!d("t.parquet").exists());
     std::fs::remove_file(d("licence.pgn")).unwrap();
 
-    // Parquet files that are not tallies, made by DuckDB: other columns, and a key as text.
-    duckdb(
+    // Parquet files made by DuckDB: not tallies (other columns, and a key as text); the right
+    // columns from another writer, without polybook's mark; and with the mark (DuckDB writes it
+    // as asked, snappy-compressed as it does by default), rows out of key order, and counts that
+    // do not add up.
+    duckdb_on(
         r#"
 import sys
 duckdb.sql(f"COPY (SELECT 1 AS a, 'x' AS b) TO '{sys.argv[1]}' (FORMAT parquet)")
 duckdb.sql(f"COPY (SELECT key::VARCHAR AS key, move, black, games, wins, draws, losses, first "
-           f"FROM '{sys.argv[3]}') TO '{sys.argv[2]}' (FORMAT parquet)")
-"#,
-        &[
-            s(&d("other.parquet")),
-            s(&d("text_key.parquet")),
-            s(&d("a.parquet")),
-        ],
-    );
-    let e = fails(&["book", s(&d("other.parquet")), "-o", s(&out)]);
-    assert!(
-        e.contains("not a polybook tally") && e.contains("\"key\""),
-        "{e}"
-    );
-    let e = fails(&["book", s(&d("text_key.parquet")), "-o", s(&out)]);
-    assert!(
-        e.contains("not a polybook tally") && e.contains("INT64"),
-        "{e}"
-    );
-    // The right columns from another writer, without polybook's mark.
-    duckdb(
-        r#"
-import sys
-duckdb.sql(f"COPY (SELECT * FROM '{sys.argv[2]}') TO '{sys.argv[1]}' (FORMAT parquet)")
-"#,
-        &[s(&d("copied.parquet")), s(&d("a.parquet"))],
-    );
-    let e = fails(&["book", s(&d("copied.parquet")), "-o", s(&out)]);
-    assert!(e.contains("polybook.tally"), "{e}");
-    // With the mark (DuckDB writes it as asked, snappy-compressed as it does by default): rows
-    // out of key order, and counts that do not add up.
-    duckdb(
-        r#"
-import sys
+           f"FROM '{sys.argv[6]}') TO '{sys.argv[2]}' (FORMAT parquet)")
+duckdb.sql(f"COPY (SELECT * FROM '{sys.argv[6]}') TO '{sys.argv[3]}' (FORMAT parquet)")
 kv = "KV_METADATA {'polybook.tally': '1', 'polybook.options': '--max-ply 1024'}"
-duckdb.sql(f"COPY (SELECT * FROM '{sys.argv[3]}' ORDER BY key DESC) TO '{sys.argv[1]}' (FORMAT parquet, {kv})")
+duckdb.sql(f"COPY (SELECT * FROM '{sys.argv[6]}' ORDER BY key DESC) TO '{sys.argv[4]}' (FORMAT parquet, {kv})")
 duckdb.sql(f"COPY (SELECT key, move, black, games + 1 AS games, wins, draws, losses, first "
-           f"FROM '{sys.argv[3]}' ORDER BY key) TO '{sys.argv[2]}' (FORMAT parquet, {kv})")
+           f"FROM '{sys.argv[6]}' ORDER BY key) TO '{sys.argv[5]}' (FORMAT parquet, {kv})")
 "#,
         &[
-            s(&d("unsorted.parquet")),
-            s(&d("bad_counts.parquet")),
-            s(&d("a.parquet")),
+            "other.parquet",
+            "text_key.parquet",
+            "copied.parquet",
+            "unsorted.parquet",
+            "bad_counts.parquet",
+            "a.parquet",
         ],
     );
-    let e = fails(&["book", s(&d("unsorted.parquet")), "-o", s(&out)]);
-    assert!(
-        e.contains("row 2: the keys are not in ascending order"),
-        "{e}"
-    );
+    let refused: [(&str, &[&str]); 4] = [
+        ("other.parquet", &["not a polybook tally", "\"key\""]),
+        ("text_key.parquet", &["not a polybook tally", "INT64"]),
+        ("copied.parquet", &["polybook.tally"]),
+        (
+            "unsorted.parquet",
+            &["row 2: the keys are not in ascending order"],
+        ),
+    ];
+    for (name, reasons) in refused {
+        let e = fails(&["book", s(&d(name)), "-o", s(&out)]);
+        assert!(reasons.iter().all(|r| e.contains(r)), "{e}");
+    }
     let e = fails(&[
         "tally",
         "--merge",

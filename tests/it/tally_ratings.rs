@@ -12,11 +12,7 @@ use std::path::{Path, PathBuf};
 use common::path_str as s;
 
 fn tally(inputs: &[PathBuf], out: &Path, options: &[&str]) -> Vec<u8> {
-    let mut args = vec!["tally", "-q", "-o", s(out)];
-    args.extend(inputs.iter().map(|p| s(p)));
-    args.extend_from_slice(options);
-    polybook_ok(&args);
-    std::fs::read(out).unwrap()
+    common::quietly_written("tally", inputs, out, options)
 }
 
 /// python-chess's reading of the games of the files `argv[3:]`, up to `argv[1]` plies, at the
@@ -225,24 +221,21 @@ fn merged_books_and_mixed_tallies() {
     ];
     let (first, second) = games.split_at(2);
     let path = |name: &str| dir.path().join(name);
-    tally(first, &path("a.parquet"), &["--ratings"]);
-    tally(second, &path("b.parquet"), &["--ratings"]);
+    let (a, b, b_plain) = (
+        path("a.parquet"),
+        path("b.parquet"),
+        path("b-plain.parquet"),
+    );
+    tally(first, &a, &["--ratings"]);
+    tally(second, &b, &["--ratings"]);
     let whole = tally(&games, &path("all.parquet"), &["--ratings"]);
     let merged = path("merged.parquet");
-    polybook_ok(&[
-        "tally",
-        "-q",
-        "--merge",
-        s(&path("a.parquet")),
-        s(&path("b.parquet")),
-        "-o",
-        s(&merged),
-    ]);
+    polybook_ok(&["tally", "-q", "--merge", s(&a), s(&b), "-o", s(&merged)]);
     assert!(std::fs::read(&merged).unwrap() == whole);
 
     // A book ignores the columns: the same bytes from tallies with and without, or both mixed.
     tally(&games, &path("plain.parquet"), &[]);
-    tally(second, &path("b-plain.parquet"), &[]);
+    tally(second, &b_plain, &[]);
     for rules in [
         &["--weights", "games", "--min-games", "1"][..],
         &["--weights", "wins", "--min-games", "2"],
@@ -263,11 +256,7 @@ fn merged_books_and_mixed_tallies() {
             "{rules:?}"
         );
         assert!(
-            plain
-                == book(
-                    &[s(&path("a.parquet")), s(&path("b-plain.parquet"))],
-                    "mixed.bin"
-                ),
+            plain == book(&[s(&a), s(&b_plain)], "mixed.bin"),
             "{rules:?}"
         );
     }
@@ -275,14 +264,7 @@ fn merged_books_and_mixed_tallies() {
     // Merging tallies with and without the columns: one line, exit 1, nothing written.
     let out = path("never.parquet");
     let err = polybook_fails(
-        &[
-            "tally",
-            "--merge",
-            s(&path("a.parquet")),
-            s(&path("b-plain.parquet")),
-            "-o",
-            s(&out),
-        ],
+        &["tally", "--merge", s(&a), s(&b_plain), "-o", s(&out)],
         1,
         "--ratings",
     );
@@ -294,8 +276,8 @@ fn merged_books_and_mixed_tallies() {
     // Nor looked up together.
     let folder = path("mixed");
     std::fs::create_dir(&folder).unwrap();
-    std::fs::copy(path("a.parquet"), folder.join("part-0.parquet")).unwrap();
-    std::fs::copy(path("b-plain.parquet"), folder.join("part-1.parquet")).unwrap();
+    std::fs::copy(&a, folder.join("part-0.parquet")).unwrap();
+    std::fs::copy(&b_plain, folder.join("part-1.parquet")).unwrap();
     polybook_fails(&["probe", s(&folder), "--json"], 1, "--ratings");
     // --ratings is for counting.
     let o = polybook(&[

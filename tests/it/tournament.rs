@@ -6,28 +6,11 @@
 
 use crate::common;
 
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
-
 use serde_json::Value;
 
-use common::{gnuchess_book, polybook, stderr, stdout};
-
-/// The games of a PGN as python-chess reads them (see tests/match_check.py).
-fn check_games(pgn: &Path, book: &Path) -> Vec<Value> {
-    let out = Command::new(common::python_chess())
-        .arg(common::root().join("tests/match_check.py"))
-        .arg(pgn)
-        .arg(book)
-        .output()
-        .expect("python3 runs");
-    assert!(out.status.success(), "match_check.py: {}", stderr(&out));
-    stdout(&out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use common::{
+    gnuchess_book, match_check, polybook, polybook_match, polybook_match_ok, stderr, stdout,
+};
 
 /// Every game is legal to its end (no python-chess error), its result agrees with the final
 /// position, its book moves are in the book, and it carries the tournament's Event tag; the
@@ -171,7 +154,7 @@ fn a_gauntlet_of_builtin_against_stockfish_and_glaurung() {
 
     // The PGN: all four games, sound, with the right players; both colours in each pairing;
     // the same opening for every pairing (the same book moves in all four games).
-    let games = check_games(&pgn, &book);
+    let games = match_check(&pgn, Some(&book));
     assert_eq!(games.len(), 4);
     assert_games_are_sound(&games, "Gauntlet test");
     for opponent in ["SF", "Glaurung 2.2"] {
@@ -196,30 +179,29 @@ fn a_round_robin_of_three_builtin_engines() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("rr.pgn");
     let book = gnuchess_book();
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "Plain=builtin",
-        "--engine",
-        "Small hash=builtin:Hash=1",
-        "--engine",
-        "No null=builtin:NullMove=false",
-        "--nodes",
-        "1500",
-        "--games",
-        "4",
-        "--concurrency",
-        "2",
-        "--book",
-        book.to_str().unwrap(),
-        "--book-plies",
-        "6",
-        "--seed",
-        "3",
-        "--pgn",
-        pgn.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = polybook_match_ok(
+        &[
+            "Plain=builtin",
+            "Small hash=builtin:Hash=1",
+            "No null=builtin:NullMove=false",
+        ],
+        &[
+            "--nodes",
+            "1500",
+            "--games",
+            "4",
+            "--concurrency",
+            "2",
+            "--book",
+            book.to_str().unwrap(),
+            "--book-plies",
+            "6",
+            "--seed",
+            "3",
+            "--pgn",
+            pgn.to_str().unwrap(),
+        ],
+    );
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
     // Rank Name Elo +/- Games Score Draw, as cutechess-cli prints it.
@@ -273,7 +255,7 @@ fn a_round_robin_of_three_builtin_engines() {
     }
     assert!(text.contains("games 12 of 12"), "{text}");
 
-    let games = check_games(&pgn, &book);
+    let games = match_check(&pgn, Some(&book));
     assert_eq!(games.len(), 12);
     assert_games_are_sound(&games, "polybook match");
     for (a, b) in [
@@ -353,36 +335,15 @@ fn bad_tournaments_fail_before_any_game() {
         ),
     ];
     for (args, code, message) in cases {
-        let start = Instant::now();
         let mut full = vec!["match", "--pgn", &pgn_arg, "--nodes", "100"];
         full.extend(&args);
-        let out = polybook(&full);
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
-        assert!(
-            err.starts_with("polybook: error: ") && err.contains(message),
-            "{args:?}: {err}"
-        );
-        assert!(
-            start.elapsed() < Duration::from_secs(4),
-            "{args:?} took {:?}",
-            start.elapsed()
-        );
-        assert!(!pgn.exists(), "{args:?}: no PGN before a game");
+        common::assert_refused_at_once(&full, code, message, &pgn);
     }
     // An unknown kind of tournament: clap's usage error names the choices.
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "builtin",
-        "--engine",
-        "builtin",
-        "--engine",
-        "builtin",
-        "--tournament",
-        "swiss",
-    ]);
+    let out = polybook_match(
+        &["builtin", "builtin", "builtin"],
+        &["--tournament", "swiss"],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("expected round-robin or gauntlet"),
@@ -397,41 +358,28 @@ fn bad_tournaments_fail_before_any_game() {
 fn a_crashing_engine_loses_its_games_and_the_tournament_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("crash.pgn");
-    let fake = format!(
-        "Crasher=cmd:{} {} crash 2",
-        common::python_chess(),
-        common::root().join("tests/fake_engine.py").display()
+    let fake = format!("Crasher={}", common::fake_engine("crash", 2));
+    let out = polybook_match(
+        &["A=builtin", "B=builtin:Hash=8", &fake],
+        &[
+            "--depth",
+            "2",
+            "--games",
+            "2",
+            "--pgn",
+            pgn.to_str().unwrap(),
+            "--json",
+        ],
     );
-    let out = polybook(&[
-        "match",
-        "--engine",
-        "A=builtin",
-        "--engine",
-        "B=builtin:Hash=8",
-        "--engine",
-        &fake,
-        "--depth",
-        "2",
-        "--games",
-        "2",
-        "--pgn",
-        pgn.to_str().unwrap(),
-        "--json",
-    ]);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("engine 3 (Crasher) restarted"), "{err}");
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["games"], 6);
-    let crasher = report["ranking"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "Crasher")
-        .unwrap();
+    let crasher = common::json_find(&report["ranking"], "name", "Crasher");
     assert_eq!(crasher["losses"], 4, "{crasher}");
     assert_eq!(crasher["rank"], 3);
-    let games = check_games(&pgn, &gnuchess_book());
+    let games = match_check(&pgn, Some(&gnuchess_book()));
     assert_eq!(games.len(), 6);
     for g in &games {
         let crashed = g["white"] == "Crasher" || g["black"] == "Crasher";

@@ -3,6 +3,7 @@
 //! error line.
 
 use crate::common;
+use common::path_str as s;
 
 use polybook::engine::eval::Params;
 
@@ -18,9 +19,9 @@ fn tunes_on_real_games_and_writes_a_parameter_file_the_engine_reads() {
     let games = data(GAMES);
     let json = polybook_ok(&[
         "tune",
-        games.to_str().unwrap(),
+        s(&games),
         "-o",
-        out.to_str().unwrap(),
+        s(&out),
         "--positions",
         "1000000",
         "--epochs",
@@ -50,7 +51,7 @@ with lzma.open(sys.argv[1], "rt", encoding="utf-8", errors="replace") as f:
                 n += 1
 print(games, n)
 "#,
-        &[games.to_str().unwrap()],
+        &[s(&games)],
     );
     let got = format!("{} {}", read["games_used"], read["candidates"]);
     assert_eq!(got, expected.trim());
@@ -78,9 +79,9 @@ print(games, n)
     let again = dir.path().join("again.txt");
     polybook_ok(&[
         "tune",
-        games.to_str().unwrap(),
+        s(&games),
         "-o",
-        again.to_str().unwrap(),
+        s(&again),
         "--epochs",
         "150",
         "--threads",
@@ -101,40 +102,30 @@ fn the_engine_plays_with_a_parameter_file_from_the_tuner() {
 fn bad_input_gets_one_error_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("params.txt");
-    let out = out.to_str().unwrap();
+    let out = s(&out);
     // No finished games: nothing to fit.
-    let unfinished = dir.path().join("unfinished.pgn");
-    std::fs::write(
-        &unfinished,
+    let unfinished = common::write_file(
+        dir.path(),
+        "unfinished.pgn",
         "[Event \"?\"]\n[Result \"*\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 *\n",
-    )
-    .unwrap();
+    );
     polybook_fails(
-        &["tune", unfinished.to_str().unwrap(), "-o", out],
+        &["tune", s(&unfinished), "-o", out],
         1,
         "no usable positions",
     );
     // Not a file.
     let missing = dir.path().join("missing.pgn");
-    polybook_fails(
-        &["tune", missing.to_str().unwrap(), "-o", out],
-        1,
-        "missing.pgn",
-    );
+    polybook_fails(&["tune", s(&missing), "-o", out], 1, "missing.pgn");
     // A truncated xz file.
     let bytes = std::fs::read(data(GAMES)).unwrap();
-    let cut = dir.path().join("cut.pgn.xz");
-    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
-    polybook_fails(&["tune", cut.to_str().unwrap(), "-o", out], 1, "cut.pgn.xz");
+    let cut = common::write_file(dir.path(), "cut.pgn.xz", &bytes[..bytes.len() / 2]);
+    polybook_fails(&["tune", s(&cut), "-o", out], 1, "cut.pgn.xz");
     // Nonsense options.
     let games = data(GAMES);
+    polybook_fails(&["tune", s(&games), "--positions", "0"], 2, "--positions");
     polybook_fails(
-        &["tune", games.to_str().unwrap(), "--positions", "0"],
-        2,
-        "--positions",
-    );
-    polybook_fails(
-        &["tune", games.to_str().unwrap(), "--regularization=-1"],
+        &["tune", s(&games), "--regularization=-1"],
         2,
         "--regularization",
     );
@@ -142,7 +133,7 @@ fn bad_input_gets_one_error_line() {
     polybook_fails(
         &[
             "tune",
-            games.to_str().unwrap(),
+            s(&games),
             "--epochs",
             "1",
             "-o",

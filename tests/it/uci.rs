@@ -54,26 +54,14 @@ fn bad_input_is_answered_and_the_position_survives() {
         first
     ));
     assert!(lines.contains(&"info string unknown command 'frobnicate the engine'"));
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("info string invalid FEN 'not/a/fen"))
-    );
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("info string move 3 'e1e8' is illegal"))
-    );
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("info string impossible position"))
-    );
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("info string malformed position"))
-    );
+    for said in [
+        "info string invalid FEN 'not/a/fen",
+        "info string move 3 'e1e8' is illegal",
+        "info string impossible position",
+        "info string malformed position",
+    ] {
+        assert!(lines.iter().any(|l| l.starts_with(said)), "{said}");
+    }
     let fens = fen_line(&out);
     // A bad FEN keeps the last position; an illegal move keeps the position before it.
     assert_eq!(
@@ -534,16 +522,15 @@ fn ponder_waits_for_ponderhit_then_keeps_to_the_clock() {
 #[test]
 fn works_behind_the_polyglot_adapter() {
     let dir = tempfile::tempdir().unwrap();
-    let ini = dir.path().join("polybook.ini");
-    std::fs::write(
-        &ini,
+    let ini = common::write_file(
+        dir.path(),
+        "polybook.ini",
         format!(
             "[PolyGlot]\nEngineDir = {}\nEngineCommand = {} uci\nBook = false\nLog = false\n\n[Engine]\nHash = 16\n",
             dir.path().display(),
             BIN
         ),
-    )
-    .unwrap();
+    );
     let mut child = Command::new(common::polyglot())
         .arg(&ini)
         .current_dir(dir.path())

@@ -10,7 +10,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{data, polybook, stderr, stdout};
+use common::path_str as s;
+use common::{data, polybook, polybook_match_ok, stderr, stdout};
 use polybook::book::Key;
 use shakmaty::san::San;
 use shakmaty::{Chess, Position};
@@ -159,15 +160,7 @@ fn probe_and_the_engine_find_entries_out_of_order() {
     let [(tail, tail_warning), _] = cases(&books);
     let sorted = data("books/gnuchess.bin");
     for moves in ["e4 g5", "e4 c5", "e4 e6", "e4 e5", "d4"] {
-        let probe = |book: &Path| {
-            polybook(&[
-                Path::new("probe"),
-                book,
-                Path::new("--moves"),
-                Path::new(moves),
-                Path::new("--json"),
-            ])
-        };
+        let probe = |book: &Path| polybook(&["probe", s(book), "--moves", moves, "--json"]);
         let (got, expected) = (probe(&tail), probe(&sorted));
         assert!(got.status.success(), "{}", stderr(&got));
         // gnuchess.bin is canonical and the tail holds each key's lightest entries: the same list.
@@ -272,12 +265,7 @@ fn lines_and_info_equal_polyglot_on_the_book_sorted_by_key() {
                 .unwrap();
             assert!(run.status.success());
             let expected = std::fs::read_to_string(&expected).unwrap();
-            let out = polybook(&[
-                Path::new("lines"),
-                &book,
-                Path::new("--color"),
-                Path::new(color),
-            ]);
+            let out = polybook(&["lines", s(&book), "--color", color]);
             assert!(out.status.success(), "{}", stderr(&out));
             assert_eq!(stderr(&out), expected_warning);
             let got = stdout(&out);
@@ -447,13 +435,7 @@ fn sort_merges_duplicates_drops_impossible_codes_and_keeps_the_terminator() {
     let path = dir.path().join("dup.bin");
     write_records(&path, &book);
     let out_path = dir.path().join("fixed.bin");
-    let out = polybook(&[
-        Path::new("sort"),
-        &path,
-        Path::new("-o"),
-        &out_path,
-        Path::new("--json"),
-    ]);
+    let out = polybook(&["sort", s(&path), "-o", s(&out_path), "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["duplicates"], 1);
@@ -542,45 +524,35 @@ fn match_and_probe_epd_read_them() {
     let books = make_books(dir.path());
     for (book, expected_warning) in cases(&books) {
         let pgn = dir.path().join("games.pgn");
-        let out = polybook(&[
-            Path::new("match"),
-            Path::new("--engine"),
-            Path::new("builtin"),
-            Path::new("--engine"),
-            Path::new("builtin"),
-            Path::new("--book"),
-            &book,
-            Path::new("--book-plies"),
-            Path::new("4"),
-            Path::new("--games"),
-            Path::new("2"),
-            Path::new("--depth"),
-            Path::new("1"),
-            Path::new("--seed"),
-            Path::new("7"),
-            Path::new("--quiet"),
-            Path::new("--pgn"),
-            &pgn,
-        ]);
-        assert!(out.status.success(), "{}", stderr(&out));
+        let out = polybook_match_ok(
+            &["builtin", "builtin"],
+            &[
+                "--book",
+                s(&book),
+                "--book-plies",
+                "4",
+                "--games",
+                "2",
+                "--depth",
+                "1",
+                "--seed",
+                "7",
+                "--quiet",
+                "--pgn",
+                s(&pgn),
+            ],
+        );
         assert_eq!(stderr(&out), expected_warning);
         let games = std::fs::read_to_string(&pgn).unwrap();
         assert_eq!(games.matches("[Event ").count(), 2, "{games}");
         std::fs::remove_file(&pgn).unwrap();
 
-        let epd = dir.path().join("positions.epd");
-        std::fs::write(
-            &epd,
+        let epd = common::write_file(
+            dir.path(),
+            "positions.epd",
             "rnbqkbnr/pppppp1p/8/6p1/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\n",
-        )
-        .unwrap();
-        let out = polybook(&[
-            Path::new("probe"),
-            &book,
-            Path::new("--epd"),
-            &epd,
-            Path::new("--json"),
-        ]);
+        );
+        let out = polybook(&["probe", s(&book), "--epd", s(&epd), "--json"]);
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(stderr(&out), expected_warning);
         assert!(stdout(&out).contains(r#""uci":"d2d4""#), "{}", stdout(&out));
@@ -732,13 +704,8 @@ fn mutated_books_are_read_like_a_scan_and_repaired_into_valid_books() {
     .iter()
     .map(|b| records(&data(b)))
     .collect();
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n.max(1) as u64) as usize
-    };
+    let mut rng = common::XorShift(0x9e37_79b9_7f4a_7c15);
+    let mut next = move |n: usize| rng.index(n);
     let (sorted_out, merged_out) = (dir.path().join("sorted.bin"), dir.path().join("merged.bin"));
     // How many books were unsorted, had duplicates merged, impossible codes left out.
     let mut seen = [0; 3];
