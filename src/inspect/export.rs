@@ -72,7 +72,8 @@ pub struct ExportReport {
 /// let report = export_pgn(&book, &options, &mut pgn).unwrap();
 /// assert_eq!(report.moves, 2);
 /// let pgn = String::from_utf8(pgn).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
-/// assert!(pgn.contains("1. e4 {w 3, 75.0%} ( 1. d4 {w 1, 25.0%} ) *"));
+/// let tree = "1. e4 {w 3, 75.0%, B00 King's Pawn Game} ( 1. d4 {w 1, 25.0%, A40 Queen's Pawn Game} ) *";
+/// assert!(pgn.contains(tree));
 /// ```
 pub fn export_pgn(
     book: &Book,
