@@ -15,6 +15,7 @@ MODE:
   chatty     answers `uci` with `id` lines without end, never `uciok`
   forks      starts a child process that sleeps (its command line ends with the marker N), then
              plays random moves, then never answers its N-th `go`
+  longlines  plays random moves, each after an `info string` line of N KiB
 """
 import random
 import sys
@@ -77,6 +78,8 @@ for line in sys.stdin:
             empty = next(s for s in chess.SQUARES if board.piece_at(s) is None)
             say("bestmove " + chess.square_name(empty) + chess.square_name((empty + 8) % 64))
             continue
+        if mode == "longlines":
+            say("info string " + "x" * (n * 1024))
         rng = random.Random(board.fen())
         move = rng.choice(list(board.legal_moves))
         say(f"info depth 1 score cp {n if mode == 'random' else -50} pv {move.uci()}")

@@ -368,6 +368,18 @@ fn an_engine_that_talks_without_end_loses_on_time_or_as_a_stall() {
 }
 
 #[test]
+fn an_engine_line_past_the_cap_is_cut_and_the_game_goes_on() {
+    // Every move comes after a line of 1 MiB, sixteen times the 64 KiB kept of an engine's line:
+    // the rest of the line is skipped, the `bestmove` after it is read, the games end normally.
+    let (games, _) = against_fake("longlines", 1024, &["--depth", "2"]);
+    assert_eq!(games.len(), 2);
+    for g in &games {
+        assert_eq!(g["termination"], "normal", "{g}");
+        assert!(g["consistent"].as_bool().unwrap(), "{g}");
+    }
+}
+
+#[test]
 fn a_hung_engine_is_ended_with_the_processes_it_started() {
     // The fake starts a child that sleeps, then hangs: when the match gives up on it, the child
     // goes too (the engine's process group is killed, not only its first process).
