@@ -81,6 +81,9 @@ pub struct MatchConfig {
     pub event: String,
     /// How long an engine may take to answer `uci` and `isready`.
     pub handshake_timeout: Duration,
+    /// How long a move without a clock or a movetime (`go nodes`, `go depth`) may take before the
+    /// engine counts as hung (the game is lost as a stalled connection).
+    pub move_timeout: Duration,
 }
 
 /// A finished game, as the runner reports it.
@@ -223,9 +226,6 @@ struct Worker<'a> {
 
 /// How long a late `bestmove` is waited for after a flag fall before the engine counts as hung.
 const LATE_ANSWER: Duration = Duration::from_secs(2);
-
-/// How long a move under `go nodes` or `go depth` may take before the engine counts as hung.
-const NO_CLOCK_LIMIT: Duration = Duration::from_secs(600);
 
 impl Worker<'_> {
     /// The engine `which`, started if it is not running. `None` (and an event) if it can't be.
@@ -440,7 +440,7 @@ fn go_command(
         }
         (MoveLimit::PerMove(p), _) => (
             p.go_command(),
-            p.movetime.map_or(NO_CLOCK_LIMIT, |t| {
+            p.movetime.map_or(config.move_timeout, |t| {
                 t + config.time_margin + Duration::from_secs(5)
             }),
         ),

@@ -127,6 +127,10 @@ pub struct Args {
     /// Seconds an engine may take to answer `uci` or `isready`.
     #[arg(long, default_value_t = 5.0, value_name = "S")]
     handshake_timeout: f64,
+    /// Seconds a move may take under --nodes or --depth without --movetime (no clock to run out)
+    /// before its engine counts as hung and loses the game as a stalled connection.
+    #[arg(long, default_value_t = 600.0, value_name = "S")]
+    move_timeout: f64,
     /// Print the final report as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -292,8 +296,15 @@ fn config(args: &Args, specs: &[EngineSpec]) -> Result<MatchConfig, CliError> {
     }
     super::warn_unscored(&books, args.book_selection);
     let book = (!books.is_empty()).then(|| Arc::new(books));
-    if !args.handshake_timeout.is_finite() || args.handshake_timeout <= 0.0 {
-        return Err(CliError::usage("--handshake-timeout must be above 0"));
+    for (value, name) in [
+        (args.handshake_timeout, "--handshake-timeout"),
+        (args.move_timeout, "--move-timeout"),
+    ] {
+        if !value.is_finite() || value <= 0.0 || value > 1e9 {
+            return Err(CliError::usage(format!(
+                "{name} must be above 0 (and at most 1000000000 seconds)"
+            )));
+        }
     }
     Ok(MatchConfig {
         engines,
@@ -315,6 +326,7 @@ fn config(args: &Args, specs: &[EngineSpec]) -> Result<MatchConfig, CliError> {
         draw,
         event: args.event.clone(),
         handshake_timeout: Duration::from_secs_f64(args.handshake_timeout),
+        move_timeout: Duration::from_secs_f64(args.move_timeout),
     })
 }
 

@@ -368,6 +368,27 @@ fn an_engine_that_talks_without_end_loses_on_time_or_as_a_stall() {
 }
 
 #[test]
+fn a_hung_engine_without_a_clock_loses_after_the_move_timeout() {
+    // Under --depth there is no clock to run out: --move-timeout says how long a move may take.
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("f.pgn");
+    let spec = fake_engine("hang", 2);
+    let mut args = vec!["match", "--engine", "builtin:Hash=8", "--engine", &spec];
+    args.extend(["--games", "2", "--depth", "2", "--move-timeout", "1"]);
+    args.extend(["--pgn", s(&pgn)]);
+    let started = std::time::Instant::now();
+    let out = polybook_within(&args, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_fake_lost(&match_check(&pgn, None), "stalled connection");
+    for bad in ["0", "-1", "nan", "1e300"] {
+        let bad = format!("--move-timeout={bad}");
+        let args = common::match_args(&["builtin", "builtin"], &[&bad]);
+        common::polybook_fails(&args, 2, "--move-timeout");
+    }
+}
+
+#[test]
 fn an_engine_line_past_the_cap_is_cut_and_the_game_goes_on() {
     // Every move comes after a line of 1 MiB, sixteen times the 64 KiB kept of an engine's line:
     // the rest of the line is skipped, the `bestmove` after it is read, the games end normally.
@@ -772,6 +793,7 @@ fn session_config(
             draw: None,
             event: "polybook match".to_string(),
             handshake_timeout: Duration::from_secs(5),
+            move_timeout: Duration::from_secs(600),
         },
         engines,
         tournament: None,
