@@ -89,6 +89,9 @@ pub fn run(args: Args) -> CliResult {
             "--player and --player-regex need games to explore (PGN files or folders)",
         ));
     }
+    if args.max_ply == 0 {
+        return Err(CliError::usage("--max-ply must be at least 1"));
+    }
     if args.threads == Some(0) {
         return Err(CliError::usage("--threads must be at least 1"));
     }

@@ -339,6 +339,7 @@ impl Index {
                             return;
                         };
                         part.sort_unstable_by_key(|r| (r.key, r.game));
+                        part.shrink_to_fit();
                         if let Ok(mut sorted) = sorted.lock() {
                             sorted.push((i, part));
                         }
@@ -349,6 +350,10 @@ impl Index {
         let mut sorted = sorted.into_inner().unwrap_or_default();
         sorted.sort_by_key(|(i, _)| *i);
         index.parts = sorted.into_iter().map(|(_, p)| p).collect();
+        index.words.shrink_to_fit();
+        index.games.shrink_to_fit();
+        index.moves.shrink_to_fit();
+        index.sites.shrink_to_fit();
         index.seconds = started.elapsed().as_secs_f64();
         Ok(index)
     }
@@ -463,7 +468,7 @@ impl Index {
 }
 
 /// The inputs of `explore` that are games (not books): a folder, a name ending in `.pgn` (maybe
-/// compressed), or a compressed stream; `.bin` files and other binary files are books.
+/// compressed), text, or a compressed stream; `.bin` files and other binary files are books.
 pub fn is_games_input(path: &Path) -> bool {
     if path.is_dir() {
         return true;
@@ -471,6 +476,12 @@ pub fn is_games_input(path: &Path) -> bool {
     let name = path.to_string_lossy().to_ascii_lowercase();
     if name.ends_with(".bin") {
         return false;
+    }
+    if [".pgn", ".pgn.gz", ".pgn.zst", ".pgn.xz", ".pgn.bz2"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+    {
+        return true;
     }
     let mut head = [0u8; 4096];
     let n = std::fs::File::open(path)

@@ -18,17 +18,17 @@ use polybook::explore::{Explorer, Limits, Server};
 use common::{BIN, gnuchess_book, piped, polybook, stderr, stdout, text};
 
 /// A running `polybook explore`, stopped with Ctrl-C (SIGINT) when dropped.
-struct Served {
+pub(crate) struct Served {
     child: Option<Child>,
     /// `127.0.0.1:PORT`.
     addr: String,
-    url: String,
+    pub(crate) url: String,
     _stdout: BufReader<ChildStdout>,
 }
 
 impl Served {
     /// Starts `polybook explore ARGS --port 0` and reads the URL it prints.
-    fn start(args: &[&str]) -> Served {
+    pub(crate) fn start(args: &[&str]) -> Served {
         let mut child = piped()
             .arg("explore")
             .args(args)
@@ -52,12 +52,12 @@ impl Served {
         }
     }
 
-    fn get(&self, target: &str) -> Reply {
+    pub(crate) fn get(&self, target: &str) -> Reply {
         request(&self.addr, "GET", target)
     }
 
     /// Ctrl-C: the server's exit status and standard error.
-    fn interrupt(mut self) -> Output {
+    pub(crate) fn interrupt(mut self) -> Output {
         let child = self.child.take().unwrap();
         interrupt(&child);
         child.wait_with_output().unwrap()
@@ -81,14 +81,14 @@ fn interrupt(child: &Child) {
 }
 
 /// An HTTP answer.
-struct Reply {
-    status: u16,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
     headers: String,
-    body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Reply {
-    fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&self.body)))
     }
@@ -106,7 +106,7 @@ impl Reply {
     }
 
     /// Asserts that the body contains `what`.
-    fn assert_says(&self, what: &str) {
+    pub(crate) fn assert_says(&self, what: &str) {
         let body = text(&self.body);
         assert!(body.contains(what), "{body}");
     }
@@ -146,7 +146,7 @@ fn request_to(addr: &str, host: &str, method: &str, target: &str) -> Reply {
 }
 
 /// A query parameter's value, percent-encoded.
-fn encode(value: &str) -> String {
+pub(crate) fn encode(value: &str) -> String {
     form_urlencoded::byte_serialize(value.as_bytes()).collect()
 }
 

@@ -16,6 +16,7 @@ mod cli;
 mod docs;
 mod engine;
 mod explore;
+mod games;
 mod inspect;
 mod layers;
 mod learn;
