@@ -852,6 +852,9 @@ async function replay(id) {
   state.ply = game.ply ?? 0;
   state.replay = { game, saved };
   show();
+  // On a phone the lists are under the board: the board is brought back into view.
+  const top = $('board-wrap').getBoundingClientRect().top;
+  if (top < 0 || top > innerHeight / 2) $('left').scrollIntoView({ block: 'start' });
 }
 
 /// Back to the line the replayed game was picked from.
