@@ -629,12 +629,13 @@ function setUpGames(info) {
   state.filters = defaultFilters();
   $('games').hidden = false;
   const player = info.player?.join(', ');
-  $('games-title').textContent = player ? `games of ${player}` : 'all games';
+  $('games-title').textContent = player ? `games of ${player}` : "all games, from White's side";
   $('games-title').title = `${info.name}: ${count(info.games)} games, positions up to ply ${info.maxPly}`;
   $('f-color').hidden = !player;
   // Without a player the rating is both players' average, the opponent either of them.
   $('f-rating-legend').textContent = player ? 'opponent rating' : 'average rating';
   $('f-opponent-legend').textContent = player ? 'opponent' : 'player';
+  $('f-result-legend').textContent = player ? 'result' : "result (White's)";
   listenToFilters();
 }
 
