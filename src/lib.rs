@@ -32,6 +32,7 @@ pub mod explore;
 pub mod inspect;
 pub mod openings;
 pub mod position;
+pub mod repertoire;
 pub mod tally;
 pub mod text;
 pub mod tune;

@@ -1755,9 +1755,28 @@ fn fuzz_explorer() -> polybook::explore::Explorer {
     books.push("gnuchess.bin", Book::open(&book).unwrap());
     let tally = &tally_seeds().files[0].0;
     let lookup = polybook::tally::TallyLookup::open(&[tally.as_path()]).unwrap();
+    let games = common::data("pgn/tcec/TCEC_Season_7_-_Superfinal.pgn.xz");
+    let opts = polybook::repertoire::IndexOptions {
+        player: polybook::repertoire::Player::new(
+            &["Stockfish 141214".to_string()],
+            Some("^komodo"),
+        )
+        .unwrap(),
+        max_ply: 50,
+        threads: 2,
+        memory: 1 << 30,
+    };
+    let index = polybook::repertoire::Index::read(
+        &[polybook::builder::Input::File(games)],
+        &opts,
+        &std::sync::atomic::AtomicBool::new(false),
+        &(),
+    )
+    .unwrap();
     polybook::explore::Explorer {
         books,
         tally: Some(("small.parquet".into(), std::sync::Mutex::new(lookup))),
+        games: Some(("tcec.pgn".into(), index)),
         start: Chess::default(),
     }
 }
@@ -1785,6 +1804,9 @@ fn http_seeds(host: &str) -> Vec<Vec<u8>> {
         "/api/tally?moves=d4%20Nf6%20c4".into(),
         "/api/probe?fen=8%2F8%2F8%2F8%2F8%2F8%2F8%2Fk6K%20w%20-%20-%200%201&moves=Kg2".into(),
         "/api/probe?fen=%ff%fe".into(),
+        "/api/games?moves=d4&color=white&speed=classical,unknown&mode=all&rating=3000-&since=2014-01&until=2025-12&result=win,draw&opponent=kom".into(),
+        "/api/games?moves=e4+c5&rating=-3200&result=loss".into(),
+        "/api/game?id=3&moves=e4".into(),
         "/nope".into(),
     ];
     let mut seeds: Vec<Vec<u8>> = targets

@@ -281,6 +281,11 @@ enum VariantKind {
     Other,
 }
 
+/// Whether a `Variant` tag names standard chess (`Standard`, `From Position`, …).
+pub fn is_standard_variant(name: &[u8]) -> bool {
+    matches!(classify_variant(name), VariantKind::Standard)
+}
+
 fn classify_variant(name: &[u8]) -> VariantKind {
     let name = String::from_utf8_lossy(name).trim().to_ascii_lowercase();
     match name.as_str() {
@@ -389,14 +394,7 @@ impl Visitor for GameVisitor<'_> {
         if game.stopped {
             return ControlFlow::Continue(());
         }
-        let resolved = match super::resolve::resolve(&san_plus.san, &game.pos) {
-            Some(m) => Ok(m),
-            None => san_plus
-                .san
-                .to_move(&game.pos)
-                .or_else(|err| lenient(san_plus.san, &game.pos).ok_or(err)),
-        };
-        let mv = match resolved {
+        let mv = match play_san(san_plus.san, &game.pos) {
             Ok(m) => m,
             Err(err) => {
                 self.bad_move(game, san_plus, err);
@@ -447,6 +445,16 @@ impl Visitor for GameVisitor<'_> {
         if game.tagless && game.ply == 0 {
             self.incident(Reason::NotPgn, "neither tags nor moves".into());
         }
+    }
+}
+
+/// The move `san` names in `pos`, as the build reads it: the common cases settled cheaply, then
+/// shakmaty's reading, then the lenient readings other readers accept (see [`lenient`]).
+#[inline]
+pub fn play_san(san: San, pos: &Chess) -> Result<Move, SanError> {
+    match super::resolve::resolve(&san, pos) {
+        Some(m) => Ok(m),
+        None => san.to_move(pos).or_else(|err| lenient(san, pos).ok_or(err)),
     }
 }
 

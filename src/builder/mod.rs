@@ -36,7 +36,7 @@ mod keyed_merge;
 mod learn;
 mod memory;
 mod merge;
-mod parse;
+pub mod parse;
 mod pipeline;
 mod reorder;
 mod resolve;
@@ -51,6 +51,7 @@ use thiserror::Error;
 
 pub use entries::{EntryRules, PairEntries, WeightScheme};
 pub use filter::{GameFilter, PlayerFilter, Speed, parse_date, parse_date_arg};
+pub use game::{is_standard_variant, play_san};
 pub use input::Input;
 pub use keyed_merge::KeyedMerge;
 pub use learn::{LearnOptions, LearnReport, LearnedMove, learn_from_games};

@@ -1,9 +1,42 @@
 //! Reading PGN text into plies: every game of a chunk through one [`GameVisitor`], read so
 //! that a game reads the same whatever chunk holds it and whatever its neighbours are.
 
+use pgn_reader::Visitor;
+
 use super::filter::GameFilter;
 use super::game::{ChunkOutput, GameVisitor};
 use super::input;
+
+/// A pgn-reader visitor that [`read_games`] can take back to a mark and tell about broken games:
+/// the build's [`GameVisitor`], and the games explorer's index.
+pub trait ChunkVisitor: Visitor<Output = ()> {
+    /// Where the visitor's output stands.
+    type Mark: Copy;
+    fn mark(&self) -> Self::Mark;
+    /// Forgets every game read since `mark`, to read their text again.
+    fn rewind(&mut self, mark: Self::Mark);
+    /// The reader gave up on a game (`why`: its error); `true` if its tag section broke (the game
+    /// is skipped), `false` if its movetext was cut short.
+    fn broken(&mut self, why: &str) -> bool;
+    /// Called after the last game.
+    fn finish(&mut self);
+}
+
+impl ChunkVisitor for GameVisitor<'_> {
+    type Mark = super::game::Mark;
+    fn mark(&self) -> Self::Mark {
+        GameVisitor::mark(self)
+    }
+    fn rewind(&mut self, mark: Self::Mark) {
+        GameVisitor::rewind(self, mark)
+    }
+    fn broken(&mut self, why: &str) -> bool {
+        GameVisitor::broken(self, why)
+    }
+    fn finish(&mut self) {
+        GameVisitor::finish(self)
+    }
+}
 
 /// Reads a chunk of whole games: its plies, game counts and incidents.
 pub fn parse_chunk(data: &[u8], filter: &GameFilter) -> ChunkOutput {
@@ -19,7 +52,7 @@ pub fn parse_chunk(data: &[u8], filter: &GameFilter) -> ChunkOutput {
 /// it. A reader goes through the games in runs in which it cannot read across a game start
 /// ([`input::run_end`]): a run ends only where a comment was left open. pgn-reader recovers from
 /// bad movetext by itself; a broken tag section is an error for that game only.
-pub fn read_games(data: &[u8], visitor: &mut GameVisitor) {
+pub fn read_games<V: ChunkVisitor>(data: &[u8], visitor: &mut V) {
     let mut start = 0;
     while start < data.len() {
         let stop = input::run_end(data, start);
@@ -37,7 +70,7 @@ pub fn read_games(data: &[u8], visitor: &mut GameVisitor) {
 /// Reads the games of `data` from `start` each with a reader of its own. pgn-reader looks for a
 /// tag's end only in what its buffer holds (16 KB at most): a game whose tag section breaks is
 /// read again with a buffer that holds it whole, so that a long tag is read whole.
-fn read_one_by_one(data: &[u8], start: usize, visitor: &mut GameVisitor) {
+fn read_one_by_one<V: ChunkVisitor>(data: &[u8], start: usize, visitor: &mut V) {
     let mut game = start;
     while game < data.len() {
         let next = input::next_game_start(data, game).unwrap_or(data.len());
@@ -56,9 +89,9 @@ fn read_one_by_one(data: &[u8], start: usize, visitor: &mut GameVisitor) {
 
 /// Reads the games of the reader's text to its end; `false` if a tag section broke on the way
 /// (the visitor has counted it).
-fn read_game_text<R: std::io::Read>(
+fn read_game_text<R: std::io::Read, V: ChunkVisitor>(
     reader: &mut pgn_reader::Reader<R>,
-    visitor: &mut GameVisitor,
+    visitor: &mut V,
 ) -> bool {
     let mut tags_whole = true;
     loop {

@@ -6,19 +6,48 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
+use std::io::IsTerminal;
+
 use polybook::book::Books;
+use polybook::builder::input::expand;
 use polybook::explore::{Explorer, Server};
+use polybook::repertoire::{Index, IndexOptions, Player, is_games_input};
 use polybook::tally::TallyLookup;
-use polybook::text::quote;
+use polybook::text::{quote, thousands};
 
 use super::position::PositionArgs;
 use super::{CliError, CliResult, open_book};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The Polyglot books (.bin) to show, each in its own panel, in this order.
-    #[arg(required_unless_present = "tally", value_name = "BOOK")]
+    /// The Polyglot books (.bin) to show, each in its own panel, in this order; and games to
+    /// explore (PGN, compressed or not, or folders of them: anything that is not a .bin book),
+    /// read at start into an index whose moves the page shows with filters (colour, speed, rated,
+    /// ratings, dates, result, opponent) and the games themselves.
+    #[arg(required_unless_present = "tally", value_name = "BOOK|GAMES")]
     books: Vec<PathBuf>,
+    /// With games: only this player's games, seen from the player's side (the White or Black
+    /// tag, any case). Repeated for the player's accounts on several sites.
+    #[arg(long, value_name = "NAME")]
+    player: Vec<String>,
+    /// With games: also the games of the players whose name matches this regular expression (any
+    /// case; anchor it with ^…$ for whole names).
+    #[arg(long, value_name = "REGEX")]
+    player_regex: Option<String>,
+    /// With games: the plies of each game whose positions are indexed (as lichess's explorer);
+    /// the whole game is kept for replaying it.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    max_ply: usize,
+    /// With games: the most memory the index may take (e.g. 2G, 512M); more games than that is
+    /// an error that says so. Default: three quarters of the memory available at start.
+    #[arg(long, value_parser = super::build::parse_size, value_name = "SIZE")]
+    memory: Option<u64>,
+    /// With games: threads that read them (default: every core).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// No progress bar while the games are read.
+    #[arg(long)]
+    quiet: bool,
     /// Show each move's games and results (white / draw / black) from this tally (`polybook
     /// tally`'s .parquet, or a folder of them as the Spark job writes). Repeated: the tallies are
     /// summed; they must have been made with the same options.
@@ -47,10 +76,66 @@ fn parse_host(host: &str) -> Result<IpAddr, String> {
 }
 
 pub fn run(args: Args) -> CliResult {
+    let (game_paths, book_paths): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        args.books.iter().partition(|p| is_games_input(p));
     let mut books = Books::new();
-    for path in &args.books {
+    for path in &book_paths {
         books.push(path.display().to_string(), open_book(path)?);
     }
+    let player =
+        Player::new(&args.player, args.player_regex.as_deref()).map_err(CliError::usage)?;
+    if game_paths.is_empty() && player.is_some() {
+        return Err(CliError::usage(
+            "--player and --player-regex need games to explore (PGN files or folders)",
+        ));
+    }
+    if args.threads == Some(0) {
+        return Err(CliError::usage("--threads must be at least 1"));
+    }
+    let games = if game_paths.is_empty() {
+        None
+    } else {
+        let paths: Vec<PathBuf> = game_paths.iter().map(|p| p.to_path_buf()).collect();
+        let inputs = expand(&paths).map_err(CliError::data)?;
+        let opts = IndexOptions {
+            player,
+            max_ply: args.max_ply,
+            threads: args
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            memory: args.memory.unwrap_or_else(default_memory),
+        };
+        let total = inputs.iter().map(|i| i.size()).sum::<Option<u64>>();
+        let bar = super::build::Bar::new(!args.quiet && std::io::stderr().is_terminal(), total);
+        let index = Index::read(&inputs, &opts, &super::interrupt::flag(), &bar);
+        bar.finish();
+        let index = index.map_err(|e| match e {
+            polybook::repertoire::IndexError::Interrupted => CliError {
+                code: 130,
+                message: e.to_string(),
+            },
+            _ => CliError::data(e),
+        })?;
+        let left_out = index.left_out();
+        eprintln!(
+            "polybook: {} games indexed ({} plies, {} MiB) in {:.1} s{}",
+            thousands(index.games()),
+            thousands(index.plies()),
+            index.bytes() >> 20,
+            index.seconds,
+            if left_out.is_empty() {
+                String::new()
+            } else {
+                format!("; left out: {}", left_out.join(", "))
+            }
+        );
+        let name = game_paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" + ");
+        Some((name, index))
+    };
     let tally = if args.tally.is_empty() {
         None
     } else {
@@ -76,6 +161,7 @@ pub fn run(args: Args) -> CliResult {
         Explorer {
             books,
             tally,
+            games,
             start,
         },
         addr,
@@ -90,12 +176,24 @@ pub fn run(args: Args) -> CliResult {
     });
     let url = server.url();
     outln!("{url}")?;
-    let what = match (args.books.len(), args.tally.is_empty()) {
-        (0, _) => "a tally".to_string(),
-        (1, true) => "1 book".to_string(),
-        (1, false) => "1 book and a tally".to_string(),
-        (n, true) => format!("{n} books"),
-        (n, false) => format!("{n} books and a tally"),
+    let mut shown = Vec::new();
+    match book_paths.len() {
+        0 => {}
+        1 => shown.push("1 book".to_string()),
+        n => shown.push(format!("{n} books")),
+    }
+    if !args.tally.is_empty() {
+        shown.push("a tally".to_string());
+    }
+    if !game_paths.is_empty() {
+        shown.push("the games".to_string());
+    }
+    let what = match shown.len() {
+        1 => shown.remove(0),
+        _ => {
+            let last = shown.pop().unwrap_or_default();
+            format!("{} and {last}", shown.join(", "))
+        }
     };
     eprintln!("polybook: serving {what} at {url}; Ctrl-C stops");
     if args.open {
@@ -107,6 +205,18 @@ pub fn run(args: Args) -> CliResult {
         code: 130,
         message: String::new(),
     })
+}
+
+/// The default `--memory`: three quarters of what the machine can give at start (Linux's
+/// `MemAvailable`), or 4 GiB where that is not known.
+fn default_memory() -> u64 {
+    let available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let kb = info.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?;
+            kb.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()
+        });
+    available.map_or(4 << 30, |kb| kb * 1024 / 4 * 3)
 }
 
 /// Opens `url` in the default browser (`xdg-open`, `open` on macOS, `start` on Windows); a

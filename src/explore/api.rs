@@ -12,6 +12,34 @@
 //!   "san":…,"games":…,"wins":…,"draws":…,"losses":…,"share":…,"score":…}…],"illegal":[…]}`
 //!   (results from the mover's view). Without a tally: `404`.
 //!
+//! - `GET /api/games?fen=FEN&moves=MOVES&color=…&speed=…&mode=…&rating=…&since=…&until=…&result=…&opponent=…`:
+//!   the position's moves in the games given to `explore` (with `--player`, that player's games)
+//!   that pass the filters, every one optional (an empty value is none):
+//!   `color` `white|black|both` (the player's colour; only with `--player`), `speed` a list of
+//!   `ultrabullet,bullet,blitz,rapid,classical,correspondence,unknown` (from `TimeControl`:
+//!   initial + 40 × increment under 30 s, 180, 480, 1500, 21600 seconds, else correspondence; `-`
+//!   is correspondence), `mode` `rated|casual|all` (rated: `Event` starts with `Rated` or the game
+//!   has a `WhiteRatingDiff`/`BlackRatingDiff` tag; casual: `Event` starts with `Casual`),
+//!   `rating` `MIN-MAX` (either may be left out: the opponent's rating, or without `--player` the
+//!   average of both players'), `since`/`until` `YYYY-MM` (inclusive; `Date`, else `UTCDate`),
+//!   `result` a list of `win,draw,loss` (the player's view; White's without `--player`),
+//!   `opponent` a part of the opponent's name, any case (without `--player`: of either player's).
+//!   A filter on a rating or a date leaves out the games without one. The answer:
+//!   `{"fen","key","eco","opening","games","white","draws","black","moves":[{"uci","san","eco",
+//!   "opening","games","white","draws","black","score","performance","rating","last","top":[GAME…],
+//!   "recent":[GAME…]}…]}`: `eco`/`opening` a move's name is the position it leads to; `score` the
+//!   player's points per game (White's without `--player`); `performance` the linear performance
+//!   rating, average opponent + 400 × (wins − losses) / games over the games whose opponent is
+//!   rated (`null` if none); `rating` the average opponent (without `--player`: the average of
+//!   both players' average); `last` the latest month played; `top` up to 3 games with the highest
+//!   average rating, `recent` the 3 latest; a GAME is `{"id","white","black","whiteElo",
+//!   "blackElo","result","date","speed","rated","site","uci","san"}`. Moves: most games first.
+//!   Without games: `404`.
+//! - `GET /api/game?id=N&fen=FEN&moves=MOVES`: game `N` whole: a GAME's fields, `event`,
+//!   `timeControl`, `start` (its first position's FEN), `moves` (`[{"uci","san"}…]`, every move)
+//!   and `ply`, the first ply at which it reaches the position of `fen` and `moves` (by Polyglot
+//!   key; 0 its start, `null` never). No such game: `404`.
+//!
 //! A bad FEN, a move that cannot be played, an unknown or repeated parameter is an [`ApiError`]:
 //! the reply is `400` and `{"error":"…"}`, with the same message the command line gives.
 
@@ -23,6 +51,7 @@ use super::Explorer;
 use crate::inspect::{BookProbeJson, fen_string, probe_json_in};
 use crate::openings::{LineName, name_moves};
 use crate::position::{PositionError, parse_fen};
+use crate::repertoire::{FilterError, Filters};
 use crate::tally::position_stats;
 use crate::text::quote;
 
@@ -37,6 +66,10 @@ pub enum ApiError {
     Position(#[from] PositionError),
     #[error("{0}")]
     Tally(String),
+    #[error(transparent)]
+    Filter(#[from] FilterError),
+    #[error("id={}: not a game (the games are numbered from 0 to {last})", quote(.id))]
+    NoGame { id: String, last: usize },
 }
 
 /// The body of an error reply: `{"error":"…"}`.
@@ -50,11 +83,28 @@ pub fn books(explorer: &Explorer) -> String {
     struct BooksJson<'a> {
         books: Vec<&'a str>,
         tally: Option<&'a str>,
+        games: Option<GamesJson<'a>>,
         start: String,
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct GamesJson<'a> {
+        name: &'a str,
+        player: Option<Vec<String>>,
+        games: usize,
+        plies: usize,
+        max_ply: usize,
     }
     let answer = BooksJson {
         books: explorer.books.iter().map(|(name, _)| name).collect(),
         tally: explorer.tally.as_ref().map(|(name, _)| name.as_str()),
+        games: explorer.games.as_ref().map(|(name, index)| GamesJson {
+            name,
+            player: index.player.as_ref().map(|p| p.describe()),
+            games: index.games(),
+            plies: index.plies(),
+            max_ply: index.max_ply,
+        }),
         start: fen_string(&explorer.start),
     };
     serde_json::to_string(&answer).expect("serializing strings cannot fail")
@@ -95,25 +145,86 @@ pub fn tally(explorer: &Explorer, query: &str) -> Option<Result<String, ApiError
     })())
 }
 
+/// `/api/games`' answer for the query string `query`; `None` when the explorer has no games.
+pub fn games(explorer: &Explorer, query: &str) -> Option<Result<String, ApiError>> {
+    let (_, index) = explorer.games.as_ref()?;
+    Some((|| {
+        let (pos, _, rest) = position_and(explorer, query, None)?;
+        let filters = Filters::parse(
+            rest.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+            index.player.is_some(),
+        )?;
+        let answer = index.query(&pos, &filters);
+        Ok(serde_json::to_string(&answer).expect("serializing strings and numbers cannot fail"))
+    })())
+}
+
+/// `/api/game`'s answer for the query string `query`; `None` when the explorer has no games.
+pub fn game(explorer: &Explorer, query: &str) -> Option<Result<String, ApiError>> {
+    let (_, index) = explorer.games.as_ref()?;
+    Some((|| {
+        let (pos, _, rest) = position_and(explorer, query, Some(&["id"]))?;
+        let id = rest.first().map(|(_, v)| v.as_str()).unwrap_or("");
+        let no_game = || ApiError::NoGame {
+            id: id.chars().take(40).collect(),
+            last: index.games().saturating_sub(1),
+        };
+        let n: u32 = id.trim().parse().map_err(|_| no_game())?;
+        let answer = index.game(n, &pos).ok_or_else(no_game)?;
+        Ok(serde_json::to_string(&answer).expect("serializing strings and numbers cannot fail"))
+    })())
+}
+
 /// The position a probe query names: `fen` (default: the start position) after `moves`, with the
 /// name of that line.
 fn position(explorer: &Explorer, query: &str) -> Result<(Chess, LineName), ApiError> {
+    let (pos, line, _) = position_and(explorer, query, Some(&[]))?;
+    Ok((pos, line))
+}
+
+/// A query's parameters other than `fen` and `moves`, in order.
+type Params = Vec<(String, String)>;
+
+/// The position of a query's `fen` and `moves`, and its other parameters (each at most once):
+/// with `only` `None`, any other (for the caller to check); else only those named in `only`.
+fn position_and(
+    explorer: &Explorer,
+    query: &str,
+    only: Option<&[&str]>,
+) -> Result<(Chess, LineName, Params), ApiError> {
     let (mut fen, mut moves) = (None, None);
+    let mut rest: Vec<(String, String)> = Vec::new();
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
         let slot = match name.as_ref() {
             "fen" => &mut fen,
             "moves" => &mut moves,
+            other if only.is_none_or(|only| only.contains(&other)) => {
+                if rest.iter().any(|(n, _)| n == other) {
+                    return Err(ApiError::Repeated(name.into_owned()));
+                }
+                rest.push((name.into_owned(), value.into_owned()));
+                continue;
+            }
             _ => return Err(ApiError::UnknownParameter(name.into_owned())),
         };
         if slot.replace(value).is_some() {
             return Err(ApiError::Repeated(name.into_owned()));
         }
     }
+    let (pos, line) = position_of(explorer, fen.as_deref(), moves.as_deref())?;
+    Ok((pos, line, rest))
+}
+
+fn position_of(
+    explorer: &Explorer,
+    fen: Option<&str>,
+    moves: Option<&str>,
+) -> Result<(Chess, LineName), ApiError> {
     let pos = match fen {
-        Some(fen) => parse_fen(&fen)?,
+        Some(fen) => parse_fen(fen)?,
         None => explorer.start.clone(),
     };
-    Ok(name_moves(pos, moves.as_deref().unwrap_or(""))?)
+    Ok(name_moves(pos, moves.unwrap_or(""))?)
 }
 
 #[cfg(test)]
@@ -130,6 +241,7 @@ mod tests {
         Explorer {
             books,
             tally: None,
+            games: None,
             start: Chess::default(),
         }
     }

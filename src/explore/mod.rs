@@ -6,15 +6,16 @@
 //! - [`api`]: the JSON answers: `/api/books` (the books, the tally and the start position),
 //!   `/api/probe?fen=…&moves=…` (for each book, exactly the object `probe --json` prints) and
 //!   `/api/tally?fen=…&moves=…` (the position's games from the tally, the object
-//!   `probe TALLY.parquet --json` prints).
+//!   `probe TALLY.parquet --json` prints), `/api/games?fen=…&moves=…&FILTERS` (the position's moves
+//!   in the games that pass the filters: `repertoire`) and `/api/game?id=…` (one game whole).
 //! - [`routes`]: a request's method and path to a reply; every path not listed is a 404; on
 //!   loopback, a request addressed to another name is a 403 (no DNS rebinding).
 //! - [`server`]: the HTTP server, a connection loop of its own (the request heads parsed by
 //!   `httparse`): a thread per connection up to a cap, a deadline on every wait, bounded input,
 //!   and a clean stop.
 //!
-//! Read-only: the books are read once, when the command starts, and only they (and the tally's
-//! rows, looked up by key) are served.
+//! Read-only: the books and the games are read once, when the command starts, and only they (and
+//! the tally's rows, looked up by key) are served.
 
 pub mod api;
 pub mod assets;
@@ -29,12 +30,15 @@ use std::sync::Mutex;
 use shakmaty::Chess;
 
 use crate::book::Books;
+use crate::repertoire::Index;
 use crate::tally::TallyLookup;
 
 /// What the server answers from: the books named on the command line, in order, the tally (its
-/// name and the tallies summed), if one was given, and the position the page starts from.
+/// name and the tallies summed), if one was given, the games (their inputs' names and their
+/// index), if any were given, and the position the page starts from.
 pub struct Explorer {
     pub books: Books,
     pub tally: Option<(String, Mutex<TallyLookup>)>,
+    pub games: Option<(String, Index)>,
     pub start: Chess,
 }

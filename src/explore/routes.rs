@@ -1,5 +1,5 @@
 //! A request to a reply. The routes are a fixed list: the embedded assets by their exact paths,
-//! `/api/books`, `/api/probe` and `/api/tally`. Any other path, however spelled (`/../Cargo.toml`, `/%2e%2e/`,
+//! `/api/books`, `/api/probe`, `/api/tally`, `/api/games` and `/api/game`. Any other path, however spelled (`/../Cargo.toml`, `/%2e%2e/`,
 //! `/explore.js/`), is a 404: paths are compared as sent, never decoded into file names.
 
 use std::borrow::Cow;
@@ -61,6 +61,22 @@ pub fn route(explorer: &Explorer, method: &str, url: &str) -> Reply {
                 "no tally is shown (polybook explore --tally TALLY.parquet)",
             ),
         },
+        "/api/games" | "/api/game" => {
+            let answer = if path == "/api/games" {
+                api::games(explorer, query)
+            } else {
+                api::game(explorer, query)
+            };
+            match answer {
+                Some(Ok(body)) => Reply::json(200, body),
+                Some(Err(e @ ApiError::NoGame { .. })) => Reply::error(404, &e.to_string()),
+                Some(Err(e)) => Reply::error(400, &e.to_string()),
+                None => Reply::error(
+                    404,
+                    "no games are shown (polybook explore GAMES.pgn [--player NAME])",
+                ),
+            }
+        }
         "/api/books" => Reply::json(200, api::books(explorer)),
         _ => match assets::asset(path) {
             Some(asset) => Reply {
@@ -118,6 +134,7 @@ mod tests {
         let e = Explorer {
             books: Books::new(),
             tally: None,
+            games: None,
             start: Chess::default(),
         };
         assert_eq!(route(&e, "GET", "/").status, 200);

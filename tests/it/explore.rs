@@ -949,6 +949,7 @@ fn in_process(limits: Limits) -> Server {
     let explorer = Explorer {
         books,
         tally: None,
+        games: None,
         start: shakmaty::Chess::default(),
     };
     Server::start_with(explorer, "127.0.0.1:0".parse().unwrap(), limits).unwrap()

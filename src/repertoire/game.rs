@@ -1,0 +1,577 @@
+//! From PGN to the index's pieces: the pgn-reader visitor that reads a chunk of games into a
+//! [`ChunkIndex`], what it keeps of each game's tags, and the classes the filters ask about
+//! (speed by lichess's rule, rated or casual).
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+use pgn_reader::{RawTag, SanPlus, Skip, Visitor};
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess, Position};
+
+use super::{Player, Record, Word};
+use crate::book::{Key, KeyUpdate, RawMove};
+use crate::builder::parse::ChunkVisitor;
+use crate::builder::{is_standard_variant, parse_date, play_san};
+use crate::position::playable;
+
+/// The index's partitions: records go to one of these by their key's top bits, so that each
+/// can be sorted on its own thread.
+pub const PARTITIONS: usize = 16;
+
+/// The partition of a position's key.
+#[inline]
+pub fn partition(key: u64) -> usize {
+    (key >> 60) as usize
+}
+
+/// How fast a game was, by lichess's rule: estimated seconds = initial + 40 × increment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Speed {
+    Unknown = 0,
+    UltraBullet = 1,
+    Bullet = 2,
+    Blitz = 3,
+    Rapid = 4,
+    Classical = 5,
+    Correspondence = 6,
+}
+
+impl Speed {
+    pub const ALL: [Speed; 7] = [
+        Speed::UltraBullet,
+        Speed::Bullet,
+        Speed::Blitz,
+        Speed::Rapid,
+        Speed::Classical,
+        Speed::Correspondence,
+        Speed::Unknown,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Speed::Unknown => "unknown",
+            Speed::UltraBullet => "ultrabullet",
+            Speed::Bullet => "bullet",
+            Speed::Blitz => "blitz",
+            Speed::Rapid => "rapid",
+            Speed::Classical => "classical",
+            Speed::Correspondence => "correspondence",
+        }
+    }
+
+    pub fn from_bits(bits: u64) -> Speed {
+        Speed::ALL
+            .into_iter()
+            .find(|s| *s as u64 == bits)
+            .unwrap_or(Speed::Unknown)
+    }
+
+    /// The class of a `TimeControl` tag: `60+0`, `180+2`, `600` (no increment), `40/7200:3600`
+    /// (the first stage's seconds), `-` (correspondence). lichess's bounds: under 30 s ultrabullet,
+    /// 180 bullet, 480 blitz, 1500 rapid, 21600 classical, else correspondence.
+    pub fn of_time_control(tc: &str) -> Speed {
+        let tc = tc.trim();
+        if tc == "-" {
+            return Speed::Correspondence;
+        }
+        let seconds = || -> Option<u64> {
+            let first = tc.split(':').next()?.trim();
+            let first = first.rsplit('/').next()?;
+            let (base, inc) = match first.split_once('+') {
+                Some((b, i)) => (b.trim().parse::<u64>().ok()?, i.trim().parse::<u64>().ok()?),
+                None => (first.parse::<u64>().ok()?, 0),
+            };
+            base.checked_add(inc.checked_mul(40)?)
+        };
+        match seconds() {
+            None => Speed::Unknown,
+            Some(s) if s < 30 => Speed::UltraBullet,
+            Some(s) if s < 180 => Speed::Bullet,
+            Some(s) if s < 480 => Speed::Blitz,
+            Some(s) if s < 1500 => Speed::Rapid,
+            Some(s) if s < 21600 => Speed::Classical,
+            Some(_) => Speed::Correspondence,
+        }
+    }
+}
+
+/// Rated or casual: lichess writes `Rated …` or `Casual …` in `Event`, and a rating change
+/// (`WhiteRatingDiff`) only for rated games, tournament games included.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Unknown = 0,
+    Rated = 1,
+    Casual = 2,
+}
+
+impl Mode {
+    pub fn from_bits(bits: u64) -> Mode {
+        match bits {
+            1 => Mode::Rated,
+            2 => Mode::Casual,
+            _ => Mode::Unknown,
+        }
+    }
+}
+
+/// What the index keeps of a game besides its filter word and its plies: who, where, when, and
+/// where its moves are.
+#[derive(Clone, Copy, Debug)]
+pub struct GameInfo {
+    /// String ids (see [`Strings`]); `NONE` when the tag is missing.
+    pub white: u32,
+    pub black: u32,
+    pub event: u32,
+    pub time_control: u32,
+    /// The FEN it starts from, or `NONE` for the standard start.
+    pub start: u32,
+    /// `yyyymmdd`, unknown parts 0; 0 without a year.
+    pub date: u32,
+    /// Its `Site` in the sites' bytes (`NONE`: none).
+    pub site: u32,
+    pub site_len: u16,
+    /// The number of moves the game has (every move played, not only those indexed).
+    pub plies: u16,
+    /// Where its moves start in the moves' array.
+    pub moves: u64,
+}
+
+/// The id of a missing string.
+pub const NONE: u32 = u32::MAX;
+
+/// Strings kept once each: names, events, time controls, FENs.
+#[derive(Default)]
+pub struct Strings {
+    pub list: Vec<Box<str>>,
+    ids: HashMap<Box<str>, u32>,
+}
+
+impl Strings {
+    pub fn id(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.list.len() as u32;
+        self.list.push(s.into());
+        self.ids.insert(s.into(), id);
+        id
+    }
+
+    pub fn get(&self, id: u32) -> Option<&str> {
+        self.list.get(id as usize).map(|s| &**s)
+    }
+
+    /// Bytes held, about.
+    pub fn bytes(&self) -> usize {
+        self.list.iter().map(|s| 2 * s.len() + 64).sum()
+    }
+}
+
+/// What one chunk of PGN gave: its games, with ids and offsets of its own (the merge makes them
+/// global), and its records by partition.
+#[derive(Default)]
+pub struct ChunkIndex {
+    pub games: Vec<GameInfo>,
+    pub words: Vec<Word>,
+    pub records: Vec<Vec<Record>>,
+    pub moves: Vec<u16>,
+    pub sites: Vec<u8>,
+    pub strings: Strings,
+    pub counts: Counts,
+}
+
+/// Games read and why some were left out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub read: u64,
+    pub indexed: u64,
+    pub variant: u64,
+    pub no_result: u64,
+    pub not_player: u64,
+    pub bad_start: u64,
+    pub broken: u64,
+    /// Games cut short at a move that cannot be played (the moves before it are kept).
+    pub cut_short: u64,
+}
+
+impl Counts {
+    pub fn add(&mut self, o: &Counts) {
+        self.read += o.read;
+        self.indexed += o.indexed;
+        self.variant += o.variant;
+        self.no_result += o.no_result;
+        self.not_player += o.not_player;
+        self.bad_start += o.bad_start;
+        self.broken += o.broken;
+        self.cut_short += o.cut_short;
+    }
+}
+
+/// The tags a game needs, gathered before its moves.
+#[derive(Default)]
+pub struct Tags {
+    white: Option<String>,
+    black: Option<String>,
+    white_elo: u32,
+    black_elo: u32,
+    event: Option<String>,
+    site: Option<String>,
+    time_control: Option<String>,
+    date: Option<(u32, u32, u32)>,
+    utc_date: Option<(u32, u32, u32)>,
+    /// 0 white wins, 1 draw, 2 black wins; `None`: no result.
+    result: Option<u64>,
+    fen: Option<String>,
+    variant_ok: bool,
+    variant_seen: bool,
+    rating_diff: bool,
+}
+
+/// A game being read.
+pub struct Movetext {
+    pos: Chess,
+    key: u64,
+    ply: usize,
+    game: u32,
+    stopped: bool,
+}
+
+/// Reads a chunk's games (see `builder::parse::read_games`).
+pub struct IndexVisitor<'a> {
+    player: Option<&'a Player>,
+    max_ply: usize,
+    pub out: ChunkIndex,
+    in_tags: bool,
+}
+
+#[derive(Clone, Copy)]
+pub struct Mark {
+    games: usize,
+    records: [usize; PARTITIONS],
+    moves: usize,
+    sites: usize,
+    counts: Counts,
+}
+
+impl<'a> IndexVisitor<'a> {
+    pub fn new(player: Option<&'a Player>, max_ply: usize) -> Self {
+        let out = ChunkIndex {
+            records: vec![Vec::new(); PARTITIONS],
+            ..ChunkIndex::default()
+        };
+        IndexVisitor {
+            player,
+            max_ply,
+            out,
+            in_tags: false,
+        }
+    }
+}
+
+fn elo(value: &[u8]) -> u32 {
+    let text = String::from_utf8_lossy(value);
+    let text = text.trim();
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return 0;
+    }
+    text.parse::<u32>().map_or(0, |e| e.min(super::MAX_ELO))
+}
+
+fn date(value: &[u8]) -> Option<(u32, u32, u32)> {
+    let (y, m, d) = parse_date(&String::from_utf8_lossy(value))?;
+    (1..=9999)
+        .contains(&y)
+        .then_some((y, if m <= 12 { m } else { 0 }, if d <= 31 { d } else { 0 }))
+}
+
+impl Visitor for IndexVisitor<'_> {
+    type Tags = Tags;
+    type Movetext = Movetext;
+    type Output = ();
+
+    fn begin_tags(&mut self) -> ControlFlow<(), Tags> {
+        self.in_tags = true;
+        self.out.counts.read += 1;
+        ControlFlow::Continue(Tags {
+            variant_ok: true,
+            ..Tags::default()
+        })
+    }
+
+    fn tag(&mut self, tags: &mut Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
+        let text = || value.decode_utf8_lossy().trim().to_string();
+        match name {
+            b"White" => tags.white = Some(text()),
+            b"Black" => tags.black = Some(text()),
+            b"WhiteElo" => tags.white_elo = elo(value.as_bytes()),
+            b"BlackElo" => tags.black_elo = elo(value.as_bytes()),
+            b"Event" => tags.event = Some(text()),
+            b"Site" => tags.site = Some(text()),
+            b"TimeControl" => tags.time_control = Some(text()),
+            b"Date" => tags.date = date(value.as_bytes()),
+            b"UTCDate" => tags.utc_date = date(value.as_bytes()),
+            b"WhiteRatingDiff" | b"BlackRatingDiff" => tags.rating_diff = true,
+            b"Result" => {
+                tags.result = match value.as_bytes().trim_ascii() {
+                    b"1-0" => Some(0),
+                    b"1/2-1/2" => Some(1),
+                    b"0-1" => Some(2),
+                    _ => None,
+                }
+            }
+            b"FEN" => tags.fen = Some(text()),
+            b"Variant" => {
+                tags.variant_seen = true;
+                tags.variant_ok = is_standard_variant(value.as_bytes());
+            }
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<(), Movetext> {
+        self.in_tags = false;
+        let counts = &mut self.out.counts;
+        if !tags.variant_ok {
+            counts.variant += 1;
+            return ControlFlow::Break(());
+        }
+        let Some(result) = tags.result else {
+            counts.no_result += 1;
+            return ControlFlow::Break(());
+        };
+        let side = match self.player {
+            None => 0,
+            Some(p) => {
+                let is = |n: &Option<String>| n.as_deref().is_some_and(|n| p.matches(n));
+                if is(&tags.white) {
+                    1
+                } else if is(&tags.black) {
+                    2
+                } else {
+                    counts.not_player += 1;
+                    return ControlFlow::Break(());
+                }
+            }
+        };
+        let pos = match &tags.fen {
+            None => Chess::default(),
+            Some(fen) => match Fen::from_ascii(fen.as_bytes())
+                .ok()
+                .and_then(|f| playable(f.into_setup(), CastlingMode::Standard).ok())
+            {
+                Some(p) => p,
+                None => {
+                    counts.bad_start += 1;
+                    return ControlFlow::Break(());
+                }
+            },
+        };
+        counts.indexed += 1;
+        let out = &mut self.out;
+        let mut id = |s: &Option<String>| s.as_deref().map_or(NONE, |s| out.strings.id(s));
+        let (white, black) = (id(&tags.white), id(&tags.black));
+        let (event, time_control) = (id(&tags.event), id(&tags.time_control));
+        let start = id(&tags.fen);
+        let when = tags.date.or(tags.utc_date);
+        let site = tags.site.as_deref().filter(|s| !s.is_empty() && *s != "?");
+        let (site_at, site_len) = match site {
+            Some(s) => {
+                let s = &s.as_bytes()[..s.len().min(1000)];
+                let at = out.sites.len() as u32;
+                out.sites.extend_from_slice(s);
+                (at, s.len() as u16)
+            }
+            None => (NONE, 0),
+        };
+        let speed = tags
+            .time_control
+            .as_deref()
+            .map_or(Speed::Unknown, Speed::of_time_control);
+        let event_text = tags.event.as_deref().unwrap_or("");
+        let mode = if event_text.starts_with("Rated") || tags.rating_diff {
+            Mode::Rated
+        } else if event_text.starts_with("Casual") {
+            Mode::Casual
+        } else {
+            Mode::Unknown
+        };
+        let month = when.map_or(0, |(y, m, _)| y * 12 + m.max(1) - 1);
+        let word = Word::new(
+            result,
+            side,
+            speed,
+            mode,
+            tags.white_elo,
+            tags.black_elo,
+            month,
+        );
+        let game = out.games.len() as u32;
+        out.games.push(GameInfo {
+            white,
+            black,
+            event,
+            time_control,
+            start,
+            date: when.map_or(0, |(y, m, d)| y * 10000 + m * 100 + d),
+            site: site_at,
+            site_len,
+            plies: 0,
+            moves: out.moves.len() as u64,
+        });
+        out.words.push(word);
+        let key = Key::of(&pos).0;
+        ControlFlow::Continue(Movetext {
+            pos,
+            key,
+            ply: 0,
+            game,
+            stopped: false,
+        })
+    }
+
+    fn san(&mut self, game: &mut Movetext, san_plus: SanPlus) -> ControlFlow<()> {
+        if game.stopped {
+            return ControlFlow::Continue(());
+        }
+        let Ok(mv) = play_san(san_plus.san, &game.pos) else {
+            self.out.counts.cut_short += 1;
+            game.stopped = true;
+            return ControlFlow::Continue(());
+        };
+        // Every legal move of standard chess has a Polyglot encoding.
+        let raw = RawMove::from_move(mv).map_or(0, |r| r.0);
+        self.out.moves.push(raw);
+        if game.ply < self.max_ply {
+            self.out.records[partition(game.key)].push(Record {
+                key: game.key,
+                game: game.game,
+                mv: raw,
+            });
+            let update = KeyUpdate::new(Key(game.key), &game.pos, mv);
+            game.pos.play_unchecked(mv);
+            game.key = update.finish(&game.pos).0;
+        } else {
+            game.pos.play_unchecked(mv);
+        }
+        game.ply += 1;
+        if game.ply >= u16::MAX as usize {
+            game.stopped = true;
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_variation(&mut self, _game: &mut Movetext) -> ControlFlow<(), Skip> {
+        ControlFlow::Continue(Skip(true))
+    }
+
+    fn end_game(&mut self, game: Movetext) {
+        if let Some(info) = self.out.games.get_mut(game.game as usize) {
+            info.plies = game.ply as u16;
+        }
+    }
+}
+
+impl ChunkVisitor for IndexVisitor<'_> {
+    type Mark = Mark;
+
+    fn mark(&self) -> Mark {
+        let mut records = [0; PARTITIONS];
+        for (r, part) in records.iter_mut().zip(&self.out.records) {
+            *r = part.len();
+        }
+        Mark {
+            games: self.out.games.len(),
+            records,
+            moves: self.out.moves.len(),
+            sites: self.out.sites.len(),
+            counts: self.out.counts,
+        }
+    }
+
+    fn rewind(&mut self, mark: Mark) {
+        let out = &mut self.out;
+        out.games.truncate(mark.games);
+        out.words.truncate(mark.games);
+        for (part, &len) in out.records.iter_mut().zip(&mark.records) {
+            part.truncate(len);
+        }
+        out.moves.truncate(mark.moves);
+        out.sites.truncate(mark.sites);
+        out.counts = mark.counts;
+        self.in_tags = false;
+    }
+
+    fn broken(&mut self, _why: &str) -> bool {
+        if std::mem::take(&mut self.in_tags) {
+            self.out.counts.broken += 1;
+            return true;
+        }
+        false
+    }
+
+    fn finish(&mut self) {
+        if std::mem::take(&mut self.in_tags) {
+            self.out.counts.broken += 1;
+        }
+    }
+}
+
+/// A chunk of whole games read into its index.
+pub fn index_chunk(data: &[u8], player: Option<&Player>, max_ply: usize) -> ChunkIndex {
+    let mut visitor = IndexVisitor::new(player, max_ply);
+    visitor.out.moves.reserve(data.len() / 8);
+    crate::builder::parse::read_games(data, &mut visitor);
+    visitor.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn speeds_follow_lichess_bounds() {
+        for (tc, speed) in [
+            ("15+0", Speed::UltraBullet),
+            ("29", Speed::UltraBullet),
+            ("30+0", Speed::Bullet),
+            ("60+0", Speed::Bullet),
+            ("120+1", Speed::Bullet),
+            ("179", Speed::Bullet),
+            ("180+0", Speed::Blitz),
+            ("180+2", Speed::Blitz),
+            ("300+3", Speed::Blitz),
+            ("300+5", Speed::Rapid),
+            ("600+0", Speed::Rapid),
+            ("900+10", Speed::Rapid),
+            ("900+15", Speed::Classical),
+            ("40/7200:3600", Speed::Classical),
+            ("-", Speed::Correspondence),
+            ("86400", Speed::Correspondence),
+            ("?", Speed::Unknown),
+            ("", Speed::Unknown),
+            ("abc+1", Speed::Unknown),
+        ] {
+            assert_eq!(Speed::of_time_control(tc), speed, "{tc}");
+        }
+    }
+
+    #[test]
+    fn a_chunk_keeps_its_games_and_their_plies() {
+        let pgn = b"[Event \"Rated Blitz game\"]\n[White \"a\"]\n[Black \"B\"]\n[Result \"1-0\"]\n[TimeControl \"180+2\"]\n[Date \"2020.03.04\"]\n\n1. e4 e5 2. Nf3 1-0\n\n[White \"c\"]\n[Black \"d\"]\n[Result \"*\"]\n\n1. d4 *\n\n[White \"x\"]\n[Black \"y\"]\n[Variant \"Atomic\"]\n[Result \"1-0\"]\n\n1. e4 1-0\n";
+        let out = index_chunk(pgn, None, 2);
+        assert_eq!(out.counts.read, 3);
+        assert_eq!(out.counts.indexed, 1);
+        assert_eq!(out.counts.no_result, 1);
+        assert_eq!(out.counts.variant, 1);
+        assert_eq!(out.games[0].plies, 3);
+        assert_eq!(out.moves.len(), 3);
+        let records: usize = out.records.iter().map(Vec::len).sum();
+        assert_eq!(records, 2, "--max-ply 2 indexes two plies");
+        let w = out.words[0];
+        assert_eq!(w.speed(), Speed::Blitz);
+        assert_eq!(w.mode(), Mode::Rated);
+        assert_eq!(w.month(), 2020 * 12 + 2);
+    }
+}
