@@ -38,6 +38,7 @@ const state = {
   filters: null, // the games' filters (see defaultFilters), null without games
   filtersAsked: null, // the filters' query of the latest games asked for (a change asks again)
   gamesRequest: 0, // the number of the latest games asked for: older answers are dropped
+  playerSpelling: null, // lower-cased player → the name as the games write it (see drawGamesTitle)
   replay: null, // while a game is replayed: { game (/api/game's answer), saved (the line before) }
 };
 
@@ -629,7 +630,7 @@ function setUpGames(info) {
   state.filters = defaultFilters();
   $('games').hidden = false;
   const player = info.player?.join(', ');
-  $('games-title').textContent = player ? `games of ${player}` : "all games, from White's side";
+  drawGamesTitle();
   $('games-title').title = `${info.name}: ${count(info.games)} games, positions up to ply ${info.maxPly}`;
   $('f-color').hidden = !player;
   // Without a player the rating is both players' average, the opponent either of them.
@@ -638,6 +639,29 @@ function setUpGames(info) {
   $('f-result-legend').textContent = player ? 'result' : "result (White's)";
   listenToFilters();
 }
+
+/// The panel's title: whose games. The server may give the players' names in lower case (they are
+/// matched regardless of case): they are written as the games write them once a game shows it.
+function drawGamesTitle() {
+  const players = state.games.player;
+  const spelt = (p) => state.playerSpelling?.get(p.toLowerCase()) ?? p;
+  $('games-title').textContent = players ? `games of ${players.map(spelt).join(', ')}` : "all games, from White's side";
+}
+
+/// Learns how the games spell the players (see drawGamesTitle) from the games listed.
+function learnPlayerSpelling(moves) {
+  if (!state.games.player || state.playerSpelling) return;
+  const wanted = new Set(state.games.player.map((p) => p.toLowerCase()));
+  for (const g of moves.flatMap((m) => [...(m.top ?? []), ...(m.recent ?? [])])) {
+    for (const name of [g.white, g.black]) {
+      if (name && wanted.has(name.toLowerCase())) (state.playerSpelling ??= new Map()).set(name.toLowerCase(), name);
+    }
+  }
+  if (state.playerSpelling) drawGamesTitle();
+}
+
+/// The games' file names without their folders (the whole path is the title's tooltip).
+const gamesFiles = (name) => name.split(' + ').map((f) => f.split(/[\\/]/).pop()).join(' + ');
 
 /// Asks the server for the games of the position `query` names, with the filters, and draws them
 /// (unless newer ones were asked for meanwhile). Their answer, or null after an error (shown).
@@ -668,7 +692,7 @@ async function loadGames(query) {
 function gamesCaption(answer) {
   const filtered = filterParams().length ? ' with these filters' : '';
   const info = state.games;
-  return `${count(answer.games)} of ${count(info.games)} games (${info.name}) reach this position${filtered}`;
+  return `${count(answer.games)} of ${count(info.games)} games (${gamesFiles(info.name)}) reach this position${filtered}`;
 }
 
 function drawGamesFailed() {
@@ -680,6 +704,7 @@ function drawGamesFailed() {
 /// The games panel for /api/games's answer: a row per move, the total, then the games listed.
 function drawGames(answer) {
   $('games-caption').textContent = gamesCaption(answer);
+  learnPlayerSpelling(answer.moves);
   if (!answer.moves.length) {
     $('games-moves').replaceChildren(cell('p', emptyGamesText(), 'empty'));
     $('games-lists').replaceChildren();
