@@ -8,7 +8,8 @@
 # games panel's moves are compared with `/api/games`'s answer, fetched here for the same position
 # and filters; each filter widget is set and the page must then ask (and show) exactly that filter;
 # a top game is replayed (its position checked with python-chess); the filters survive a reload
-# and back/forward; phone width does not overflow. Prints `ok` at the end.
+# and back/forward; filters the server refuses show its message in the page's error box; phone
+# width does not overflow. Prints `ok` at the end.
 import json
 import os
 import sys
@@ -159,6 +160,11 @@ def check_games(moves, filters, what):
     return answer
 
 
+def error_text():
+    box = driver.find_element(By.ID, "error")
+    return box.text if box.is_displayed() else ""
+
+
 def widgets():
     """The filter widgets' values, as a person sees them."""
     return js("""
@@ -261,6 +267,27 @@ if widgets()["speed"] != ["ultrabullet"]:
     fail(f"the last speed could be unticked: {widgets()['speed']}")
 reset()
 check_games(line, {}, "reset")
+# Filters the server refuses (a rating range upside down; months in an address, the wrong way
+# round): its 400's message in the page's error box, no moves, and the page goes on.
+for what, act, filters in [
+    ("rating 3000-2000", lambda: (type_into("rating-min", "3000"), type_into("rating-max", "2000")),
+     {"rating": "3000-2000"}),
+    ("since after until", lambda: (driver.get("about:blank"), driver.get(url + "#moves=e2e4&since=2022-01&until=2021-01")),
+     {"since": "2022-01", "until": "2021-01"}),
+]:
+    act()
+    settled(line, filters)
+    try:
+        api("games", {"fen": chess.STARTING_FEN, "moves": "e2e4", **filters})
+        fail(f"{what}: /api/games took it")
+    except urllib.error.HTTPError as e:
+        refused = json.load(e)["error"]
+    if refused not in error_text() or page_rows():
+        fail(f"{what}: the error box says {error_text()!r}, the API {refused!r}; rows {page_rows()}")
+    reset()
+    check_games(line, {}, f"reset after {what}")
+    if error_text():
+        fail(f"{what}: the error stayed after a reset: {error_text()!r}")
 
 # 4. Several filters, kept in the address: a reload shows the same counts and widgets, and the
 # browser's back button steps back through the filters.

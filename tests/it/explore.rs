@@ -812,7 +812,7 @@ fn the_page_works_in_a_real_browser() {
 /// Carlsen's lichess games seen from his side: the games panel's moves are `/api/games`'s for the
 /// same position and filters, each filter widget (colour, speed, mode, rating, months, result,
 /// opponent) makes the page ask and show that filter, the filters survive a reload and step back
-/// and forward with the browser, a top game is replayed at the position (python-chess's) and
+/// and forward with the browser, filters the server refuses are shown in the error box, a top game is replayed at the position (python-chess's) and
 /// stepped through, "back" and "explore from here" leave it, phone width does not overflow. The
 /// screenshots go to `target/explore-games-screenshots/`.
 #[test]
