@@ -149,6 +149,7 @@ function startFrom(fen, moves = []) {
   const { pos, error } = positionOf(fen);
   if (error) return error;
   const saved = { ...state, positions: state.positions, moves: state.moves };
+  // A new line is explored, not replayed (replay() marks its game's line after this).
   state.replay = null;
   state.startFen = fen;
   state.positions = [pos];
