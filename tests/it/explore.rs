@@ -2,7 +2,8 @@
 //! serve, how it stands many requests, slow and silent clients, oversized and pipelined requests
 //! and more connections than it takes at once, how it stops, and its page in a real browser
 //! (headless Debian Chromium driven by selenium: `tests/explore_browser.py`, which also checks the
-//! page's moves against python-chess's `chess.polyglot`).
+//! page's moves against python-chess's `chess.polyglot`; `tests/explore_games_browser.py` for the
+//! games explorer's page).
 
 use crate::common;
 
@@ -805,6 +806,31 @@ fn the_page_works_in_a_real_browser() {
     eprintln!("{out}");
     assert!(out.ends_with("ok\n"), "{out}");
     assert!(shots.join("1-start.png").exists());
+}
+
+/// The games explorer's page in headless Chromium (`tests/explore_games_browser.py`), over Magnus
+/// Carlsen's lichess games seen from his side: the games panel's moves are `/api/games`'s for the
+/// same position and filters, each filter widget (colour, speed, mode, rating, months, result,
+/// opponent) makes the page ask and show that filter, the filters survive a reload and step back
+/// and forward with the browser, filters the server refuses are shown in the error box, a top game is replayed at the position (python-chess's) and
+/// stepped through, "back" and "explore from here" leave it, phone width does not overflow. The
+/// screenshots go to `target/explore-games-screenshots/`.
+#[test]
+fn the_games_page_works_in_a_real_browser() {
+    let shots = Path::new("target/explore-games-screenshots");
+    std::fs::create_dir_all(shots).unwrap();
+    let served = Served::start(&[
+        "tests/data/pgn/lichess_magnus_2018-2022.pgn.xz",
+        "--player",
+        "DrNykterstein",
+    ]);
+    let out = common::python(
+        include_str!("../explore_games_browser.py"),
+        &[served.url.as_str(), path(shots)],
+    );
+    eprintln!("{out}");
+    assert!(out.ends_with("ok\n"), "{out}");
+    assert!(shots.join("4-desktop.png").exists());
 }
 
 /// 100 slow clients, each holding a connection with half a request, and 20 more that send theirs

@@ -2,12 +2,14 @@
 // played with chessops' rules, and beside it, for each book, the book moves of the board's
 // position as the server's `/api/probe` gives them (the same object `polybook probe --json` prints),
 // and, with a tally, the games of each move and their results (`/api/tally`, the object
-// `polybook probe TALLY.parquet --json` prints).
+// `polybook probe TALLY.parquet --json` prints), and, with games (`polybook explore GAMES.pgn
+// --player NAME`), the moves played in them as filtered in the page (`/api/games`), their results,
+// top and recent games, one of which can be replayed on the board (`/api/game`).
 //
 // The state is the line: a start position and the moves played from it, and how many of them are
 // on the board (`ply`). Every change goes through `show()`, which redraws the board and the line,
-// writes the line into the address (`#fen=…&moves=…&ply=…`, so that a link or a reload shows the
-// same position) and asks the server for the new position's moves.
+// writes the line into the address (`#fen=…&moves=…&ply=…`, and the games' filters, so that a
+// link or a reload shows the same position) and asks the server for the new position's moves.
 
 import { Chessground } from 'chessground';
 import { Chess } from 'chessops/chess';
@@ -32,6 +34,12 @@ const state = {
   promotion: null, // { from, to } of a pawn move waiting for its piece
   addressWritten: false, // the page has written its first address (later ones are pushed)
   addressShown: null, // the address of what is shown (a history step to it needs nothing)
+  games: null, // /api/books's `games` (name, player, games, plies, maxPly), or null without games
+  filters: null, // the games' filters (see defaultFilters), null without games
+  filtersAsked: null, // the filters' query of the latest games asked for (a change asks again)
+  gamesRequest: 0, // the number of the latest games asked for: older answers are dropped
+  playerSpelling: null, // lower-cased player → the name as the games write it (see drawGamesTitle)
+  replay: null, // while a game is replayed: { game (/api/game's answer), saved (the line before) }
 };
 
 const board = Chessground($('board'), {
@@ -78,6 +86,8 @@ function play(move) {
     state.ply++;
     return true;
   }
+  // A move the replayed game did not play: exploring goes on from here, the game is left.
+  state.replay = null;
   const after = pos.clone();
   const san = makeSanAndPlay(after, move);
   state.moves.length = state.ply;
@@ -139,6 +149,8 @@ function startFrom(fen, moves = []) {
   const { pos, error } = positionOf(fen);
   if (error) return error;
   const saved = { ...state, positions: state.positions, moves: state.moves };
+  // A new line is explored, not replayed (replay() marks its game's line after this).
+  state.replay = null;
   state.startFen = fen;
   state.positions = [pos];
   state.moves = [];
@@ -173,6 +185,7 @@ function show() {
   $('turn').textContent = pos.isCheckmate() ? 'checkmate' : pos.isStalemate() ? 'stalemate' : `${pos.turn} to move`;
   $('fen').value = fen;
   drawLine();
+  drawReplay();
   writeAddress();
   state.addressShown = location.hash;
   probe(fen, state.startFen, state.moves.slice(0, state.ply).map((m) => m.uci));
@@ -183,22 +196,35 @@ function show() {
 /// new entry of the browser's history, so that its back and forward buttons step through what was
 /// shown; the first is written over the address the page was opened at.
 function writeAddress() {
+  // A replayed game is not written: a reload or a link returns to the exploring it was opened
+  // from (the replay is a look aside, not a place).
+  if (state.replay) return;
   const params = new URLSearchParams();
   if (state.startFen !== state.serverStart) params.set('fen', state.startFen);
   if (state.moves.length) params.set('moves', state.moves.map((m) => m.uci).join(' '));
   if (state.ply !== state.moves.length) params.set('ply', String(state.ply));
+  // The games' filters that are not at their defaults, under /api/games's names.
+  for (const [name, value] of filterParams()) params.set(name, value);
   const hash = params.toString();
   const target = hash ? `#${hash}` : location.pathname + location.search;
-  if (target === (location.hash || location.pathname + location.search)) return;
-  if (state.addressWritten) history.pushState(null, '', target);
-  else history.replaceState(null, '', target);
+  // (An address the page was opened at that already names what is shown counts as written: the
+  // next change is a new step, and back returns to it.)
+  if (target !== (location.hash || location.pathname + location.search)) {
+    if (state.addressWritten) history.pushState(null, '', target);
+    else history.replaceState(null, '', target);
+  }
   state.addressWritten = true;
 }
 
-/// The line an address names (see `writeAddress`), started on the page; an error message if it
-/// names a position or a move that cannot be, and then the page starts where the server does.
+/// The line an address names (see `writeAddress`), started on the page, and its games' filters;
+/// an error message if it names a position or a move that cannot be, and then the page starts
+/// where the server does.
 function readAddress() {
   const params = new URLSearchParams(location.hash.replace(/^#/, ''));
+  if (state.games) {
+    state.filters = filtersOf(params);
+    writeFilterForm();
+  }
   const fen = params.get('fen') ?? state.serverStart;
   const moves = (params.get('moves') ?? '').split(/\s+/).filter(Boolean);
   const error = startFrom(fen, moves);
@@ -226,6 +252,8 @@ function drawLine() {
     }
     const move = document.createElement('span');
     move.className = 'move' + (i + 1 === state.ply ? ' current' : '');
+    // Where the replayed game reaches the position it was picked at.
+    if (state.replay && i + 1 === state.replay.game.ply) move.classList.add('reached');
     move.textContent = m.san;
     move.dataset.ply = i + 1;
     move.addEventListener('click', () => go(i + 1));
@@ -257,17 +285,19 @@ function pgn() {
 async function probe(fen, start = fen, moves = []) {
   const number = ++state.request;
   document.body.dataset.state = 'loading';
-  const query = `fen=${encodeURIComponent(start)}${moves.length ? `&moves=${encodeURIComponent(moves.join(' '))}` : ''}`;
-  const ask = async (api) => {
-    const reply = await fetch(`/api/${api}?${query}`);
-    const answer = await reply.json();
-    if (!reply.ok) throw new Error(answer.error);
-    return answer;
-  };
+  const query = lineQuery(start, moves);
+  const ask = (api) => askApi(`${api}?${query}`);
   try {
-    const [books, tally] = await Promise.all([ask('probe'), state.tally ? ask('tally') : null]);
+    // Without books (games alone, or a tally alone) there is nothing to probe.
+    const [books, tally, games] = await Promise.all([
+      state.books.length ? ask('probe') : [],
+      state.tally ? ask('tally') : null,
+      state.games ? loadGames(query) : null,
+    ]);
     if (number !== state.request) return;
-    drawOpening(books[0] ?? tally);
+    const named = books[0] ?? tally ?? games;
+    drawOpening(named);
+    if (!books.length && named?.key) $('key').textContent = `key ${named.key}`;
     drawBooks(books);
     if (tally) drawTally(tally);
   } catch (e) {
@@ -277,6 +307,22 @@ async function probe(fen, start = fen, moves = []) {
   document.body.dataset.state = 'ready';
   document.body.dataset.shown = fen; // the position whose moves are drawn (for tests and scripts)
   if (!performance.getEntriesByName('explore-usable').length) performance.mark('explore-usable');
+}
+
+/// The query naming a position as /api/probe takes it: the line's start and the moves from it.
+function lineQuery(start, moves) {
+  return `fen=${encodeURIComponent(start)}${moves.length ? `&moves=${encodeURIComponent(moves.join(' '))}` : ''}`;
+}
+
+/// The query of the position on the board (see lineQuery).
+const hereQuery = () => lineQuery(state.startFen, state.moves.slice(0, state.ply).map((m) => m.uci));
+
+/// GET /api/PATH's JSON answer; an error with the server's message for anything but 200.
+async function askApi(path) {
+  const reply = await fetch(`/api/${path}`);
+  const answer = await reply.json().catch(() => ({ error: `${reply.status} ${reply.statusText}` }));
+  if (!reply.ok) throw new Error(answer.error ?? `${reply.status} ${reply.statusText}`);
+  return answer;
 }
 
 /// An opening's ECO code and name (`probe --json`'s `eco` and `opening`), or '' without one.
@@ -293,6 +339,17 @@ function drawOpening(answer) {
 function moveTitle(move, what) {
   const opening = openingText(move);
   return `${what}${opening ? ` → ${opening}` : ''}: click to play`;
+}
+
+/// What a move row of any panel does: hovered, its arrow on the board; clicked, the move played.
+function playsOnClick(row, move) {
+  row.addEventListener('mouseenter', () => hint(move.uci));
+  row.addEventListener('mouseleave', () => board.setAutoShapes([]));
+  row.addEventListener('click', () => {
+    clearError();
+    if (!play(moveOfUci(move.uci))) showError(`${move.san} cannot be played here`);
+    show();
+  });
 }
 
 function cell(tag, text, className) {
@@ -348,13 +405,7 @@ function drawBooks(answer) {
         inner.append(track, cell('span', `${(e.share * 100).toFixed(1)}%`));
         share.append(inner);
         row.append(share, scored ? cell('td', scoreText(e), 'score') : cell('td', learnText(e), 'learn'));
-        row.addEventListener('mouseenter', () => hint(e.uci));
-        row.addEventListener('mouseleave', () => board.setAutoShapes([]));
-        row.addEventListener('click', () => {
-          clearError();
-          if (!play(moveOfUci(e.uci))) showError(`${e.san} cannot be played here`);
-          show();
-        });
+        playsOnClick(row, e);
         table.append(row);
       }
       panel.append(table);
@@ -422,13 +473,7 @@ function drawTally(t) {
       results.append(resultsBar(w, d, b));
       row.append(cell('td', m.san, 'san'), cell('td', count(m.games), 'games'),
         cell('td', `${(m.share * 100).toFixed(1)}%`, 'share'), results);
-      row.addEventListener('mouseenter', () => hint(m.uci));
-      row.addEventListener('mouseleave', () => board.setAutoShapes([]));
-      row.addEventListener('click', () => {
-        clearError();
-        if (!play(moveOfUci(m.uci))) showError(`${m.san} cannot be played here`);
-        show();
-      });
+      playsOnClick(row, m);
       table.append(row);
     }
     const total = cell('tr', undefined, 'sum');
@@ -442,6 +487,445 @@ function drawTally(t) {
     const games = t.illegal.reduce((n, i) => n + i.games, 0);
     box.append(cell('p', `and ${t.illegal.length} move(s) under this key that are not legal here (${count(games)} games): a key collision`, 'options'));
   }
+}
+
+// ---- The games: moves played in them, filtered; their top and recent games ----
+
+const SPEEDS = ['ultrabullet', 'bullet', 'blitz', 'rapid', 'classical', 'correspondence', 'unknown'];
+const RESULTS = ['win', 'draw', 'loss'];
+const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
+/// How many of the position's top (and recent) games are listed under its moves.
+const LISTED = 8;
+
+/// The filters at their defaults: all the games.
+const defaultFilters = () => ({
+  color: 'both',
+  speed: [...SPEEDS],
+  mode: 'all',
+  ratingMin: '',
+  ratingMax: '',
+  since: '',
+  until: '',
+  result: [...RESULTS],
+  opponent: '',
+});
+
+/// The filters that are not at their defaults as /api/games's parameters, [name, value] pairs in
+/// a fixed order: the API's query and the page's address both hold them.
+function filterParams() {
+  const f = state.filters;
+  if (!f) return [];
+  const params = [];
+  // The colour is the player's: without --player the server refuses it.
+  if (f.color !== 'both' && state.games.player) params.push(['color', f.color]);
+  if (f.speed.length < SPEEDS.length) params.push(['speed', f.speed.join(',')]);
+  if (f.mode !== 'all') params.push(['mode', f.mode]);
+  if (f.ratingMin || f.ratingMax) params.push(['rating', `${f.ratingMin}-${f.ratingMax}`]);
+  if (f.since) params.push(['since', f.since]);
+  if (f.until) params.push(['until', f.until]);
+  if (f.result.length < RESULTS.length) params.push(['result', f.result.join(',')]);
+  if (f.opponent.trim()) params.push(['opponent', f.opponent.trim()]);
+  return params;
+}
+
+const filterQuery = () => filterParams().map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('');
+
+/// The filters an address names (see filterParams). A value the page does not know is left at
+/// its default rather than sent: an old or hand-edited link still opens.
+function filtersOf(params) {
+  const f = defaultFilters();
+  const color = params.get('color');
+  if (['white', 'black'].includes(color) && state.games.player) f.color = color;
+  const list = (name, known) => {
+    const picked = (params.get(name) ?? '').split(',').filter((v) => known.includes(v));
+    // Kept in the widgets' order, so that the same choice always gives the same address.
+    return picked.length ? known.filter((v) => picked.includes(v)) : [...known];
+  };
+  f.speed = list('speed', SPEEDS);
+  f.result = list('result', RESULTS);
+  if (['rated', 'casual'].includes(params.get('mode'))) f.mode = params.get('mode');
+  const rating = (params.get('rating') ?? '').match(/^(\d*)-(\d*)$/);
+  if (rating) [f.ratingMin, f.ratingMax] = [rating[1], rating[2]];
+  for (const month of ['since', 'until']) if (MONTH.test(params.get(month) ?? '')) f[month] = params.get(month);
+  f.opponent = params.get('opponent') ?? '';
+  return f;
+}
+
+const form = () => $('filters');
+const checked = (name) => [...form().querySelectorAll(`input[name="${name}"]:checked`)].map((i) => i.value);
+
+/// The filters as the widgets hold them.
+function readFilterForm() {
+  return {
+    color: checked('color')[0] ?? 'both',
+    speed: checked('speed'),
+    mode: checked('mode')[0] ?? 'all',
+    ratingMin: $('rating-min').value,
+    ratingMax: $('rating-max').value,
+    since: $('since').value,
+    until: $('until').value,
+    result: checked('result'),
+    opponent: $('opponent').value,
+  };
+}
+
+/// The widgets set to `state.filters` (from an address, a reset).
+function writeFilterForm() {
+  const f = state.filters;
+  for (const input of form().querySelectorAll('input[type=radio], input[type=checkbox]')) {
+    const value = f[input.name];
+    input.checked = Array.isArray(value) ? value.includes(input.value) : value === input.value;
+  }
+  $('rating-min').value = f.ratingMin;
+  $('rating-max').value = f.ratingMax;
+  $('since').value = f.since;
+  $('until').value = f.until;
+  $('opponent').value = f.opponent;
+  $('filters-count').textContent = filterParams().length ? `(${filterParams().length} set)` : '';
+}
+
+/// A widget changed: the games asked again (unless the filters come to the same query), and the
+/// address written, a new step of the history.
+function applyFilters() {
+  state.filters = readFilterForm();
+  $('filters-count').textContent = filterParams().length ? `(${filterParams().length} set)` : '';
+  if (filterQuery() === state.filtersAsked) return;
+  clearError();
+  writeAddress();
+  state.addressShown = location.hash;
+  loadGames(hereQuery());
+}
+
+/// The filter bar's events: boxes and buttons at once, typing after a pause (250 ms).
+function listenToFilters() {
+  let typing;
+  form().addEventListener('change', (e) => {
+    // An empty choice of speeds or results would be no games at all (and the API reads an empty
+    // list as all of them): the last box ticked stays ticked.
+    if (e.target.type === 'checkbox' && !checked(e.target.name).length) e.target.checked = true;
+    clearTimeout(typing);
+    applyFilters();
+  });
+  form().addEventListener('input', (e) => {
+    if (e.target.type !== 'number' && e.target.type !== 'search') return;
+    clearTimeout(typing);
+    typing = setTimeout(applyFilters, 250);
+  });
+  form().addEventListener('submit', (e) => {
+    e.preventDefault();
+    clearTimeout(typing);
+    applyFilters();
+  });
+  $('filters-reset').addEventListener('click', () => {
+    clearTimeout(typing);
+    state.filters = defaultFilters();
+    writeFilterForm();
+    applyFilters();
+  });
+}
+
+/// The games panel set up from /api/books's `games`: its title, and the widgets that depend on
+/// whether the games are one player's.
+function setUpGames(info) {
+  state.games = info;
+  state.filters = defaultFilters();
+  $('games').hidden = false;
+  const player = info.player?.join(', ');
+  drawGamesTitle();
+  $('games-title').title = `${info.name}: ${count(info.games)} games, positions up to ply ${info.maxPly}`;
+  $('f-color').hidden = !player;
+  // Without a player the rating is both players' average, the opponent either of them.
+  $('f-rating-legend').textContent = player ? 'opponent rating' : 'average rating';
+  $('f-opponent-legend').textContent = player ? 'opponent' : 'player';
+  $('f-result-legend').textContent = player ? 'result' : "result (White's)";
+  listenToFilters();
+}
+
+/// The panel's title: whose games. The server may give the players' names in lower case (they are
+/// matched regardless of case): they are written as the games write them once a game shows it.
+function drawGamesTitle() {
+  const players = state.games.player;
+  const spelt = (p) => state.playerSpelling?.get(p.toLowerCase()) ?? p;
+  $('games-title').textContent = players ? `games of ${players.map(spelt).join(', ')}` : "all games, from White's side";
+}
+
+/// Learns how the games spell the players (see drawGamesTitle) from the games listed.
+function learnPlayerSpelling(moves) {
+  if (!state.games.player || state.playerSpelling) return;
+  const wanted = new Set(state.games.player.map((p) => p.toLowerCase()));
+  for (const g of moves.flatMap((m) => [...(m.top ?? []), ...(m.recent ?? [])])) {
+    for (const name of [g.white, g.black]) {
+      if (name && wanted.has(name.toLowerCase())) (state.playerSpelling ??= new Map()).set(name.toLowerCase(), name);
+    }
+  }
+  if (state.playerSpelling) drawGamesTitle();
+}
+
+/// The games' file names without their folders (the whole path is the title's tooltip).
+const gamesFiles = (name) => name.split(' + ').map((f) => f.split(/[\\/]/).pop()).join(' + ');
+
+/// Asks the server for the games of the position `query` names, with the filters, and draws them
+/// (unless newer ones were asked for meanwhile). Their answer, or null after an error (shown).
+async function loadGames(query) {
+  const number = ++state.gamesRequest;
+  state.filtersAsked = filterQuery();
+  const full = query + state.filtersAsked;
+  $('games').dataset.state = 'loading';
+  let answer = null;
+  let error = null;
+  try {
+    answer = await askApi(`games?${full}`);
+  } catch (e) {
+    error = e.message;
+  }
+  if (number !== state.gamesRequest) return answer;
+  if (error) {
+    showError(`cannot read the games: ${error}`);
+    drawGamesFailed();
+  } else drawGames(answer);
+  // What is drawn, for tests and scripts: the query it answers.
+  $('games').dataset.query = full;
+  $('games').dataset.state = 'ready';
+  return answer;
+}
+
+/// The caption: how many of the games reach the position with the filters set.
+function gamesCaption(answer) {
+  const filtered = filterParams().length ? ' with these filters' : '';
+  const info = state.games;
+  return `${count(answer.games)} of ${count(info.games)} games (${gamesFiles(info.name)}) reach this position${filtered}`;
+}
+
+function drawGamesFailed() {
+  $('games-caption').textContent = 'the games could not be read with these filters';
+  $('games-moves').replaceChildren();
+  $('games-lists').replaceChildren();
+}
+
+/// The games panel for /api/games's answer: a row per move, the total, then the games listed.
+function drawGames(answer) {
+  $('games-caption').textContent = gamesCaption(answer);
+  learnPlayerSpelling(answer.moves);
+  if (!answer.moves.length) {
+    $('games-moves').replaceChildren(cell('p', emptyGamesText(), 'empty'));
+    $('games-lists').replaceChildren();
+    return;
+  }
+  const table = cell('table');
+  const head = cell('tr');
+  const headers = [
+    ['move'], ['games'], ['white / draw / black'],
+    ['score', state.games.player ? "the player's points per game" : "White's points per game"],
+    ['perf.', 'performance: the average opponent + 400 × (wins − losses) / games'],
+    ['opp.', state.games.player ? 'the average opponent rating' : 'the average rating'],
+    ['last', 'the last month played'],
+  ];
+  for (const [text, title] of headers) {
+    const th = cell('th', text, classOfHeader(text));
+    if (title) th.title = title;
+    head.append(th);
+  }
+  table.append(head, ...answer.moves.map(gamesMoveRow), gamesTotalRow(answer));
+  const scroll = cell('div', undefined, 'scroll');
+  scroll.append(table);
+  $('games-moves').replaceChildren(scroll);
+  $('games-lists').replaceChildren(...gameLists(answer.moves));
+}
+
+const classOfHeader = (text) => ({ 'perf.': 'perf', 'opp.': 'rating', 'white / draw / black': 'results' })[text] ?? text;
+
+/// Why no move is shown: no game here with the filters, or a position deeper than the index.
+function emptyGamesText() {
+  const pos = here();
+  const ply = 2 * (pos.fullmoves - 1) + (pos.turn === 'black' ? 1 : 0);
+  if (ply >= state.games.maxPly) return `no move: the games are indexed up to ply ${state.games.maxPly}`;
+  return filterParams().length ? 'no game reaches this position with these filters' : 'no game reaches this position';
+}
+
+const dash = (v) => (v == null ? '–' : String(v));
+
+/// A move's row: games, results, the player's score, performance, average opponent, last played.
+function gamesMoveRow(m) {
+  const row = cell('tr', undefined, 'move');
+  row.dataset.uci = m.uci;
+  row.title = moveTitle(m, m.uci);
+  if (m.eco) row.dataset.opening = openingText(m);
+  const results = cell('td', undefined, 'results');
+  results.append(resultsBar(m.white, m.draws, m.black));
+  row.append(
+    cell('td', m.san, 'san'),
+    cell('td', count(m.games), 'games'),
+    results,
+    cell('td', `${(m.score * 100).toFixed(0)}%`, 'score'),
+    cell('td', dash(m.performance), 'perf'),
+    cell('td', dash(m.rating), 'rating'),
+    cell('td', dash(m.last), 'last'),
+  );
+  playsOnClick(row, m);
+  return row;
+}
+
+/// The position's total: every filtered game that reaches it (games that end here included).
+function gamesTotalRow(answer) {
+  const row = cell('tr', undefined, 'sum');
+  const results = cell('td', undefined, 'results');
+  results.append(resultsBar(answer.white, answer.draws, answer.black));
+  row.append(cell('td', 'Σ'), cell('td', count(answer.games), 'games'), results);
+  for (const c of ['score', 'perf', 'rating', 'last']) row.append(cell('td', '', c));
+  return row;
+}
+
+/// A game's average rating (of the ratings it has), for ordering the top games.
+const meanElo = (g) => {
+  const elos = [g.whiteElo, g.blackElo].filter((e) => e != null);
+  return elos.length ? elos.reduce((a, b) => a + b, 0) / elos.length : 0;
+};
+
+/// The top and the recent games of the position: each move's (three of each) put together, the
+/// best rated (the latest) first, as lichess lists them under its explorer.
+function gameLists(moves) {
+  const top = moves.flatMap((m) => m.top ?? []).sort((a, b) => meanElo(b) - meanElo(a) || b.id - a.id);
+  const recent = moves.flatMap((m) => m.recent ?? []).sort((a, b) => (b.date ?? '').localeCompare(a.date ?? '') || b.id - a.id);
+  const lists = [];
+  for (const [title, games, name] of [['top games', top, 'top'], ['recent games', recent, 'recent']]) {
+    if (!games.length) continue;
+    const box = cell('div', undefined, 'game-list');
+    box.dataset.list = name;
+    box.append(cell('h3', title));
+    const table = cell('table');
+    table.append(...games.slice(0, LISTED).map(gameRow));
+    box.append(table);
+    lists.push(box);
+  }
+  return lists;
+}
+
+/// A result as a person writes it: 1-0, ½-½, 0-1.
+const resultText = (r) => (r === '1/2-1/2' ? '½-½' : r);
+
+/// A player with the rating (`Name 2850`), on a line of the players' cell.
+function playerLine(name, elo, side) {
+  const line = cell('div', undefined, side);
+  line.append(cell('span', name ?? '?', 'name'));
+  if (elo != null) line.append(' ', cell('span', String(elo), 'elo'));
+  return line;
+}
+
+/// A link to the game's site (lichess…), in a new tab: only for an http(s) address.
+function siteLink(site) {
+  if (!site || !/^https?:\/\//i.test(site)) return null;
+  const a = cell('a', '↗', 'site');
+  a.href = site;
+  a.target = '_blank';
+  a.rel = 'noopener noreferrer';
+  a.title = `open ${site}`;
+  // The link opens the game there; the row's click (the replay) is not for it.
+  a.addEventListener('click', (e) => e.stopPropagation());
+  return a;
+}
+
+/// A listed game: the move it played here, the players, result, date, speed, a link; clicked, it
+/// is replayed on the board.
+function gameRow(g) {
+  const row = cell('tr', undefined, 'game');
+  row.dataset.id = g.id;
+  row.dataset.uci = g.uci;
+  row.title = `${g.white} – ${g.black}, ${g.result}: click to replay the game`;
+  const site = cell('td', undefined, 'site');
+  const link = siteLink(g.site);
+  if (link) site.append(link);
+  // White over Black in one cell, as lichess lists its games: narrow enough for a phone.
+  const players = cell('td', undefined, 'players');
+  players.append(playerLine(g.white, g.whiteElo, 'white'), playerLine(g.black, g.blackElo, 'black'));
+  row.append(
+    cell('td', g.san, 'san'),
+    players,
+    cell('td', resultText(g.result), 'result'),
+    cell('td', g.date ?? '', 'date'),
+    cell('td', g.speed + (g.rated === false ? ' casual' : ''), 'speed'),
+    site,
+  );
+  row.addEventListener('mouseenter', () => hint(g.uci));
+  row.addEventListener('mouseleave', () => board.setAutoShapes([]));
+  row.addEventListener('click', () => replay(g.id));
+  return row;
+}
+
+// ---- A game replayed ----
+//
+// A game picked from the lists takes the board's line over: its moves from its start, the board
+// at the position it was picked at (`ply`). The controls, keys and the line step through it; the
+// panels follow the board as ever. A move the game did not play (on the board or from a panel)
+// goes on exploring from there; "back" returns to the line the game was picked from. The replay
+// is not kept in the address (see writeAddress).
+
+/// Replays game `id`, from /api/game, at the position on the board.
+async function replay(id) {
+  clearError();
+  let game;
+  try {
+    game = await askApi(`game?id=${encodeURIComponent(id)}&${hereQuery()}`);
+  } catch (e) {
+    showError(`cannot read game ${id}: ${e.message}`);
+    return;
+  }
+  // Another game picked during a replay: "back" still returns to the line before the first.
+  const saved = state.replay?.saved ?? { startFen: state.startFen, positions: state.positions, moves: state.moves, ply: state.ply };
+  const error = startFrom(game.start, game.moves.map((m) => m.uci));
+  if (error) {
+    showError(`game ${id} cannot be replayed: ${error}`);
+    return;
+  }
+  state.ply = game.ply ?? 0;
+  state.replay = { game, saved };
+  show();
+  // On a phone the lists are under the board: the board is brought back into view.
+  const top = $('board-wrap').getBoundingClientRect().top;
+  if (top < 0 || top > innerHeight / 2) $('left').scrollIntoView({ block: 'start' });
+}
+
+/// Back to the line the replayed game was picked from.
+function leaveReplay() {
+  if (!state.replay) return;
+  Object.assign(state, state.replay.saved);
+  state.replay = null;
+  clearError();
+  show();
+}
+
+/// The game's line becomes the explored one, at the position on the board.
+function exploreFromHere() {
+  state.replay = null;
+  show();
+}
+
+/// The replay's box over the line: the game, where the board is in it, the ways out.
+function drawReplay() {
+  const box = $('replay');
+  document.body.classList.toggle('replaying', !!state.replay);
+  box.hidden = !state.replay;
+  if (!state.replay) return box.replaceChildren();
+  const g = state.replay.game;
+  const who = cell('div', undefined, 'who');
+  const elo = (e) => (e == null ? '' : ` (${e})`);
+  who.append(cell('span', `${g.white}${elo(g.whiteElo)}`, 'name'), ' – ', cell('span', `${g.black}${elo(g.blackElo)}`, 'name'),
+    ' ', cell('span', resultText(g.result), 'result'));
+  const details = [g.date, g.speed, g.rated == null ? null : g.rated ? 'rated' : 'casual', g.timeControl, g.event].filter(Boolean);
+  const meta = cell('div', details.join(' · '), 'meta');
+  const link = siteLink(g.site);
+  if (link) meta.append(' ', link);
+  const where = cell('div', `replaying: ply ${state.ply} of ${state.moves.length}`, 'where');
+  const explore = cell('button', 'explore from here');
+  explore.id = 'replay-explore';
+  explore.title = 'keep this line and go on exploring';
+  explore.addEventListener('click', exploreFromHere);
+  const leave = cell('button', '✕ back');
+  leave.id = 'replay-leave';
+  leave.title = 'back to the position the game was picked at (Esc)';
+  leave.addEventListener('click', leaveReplay);
+  const buttons = cell('div', undefined, 'buttons');
+  buttons.append(explore, leave);
+  box.replaceChildren(who, meta, where, buttons);
 }
 
 /// Shows a book move on the board as an arrow.
@@ -537,7 +1021,7 @@ for (const button of $('promotion').querySelectorAll('button')) {
   button.addEventListener('click', () => promote(button.dataset.role));
 }
 document.addEventListener('keydown', (e) => {
-  if (e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement) return;
+  if (e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement || e.target instanceof HTMLSelectElement) return;
   if (e.ctrlKey || e.metaKey || e.altKey) return;
   if (state.promotion) {
     const roles = { q: 'queen', r: 'rook', b: 'bishop', n: 'knight', Escape: '' };
@@ -555,6 +1039,7 @@ document.addEventListener('keydown', (e) => {
     ArrowDown: () => go(state.moves.length),
     End: () => go(state.moves.length),
     f: flip,
+    Escape: leaveReplay,
   };
   const action = actions[e.key];
   if (action) {
@@ -580,9 +1065,10 @@ window.addEventListener('resize', () => document.body.dispatchEvent(new Event('c
   try {
     const reply = await fetch('/api/books');
     const config = await reply.json();
-    state.books = config.books;
+    state.books = config.books ?? [];
     state.tally = config.tally;
     state.serverStart = config.start;
+    if (config.games) setUpGames(config.games);
     const error = readAddress();
     if (error) showError(error);
   } catch (e) {
