@@ -252,6 +252,7 @@ fn the_api_answers_what_probe_json_prints() {
         serde_json::json!({
             "books": [path(&gnuchess), path(&collision)],
             "tally": null,
+            "games": null,
             "start": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
         })
     );
