@@ -37,8 +37,10 @@ command -v java >/dev/null || need_apt+=(default-jre-headless)
 bench/apt-install.sh test.sh "${need_apt[@]+"${need_apt[@]}"}"
 # The Python packages: python-chess (the reference for books, moves and games), selenium (the
 # browser test of `explore`), DuckDB (reads the Parquet tallies in tests/it/tally.rs, one wheel) and
-# pyspark (runs spark/build_book.py in tests/it/spark.rs on local[2], on the Java runtime above).
-for package in chess selenium duckdb pyspark; do
+# pyspark with pyarrow (runs spark/build_book.py in tests/it/spark.rs on local[2] and on a
+# standalone cluster, on the Java runtime above; its map hands Arrow batches to Spark, which needs
+# pandas too).
+for package in chess selenium duckdb pyspark pyarrow pandas; do
   python3 -c "import $package" 2>/dev/null && continue
   echo "test.sh: installing $package" >&2
   pip install -q "$package" 2>/dev/null || pip install -q --break-system-packages "$package" || {
