@@ -34,6 +34,7 @@ which Spark's Arrow functions ask for) on the driver and the workers.
 """
 
 import argparse
+import json
 import os
 import shutil
 import stat
@@ -363,14 +364,22 @@ def main():
         .mapInArrow(merge_ranges(args.polybook, output), "range int, rows long")
         .collect()
     )
+    # What the job did, beside the dataset (a name starting with `_`: not a part of it).
+    report = {
+        "pieces": len(pieces),
+        "tasks": len(groups),
+        "tally_runs": runs.value,
+        "parts": len(written),
+        "rows": sum(r.rows for r in written),
+    }
+    with open(os.path.join(output, "_polybook_job.json"), "w") as f:
+        json.dump(report, f)
     open(os.path.join(output, "_SUCCESS"), "w").close()
     print(
-        f"build_book.py: {sum(r.rows for r in written)} rows in {len(written)} part files",
+        f"build_book.py: {report['rows']} rows in {report['parts']} part files; polybook tally ran "
+        f"{report['tally_runs']} times for {report['pieces']} pieces in {report['tasks']} tasks",
         file=sys.stderr,
-    )
-    print(
-        f"build_book.py: polybook tally ran {runs.value} times for {len(pieces)} pieces in {len(groups)} tasks",
-        file=sys.stderr,
+        flush=True,
     )
     spark.stop()
 
