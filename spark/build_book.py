@@ -12,11 +12,11 @@ two stages. No row of a tally goes through Python or the JVM one by one.
 - The map: the inputs are cut into pieces (a file; a big plain file into byte ranges of
   --split-size, `polybook tally --range`: each range counts the games that start in it), and the
   pieces, in order, into --tasks groups of about the same size (one per core by default). A task runs
-  `polybook tally PIECE -o PART.parquet` on each of its pieces and sums them with `polybook tally
-  --merge` (in their order), then cuts its tally by key into --partitions ranges of the key space,
-  and hands each to Spark as one row: (range, group, the range's Parquet bytes). These rows are
-  persisted, so each piece is tallied once whatever the later stages do (the job says how many times
-  polybook ran).
+  `polybook tally` on its pieces (its whole files in one run, each byte range in a run of its own)
+  and sums the runs with `polybook tally --merge` (in their order), then cuts its tally by key into
+  --partitions ranges of the key space, and hands each to Spark as one row: (range, group, the
+  range's Parquet bytes). These rows are persisted, so each piece is tallied once whatever the later
+  stages do (the job counts the pieces tallied, in `_polybook_job.json` beside the parts).
 - The reduce: Spark's shuffle brings each range's tallies (one per group) to one task, which sums
   them with `polybook tally --merge`, in the groups' order, into the dataset's part file of that
   range: `part-00000.parquet`, … in key order. A move's `first` is thus numbered in the inputs'
@@ -95,10 +95,11 @@ def key_ranges(keys, n):
     return ((unsigned >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32)
 
 
-def tally_groups(polybook, flags, ranges, runs):
-    """The map, for mapInArrow: each group of pieces tallied by polybook (a part per piece, summed
-    by `polybook tally --merge` in their order when there are several), then cut by key into
-    `ranges` tallies, each handed to Spark as one row (range, group, Parquet bytes)."""
+def tally_groups(polybook, flags, ranges, tallied):
+    """The map, for mapInArrow: each group of pieces tallied by polybook (whole files together, a
+    byte range alone, the parts summed by `polybook tally --merge` in their order when there are
+    several), then cut by key into `ranges` tallies, each handed to Spark as one row (range, group,
+    Parquet bytes). `tallied` counts the pieces tallied."""
 
     def each(batches):
         import pyarrow as pa
@@ -116,14 +117,22 @@ def tally_groups(polybook, flags, ranges, runs):
                         paths, starts, ends = [os.path.join(tmp, "input.pgn")], [None], [None]
                         with open(paths[0], "wb") as f:
                             f.write(content)
+                    # One run for each stretch of whole files (polybook reads them in order, as
+                    # one stream), one for each byte range.
+                    runs_of = []
+                    for path, start, end in zip(paths, starts, ends):
+                        if start is None and runs_of and runs_of[-1][1] is None:
+                            runs_of[-1][0].append(path)
+                        else:
+                            runs_of.append(([path], start, end))
                     parts = []
-                    for i, (path, start, end) in enumerate(zip(paths, starts, ends)):
+                    for i, (run_paths, start, end) in enumerate(runs_of):
                         part = os.path.join(tmp, f"part-{i}.parquet")
-                        args = [path, "-o", part, *flags]
+                        args = [*run_paths, "-o", part, *flags]
                         if start is not None:
                             args += ["--range", f"{start}:{end}"]
                         run_tally(exe, args)
-                        runs.add(1)
+                        tallied.add(len(run_paths))
                         parts.append(part)
                     if len(parts) > 1:
                         merged = os.path.join(tmp, "merged.parquet")
@@ -347,9 +356,9 @@ def main():
 
     # Map: each group tallied once, cut into key ranges (persisted: the later stages read the
     # ranges, never tally again).
-    runs = sc.accumulator(0)
+    tallied = sc.accumulator(0)
     ranges = args.partitions or max(2, min(200, 2 * len(groups)))
-    blobs = work.mapInArrow(tally_groups(args.polybook, flags, ranges, runs), BLOBS)
+    blobs = work.mapInArrow(tally_groups(args.polybook, flags, ranges, tallied), BLOBS)
     blobs = blobs.persist(StorageLevel.MEMORY_AND_DISK)
 
     # Reduce: each range's tallies (one per group) summed by polybook into the dataset's part file
@@ -368,7 +377,7 @@ def main():
     report = {
         "pieces": len(pieces),
         "tasks": len(groups),
-        "tally_runs": runs.value,
+        "pieces_tallied": tallied.value,
         "parts": len(written),
         "rows": sum(r.rows for r in written),
     }
@@ -376,8 +385,8 @@ def main():
         json.dump(report, f)
     open(os.path.join(output, "_SUCCESS"), "w").close()
     print(
-        f"build_book.py: {report['rows']} rows in {report['parts']} part files; polybook tally ran "
-        f"{report['tally_runs']} times for {report['pieces']} pieces in {report['tasks']} tasks",
+        f"build_book.py: {report['rows']} rows in {report['parts']} part files; "
+        f"{report['pieces_tallied']} pieces tallied of {report['pieces']}, in {report['tasks']} tasks",
         file=sys.stderr,
         flush=True,
     )

@@ -158,7 +158,7 @@ fn assert_mapped_once(dataset: &Path) {
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dataset.join("_polybook_job.json")).unwrap())
             .unwrap();
-    assert_eq!(report["tally_runs"], report["pieces"], "{report}");
+    assert_eq!(report["pieces_tallied"], report["pieces"], "{report}");
     assert!(report["pieces"].as_u64().unwrap() >= 5, "{report}");
 }
 
