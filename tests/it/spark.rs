@@ -135,6 +135,12 @@ fn compare(
     polybook_ok(&a);
     let merged = dir.join(format!("merged-{name}.parquet"));
     polybook_ok(&["tally", "-q", "--merge", s(dataset), "-o", s(&merged)]);
+    rows_differ(&single, &merged, summary)
+}
+
+/// The rows of tally `a` that `b` lacks and those of `b` that `a` lacks (DuckDB's `EXCEPT ALL`),
+/// then the `summary` columns of `a`; and the text they were read from.
+fn rows_differ(a: &Path, b: &Path, summary: &str) -> (Vec<u64>, String) {
     let diff = duckdb(
         r#"
 import sys
@@ -143,7 +149,7 @@ one = duckdb.sql(f"SELECT count(*) FROM (SELECT * FROM '{a}' EXCEPT ALL SELECT *
 two = duckdb.sql(f"SELECT count(*) FROM (SELECT * FROM '{b}' EXCEPT ALL SELECT * FROM '{a}')").fetchall()[0][0]
 print(one, two, *duckdb.sql(f"SELECT {summary} FROM '{a}'").fetchall()[0])
 "#,
-        &[s(&single), s(&merged), summary],
+        &[s(a), s(b), summary],
     );
     let f: Vec<u64> = diff
         .split_whitespace()
@@ -386,4 +392,84 @@ fn the_spark_job_runs_on_a_standalone_cluster() {
         .flat_map(|what| running(what))
         .collect();
     assert!(left.is_empty(), "still running: {left:?}");
+}
+
+/// A dataset that grows month by month: each month's games tallied alone (one of them by the
+/// Spark job, a folder), and the tallies of all the months, oldest first, make the book that
+/// `build` makes from all the games, and sum to the rows of one tally of them all.
+#[test]
+fn the_tallies_of_months_make_the_book_of_all_games() {
+    spark_installed();
+    let dir = tempfile::tempdir().unwrap();
+    // Magnus Carlsen's lichess games, one file per month (`Date`), in the file's order.
+    let months = python(
+        r#"
+import sys, lzma, os, re
+games = lzma.open(sys.argv[1], "rt").read().split("\n\n[Event ")
+by_month = {}
+for i, g in enumerate(games):
+    text = ("[Event " if i else "") + g.rstrip("\n") + "\n\n"
+    month = re.search(r'\[Date "(\d{4})\.(\d{2})', text)
+    by_month.setdefault(f"{month[1]}-{month[2]}", []).append(text)
+for month, texts in sorted(by_month.items()):
+    os.makedirs(f"{sys.argv[2]}/{month}")
+    with open(f"{sys.argv[2]}/{month}/games.pgn", "w") as f:
+        f.write("".join(texts))
+    print(month)
+"#,
+        &[
+            s(&data("pgn/lichess_magnus_2018-2022.pgn.xz")),
+            s(&dir.path().join("games")),
+        ],
+    );
+    let months: Vec<&str> = months.lines().collect();
+    assert!(months.len() >= 20, "{months:?}");
+    let games_of = |m: &str| dir.path().join("games").join(m).join("games.pgn");
+    let tallies = dir.path().join("tallies");
+    let mut tally_paths = Vec::new();
+    for (i, m) in months.iter().enumerate() {
+        // The latest month through the Spark job (a folder of parts), the others alone.
+        let tally = if i == months.len() - 1 {
+            let folder = tallies.join(m);
+            spark_job(&[s(&games_of(m)).to_string()], &folder, &[], Master::Local);
+            folder
+        } else {
+            let file = tallies.join(format!("{m}.parquet"));
+            std::fs::create_dir_all(&tallies).unwrap();
+            polybook_ok(&["tally", "-q", s(&games_of(m)), "-o", s(&file)]);
+            file
+        };
+        tally_paths.push(s(&tally).to_string());
+    }
+    let all_games: Vec<String> = months.iter().map(|m| s(&games_of(m)).to_string()).collect();
+    let build_bytes = build_of(&all_games, &dir.path().join("build.bin"));
+    let book = dir.path().join("months.bin");
+    let mut a = vec![
+        "book",
+        "-q",
+        "-o",
+        s(&book),
+        "--weights",
+        "games",
+        "--min-games",
+        "1",
+    ];
+    a.extend(tally_paths.iter().map(String::as_str));
+    polybook_ok(&a);
+    assert!(
+        build_bytes == std::fs::read(&book).unwrap(),
+        "the book of the months differs from build's"
+    );
+    // Summed, the months are one tally of all the games, row for row.
+    let summed = dir.path().join("summed.parquet");
+    let mut a = vec!["tally", "-q", "--merge", "-o", s(&summed)];
+    a.extend(tally_paths.iter().map(String::as_str));
+    polybook_ok(&a);
+    let whole = dir.path().join("whole.parquet");
+    let mut a = vec!["tally", "-q", "-o", s(&whole)];
+    a.extend(all_games.iter().map(String::as_str));
+    polybook_ok(&a);
+    let (f, diff) = rows_differ(&whole, &summed, "count(*)");
+    assert_eq!(&f[..2], &[0, 0], "rows differ: {diff}");
+    assert!(f[2] > 300_000, "{diff}");
 }
