@@ -254,7 +254,7 @@ pub fn build(
     progress: &dyn Progress,
 ) -> Result<BuildReport, BuildError> {
     for input in inputs {
-        if matches!(input, Input::File(p) if same_file(p, output)) {
+        if input.path().is_some_and(|p| same_file(p, output)) {
             return Err(BuildError::OutputIsInput(output.display().to_string()));
         }
     }
