@@ -416,9 +416,13 @@ impl<R: Read> Chunker<R> {
 /// that was never closed: such a comment or variation ends there, and its game is counted as cut
 /// short. (A comment may span lines and hold `[%clk …]` lines, which are not tag lines; a comment
 /// line that reads exactly like a tag after a line that does not start with `[` would be taken
-/// as a new game.)
+/// as a new game.) A line that starts with a UTF-8 byte-order mark and then `[` counts as
+/// starting with `[`: pgn-reader skips the mark before a game and reads the tags after it as the
+/// same game's.
 fn starts_game(buf: &[u8], prev: usize, line: usize) -> bool {
-    buf.get(prev) != Some(&b'[') && looks_like_tag(&buf[line..])
+    let before = &buf[prev..];
+    let before = before.strip_prefix(b"\xef\xbb\xbf").unwrap_or(before);
+    before.first() != Some(&b'[') && looks_like_tag(&buf[line..])
 }
 
 /// The offset of the first game start after `from`, which must be the start of a line (or of the
@@ -580,6 +584,9 @@ mod tests {
         let text = "[Event \"a\"]\n[Site \"b\"]\n\n1. e4 {\n[%clk 0:01]\n[Event \"c\"]\n} *\n";
         assert_eq!(next_game_start(text.as_bytes(), 0), None);
         assert_eq!(last_game_start(text.as_bytes()), None);
+        // Nor does a tag line after one that starts with a byte-order mark and a tag.
+        let text = "\u{feff}[Event \"a\"]\n[Site \"b\"]\n\n1. e4 *\n";
+        assert_eq!(next_game_start(text.as_bytes(), 0), None);
     }
 
     /// The game starts of `text` by the definition: offset 0, and every line that starts a
@@ -608,6 +615,7 @@ mod tests {
             "1. e4 e5 *\n[Event \"a\"]\n1. d4 *\n[Event\n\"split\"]\n1. c4 *\n[Event \"end\"]",
             "no line break at all",
             "\n\n[A \"1\"]\n\n\n[B \"2\"]\n",
+            "\u{feff}[Event \"a\"]\n[Site \"b\"]\n\n1. e4 *\n\u{feff}[Event \"c\"]\n[Site \"d\"]\n1. d4 *\n",
         ];
         let dir = tempfile::tempdir().unwrap();
         for text in texts {

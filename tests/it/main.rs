@@ -29,6 +29,7 @@ mod smp;
 mod spark;
 mod tablebase;
 mod tally;
+mod tally_range;
 mod tally_ratings;
 mod tournament;
 mod tune;
