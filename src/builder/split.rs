@@ -79,7 +79,8 @@ struct Part {
 
 /// Splits `input` into parts of `opts.games` games in the folder `dir`, which must be missing
 /// (it is made) or empty: parts left from another split would be read with these. `cancel`
-/// stops it between two chunks (a megabyte at most): the parts written so far stay, whole.
+/// stops it between two games: the parts written so far stay, whole; the one being written is
+/// dropped.
 pub fn split_pgn(
     input: &Input,
     dir: &Path,
@@ -104,17 +105,17 @@ pub fn split_pgn(
     let mut width = MIN_WIDTH;
     let mut part: Option<Part> = None;
     while let Some(chunk) = next.take() {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(SplitError::Interrupted {
-                dir: quote_path(dir),
-                parts: report.parts,
-                games: report.games - part.map_or(0, |p| p.games),
-            });
-        }
         report.bytes += chunk.len() as u64;
         // The chunk starts at a game start, and so does every piece cut here.
         let mut at = 0;
         while at < chunk.len() {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(SplitError::Interrupted {
+                    dir: quote_path(dir),
+                    parts: report.parts,
+                    games: report.games - part.map_or(0, |p| p.games),
+                });
+            }
             let next = next_game_start(&chunk, at).unwrap_or(chunk.len());
             let text = &chunk[at..next];
             let mut current = match part.take() {

@@ -27,6 +27,7 @@ mod positions;
 mod several_books;
 mod smp;
 mod spark;
+mod split;
 mod tablebase;
 mod tally;
 mod tally_range;
