@@ -126,9 +126,13 @@ impl<'a> Collector<'a> {
 }
 
 /// The error for a build that counted nothing although no filter of the user's left anything
-/// out: the inputs are not PGN at all. `None` when some game was used, or filtered.
+/// out: the inputs are not PGN at all. `None` when some game was used, or filtered, or the input
+/// is a range of a file.
 pub fn no_usable_game(report: &BuildReport, inputs: &[Input]) -> Option<BuildError> {
-    if report.used > 0 || !report.filtered.is_empty() {
+    // A range is a piece of a file whose other pieces may hold its usable games: none in it is
+    // an empty result, so that the pieces of any cut add up to the whole.
+    let piece = inputs.iter().any(|i| matches!(i, Input::Range { .. }));
+    if piece || report.used > 0 || !report.filtered.is_empty() {
         return None;
     }
     let skipped = report

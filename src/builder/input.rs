@@ -7,17 +7,25 @@
 //! book does not depend on `--threads` or `--memory`.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::BuildError;
 
-/// One input: a file or standard input.
+/// One input: a file, the games of a plain file that start in a byte range, or standard input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Input {
     File(PathBuf),
+    /// The bytes `start..end` of a plain (uncompressed) file, both game starts by the rule of
+    /// [`next_game_start`]: made by [`Input::range`], so that the ranges of any cut of a file
+    /// hold each of its games once.
+    Range {
+        path: PathBuf,
+        start: u64,
+        end: u64,
+    },
     Stdin,
 }
 
@@ -26,7 +34,18 @@ impl Input {
     pub fn name(&self) -> String {
         match self {
             Input::File(p) => p.display().to_string(),
+            Input::Range { path, start, end } => {
+                format!("{} (bytes {start} to {end})", path.display())
+            }
             Input::Stdin => "<stdin>".to_string(),
+        }
+    }
+
+    /// The file read, if it is one (not standard input).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Input::File(p) | Input::Range { path: p, .. } => Some(p),
+            Input::Stdin => None,
         }
     }
 
@@ -34,9 +53,95 @@ impl Input {
     pub fn size(&self) -> Option<u64> {
         match self {
             Input::File(p) => std::fs::metadata(p).ok().map(|m| m.len()),
+            Input::Range { start, end, .. } => Some(end - start),
             Input::Stdin => None,
         }
     }
+
+    /// The games of the plain file `path` that start in the bytes `from..to` (`to` past the end,
+    /// or `None`: to the end), as an input: it reads from the first game start at or after
+    /// `from` up to the first game start at or after `to`, past `to` as far as the last game
+    /// needs (as Hadoop reads the lines of a split). A game starts at offset 0 and wherever
+    /// [`next_game_start`] says, so the ranges of any cut of a file into consecutive pieces
+    /// read each of its games once, as a whole read of the file does; a range in which no game
+    /// starts reads nothing.
+    ///
+    /// The caller checks that the file is plain ([`compression_of`]); `to` must not be less
+    /// than `from`.
+    pub fn range(path: &Path, from: u64, to: Option<u64>) -> io::Result<Input> {
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len();
+        let to = to.unwrap_or(u64::MAX);
+        if to < from {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("the range {from}:{to} ends before it starts"),
+            ));
+        }
+        let start = game_start_at(&mut file, len, from, SCAN_BLOCK, 1 << 16)?;
+        let end = game_start_at(&mut file, len, to, SCAN_BLOCK, 1 << 16)?;
+        Ok(Input::Range {
+            path: path.to_path_buf(),
+            start,
+            end: end.max(start),
+        })
+    }
+}
+
+/// The compression of a file, told by its first bytes (as [`open`] tells it).
+pub fn compression_of(path: &Path) -> io::Result<Compression> {
+    let mut head = Vec::with_capacity(8);
+    File::open(path)?.take(8).read_to_end(&mut head)?;
+    Ok(Compression::detect(&head))
+}
+
+/// How many bytes [`game_start_at`] reads at a time when it looks back for a line's start.
+const SCAN_BLOCK: usize = 1 << 16;
+
+/// The first game start at or after `at` in `file` (of `len` bytes), or `len` if none.
+///
+/// Whether a line starts a game depends on the line before it ([`starts_game`]), so the search
+/// begins at the start of the line that holds byte `at - 1` (found by reading back `block`
+/// bytes at a time): the chunker, fed from there, sees the first candidate (the next line, at
+/// or after `at`) with the line before it, and cuts only at game starts of the whole file (see
+/// [`Chunker`]). `target` is the chunker's first read.
+fn game_start_at(
+    file: &mut File,
+    len: u64,
+    at: u64,
+    block: usize,
+    target: usize,
+) -> io::Result<u64> {
+    if at == 0 || at >= len {
+        return Ok(at.min(len));
+    }
+    // The start of the line that holds byte `at - 1`: after the last line break before it.
+    let mut line = 0;
+    let mut end = at - 1;
+    let mut buf = vec![0; block];
+    while end > 0 {
+        let from = end.saturating_sub(block as u64);
+        let part = &mut buf[..(end - from) as usize];
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(part)?;
+        if let Some(nl) = memchr::memrchr(b'\n', part) {
+            line = from + nl as u64 + 1;
+            break;
+        }
+        end = from;
+    }
+    file.seek(SeekFrom::Start(line))?;
+    let mut chunker = Chunker::new(file.take(len - line), target);
+    let Some(first) = chunker.next_chunk()? else {
+        return Ok(len);
+    };
+    // The line at `line` itself lies before `at`: the first game start after it is the answer,
+    // in the first chunk or where the chunker cut it.
+    Ok(match next_game_start(&first, 0) {
+        Some(g) => line + g as u64,
+        None if chunker.next_chunk()?.is_some() => line + first.len() as u64,
+        None => len,
+    })
 }
 
 /// Whether a file name looks like PGN, plain or compressed.
@@ -158,6 +263,21 @@ pub fn open(input: &Input, count: Arc<AtomicU64>) -> io::Result<Box<dyn Read + S
                 Box::new(file)
             }
         }
+        Input::Range { path, start, end } => {
+            // Plain text from a game start: read as it is, whatever its first bytes look like.
+            let mut file = File::open(path)?;
+            file.seek(SeekFrom::Start(*start))?;
+            let size = end - start;
+            let raw = WholeFile {
+                file: file.take(size),
+                size,
+                read: 0,
+            };
+            return Ok(Box::new(BufReader::with_capacity(
+                1 << 16,
+                Counting { inner: raw, count },
+            )));
+        }
         Input::Stdin => Box::new(io::stdin()),
     };
     let mut buffered = BufReader::with_capacity(1 << 16, Counting { inner: raw, count });
@@ -173,13 +293,13 @@ pub fn open(input: &Input, count: Arc<AtomicU64>) -> io::Result<Box<dyn Read + S
 
 /// A raw input file that must yield as many bytes as it had when it was opened: a file that
 /// shrinks while it is read (truncated by another program) is an error, not a silent short read.
-struct WholeFile {
-    file: File,
+struct WholeFile<F = File> {
+    file: F,
     size: u64,
     read: u64,
 }
 
-impl Read for WholeFile {
+impl<F: Read> Read for WholeFile<F> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.file.read(buf)?;
         self.read += n as u64;
@@ -296,9 +416,13 @@ impl<R: Read> Chunker<R> {
 /// that was never closed: such a comment or variation ends there, and its game is counted as cut
 /// short. (A comment may span lines and hold `[%clk …]` lines, which are not tag lines; a comment
 /// line that reads exactly like a tag after a line that does not start with `[` would be taken
-/// as a new game.)
+/// as a new game.) A line that starts with a UTF-8 byte-order mark and then `[` counts as
+/// starting with `[`: pgn-reader skips the mark before a game and reads the tags after it as the
+/// same game's.
 fn starts_game(buf: &[u8], prev: usize, line: usize) -> bool {
-    buf.get(prev) != Some(&b'[') && looks_like_tag(&buf[line..])
+    let before = &buf[prev..];
+    let before = before.strip_prefix(b"\xef\xbb\xbf").unwrap_or(before);
+    before.first() != Some(&b'[') && looks_like_tag(&buf[line..])
 }
 
 /// The offset of the first game start after `from`, which must be the start of a line (or of the
@@ -460,6 +584,61 @@ mod tests {
         let text = "[Event \"a\"]\n[Site \"b\"]\n\n1. e4 {\n[%clk 0:01]\n[Event \"c\"]\n} *\n";
         assert_eq!(next_game_start(text.as_bytes(), 0), None);
         assert_eq!(last_game_start(text.as_bytes()), None);
+        // Nor does a tag line after one that starts with a byte-order mark and a tag.
+        let text = "\u{feff}[Event \"a\"]\n[Site \"b\"]\n\n1. e4 *\n";
+        assert_eq!(next_game_start(text.as_bytes(), 0), None);
+    }
+
+    /// The game starts of `text` by the definition: offset 0, and every line that starts a
+    /// game by [`starts_game`] given the line before it.
+    fn game_starts(text: &[u8]) -> Vec<usize> {
+        let mut starts = vec![0];
+        for g in 1..text.len() {
+            if text[g - 1] == b'\n' {
+                let prev = text[..g - 1]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |p| p + 1);
+                if starts_game(text, prev, g) {
+                    starts.push(g);
+                }
+            }
+        }
+        starts
+    }
+
+    #[test]
+    fn a_range_starts_at_the_first_game_start_at_or_after_its_offset() {
+        let texts = [
+            "[Event \"a\"]\n\n1. e4 { [%clk 0:01]\n[%clk 0:02]\n[Event \"no\"] } e5 1-0\n\n[Event \"b\"]\n1. d4 *\n",
+            "[Event \"a\"]\r\n[Site \"x\"]\r\n\r\n1. e4 *\r\n[Event \"b\"]\r\n1. d4 *\r\n",
+            "1. e4 e5 *\n[Event \"a\"]\n1. d4 *\n[Event\n\"split\"]\n1. c4 *\n[Event \"end\"]",
+            "no line break at all",
+            "\n\n[A \"1\"]\n\n\n[B \"2\"]\n",
+            "\u{feff}[Event \"a\"]\n[Site \"b\"]\n\n1. e4 *\n\u{feff}[Event \"c\"]\n[Site \"d\"]\n1. d4 *\n",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for text in texts {
+            let path = dir.path().join("t.pgn");
+            std::fs::write(&path, text).unwrap();
+            let starts = game_starts(text.as_bytes());
+            let len = text.len() as u64;
+            for at in 0..=len + 2 {
+                let want = starts
+                    .iter()
+                    .map(|&g| g as u64)
+                    .find(|&g| g >= at)
+                    .unwrap_or(len);
+                for (block, target) in [(1, 1), (2, 3), (5, 8), (SCAN_BLOCK, 1 << 16)] {
+                    let mut file = File::open(&path).unwrap();
+                    let got = game_start_at(&mut file, len, at, block, target).unwrap();
+                    assert_eq!(
+                        got, want,
+                        "{text:?} at {at}, block {block}, target {target}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -19,6 +19,8 @@
 //! - `reorder`, `keyed_merge`: results put back in input order; sorted sources merged by key.
 //! - `merge`: books merged into one, a book sorted (the same key-by-key merge).
 //! - `learn`: a book's learn fields updated from games (`polybook learn`), with the same reader.
+//! - `split`: an input cut into zstd-compressed parts of N games at the same game starts
+//!   (`polybook split`).
 //!
 //! By default the result is byte for byte what `polyglot make-book` writes. polyglot's halving of
 //! a position at 16384 games depends on the order in which games arrive, so each tally thread
@@ -41,6 +43,7 @@ mod pipeline;
 mod reorder;
 mod resolve;
 mod spill;
+mod split;
 mod tally_thread;
 
 use std::collections::BTreeMap;
@@ -56,6 +59,7 @@ pub use input::Input;
 pub use keyed_merge::KeyedMerge;
 pub use learn::{LearnOptions, LearnReport, LearnedMove, learn_from_games};
 pub use merge::{MergeReport, SortReport, merge_books, sort_book};
+pub use split::{SplitError, SplitOptions, SplitReport, split_pgn};
 
 use crate::book::BookError;
 use book_out::{BookSink, Ordered, PairSink};
@@ -254,7 +258,7 @@ pub fn build(
     progress: &dyn Progress,
 ) -> Result<BuildReport, BuildError> {
     for input in inputs {
-        if matches!(input, Input::File(p) if same_file(p, output)) {
+        if input.path().is_some_and(|p| same_file(p, output)) {
             return Err(BuildError::OutputIsInput(output.display().to_string()));
         }
     }

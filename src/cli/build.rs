@@ -56,9 +56,13 @@ impl CountArgs {
         paths: &[PathBuf],
     ) -> Result<(Vec<polybook::builder::Input>, Bar), CliError> {
         let inputs = expand(paths).map_err(CliError::data)?;
-        let show = !self.quiet && std::io::stderr().is_terminal();
         let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
-        Ok((inputs, Bar::new(show, total)))
+        Ok((inputs, self.bar(total)))
+    }
+
+    /// The progress bar over `total` bytes (none with --quiet or without a terminal).
+    pub fn bar(&self, total: Option<u64>) -> Bar {
+        Bar::new(!self.quiet && std::io::stderr().is_terminal(), total)
     }
 }
 
@@ -302,9 +306,10 @@ pub fn run(args: Args) -> CliResult {
 }
 
 /// The end of a build's or a tally's report: a warning when the filters left out every game
-/// (otherwise a build without a usable game fails), then the JSON report with `--json`.
+/// (otherwise a build without a usable game fails, except on a range of a file), then the JSON
+/// report with `--json`.
 pub(super) fn end_report(report: &BuildReport, what: &str, json: bool) -> CliResult {
-    if report.used == 0 {
+    if report.used == 0 && !report.filtered.is_empty() {
         let filters = list(&report.filtered);
         eprintln!(
             "polybook: warning: the filters left out every game ({filters}); the {what} is empty"

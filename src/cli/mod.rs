@@ -66,6 +66,7 @@ mod reference;
 mod search;
 mod solve;
 mod sort;
+mod split;
 mod tally;
 mod tune;
 mod uci;
@@ -97,6 +98,8 @@ enum Command {
     Build(build::Args),
     /// Count every (position, move) of PGN games exactly, into a Parquet tally (or sum tallies).
     Tally(tally::Args),
+    /// Cut PGN games into zstd-compressed parts of N games each, at game starts.
+    Split(split::Args),
     /// Write a book from tallies (summed), with build's entry options.
     Book(book::Args),
     /// Merge books into one.
@@ -405,6 +408,7 @@ pub fn main() -> ExitCode {
         Some(Command::Build(args)) => build::run(args),
         Some(Command::Analyse(args)) => analyse::run(args),
         Some(Command::Tally(args)) => tally::run(args),
+        Some(Command::Split(args)) => split::run(args),
         Some(Command::Book(args)) => book::run(args),
         Some(Command::Merge(args)) => merge::run(args),
         Some(Command::Sort(args)) => sort::run(args),

@@ -38,6 +38,12 @@ pub struct Args {
     /// Date: four more columns, for the average ratings and the last date `probe` shows.
     #[arg(long)]
     ratings: bool,
+    /// Only the games that start in the bytes START to END (END not included) of one plain PGN
+    /// file: from the first game start at or after START to the first at or after END, reading
+    /// past END as far as the last game goes. The tallies of consecutive ranges, summed in
+    /// order with --merge, are the whole file's tally. `START:` reads to the end.
+    #[arg(long, value_name = "START:END", allow_hyphen_values = true)]
+    range: Option<String>,
     #[command(flatten)]
     counting: CountArgs,
 }
@@ -50,6 +56,11 @@ pub enum Format {
 }
 
 pub fn run(args: Args) -> CliResult {
+    if args.merge && args.range.is_some() {
+        return Err(CliError::usage(
+            "--range is for counting games of a PGN file, not for --merge",
+        ));
+    }
     if args.merge {
         if args.format != Format::Parquet {
             return Err(CliError::usage("--merge writes Parquet only"));
@@ -77,7 +88,14 @@ pub fn run(args: Args) -> CliResult {
     let mut filter = counting.games.filter()?;
     filter.ratings = args.ratings;
     let opts = counting.reading.options(filter, EntryRules::default())?;
-    let (inputs, bar) = counting.inputs(&args.inputs)?;
+    let (inputs, bar) = match &args.range {
+        Some(range) => {
+            let input = range_input(&args.inputs, range)?;
+            let size = input.size();
+            (vec![input], counting.bar(size))
+        }
+        None => counting.inputs(&args.inputs)?,
+    };
     let cancel = super::interrupt::flag();
     let result = match args.format {
         Format::Parquet => polybook::tally::tally_pgn(&inputs, &args.output, &opts, &cancel, &bar),
@@ -121,6 +139,64 @@ pub fn run(args: Args) -> CliResult {
     super::build::end_report(&report, "tally", counting.json)
 }
 
+/// `--range START:END` (or `START:`) of the one input, which must be a plain PGN file: the
+/// input that reads the games starting there.
+fn range_input(inputs: &[PathBuf], range: &str) -> Result<polybook::builder::Input, CliError> {
+    let bad =
+        |why: &str| CliError::usage(format!("--range {}: {why}", polybook::text::quote(range)));
+    let (start, end) = range
+        .split_once(':')
+        .ok_or_else(|| bad("not START:END (byte offsets, e.g. 0:1000000, or START: to the end)"))?;
+    let offset = |t: &str| {
+        t.trim()
+            .parse::<u64>()
+            .map_err(|_| bad("the offsets are whole numbers of bytes from 0 (START:END or START:)"))
+    };
+    let start = offset(start)?;
+    let end = match end.trim() {
+        "" => None,
+        e => Some(offset(e)?),
+    };
+    if end.is_some_and(|e| e < start) {
+        return Err(bad("END is before START"));
+    }
+    let [path] = inputs else {
+        return Err(CliError::usage(
+            "--range reads one PGN file; give one input",
+        ));
+    };
+    let name = polybook::text::quote_path(path);
+    let read_err = |e: std::io::Error| {
+        CliError::data(format!(
+            "{}: cannot read: {}",
+            path.display(),
+            polybook::text::reason(&e)
+        ))
+    };
+    // Standard input, a folder or a FIFO cannot be read from an offset; a missing file is bad
+    // data, as without --range.
+    let meta = std::fs::metadata(path);
+    if path.as_os_str() == "-" {
+        return Err(CliError::usage(
+            "--range reads a regular file from an offset, not standard input",
+        ));
+    }
+    if meta.as_ref().is_ok_and(|m| !m.is_file()) {
+        return Err(CliError::usage(format!(
+            "--range reads a regular file, and {name} is not one"
+        )));
+    }
+    meta.map_err(read_err)?;
+    let compression = polybook::builder::input::compression_of(path).map_err(read_err)?;
+    if compression != polybook::builder::input::Compression::None {
+        return Err(CliError::usage(format!(
+            "--range reads plain PGN files, and {name} is compressed ({}); decompress it first, or use 'polybook split'",
+            format!("{compression:?}").to_lowercase()
+        )));
+    }
+    polybook::builder::Input::range(path, start, end).map_err(read_err)
+}
+
 /// The tally as text, to standard output (`-`) or to a file that appears whole.
 fn tsv(
     inputs: &[polybook::builder::Input],
@@ -136,7 +212,9 @@ fn tsv(
         return polybook::tally::tally_pgn_tsv(inputs, &mut out, &name, opts, cancel, bar);
     }
     for input in inputs {
-        if matches!(input, polybook::builder::Input::File(p) if polybook::builder::same_file(p, output))
+        if input
+            .path()
+            .is_some_and(|p| polybook::builder::same_file(p, output))
         {
             return Err(TallyError::OutputIsInput(polybook::text::quote_path(
                 output,

@@ -168,7 +168,7 @@ pub fn tally_pgn(
     progress: &dyn Progress,
 ) -> Result<BuildReport, TallyError> {
     for input in inputs {
-        if matches!(input, Input::File(p) if same_file(p, output)) {
+        if input.path().is_some_and(|p| same_file(p, output)) {
             return Err(TallyError::OutputIsInput(quote_path(output)));
         }
     }
