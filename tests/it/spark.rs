@@ -174,9 +174,19 @@ fn the_spark_job_makes_the_single_machine_book() {
     let dir = tempfile::tempdir().unwrap();
     let inputs = inputs(dir.path());
 
+    // The plain files cut into byte ranges of a million bytes (`tally --range`), in 2 tasks.
     let dataset = dir.path().join("tally");
-    spark_job(&inputs, &dataset, &[], Master::Local);
+    spark_job(
+        &inputs,
+        &dataset,
+        &["--split-size", "1000000"],
+        Master::Local,
+    );
     assert_mapped_once(&dataset);
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dataset.join("_polybook_job.json")).unwrap())
+            .unwrap();
+    assert!(report["pieces"].as_u64().unwrap() > 20, "{report}");
     let parts = std::fs::read_dir(&dataset)
         .unwrap()
         .filter(|e| {
