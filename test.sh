@@ -14,7 +14,7 @@ fast=()
 args=()
 for a in "$@"; do
   if [ "$a" = --fast ]; then
-    fast=(--skip spark:: --skip explore::the_page_works_in_a_real_browser --skip docs::every_command)
+    fast=(--skip spark:: --skip explore::the_page_works_in_a_real_browser --skip explore::the_games_page_works_in_a_real_browser --skip docs::every_command)
   else
     args+=("$a")
   fi
