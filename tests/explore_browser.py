@@ -1,7 +1,7 @@
-# The page of `polybook explore` in a real browser: headless Debian Chromium driven by selenium
-# through the system chromedriver (nothing is downloaded). Run by tests/it/explore.rs:
+# The page of `polybook explore` in a real browser (tests/browser.py: headless Debian Chromium, its
+# helpers). Run by tests/it/explore.rs, after tests/browser.py's text:
 #
-#   python3 tests/explore_browser.py URL SHOTS POLYBOOK TALLY BOOK...
+#   python3 -c "$(cat tests/browser.py tests/explore_browser.py)" URL SHOTS POLYBOOK TALLY BOOK...
 #
 # URL is a running `polybook explore BOOK... --tally TALLY`; SHOTS the folder for the screenshots;
 # POLYBOOK the binary, whose `probe --json` the page's moves (and `probe TALLY --json` its games) are
@@ -19,59 +19,9 @@ import chess.pgn
 import chess.polyglot
 import io
 
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.action_chains import ActionChains
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
-except ImportError:
-    sys.exit("reference tool missing: selenium (pip install selenium), or run ./test.sh")
-
-url, shots, polybook, tally, books = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
-for path in ["/usr/bin/chromium", "/usr/bin/chromedriver"]:
-    if not os.path.exists(path):
-        sys.exit(f"reference tool missing: {path} (apt-get install -y chromium chromium-driver), or run ./test.sh")
-os.makedirs(shots, exist_ok=True)
-for old in os.listdir(shots):
-    if old.endswith(".png"):
-        os.remove(os.path.join(shots, old))
-
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
-for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-            "--window-size=1200,900", "--hide-scrollbars"]:
-    options.add_argument(arg)
-options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-# The driver's path is given: selenium-manager has nothing to look for or download.
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-driver.set_page_load_timeout(20)
-
-
-def fail(message):
-    shot("failure")
-    sys.exit(f"explore page: {message}")
-
-
-def shot(name):
-    driver.save_screenshot(os.path.join(shots, f"{name}.png"))
-
-
-def wait(condition, what, timeout=10.0):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            value = condition()
-            if value:
-                return value
-        except Exception:
-            pass
-        time.sleep(0.02)
-    fail(f"timed out waiting for {what}")
-
-
-def js(script, *args):
-    return driver.execute_script(script, *args)
+LABEL = "explore page"
+url, polybook, tally, books = sys.argv[1], sys.argv[3], sys.argv[4], sys.argv[5:]
+start(sys.argv[2], "1200,900")
 
 
 def settled():

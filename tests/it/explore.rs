@@ -803,7 +803,14 @@ fn the_page_works_in_a_real_browser() {
         &books[..],
     ]
     .concat();
-    let out = common::python(include_str!("../explore_browser.py"), &args);
+    let out = common::python(
+        &[
+            include_str!("../browser.py"),
+            include_str!("../explore_browser.py"),
+        ]
+        .concat(),
+        &args,
+    );
     eprintln!("{out}");
     assert!(out.ends_with("ok\n"), "{out}");
     assert!(shots.join("1-start.png").exists());
@@ -826,7 +833,11 @@ fn the_games_page_works_in_a_real_browser() {
         "DrNykterstein",
     ]);
     let out = common::python(
-        include_str!("../explore_games_browser.py"),
+        &[
+            include_str!("../browser.py"),
+            include_str!("../explore_games_browser.py"),
+        ]
+        .concat(),
         &[served.url.as_str(), path(shots)],
     );
     eprintln!("{out}");
