@@ -69,3 +69,17 @@ def wait(condition, what, timeout=None):
 
 def js(script, *args):
     return driver.execute_script(script, *args)
+
+
+def check_clean(url):
+    """Nothing came from anywhere but the server at `url`, and no script error (a 400 the server was
+    asked for is not one)."""
+    origin = url.rstrip("/")
+    foreign = js("return performance.getEntriesByType('resource').map(e => e.name)")
+    foreign = [u for u in foreign if not u.startswith(origin + "/") and not u.startswith("data:")]
+    if foreign:
+        fail(f"resources from elsewhere: {foreign}")
+    errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"
+              and "status of 400" not in e["message"]]
+    if errors:
+        fail(f"console errors: {errors}")

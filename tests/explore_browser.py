@@ -417,15 +417,7 @@ if overflow > 0 or books_box["y"] < board_box["y"] + board_box["height"] or boar
 shot("10-phone")
 
 # 11. Nothing came from anywhere but the server, and no script error.
-origin = url.rstrip("/")
-foreign = js("return performance.getEntriesByType('resource').map(e => e.name)")
-foreign = [u for u in foreign if not u.startswith(origin + "/") and not u.startswith("data:")]
-if foreign:
-    fail(f"resources from elsewhere: {foreign}")
-errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"
-          and "status of 400" not in e["message"]]
-if errors:
-    fail(f"console errors: {errors}")
+check_clean(url)
 
 driver.quit()
 print(f"usable_ms {usable:.1f}")

@@ -373,15 +373,7 @@ if js("return document.documentElement.scrollWidth - window.innerWidth") > 0:
 shot("6-phone-replay")
 
 # 8. Nothing came from anywhere but the server, and no script error.
-origin = url.rstrip("/")
-foreign = js("return performance.getEntriesByType('resource').map(e => e.name)")
-foreign = [u for u in foreign if not u.startswith(origin + "/") and not u.startswith("data:")]
-if foreign:
-    fail(f"resources from elsewhere: {foreign}")
-errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"
-          and "status of 400" not in e["message"]]
-if errors:
-    fail(f"console errors: {errors}")
+check_clean(url)
 
 driver.quit()
 print("ok")

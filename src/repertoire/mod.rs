@@ -141,7 +141,11 @@ impl Player {
             ),
             None => None,
         };
-        let names: Vec<String> = names.iter().map(|n| n.trim().to_lowercase()).collect();
+        // Lower case char by char, as `matches` compares.
+        let names: Vec<String> = names
+            .iter()
+            .map(|n| n.trim().chars().flat_map(char::to_lowercase).collect())
+            .collect();
         if names.is_empty() && regex.is_none() {
             return Ok(None);
         }
@@ -149,8 +153,9 @@ impl Player {
     }
 
     pub fn matches(&self, name: &str) -> bool {
-        let lower = name.to_lowercase();
-        self.names.contains(&lower) || self.regex.as_ref().is_some_and(|r| r.is_match(name))
+        let lower = || name.chars().flat_map(char::to_lowercase);
+        self.names.iter().any(|n| lower().eq(n.chars()))
+            || self.regex.as_ref().is_some_and(|r| r.is_match(name))
     }
 
     /// How the page and the messages show it: the names, and `/pattern/`.
@@ -204,6 +209,8 @@ pub struct Index {
     moves: Vec<u16>,
     sites: Vec<u8>,
     strings: Strings,
+    /// Each string in lower case (the opponent filter's haystack), made once after reading.
+    lower: Vec<Box<str>>,
     pub player: Option<Player>,
     pub max_ply: usize,
     pub counts: Counts,
@@ -234,6 +241,7 @@ impl Index {
             moves: Vec::new(),
             sites: Vec::new(),
             strings: Strings::default(),
+            lower: Vec::new(),
             player: opts.player.clone(),
             max_ply: opts.max_ply,
             counts: Counts::default(),
@@ -354,6 +362,12 @@ impl Index {
         index.games.shrink_to_fit();
         index.moves.shrink_to_fit();
         index.sites.shrink_to_fit();
+        index.lower = index
+            .strings
+            .list
+            .iter()
+            .map(|s| s.to_lowercase().into_boxed_str())
+            .collect();
         index.seconds = started.elapsed().as_secs_f64();
         Ok(index)
     }
@@ -408,6 +422,7 @@ impl Index {
             + self.moves.capacity() * 2
             + self.sites.capacity()
             + self.strings.bytes()
+            + self.lower.iter().map(|s| s.len() + 16).sum::<usize>()
     }
 
     /// The plies indexed.

@@ -514,11 +514,7 @@ impl Index {
 
     /// The string ids whose text holds `needle` (lower case), as a bit per id.
     fn matching_names(&self, needle: &str) -> Vec<bool> {
-        self.strings
-            .list
-            .iter()
-            .map(|s| s.to_lowercase().contains(needle))
-            .collect()
+        self.lower.iter().map(|s| s.contains(needle)).collect()
     }
 
     /// The moves of `pos` in the games that pass `filters`.
