@@ -30,6 +30,7 @@ pub mod eval;
 pub mod hash;
 pub mod mate;
 mod negamax;
+pub mod nnue;
 pub mod options;
 mod ordering;
 pub mod packed_move;

@@ -1,0 +1,413 @@
+//! The neural network evaluation (NNUE, "efficiently updatable neural network"): a position's
+//! pieces in, a score in centipawns out, trained by `polybook train` on positions labelled by
+//! this engine's own search (see `crate::training`).
+//!
+//! The net is `768 → HIDDEN ×2 → 1`:
+//! - **Inputs.** One input per (colour, piece, square) — 2 × 6 × 64 = 768 — seen from each side
+//!   (its own pieces first, the board mirrored vertically for Black). [`feature`] numbers them.
+//! - **The hidden layer** ("the accumulator"): the same weights for both perspectives, a sum of the
+//!   rows of the pieces on the board plus a bias. A move changes two to four pieces, so the
+//!   search updates the sums with two to four rows ([`Accumulator::play`]) instead of computing
+//!   them again: that is what makes the net cheap enough for a search.
+//! - **The output**: SCReLU (clamp to [0, 1], squared) of the side to move's half, then of the
+//!   other half, times one weight each, plus a bias; times [`SCALE`] gives centipawns.
+//!
+//! Everything is integer, as engines quantise their nets: the hidden weights are the float weights
+//! × [`QA`] in `i16`, the output weights × [`QB`]. The file format is [`Network::from_bytes`]'s.
+
+use shakmaty::{Board, Chess, Color, Move, Position, Role, Square};
+
+/// Inputs: colour (own, theirs) × role × square.
+pub const INPUTS: usize = 768;
+/// Hidden neurons per perspective.
+pub const HIDDEN: usize = 128;
+/// The hidden layer's quantisation: 1.0 is `QA`.
+pub const QA: i32 = 255;
+/// The output weights' quantisation: 1.0 is `QB`.
+pub const QB: i32 = 64;
+/// Centipawns per unit of the net's output (its targets are `sigmoid(cp / SCALE)`).
+pub const SCALE: i32 = 400;
+/// The first bytes of a net file.
+pub const MAGIC: &[u8; 8] = b"PBNNUE01";
+
+/// The input of a piece of colour `color` and role `role` on `sq`, seen from `perspective`: its
+/// own pieces are 0..384, the other side's 384..768, and Black sees the board mirrored (a1 ↔ a8).
+#[inline]
+pub fn feature(perspective: Color, color: Color, role: Role, sq: Square) -> usize {
+    let theirs = usize::from(color != perspective);
+    let sq = if perspective == Color::White {
+        sq as usize
+    } else {
+        sq as usize ^ 56
+    };
+    theirs * 384 + (role as usize - 1) * 64 + sq
+}
+
+/// The same input seen from the other side.
+#[inline]
+pub fn flip(feature: usize) -> usize {
+    if feature < 384 {
+        (feature ^ 56) + 384
+    } else {
+        (feature ^ 56) - 384
+    }
+}
+
+/// The inputs of a board seen from White, in square order (at most 32).
+pub fn white_features(board: &Board) -> impl Iterator<Item = usize> + '_ {
+    board
+        .occupied()
+        .into_iter()
+        .filter_map(move |sq| board.piece_at(sq).map(|p| feature(Color::White, p.color, p.role, sq)))
+}
+
+/// A quantised net.
+#[repr(C, align(64))]
+pub struct Network {
+    /// Hidden weights, one row of `HIDDEN` per input.
+    pub feature_weights: [[i16; HIDDEN]; INPUTS],
+    pub feature_bias: [i16; HIDDEN],
+    /// Output weights: the side to move's half, then the other side's.
+    pub output_weights: [[i16; HIDDEN]; 2],
+    /// Output bias, × `QA × QB`.
+    pub output_bias: i32,
+}
+
+/// Why a net file cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NetError {
+    #[error("not a polybook net (it does not start with {:?})", std::str::from_utf8(MAGIC).unwrap_or(""))]
+    Magic,
+    #[error("a net of {found} hidden neurons, but this engine's nets have {HIDDEN}")]
+    Hidden { found: u32 },
+    #[error("{found} bytes, but a net of {HIDDEN} hidden neurons has {expected}")]
+    Size { found: usize, expected: usize },
+}
+
+impl Network {
+    /// The size of a net file: magic, hidden size (u32), the feature weights, the feature bias,
+    /// the output weights (i16 each, little-endian), the output bias (i32).
+    pub const FILE_SIZE: usize = 8 + 4 + 2 * (INPUTS * HIDDEN + HIDDEN + 2 * HIDDEN) + 4;
+
+    /// Reads a net file (the format of [`Network::FILE_SIZE`]).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Box<Network>, NetError> {
+        if bytes.len() < 12 || &bytes[..8] != MAGIC {
+            return Err(NetError::Magic);
+        }
+        let hidden = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+        if hidden as usize != HIDDEN {
+            return Err(NetError::Hidden { found: hidden });
+        }
+        if bytes.len() != Self::FILE_SIZE {
+            return Err(NetError::Size {
+                found: bytes.len(),
+                expected: Self::FILE_SIZE,
+            });
+        }
+        let mut words = bytes[12..bytes.len() - 4]
+            .chunks_exact(2)
+            .map(|b| i16::from_le_bytes([b[0], b[1]]));
+        let mut net = Network::zeroed();
+        for row in net.feature_weights.iter_mut() {
+            row.iter_mut().for_each(|w| *w = words.next().expect("sized"));
+        }
+        net.feature_bias.iter_mut().for_each(|w| *w = words.next().expect("sized"));
+        for half in net.output_weights.iter_mut() {
+            half.iter_mut().for_each(|w| *w = words.next().expect("sized"));
+        }
+        net.output_bias = i32::from_le_bytes(bytes[bytes.len() - 4..].try_into().expect("4 bytes"));
+        Ok(net)
+    }
+
+    /// The file bytes of this net.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(Self::FILE_SIZE);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(HIDDEN as u32).to_le_bytes());
+        let words = self
+            .feature_weights
+            .iter()
+            .flatten()
+            .chain(&self.feature_bias)
+            .chain(self.output_weights.iter().flatten());
+        for w in words {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        out.extend_from_slice(&self.output_bias.to_le_bytes());
+        out
+    }
+
+    /// A net of zeros, on the heap (it is 200 KB).
+    pub fn zeroed() -> Box<Network> {
+        // Every field is an integer array: all zeros is a valid value.
+        let layout = std::alloc::Layout::new::<Network>();
+        // SAFETY: the layout is not zero-sized; zeroed integers are valid `i16`/`i32`; the pointer
+        // comes from the global allocator with `Network`'s layout, as `Box::from_raw` requires.
+        unsafe {
+            let ptr = std::alloc::alloc_zeroed(layout) as *mut Network;
+            if ptr.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            Box::from_raw(ptr)
+        }
+    }
+
+    /// The score of a position from its accumulator, in centipawns for the side to move.
+    #[inline]
+    pub fn evaluate(&self, acc: &Accumulator, turn: Color) -> i32 {
+        let (us, them) = (&acc.v[turn as usize], &acc.v[turn.other() as usize]);
+        let sum = screlu_dot(us, &self.output_weights[0]) + screlu_dot(them, &self.output_weights[1]);
+        (sum / QA + self.output_bias) * SCALE / (QA * QB)
+    }
+
+    /// The score of a position computed from scratch (for one-off evaluations; the search keeps
+    /// accumulators).
+    pub fn evaluate_position(&self, pos: &Chess) -> i32 {
+        self.evaluate(&Accumulator::new(self, pos.board()), pos.turn())
+    }
+}
+
+/// Σ clamp(x, 0, QA)² × w: the SCReLU of one half times its output weights. `x × w` is taken
+/// first (it fits an `i16`: the trainer keeps |w| < 128), then times `x` in `i32`.
+#[inline]
+fn screlu_dot(acc: &[i16; HIDDEN], weights: &[i16; HIDDEN]) -> i32 {
+    let mut sum = 0i32;
+    for i in 0..HIDDEN {
+        let x = acc[i].clamp(0, QA as i16);
+        sum += i32::from(x.wrapping_mul(weights[i])) * i32::from(x);
+    }
+    sum
+}
+
+/// The hidden layer's sums for both perspectives (`v[Color::White as usize]`, `v[Black]`).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub struct Accumulator {
+    pub v: [[i16; HIDDEN]; 2],
+}
+
+/// The inputs a move adds and removes, numbered from White's side ([`flip`] gives Black's).
+#[derive(Default)]
+struct Change {
+    add: [usize; 2],
+    adds: usize,
+    sub: [usize; 2],
+    subs: usize,
+}
+
+impl Change {
+    fn add(&mut self, c: Color, r: Role, sq: Square) {
+        self.add[self.adds] = feature(Color::White, c, r, sq);
+        self.adds += 1;
+    }
+    fn sub(&mut self, c: Color, r: Role, sq: Square) {
+        self.sub[self.subs] = feature(Color::White, c, r, sq);
+        self.subs += 1;
+    }
+}
+
+impl Default for Accumulator {
+    fn default() -> Self {
+        Accumulator {
+            v: [[0; HIDDEN]; 2],
+        }
+    }
+}
+
+impl Accumulator {
+    /// The sums for a board, from scratch.
+    pub fn new(net: &Network, board: &Board) -> Accumulator {
+        let mut acc = Accumulator {
+            v: [net.feature_bias; 2],
+        };
+        for sq in board.occupied() {
+            let p = board.piece_at(sq).expect("occupied");
+            for persp in Color::ALL {
+                let row = &net.feature_weights[feature(persp, p.color, p.role, sq)];
+                add_row(&mut acc.v[persp as usize], row);
+            }
+        }
+        acc
+    }
+
+    /// The sums after `m` is played in `pos` (whose sums are `self`), into `out`.
+    #[inline]
+    pub fn play(&self, net: &Network, pos: &Chess, m: Move, out: &mut Accumulator) {
+        let us = pos.turn();
+        let mut change = Change::default();
+        match m {
+            Move::Normal {
+                role,
+                from,
+                capture,
+                to,
+                promotion,
+            } => {
+                change.sub(us, role, from);
+                change.add(us, promotion.unwrap_or(role), to);
+                if let Some(captured) = capture {
+                    change.sub(us.other(), captured, to);
+                }
+            }
+            Move::EnPassant { from, to } => {
+                change.sub(us, Role::Pawn, from);
+                change.add(us, Role::Pawn, to);
+                change.sub(us.other(), Role::Pawn, Square::from_coords(to.file(), from.rank()));
+            }
+            Move::Castle { king, rook } => {
+                let side = shakmaty::CastlingSide::from_queen_side(rook < king);
+                change.sub(us, Role::King, king);
+                change.sub(us, Role::Rook, rook);
+                change.add(us, Role::King, side.king_to(us));
+                change.add(us, Role::Rook, side.rook_to(us));
+            }
+            Move::Put { .. } => {
+                // Not a move of standard chess: start again from the board.
+                let mut after = pos.clone();
+                after.play_unchecked(m);
+                *out = Accumulator::new(net, after.board());
+                return;
+            }
+        }
+        for persp in Color::ALL {
+            let p = persp as usize;
+            let rows = |list: &[usize]| -> [&[i16; HIDDEN]; 2] {
+                let row = |i: usize| {
+                    let f = list[i.min(list.len() - 1)];
+                    &net.feature_weights[if persp == Color::White { f } else { flip(f) }]
+                };
+                [row(0), row(1)]
+            };
+            let add = rows(&change.add[..change.adds]);
+            let sub = rows(&change.sub[..change.subs]);
+            let (src, dst) = (&self.v[p], &mut out.v[p]);
+            match (change.adds, change.subs) {
+                (1, 1) => {
+                    for i in 0..HIDDEN {
+                        dst[i] = src[i] + add[0][i] - sub[0][i];
+                    }
+                }
+                (1, 2) => {
+                    for i in 0..HIDDEN {
+                        dst[i] = src[i] + add[0][i] - sub[0][i] - sub[1][i];
+                    }
+                }
+                _ => {
+                    for i in 0..HIDDEN {
+                        dst[i] = src[i] + add[0][i] + add[1][i] - sub[0][i] - sub[1][i];
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[inline]
+fn add_row(acc: &mut [i16; HIDDEN], row: &[i16; HIDDEN]) {
+    for i in 0..HIDDEN {
+        acc[i] += row[i];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    use shakmaty::fen::Fen;
+    use shakmaty::CastlingMode;
+
+    /// A net of small random weights, as a trained one could be.
+    fn random_net(seed: u64) -> Box<Network> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut net = Network::zeroed();
+        for row in net.feature_weights.iter_mut() {
+            row.iter_mut().for_each(|w| *w = rng.random_range(-60..60));
+        }
+        net.feature_bias.iter_mut().for_each(|w| *w = rng.random_range(0..120));
+        for half in net.output_weights.iter_mut() {
+            half.iter_mut().for_each(|w| *w = rng.random_range(-127..127));
+        }
+        net.output_bias = rng.random_range(-5000..5000);
+        net
+    }
+
+    #[test]
+    fn the_features_of_a_side_mirror_the_others() {
+        let pos: Chess = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let mirrored: Chess = "rnbqkb1r/pppp1ppp/5n2/4p3/4P3/2N5/PPPP1PPP/R1BQKBNR b KQkq - 2 3"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let net = random_net(1);
+        // The same position with colours swapped scores the same for the side to move.
+        assert_eq!(net.evaluate_position(&pos), net.evaluate_position(&mirrored));
+        for f in 0..INPUTS {
+            assert_eq!(flip(flip(f)), f);
+        }
+        assert_eq!(
+            flip(feature(Color::White, Color::Black, Role::Queen, Square::D8)),
+            feature(Color::Black, Color::Black, Role::Queen, Square::D8)
+        );
+    }
+
+    #[test]
+    fn updated_sums_equal_sums_from_scratch_along_random_games() {
+        let net = random_net(2);
+        let mut rng = StdRng::seed_from_u64(3);
+        let starts = [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "n1n5/PPPk4/8/8/8/8/4Kppp/5N1N b - - 0 1",
+        ];
+        for fen in starts {
+            for _ in 0..20 {
+                let mut pos: Chess = fen
+                    .parse::<Fen>()
+                    .unwrap()
+                    .into_position(CastlingMode::Standard)
+                    .unwrap();
+                let mut acc = Accumulator::new(&net, pos.board());
+                for _ in 0..80 {
+                    let moves = pos.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    let m = moves[rng.random_range(0..moves.len())];
+                    let mut next = Accumulator::default();
+                    acc.play(&net, &pos, m, &mut next);
+                    pos.play_unchecked(m);
+                    let fresh = Accumulator::new(&net, pos.board());
+                    assert_eq!(next.v, fresh.v, "{fen} after {m}");
+                    acc = next;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_net_file_reads_back_as_written() {
+        let net = random_net(4);
+        let bytes = net.to_bytes();
+        assert_eq!(bytes.len(), Network::FILE_SIZE);
+        let back = Network::from_bytes(&bytes).unwrap();
+        assert_eq!(back.to_bytes(), bytes);
+        assert_eq!(Network::from_bytes(b"PBNNUE0").err(), Some(NetError::Magic));
+        assert!(matches!(
+            Network::from_bytes(&bytes[..bytes.len() - 2]),
+            Err(NetError::Size { .. })
+        ));
+        let mut other = bytes.clone();
+        other[8] = 64;
+        assert_eq!(
+            Network::from_bytes(&other).err(),
+            Some(NetError::Hidden { found: 64 })
+        );
+    }
+}
