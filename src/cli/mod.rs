@@ -43,6 +43,7 @@ macro_rules! eprint {
 
 mod analyse;
 mod bench;
+mod datagen;
 mod book;
 mod build;
 mod dump;
@@ -127,6 +128,8 @@ enum Command {
     Search(search::Args),
     /// Search built-in positions to a fixed depth: a node-count signature and a speed.
     Bench(bench::Args),
+    /// Label positions of games with the engine's own search, for `train` (resumable).
+    Datagen(datagen::Args),
     /// Run a test suite (EPD bm/am/dm, matetrack bm #N, PGN mate puzzles) and count the solved.
     Solve(solve::Args),
     /// Play the engine in the terminal (moves in SAN or UCI; undo, hint, draw, resign, book, save).
@@ -421,6 +424,7 @@ pub fn main() -> ExitCode {
         Some(Command::Perft(args)) => perft::run(args),
         Some(Command::Search(args)) => search::run(args),
         Some(Command::Bench(args)) => bench::run(args),
+        Some(Command::Datagen(args)) => datagen::run(args),
         Some(Command::Solve(args)) => solve::run(args),
         Some(Command::Play(args)) => play::run(args),
         Some(Command::Match(args)) => match_cmd::run(args),

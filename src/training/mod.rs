@@ -1,7 +1,7 @@
 //! The net's training: positions from real games labelled by the engine's own search
 //! ([`data`]), and the trainer that fits [`crate::engine::nnue`]'s net to them ([`trainer`]).
 
-pub mod trainer;
+pub mod data;
 
 use shakmaty::Color;
 

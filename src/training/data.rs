@@ -1,0 +1,481 @@
+//! The net's data: positions from real games, each labelled by the engine's own search.
+//!
+//! **Positions.** The games are read in input order ([`enumerate`]). A position is a candidate
+//! when the game is standard chess from the usual start and has a result, it is `skip_plies` or
+//! more plies into the game, its side to move is not in check and the move the game played from
+//! it captures nothing and promotes nothing (a quiet position, as far as the game tells). A
+//! position already seen earlier in the input is not a candidate again, and of the candidates one
+//! in `every` is kept, chosen by a hash of its key: the same games always give the same positions
+//! in the same order, whatever the machine or thread count.
+//!
+//! **Labels.** Each kept position is searched to a fixed node count by the engine
+//! ([`label_block`]); its label is the score in centipawns for the side to move, two bytes. A
+//! position whose best move captures or promotes, or whose score is a mate, is labelled
+//! [`SKIP`]: the net learns quiet positions only. Positions are labelled in blocks of
+//! [`BLOCK`], each by an engine cleared first, so a block's labels do not depend on which thread
+//! labelled it, nor on what was labelled before.
+//!
+//! **The label file** ([`LabelHeader`]) is the header, then one `i16` per position in order. It
+//! holds no position: with the games it was made from it rebuilds the whole data set, at two bytes
+//! a position. A file cut short (by Ctrl-C or a kill) is resumed from its last whole block.
+
+use std::collections::HashSet;
+use std::io::{self, Read, Write};
+use std::ops::ControlFlow;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use pgn_reader::{RawTag, SanPlus, Skip, Visitor};
+use shakmaty::{Chess, Color, Position};
+
+use super::Sample;
+use crate::builder::Input;
+use crate::builder::input::Chunks;
+use crate::engine::hash::hash_of;
+use crate::engine::{Engine, Limits, Score, SearchOptions};
+use crate::text::reason;
+
+/// Positions labelled together by one cleared engine.
+pub const BLOCK: usize = 1024;
+/// The label of a position left out of training.
+pub const SKIP: i16 = i16::MIN;
+/// The largest score kept, in centipawns.
+pub const MAX_SCORE: i32 = 30000;
+
+/// Which positions of the games are candidates and how many are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Selection {
+    /// Plies at the start of each game that are never candidates.
+    pub skip_plies: u32,
+    /// One candidate in `every` is kept.
+    pub every: u32,
+}
+
+impl Default for Selection {
+    fn default() -> Self {
+        Selection {
+            skip_plies: 8,
+            every: 4,
+        }
+    }
+}
+
+/// A kept position, its game's result for White (0 lost, 1 drawn, 2 won) and its game's number in
+/// the input (from 1).
+pub struct Candidate {
+    pub pos: Chess,
+    pub result: u8,
+    pub game: u32,
+}
+
+/// What reading the games found.
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+pub struct ReadReport {
+    pub games: u64,
+    /// Games of standard chess from the usual start with a result.
+    pub games_used: u64,
+    pub candidates: u64,
+    pub kept: u64,
+}
+
+/// Why the data could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    #[error("{name}: cannot read: {why}")]
+    Input { name: String, why: String },
+    #[error("{path}: {why}")]
+    Labels { path: String, why: String },
+    #[error("no position of the games can be labelled (finished standard games, from the usual start)")]
+    NoPositions,
+    #[error("stopped")]
+    Stopped,
+}
+
+/// The kept positions of `inputs`, in order, and a fingerprint of them (their keys, mixed).
+pub fn enumerate(
+    inputs: &[Input],
+    selection: Selection,
+    progress: &dyn crate::builder::Progress,
+    stop: &AtomicBool,
+) -> Result<(Vec<Candidate>, u64, ReadReport), DataError> {
+    let bytes_read = Arc::new(AtomicU64::new(0));
+    let mut visitor = Enumerator {
+        selection,
+        seen: HashSet::new(),
+        kept: Vec::new(),
+        report: ReadReport::default(),
+        fingerprint: 0,
+    };
+    for input in inputs {
+        let read_error = |e: io::Error| DataError::Input {
+            name: input.name(),
+            why: reason(&e),
+        };
+        let mut chunks = Chunks::open(input, bytes_read.clone(), 1 << 22).map_err(read_error)?;
+        while let Some(chunk) = chunks.next_chunk().map_err(read_error)? {
+            crate::builder::parse::read_games(&chunk, &mut visitor);
+            progress.update(bytes_read.load(Ordering::Relaxed), visitor.report.games);
+            if stop.load(Ordering::Relaxed) {
+                return Err(DataError::Stopped);
+            }
+        }
+    }
+    visitor.report.kept = visitor.kept.len() as u64;
+    Ok((visitor.kept, visitor.fingerprint, visitor.report))
+}
+
+/// splitmix64's finaliser: a well-mixed hash of a word.
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
+    x ^ (x >> 31)
+}
+
+struct Enumerator {
+    selection: Selection,
+    seen: HashSet<u64>,
+    kept: Vec<Candidate>,
+    report: ReadReport,
+    fingerprint: u64,
+}
+
+#[derive(Default)]
+struct GameTags {
+    result: Option<u8>,
+    other_start: bool,
+}
+
+struct Game {
+    pos: Chess,
+    ply: u32,
+    result: u8,
+    number: u32,
+    stopped: bool,
+}
+
+impl Visitor for Enumerator {
+    type Tags = GameTags;
+    type Movetext = Game;
+    type Output = ();
+
+    fn begin_tags(&mut self) -> ControlFlow<(), GameTags> {
+        self.report.games += 1;
+        ControlFlow::Continue(GameTags::default())
+    }
+
+    fn tag(&mut self, tags: &mut GameTags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
+        match name {
+            b"Result" => {
+                tags.result = match value.as_bytes().trim_ascii() {
+                    b"1-0" => Some(2),
+                    b"0-1" => Some(0),
+                    b"1/2-1/2" => Some(1),
+                    _ => None,
+                }
+            }
+            b"FEN" | b"SetUp" => tags.other_start = true,
+            b"Variant" => tags.other_start |= !crate::builder::is_standard_variant(value.as_bytes()),
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, tags: GameTags) -> ControlFlow<(), Game> {
+        let Some(result) = tags.result.filter(|_| !tags.other_start) else {
+            return ControlFlow::Break(());
+        };
+        self.report.games_used += 1;
+        ControlFlow::Continue(Game {
+            pos: Chess::default(),
+            ply: 0,
+            result,
+            number: self.report.games as u32,
+            stopped: false,
+        })
+    }
+
+    fn san(&mut self, game: &mut Game, san_plus: SanPlus) -> ControlFlow<()> {
+        if game.stopped {
+            return ControlFlow::Continue(());
+        }
+        let Ok(mv) = crate::builder::play_san(san_plus.san, &game.pos) else {
+            // An illegal move ends the game here; the positions before it still count.
+            game.stopped = true;
+            return ControlFlow::Continue(());
+        };
+        if game.ply >= self.selection.skip_plies
+            && !mv.is_capture()
+            && !mv.is_promotion()
+            && !game.pos.is_check()
+        {
+            let key = hash_of(&game.pos);
+            if self.seen.insert(key) {
+                self.report.candidates += 1;
+                if mix(key) % u64::from(self.selection.every.max(1)) == 0 {
+                    self.fingerprint = mix(self.fingerprint ^ key);
+                    self.kept.push(Candidate {
+                        pos: game.pos.clone(),
+                        result: game.result,
+                        game: game.number,
+                    });
+                }
+            }
+        }
+        game.pos.play_unchecked(mv);
+        game.ply += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn begin_variation(&mut self, _game: &mut Game) -> ControlFlow<(), Skip> {
+        ControlFlow::Continue(Skip(true))
+    }
+
+    fn end_game(&mut self, _game: Game) {}
+}
+
+impl crate::builder::parse::ChunkVisitor for Enumerator {
+    type Mark = usize;
+    fn mark(&self) -> usize {
+        // Games are only ever read once each (a broken tag section costs its game), so nothing
+        // needs taking back.
+        self.kept.len()
+    }
+    fn rewind(&mut self, _mark: usize) {}
+    fn broken(&mut self, _why: &str) -> bool {
+        true
+    }
+    fn finish(&mut self) {}
+}
+
+/// The label file's header: how the labels were made and of which positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LabelHeader {
+    /// Nodes per search.
+    pub nodes: u32,
+    pub selection: Selection,
+    /// Positions the games give (the labels to come).
+    pub positions: u64,
+    /// The positions' fingerprint (their keys mixed in order).
+    pub fingerprint: u64,
+}
+
+impl LabelHeader {
+    pub const MAGIC: &'static [u8; 8] = b"PBLABEL1";
+    pub const SIZE: usize = 8 + 4 * 4 + 8 + 8;
+    /// The version of the candidate rule above, recorded so that a changed rule refuses old files.
+    const RULE: u32 = 1;
+
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        b[..8].copy_from_slice(Self::MAGIC);
+        b[8..12].copy_from_slice(&self.nodes.to_le_bytes());
+        b[12..16].copy_from_slice(&self.selection.skip_plies.to_le_bytes());
+        b[16..20].copy_from_slice(&self.selection.every.to_le_bytes());
+        b[20..24].copy_from_slice(&Self::RULE.to_le_bytes());
+        b[24..32].copy_from_slice(&self.positions.to_le_bytes());
+        b[32..40].copy_from_slice(&self.fingerprint.to_le_bytes());
+        b
+    }
+
+    pub fn from_bytes(b: &[u8]) -> Result<LabelHeader, String> {
+        if b.len() < Self::SIZE || &b[..8] != Self::MAGIC {
+            return Err("not a polybook label file".into());
+        }
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        if u32_at(20) != Self::RULE {
+            return Err(format!(
+                "labels of positions chosen by rule {}, but this polybook chooses by rule {}",
+                u32_at(20),
+                Self::RULE
+            ));
+        }
+        Ok(LabelHeader {
+            nodes: u32_at(8),
+            selection: Selection {
+                skip_plies: u32_at(12),
+                every: u32_at(16),
+            },
+            positions: u64_at(24),
+            fingerprint: u64_at(32),
+        })
+    }
+
+    /// Why labels made under `self` do not fit positions read under `other`, if they don't.
+    pub fn mismatch(&self, other: &LabelHeader) -> Option<String> {
+        if self.selection != other.selection {
+            Some(format!(
+                "labelled with --skip-plies {} --every {}, not {} and {}",
+                self.selection.skip_plies,
+                self.selection.every,
+                other.selection.skip_plies,
+                other.selection.every
+            ))
+        } else if (self.positions, self.fingerprint) != (other.positions, other.fingerprint) {
+            Some(format!(
+                "labels of {} other positions (fingerprint {:016x}): these games give {} (fingerprint {:016x})",
+                self.positions, self.fingerprint, other.positions, other.fingerprint
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// A label file read: its header and the labels so far.
+pub fn read_labels(path: &Path) -> Result<(LabelHeader, Vec<i16>), DataError> {
+    let err = |why: String| DataError::Labels {
+        path: crate::text::quote_path(path),
+        why,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|e| err(format!("cannot read: {}", reason(&e))))?;
+    let header = LabelHeader::from_bytes(&bytes).map_err(err)?;
+    let labels: Vec<i16> = bytes[LabelHeader::SIZE..]
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    if labels.len() as u64 > header.positions {
+        return Err(err(format!(
+            "{} labels for {} positions",
+            labels.len(),
+            header.positions
+        )));
+    }
+    Ok((header, labels))
+}
+
+/// The label of `pos` by a search of `nodes` nodes: its score for the side to move, or [`SKIP`].
+pub fn label(engine: &mut Engine, pos: &Chess, nodes: u64, stop: &Arc<AtomicBool>) -> i16 {
+    let limits = Limits {
+        nodes: Some(nodes),
+        ..Limits::default()
+    };
+    let result = engine.search(pos, &[], &limits, Arc::clone(stop), &mut |_| {});
+    match (result.score, result.best_move) {
+        (Score::Cp(cp), Some(m)) if !m.is_capture() && !m.is_promotion() => {
+            cp.clamp(-MAX_SCORE, MAX_SCORE) as i16
+        }
+        _ => SKIP,
+    }
+}
+
+/// The search options of labelling: one thread, a table of 16 MB.
+pub fn label_options() -> SearchOptions {
+    SearchOptions {
+        hash_mb: 16,
+        ..SearchOptions::default()
+    }
+}
+
+/// Labels one block of positions with an engine cleared first; `None` if stopped.
+pub fn label_block(
+    engine: &mut Engine,
+    positions: &[Candidate],
+    nodes: u64,
+    stop: &Arc<AtomicBool>,
+) -> Option<Vec<i16>> {
+    engine.clear();
+    let mut out = Vec::with_capacity(positions.len());
+    for c in positions {
+        let l = label(engine, &c.pos, nodes, stop);
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        out.push(l);
+    }
+    Some(out)
+}
+
+/// Labels positions `from..` of `positions` (a whole number of blocks done before) on `threads`
+/// threads, handing each finished run of blocks, in order, to `write`. Returns when all are done
+/// or `stop` is set (the blocks finished in order by then are written).
+pub fn label_all(
+    positions: &[Candidate],
+    from: usize,
+    nodes: u64,
+    threads: usize,
+    stop: &Arc<AtomicBool>,
+    write: &mut dyn FnMut(&[i16]) -> io::Result<()>,
+) -> io::Result<()> {
+    debug_assert_eq!(from % BLOCK, 0);
+    let blocks = positions.len().div_ceil(BLOCK);
+    let next = AtomicU64::new((from / BLOCK) as u64);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Vec<i16>)>();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || {
+                let mut engine = Engine::new(label_options());
+                loop {
+                    let b = next.fetch_add(1, Ordering::Relaxed) as usize;
+                    if b >= blocks || stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let range = b * BLOCK..((b + 1) * BLOCK).min(positions.len());
+                    match label_block(&mut engine, &positions[range], nodes, stop) {
+                        Some(labels) => {
+                            if tx.send((b, labels)).is_err() {
+                                break;
+                            }
+                        }
+                        None => break,
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut pending = std::collections::BTreeMap::new();
+        let mut want = from / BLOCK;
+        let mut result = Ok(());
+        for (b, labels) in rx {
+            pending.insert(b, labels);
+            while let Some(labels) = pending.remove(&want) {
+                if result.is_ok() {
+                    result = write(&labels);
+                    if result.is_err() {
+                        // Nothing more can be kept: stop the workers.
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+                want += 1;
+            }
+        }
+        result
+    })
+}
+
+/// The training samples of labelled positions: the positions of games numbered 10, 20, 30 …
+/// are the validation set, the others the training set. Positions labelled [`SKIP`] and those
+/// not labelled yet are left out.
+pub fn samples(positions: &[Candidate], labels: &[i16]) -> (Vec<Sample>, Vec<Sample>) {
+    let (mut train, mut validation) = (Vec::new(), Vec::new());
+    for (c, &l) in positions.iter().zip(labels) {
+        if l == SKIP {
+            continue;
+        }
+        let result = if c.pos.turn() == Color::White {
+            c.result
+        } else {
+            2 - c.result
+        };
+        let sample = Sample::new(&c.pos, l, result);
+        if c.game % 10 == 0 {
+            validation.push(sample);
+        } else {
+            train.push(sample);
+        }
+    }
+    (train, validation)
+}
+
+/// Appends labels to an open label file.
+pub fn write_labels(out: &mut impl Write, labels: &[i16]) -> io::Result<()> {
+    let bytes: Vec<u8> = labels.iter().flat_map(|l| l.to_le_bytes()).collect();
+    out.write_all(&bytes)?;
+    out.flush()
+}
