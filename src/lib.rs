@@ -16,6 +16,7 @@
 //! - [`arena`]: games between engines or against a person: rules, clocks, openings, matches, PGN.
 //! - [`analysis`]: a book scored by an engine, the scores backed up its tree (`polybook analyse`).
 //! - [`tune`]: Texel's tuning of the evaluation from PGN games.
+//! - [`training`]: the NNUE's training: labelled positions and the trainer that fits the net.
 //!
 //! ARCHITECTURE.md, at the repository's root, is the map: the layers (each module uses only the
 //! ones below it), where each command's work lives, and the invariants.
@@ -35,5 +36,6 @@ pub mod position;
 pub mod repertoire;
 pub mod tally;
 pub mod text;
+pub mod training;
 pub mod tune;
 pub mod uci;
