@@ -2,6 +2,7 @@
 //! ([`data`]), and the trainer that fits [`crate::engine::nnue`]'s net to them ([`trainer`]).
 
 pub mod data;
+pub mod trainer;
 
 use shakmaty::Color;
 
