@@ -8,7 +8,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use polybook::builder::input::expand;
 use polybook::training::data::{
-    BLOCK, LabelHeader, Selection, enumerate, label_all, read_labels, write_labels,
+    BLOCK, LabelHeader, Selection, enumerate, label_all, label_options, read_labels, write_labels,
 };
 
 use super::build::Bar;
@@ -41,6 +41,10 @@ pub struct Args {
     /// Stop once this many positions are labelled (whole blocks; default: all).
     #[arg(long, value_name = "N")]
     positions: Option<u64>,
+    /// Label with searches on the net (src/engine/net.nnue) instead of the hand-crafted
+    /// evaluation.
+    #[arg(long)]
+    nnue: bool,
     /// Search threads, one position each (default: all cores).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
@@ -53,9 +57,15 @@ pub fn run(args: Args) -> CliResult {
     if args.nodes == 0 || args.every == 0 {
         return Err(CliError::usage("--nodes and --every must be at least 1"));
     }
+    // Games with a FEN tag are read from it, unless the file being resumed left them out.
+    let fen = match read_labels(&args.output) {
+        Ok((old, _)) => old.selection.fen,
+        Err(_) => true,
+    };
     let selection = Selection {
         skip_plies: args.skip_plies,
         every: args.every,
+        fen,
     };
     let inputs = expand(&args.games).map_err(CliError::data)?;
     let stop = super::interrupt::flag();
@@ -161,6 +171,7 @@ pub fn run(args: Args) -> CliResult {
         done,
         u64::from(args.nodes),
         threads,
+        &label_options(args.nnue),
         &stop,
         &mut |labels| {
             write_labels(&mut file, labels)?;

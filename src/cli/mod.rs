@@ -43,9 +43,9 @@ macro_rules! eprint {
 
 mod analyse;
 mod bench;
-mod datagen;
 mod book;
 mod build;
+mod datagen;
 mod dump;
 mod edit;
 mod explore;
@@ -69,6 +69,7 @@ mod solve;
 mod sort;
 mod split;
 mod tally;
+mod train;
 mod tune;
 mod uci;
 mod verify;
@@ -130,6 +131,8 @@ enum Command {
     Bench(bench::Args),
     /// Label positions of games with the engine's own search, for `train` (resumable).
     Datagen(datagen::Args),
+    /// Train the engine's neural network on positions labelled by `datagen`.
+    Train(train::Args),
     /// Run a test suite (EPD bm/am/dm, matetrack bm #N, PGN mate puzzles) and count the solved.
     Solve(solve::Args),
     /// Play the engine in the terminal (moves in SAN or UCI; undo, hint, draw, resign, book, save).
@@ -425,6 +428,7 @@ pub fn main() -> ExitCode {
         Some(Command::Search(args)) => search::run(args),
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Datagen(args)) => datagen::run(args),
+        Some(Command::Train(args)) => train::run(args),
         Some(Command::Solve(args)) => solve::run(args),
         Some(Command::Play(args)) => play::run(args),
         Some(Command::Match(args)) => match_cmd::run(args),

@@ -47,12 +47,16 @@ pub struct EngineArgs {
     /// Turn the 3-man tablebase (KQvK, KRvK) off: the search alone.
     #[arg(long)]
     no_tablebase: bool,
+    /// Evaluate with the neural network (src/engine/net.nnue) instead of the hand-crafted
+    /// evaluation.
+    #[arg(long)]
+    nnue: bool,
     /// Transposition table size in MB.
     #[arg(long, default_value_t = SearchOptions::DEFAULT_HASH_MB)]
     hash: usize,
     /// Set a search option by name, e.g. `--set NullMove=false` (repeatable; names: MDP,
     /// CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, MateSearch,
-    /// Tablebase, Hash, Threads).
+    /// Tablebase, NNUE, Hash, Threads).
     #[arg(long, value_name = "NAME=VALUE")]
     set: Vec<String>,
 }
@@ -70,6 +74,7 @@ impl EngineArgs {
             spite_check: self.spite_check,
             mate_search: !self.no_mate_search,
             tablebase: !self.no_tablebase,
+            nnue: self.nnue,
             hash_mb: self.hash.max(1),
             threads: 1,
         };

@@ -14,6 +14,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::eval::{Params, evaluate, has_non_pawn_material, see_value};
 use super::hash::{child_hash, hash_of};
+use super::nnue::{Accumulator, Network};
 use super::options::SearchOptions;
 use super::ordering::{
     GOOD_CAPTURE, History, KILLER, Killers, PieceTo, Previous, Scores, TT_MOVE, pick, score_moves,
@@ -81,6 +82,10 @@ impl Shared {
 pub(super) struct Search<'a> {
     opts: SearchOptions,
     params: &'a Params,
+    /// The net that evaluates (`None`: the hand-crafted evaluation, `params`).
+    net: Option<&'a Network>,
+    /// The net's accumulator of each ply of the current line (with a net only).
+    acc: Vec<Accumulator>,
     pub(super) tt: &'a TranspositionTable,
     /// The history heuristic (move ordering), kept by the engine across searches.
     history: &'a mut History,
@@ -202,9 +207,20 @@ impl<'a> Search<'a> {
                     node_limit,
                 },
         } = setup;
+        let net = opts.nnue.then(super::nnue::net);
+        let acc = match net {
+            Some(net) => {
+                let mut acc = vec![Accumulator::default(); MAX_PLY + 2];
+                acc[0] = Accumulator::new(net, root.board());
+                acc
+            }
+            None => Vec::new(),
+        };
         Search {
             opts,
             params,
+            net,
+            acc,
             tt,
             history,
             stop,
@@ -368,7 +384,7 @@ impl<'a> Search<'a> {
             return 0;
         }
         if ply >= MAX_PLY - 1 {
-            return evaluate(pos, self.params);
+            return self.evaluate(pos, ply);
         }
 
         if !root {
@@ -550,6 +566,7 @@ impl<'a> Search<'a> {
                 }
             }
 
+            self.play_on_net(pos, m, ply);
             self.stack[ply].mv = Some(m);
             self.stack[ply].moved = Some(PieceTo::of(side, m));
             self.stack[ply].captured = m.is_capture();
@@ -634,6 +651,31 @@ impl<'a> Search<'a> {
         best
     }
 
+    /// The static evaluation of `pos` at `ply`, for the side to move: the net's, from the ply's
+    /// accumulator, or the hand-crafted one. A bare king (a side with nothing else) is left to
+    /// the hand-crafted evaluation, whose mop-up term drives it to the edge for the mate.
+    #[inline]
+    fn evaluate(&self, pos: &Chess, ply: usize) -> i32 {
+        match self.net {
+            Some(net) if !bare_king(pos) => {
+                // The unit tests check every updated accumulator against one from scratch.
+                #[cfg(test)]
+                assert_eq!(self.acc[ply].v, Accumulator::new(net, pos.board()).v);
+                net.evaluate(&self.acc[ply], pos.turn())
+            }
+            _ => evaluate(pos, self.params),
+        }
+    }
+
+    /// With a net: the accumulator of `ply + 1`, after `m` is played in `pos` (at `ply`).
+    #[inline]
+    fn play_on_net(&mut self, pos: &Chess, m: Move, ply: usize) {
+        if let Some(net) = self.net {
+            let (before, after) = self.acc.split_at_mut(ply + 1);
+            before[ply].play(net, pos, m, &mut after[0]);
+        }
+    }
+
     /// Steps 2 and 2a: the score of a position the rules or the tablebase settle, if it is one.
     /// Draws: a repetition (once within the search is enough), the fifty-move rule, and material
     /// with which nobody can mate. The tablebase: with three men on the board (KQvK, KRvK) the
@@ -674,7 +716,7 @@ impl<'a> Search<'a> {
         } else if let Some(e) = tt_entry {
             e.eval
         } else {
-            evaluate(pos, self.params)
+            self.evaluate(pos, ply)
         };
         self.stack[ply].eval = eval;
         self.stack[ply].in_check = in_check;
@@ -749,6 +791,9 @@ impl<'a> Search<'a> {
         self.stack[ply].moved = None;
         self.stack[ply].captured = false;
         self.stack[ply].null = true;
+        if self.net.is_some() {
+            self.acc[ply + 1] = self.acc[ply];
+        }
         self.past.push(hash);
         let floor = std::mem::replace(&mut self.rep_floor, self.past.len());
         let score = -self.negamax(&null, null_hash, depth, ply + 1, -beta, -beta + 1, true);
@@ -789,7 +834,7 @@ impl<'a> Search<'a> {
             before,
             check.eval,
             pos,
-            self.params,
+            self.evaluate(pos, ply),
             ply,
         ))
     }
@@ -895,11 +940,7 @@ impl<'a> Search<'a> {
         }
         let in_check = pos.is_check();
         if ply >= MAX_PLY - 1 {
-            return if in_check {
-                0
-            } else {
-                evaluate(pos, self.params)
-            };
+            return if in_check { 0 } else { self.evaluate(pos, ply) };
         }
         if self.opts.tablebase
             && tablebase::covers(pos)
@@ -923,7 +964,7 @@ impl<'a> Search<'a> {
         let mut stand_pat = -INF;
         if !in_check {
             // Stand pat: the side to move may decline every capture.
-            stand_pat = evaluate(pos, self.params);
+            stand_pat = self.evaluate(pos, ply);
             if let Some((hash, a)) = analogy {
                 stand_pat = a.bound_stand_pat(self.tt, stand_pat, hash, ply);
             }
@@ -975,6 +1016,7 @@ impl<'a> Search<'a> {
             }
             let mut child = pos.clone();
             child.play_unchecked(m);
+            self.play_on_net(pos, m, ply);
             let child_analogy = analogy.map(|(h, a)| (child_hash(pos, h, m, &child), a));
             let score = -self.quiescence(&child, ply + 1, -beta, -alpha, child_analogy);
             if self.stopped {
@@ -992,6 +1034,13 @@ impl<'a> Search<'a> {
         }
         best
     }
+}
+
+/// Has a side nothing but its king?
+#[inline]
+fn bare_king(pos: &Chess) -> bool {
+    let b = pos.board();
+    (b.white() & !b.kings()).is_empty() || (b.black() & !b.kings()).is_empty()
 }
 
 /// A null move that failed high (step 7): its score and the reduction it was searched with.

@@ -17,6 +17,17 @@
 
 use shakmaty::{Board, Chess, Color, Move, Position, Role, Square};
 
+/// The net the engine plays with: `net.nnue` beside this file, written by `polybook train`.
+static NET: std::sync::LazyLock<Box<Network>> = std::sync::LazyLock::new(|| {
+    Network::from_bytes(include_bytes!("net.nnue"))
+        .expect("src/engine/net.nnue is a net of this engine's shape")
+});
+
+/// The engine's net.
+pub fn net() -> &'static Network {
+    &NET
+}
+
 /// Inputs: colour (own, theirs) × role × square.
 pub const INPUTS: usize = 768;
 /// Hidden neurons per perspective.
@@ -55,10 +66,11 @@ pub fn flip(feature: usize) -> usize {
 
 /// The inputs of a board seen from White, in square order (at most 32).
 pub fn white_features(board: &Board) -> impl Iterator<Item = usize> + '_ {
-    board
-        .occupied()
-        .into_iter()
-        .filter_map(move |sq| board.piece_at(sq).map(|p| feature(Color::White, p.color, p.role, sq)))
+    board.occupied().into_iter().filter_map(move |sq| {
+        board
+            .piece_at(sq)
+            .map(|p| feature(Color::White, p.color, p.role, sq))
+    })
 }
 
 /// A quantised net.
@@ -109,11 +121,15 @@ impl Network {
             .map(|b| i16::from_le_bytes([b[0], b[1]]));
         let mut net = Network::zeroed();
         for row in net.feature_weights.iter_mut() {
-            row.iter_mut().for_each(|w| *w = words.next().expect("sized"));
+            row.iter_mut()
+                .for_each(|w| *w = words.next().expect("sized"));
         }
-        net.feature_bias.iter_mut().for_each(|w| *w = words.next().expect("sized"));
+        net.feature_bias
+            .iter_mut()
+            .for_each(|w| *w = words.next().expect("sized"));
         for half in net.output_weights.iter_mut() {
-            half.iter_mut().for_each(|w| *w = words.next().expect("sized"));
+            half.iter_mut()
+                .for_each(|w| *w = words.next().expect("sized"));
         }
         net.output_bias = i32::from_le_bytes(bytes[bytes.len() - 4..].try_into().expect("4 bytes"));
         Ok(net)
@@ -156,7 +172,8 @@ impl Network {
     #[inline]
     pub fn evaluate(&self, acc: &Accumulator, turn: Color) -> i32 {
         let (us, them) = (&acc.v[turn as usize], &acc.v[turn.other() as usize]);
-        let sum = screlu_dot(us, &self.output_weights[0]) + screlu_dot(them, &self.output_weights[1]);
+        let sum =
+            screlu_dot(us, &self.output_weights[0]) + screlu_dot(them, &self.output_weights[1]);
         (sum / QA + self.output_bias) * SCALE / (QA * QB)
     }
 
@@ -252,7 +269,11 @@ impl Accumulator {
             Move::EnPassant { from, to } => {
                 change.sub(us, Role::Pawn, from);
                 change.add(us, Role::Pawn, to);
-                change.sub(us.other(), Role::Pawn, Square::from_coords(to.file(), from.rank()));
+                change.sub(
+                    us.other(),
+                    Role::Pawn,
+                    Square::from_coords(to.file(), from.rank()),
+                );
             }
             Move::Castle { king, rook } => {
                 let side = shakmaty::CastlingSide::from_queen_side(rook < king);
@@ -314,8 +335,8 @@ mod tests {
     use super::*;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
-    use shakmaty::fen::Fen;
     use shakmaty::CastlingMode;
+    use shakmaty::fen::Fen;
 
     /// A net of small random weights, as a trained one could be.
     fn random_net(seed: u64) -> Box<Network> {
@@ -324,9 +345,12 @@ mod tests {
         for row in net.feature_weights.iter_mut() {
             row.iter_mut().for_each(|w| *w = rng.random_range(-60..60));
         }
-        net.feature_bias.iter_mut().for_each(|w| *w = rng.random_range(0..120));
+        net.feature_bias
+            .iter_mut()
+            .for_each(|w| *w = rng.random_range(0..120));
         for half in net.output_weights.iter_mut() {
-            half.iter_mut().for_each(|w| *w = rng.random_range(-127..127));
+            half.iter_mut()
+                .for_each(|w| *w = rng.random_range(-127..127));
         }
         net.output_bias = rng.random_range(-5000..5000);
         net
@@ -346,7 +370,10 @@ mod tests {
             .unwrap();
         let net = random_net(1);
         // The same position with colours swapped scores the same for the side to move.
-        assert_eq!(net.evaluate_position(&pos), net.evaluate_position(&mirrored));
+        assert_eq!(
+            net.evaluate_position(&pos),
+            net.evaluate_position(&mirrored)
+        );
         for f in 0..INPUTS {
             assert_eq!(flip(flip(f)), f);
         }

@@ -50,6 +50,8 @@ pub struct SearchOptions {
     /// The 3-man tablebase (KQvK, KRvK with distance to mate): exact scores for those positions
     /// in the tree, and at the root the table's move without a search.
     pub tablebase: bool,
+    /// The neural network evaluation (`super::nnue`); off, the hand-crafted one (`super::eval`).
+    pub nnue: bool,
     /// Transposition table size in MB.
     pub hash_mb: usize,
     /// Search threads (Lazy SMP): 1 searches alone; more add helper threads over the same
@@ -76,7 +78,7 @@ pub struct Switch {
 }
 
 /// Every switch of the search, in the order the UCI option list shows them.
-pub const SWITCHES: [Switch; 10] = [
+pub const SWITCHES: [Switch; 11] = [
     Switch {
         name: "MDP",
         uci_name: "MateDistancePruning",
@@ -137,6 +139,12 @@ pub const SWITCHES: [Switch; 10] = [
         get: |o| o.tablebase,
         put: |o, v| o.tablebase = v,
     },
+    Switch {
+        name: "NNUE",
+        uci_name: "UseNNUE",
+        get: |o| o.nnue,
+        put: |o, v| o.nnue = v,
+    },
 ];
 
 impl Default for SearchOptions {
@@ -152,6 +160,8 @@ impl Default for SearchOptions {
             spite_check: false,
             mate_search: true,
             tablebase: true,
+            // Off until a net beats the hand-crafted evaluation in its SPRT (BENCHMARKS.md).
+            nnue: false,
             hash_mb: SearchOptions::DEFAULT_HASH_MB,
             threads: 1,
         }
@@ -284,7 +294,7 @@ mod tests {
         assert_eq!(
             SearchOptions::NAMES.join(", "),
             "MDP, CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, \
-             MateSearch, Tablebase, Hash, Threads"
+             MateSearch, Tablebase, NNUE, Hash, Threads"
         );
         for (i, s) in SWITCHES.iter().enumerate() {
             let mut o = SearchOptions::default();

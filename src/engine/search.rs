@@ -613,6 +613,34 @@ mod tests {
         })
     }
 
+    /// With the net, every evaluation in the tree reads an accumulator updated move by move; the
+    /// search checks each against one computed from scratch (`Search::evaluate` under test), over
+    /// castling, en passant, promotions with and without capture, and null moves.
+    #[test]
+    fn the_nets_accumulators_follow_every_line_of_the_search() {
+        let fens = [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "n1n5/PPPk4/8/8/8/8/4Kppp/5N1N b - - 0 1",
+            "rnbqkb1r/pp1p1ppp/5n2/2pPp3/8/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 4",
+        ];
+        for fen in fens {
+            let pos = parse_fen(fen).unwrap();
+            let mut engine = Engine::new(SearchOptions {
+                hash_mb: 1,
+                nnue: true,
+                ..SearchOptions::default()
+            });
+            let limits = Limits {
+                depth: Some(7),
+                ..Limits::default()
+            };
+            let stop = Arc::new(AtomicBool::new(false));
+            let r = engine.search(&pos, &[], &limits, stop, &mut |_| {});
+            assert!(r.best_move.is_some() && r.nodes > 1000, "{fen}");
+        }
+    }
+
     #[test]
     fn root_moves_restrict_the_root() {
         // A back-rank mate: Rd8# when allowed, else one of the moves allowed.

@@ -22,7 +22,6 @@
 
 use shakmaty::Chess;
 
-use super::eval::{Params, evaluate};
 use super::hash::hash_of;
 use super::score::MATE_BOUND;
 use super::tt::{Bound, TranspositionTable};
@@ -41,17 +40,17 @@ pub(super) struct Analogy {
 impl Analogy {
     /// The analogy of a check and its evasion: `before` is the key of the position before the
     /// check and `check_eval` its static evaluation; `pos` is the position after the evasion, at
-    /// `ply`.
+    /// `ply`, and `eval` its static evaluation.
     pub(super) fn after_pair(
         before: u64,
         check_eval: i32,
         pos: &Chess,
-        params: &Params,
+        eval: i32,
         ply: usize,
     ) -> Analogy {
         Analogy {
             shift: before ^ hash_of(pos),
-            delta: evaluate(pos, params) - check_eval,
+            delta: eval - check_eval,
             ply,
         }
     }
@@ -118,7 +117,8 @@ mod tests {
         };
         let p2 = play(&p, &["Qe3+", "Kf7"]);
         let shift = hash_of(&p) ^ hash_of(&p2);
-        let a = Analogy::after_pair(hash_of(&p), 0, &p2, &Params::default(), 2);
+        let eval = crate::engine::eval::evaluate(&p2, &crate::engine::eval::Params::default());
+        let a = Analogy::after_pair(hash_of(&p), 0, &p2, eval, 2);
         assert_eq!(a.shift, shift);
         for m in [["b3", "h6"], ["b4", "h5"]] {
             assert_eq!(hash_of(&play(&p2, &m)) ^ shift, hash_of(&play(&p, &m)));

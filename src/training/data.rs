@@ -1,8 +1,8 @@
 //! The net's data: positions from real games, each labelled by the engine's own search.
 //!
 //! **Positions.** The games are read in input order ([`enumerate`]). A position is a candidate
-//! when the game is standard chess from the usual start and has a result, it is `skip_plies` or
-//! more plies into the game, its side to move is not in check and the move the game played from
+//! when the game is standard chess (from the usual start or a FEN) and has a result, it is
+//! `skip_plies` or more plies into the game, its side to move is not in check and the move the game played from
 //! it captures nothing and promotes nothing (a quiet position, as far as the game tells). A
 //! position already seen earlier in the input is not a candidate again, and of the candidates one
 //! in `every` is kept, chosen by a hash of its key: the same games always give the same positions
@@ -50,6 +50,8 @@ pub struct Selection {
     pub skip_plies: u32,
     /// One candidate in `every` is kept.
     pub every: u32,
+    /// Games with a FEN tag are read from it (the label file's rule 2); rule 1 left them out.
+    pub fen: bool,
 }
 
 impl Default for Selection {
@@ -57,6 +59,7 @@ impl Default for Selection {
         Selection {
             skip_plies: 8,
             every: 4,
+            fen: true,
         }
     }
 }
@@ -86,7 +89,7 @@ pub enum DataError {
     Input { name: String, why: String },
     #[error("{path}: {why}")]
     Labels { path: String, why: String },
-    #[error("no position of the games can be labelled (finished standard games, from the usual start)")]
+    #[error("no position of the games can be labelled (finished games of standard chess)")]
     NoPositions,
     #[error("stopped")]
     Stopped,
@@ -143,7 +146,9 @@ struct Enumerator {
 #[derive(Default)]
 struct GameTags {
     result: Option<u8>,
-    other_start: bool,
+    /// The start position of a game with a FEN tag (`None` if it does not read).
+    fen: Option<Option<Chess>>,
+    other_variant: bool,
 }
 
 struct Game {
@@ -174,20 +179,33 @@ impl Visitor for Enumerator {
                     _ => None,
                 }
             }
-            b"FEN" | b"SetUp" => tags.other_start = true,
-            b"Variant" => tags.other_start |= !crate::builder::is_standard_variant(value.as_bytes()),
+            b"FEN" => {
+                tags.fen = Some(
+                    shakmaty::fen::Fen::from_ascii(value.as_bytes())
+                        .ok()
+                        .and_then(|f| f.into_position(shakmaty::CastlingMode::Standard).ok()),
+                )
+            }
+            b"Variant" => {
+                tags.other_variant |= !crate::builder::is_standard_variant(value.as_bytes())
+            }
             _ => {}
         }
         ControlFlow::Continue(())
     }
 
     fn begin_movetext(&mut self, tags: GameTags) -> ControlFlow<(), Game> {
-        let Some(result) = tags.result.filter(|_| !tags.other_start) else {
+        let start = match tags.fen {
+            None => Some(Chess::default()),
+            Some(fen) if self.selection.fen => fen,
+            Some(_) => None,
+        };
+        let (Some(result), Some(start), false) = (tags.result, start, tags.other_variant) else {
             return ControlFlow::Break(());
         };
         self.report.games_used += 1;
         ControlFlow::Continue(Game {
-            pos: Chess::default(),
+            pos: start,
             ply: 0,
             result,
             number: self.report.games as u32,
@@ -263,8 +281,9 @@ pub struct LabelHeader {
 impl LabelHeader {
     pub const MAGIC: &'static [u8; 8] = b"PBLABEL1";
     pub const SIZE: usize = 8 + 4 * 4 + 8 + 8;
-    /// The version of the candidate rule above, recorded so that a changed rule refuses old files.
-    const RULE: u32 = 1;
+    /// The version of the candidate rule above, recorded so that a changed rule refuses old files:
+    /// rule 1 left games with a FEN out, rule 2 reads them from their FEN.
+    const RULES: [u32; 2] = [1, 2];
 
     pub fn to_bytes(&self) -> [u8; Self::SIZE] {
         let mut b = [0u8; Self::SIZE];
@@ -272,7 +291,7 @@ impl LabelHeader {
         b[8..12].copy_from_slice(&self.nodes.to_le_bytes());
         b[12..16].copy_from_slice(&self.selection.skip_plies.to_le_bytes());
         b[16..20].copy_from_slice(&self.selection.every.to_le_bytes());
-        b[20..24].copy_from_slice(&Self::RULE.to_le_bytes());
+        b[20..24].copy_from_slice(&Self::RULES[usize::from(self.selection.fen)].to_le_bytes());
         b[24..32].copy_from_slice(&self.positions.to_le_bytes());
         b[32..40].copy_from_slice(&self.fingerprint.to_le_bytes());
         b
@@ -284,18 +303,18 @@ impl LabelHeader {
         }
         let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-        if u32_at(20) != Self::RULE {
+        let Some(index) = Self::RULES.iter().position(|&r| r == u32_at(20)) else {
             return Err(format!(
-                "labels of positions chosen by rule {}, but this polybook chooses by rule {}",
-                u32_at(20),
-                Self::RULE
+                "labels of positions chosen by rule {}, but this polybook knows rules 1 and 2 only",
+                u32_at(20)
             ));
-        }
+        };
         Ok(LabelHeader {
             nodes: u32_at(8),
             selection: Selection {
                 skip_plies: u32_at(12),
                 every: u32_at(16),
+                fen: index == 1,
             },
             positions: u64_at(24),
             fingerprint: u64_at(32),
@@ -306,7 +325,7 @@ impl LabelHeader {
     pub fn mismatch(&self, other: &LabelHeader) -> Option<String> {
         if self.selection != other.selection {
             Some(format!(
-                "labelled with --skip-plies {} --every {}, not {} and {}",
+                "labelled with --skip-plies {} --every {}, not --skip-plies {} --every {}",
                 self.selection.skip_plies,
                 self.selection.every,
                 other.selection.skip_plies,
@@ -363,10 +382,12 @@ pub fn label(engine: &mut Engine, pos: &Chess, nodes: u64, stop: &Arc<AtomicBool
     }
 }
 
-/// The search options of labelling: one thread, a table of 16 MB.
-pub fn label_options() -> SearchOptions {
+/// The search options of labelling: one thread, a table of 16 MB, the net or the hand-crafted
+/// evaluation.
+pub fn label_options(nnue: bool) -> SearchOptions {
     SearchOptions {
         hash_mb: 16,
+        nnue,
         ..SearchOptions::default()
     }
 }
@@ -398,6 +419,7 @@ pub fn label_all(
     from: usize,
     nodes: u64,
     threads: usize,
+    options: &SearchOptions,
     stop: &Arc<AtomicBool>,
     write: &mut dyn FnMut(&[i16]) -> io::Result<()>,
 ) -> io::Result<()> {
@@ -410,7 +432,7 @@ pub fn label_all(
             let tx = tx.clone();
             let next = &next;
             scope.spawn(move || {
-                let mut engine = Engine::new(label_options());
+                let mut engine = Engine::new(options.clone());
                 loop {
                     let b = next.fetch_add(1, Ordering::Relaxed) as usize;
                     if b >= blocks || stop.load(Ordering::Relaxed) {

@@ -470,14 +470,24 @@ impl Session {
     }
 
     fn eval(&self) {
-        let cp = evaluate(&self.pos, &Params::default());
+        let (cp, by) = if self.search_options.nnue {
+            (
+                crate::engine::nnue::net().evaluate_position(&self.pos),
+                "the net",
+            )
+        } else {
+            (
+                evaluate(&self.pos, &Params::default()),
+                "the hand-crafted evaluation",
+            )
+        };
         let white = if self.pos.turn() == Color::White {
             cp
         } else {
             -cp
         };
         self.say(&format!(
-            "info string static eval cp {cp} (side to move), {white:+} for white; the evaluation has no per-term breakdown"
+            "info string static eval cp {cp} (side to move), {white:+} for white, by {by}; no per-term breakdown"
         ));
     }
 

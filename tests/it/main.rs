@@ -33,6 +33,7 @@ mod tally;
 mod tally_range;
 mod tally_ratings;
 mod tournament;
+mod training;
 mod tune;
 mod uci;
 mod unsorted_books;

@@ -1,0 +1,284 @@
+//! The net's data and training: `polybook datagen` labels the same positions with the same
+//! scores whatever the thread count and however often it is stopped and resumed (Ctrl-C and
+//! `kill -9` included); `polybook train` makes the same net on one thread and two, refuses labels
+//! of other games, and its net is what the engine reads; bad input is one line.
+
+use crate::common;
+use common::{data, path_str as s, polybook, polybook_fails, stderr};
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The lichess games with their analysis: about 1,000 games, quick to read.
+fn games() -> std::path::PathBuf {
+    data("pgn/lichess_magnus_analysed.pgn.xz")
+}
+
+fn datagen(out: &Path, extra: &[&str]) -> String {
+    let games = games();
+    let mut args = vec!["datagen", s(&games), "-o", s(out)];
+    args.extend_from_slice(extra);
+    if !extra.contains(&"--nodes") {
+        args.extend(["--nodes", "300"]);
+    }
+    let o = polybook(&args);
+    assert!(o.status.success(), "polybook {args:?}: {}", stderr(&o));
+    stderr(&o)
+}
+
+const HEADER: usize = 40;
+
+#[test]
+fn labels_are_the_same_on_any_thread_count_and_after_a_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    let said = datagen(&d("one"), &["--positions", "3072", "--threads", "1"]);
+    assert!(
+        said.contains("0 labelled, 3072 to label at 300 nodes"),
+        "{said}"
+    );
+    let one = std::fs::read(d("one")).unwrap();
+    assert_eq!(one.len(), HEADER + 2 * 3072);
+    assert_eq!(&one[..8], b"PBLABEL1");
+
+    // Two threads, in two steps: the same bytes.
+    datagen(&d("two"), &["--positions", "1024", "--threads", "2"]);
+    assert_eq!(
+        std::fs::metadata(d("two")).unwrap().len(),
+        (HEADER + 2048) as u64
+    );
+    let said = datagen(&d("two"), &["--positions", "3072", "--threads", "2"]);
+    assert!(said.contains("1024 labelled, 2048 to label"), "{said}");
+    assert_eq!(std::fs::read(d("two")).unwrap(), one);
+
+    // A file cut inside a block goes on from the block's start.
+    let mut cut = one.clone();
+    cut.truncate(HEADER + 2 * 1500);
+    std::fs::write(d("cut"), &cut).unwrap();
+    let said = datagen(&d("cut"), &["--positions", "3072"]);
+    assert!(said.contains("1024 labelled, 2048 to label"), "{said}");
+    assert_eq!(std::fs::read(d("cut")).unwrap(), one);
+
+    // Most positions get a score; some are left out (a capture or a mate was best); scores are
+    // centipawns, not mates.
+    let labels: Vec<i16> = one[HEADER..]
+        .chunks(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    let skipped = labels.iter().filter(|&&l| l == i16::MIN).count();
+    assert!(
+        skipped > 0 && skipped < labels.len() / 3,
+        "{skipped} skipped"
+    );
+    let scored: Vec<i32> = labels
+        .iter()
+        .filter(|&&l| l != i16::MIN)
+        .map(|&l| l.into())
+        .collect();
+    assert!(scored.iter().all(|l| l.abs() <= 30000));
+    let small = scored.iter().filter(|l| l.abs() < 300).count();
+    assert!(
+        small > scored.len() / 2,
+        "{small} of {} within 3 pawns",
+        scored.len()
+    );
+}
+
+/// Ctrl-C stops labelling within a second (exit 130, the blocks done kept); `kill -9` loses only
+/// the blocks in progress; the same command then finishes with the bytes of a run never stopped.
+#[cfg(target_os = "linux")]
+#[test]
+fn stopped_labelling_goes_on_where_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    let games = games();
+    // Searches long enough that a block takes a second or more.
+    datagen(
+        &d("whole"),
+        &[
+            "--positions",
+            "4096",
+            "--threads",
+            "1",
+            "--quiet",
+            "--nodes",
+            "1500",
+        ],
+    );
+    let whole = std::fs::read(d("whole")).unwrap();
+    let out = d("stopped");
+    for signal in ["INT", "KILL"] {
+        let child = Command::new(common::BIN)
+            .args([
+                "datagen",
+                s(&games),
+                "--nodes",
+                "1500",
+                "--positions",
+                "4096",
+            ])
+            .args(["--threads", "1", "-o"])
+            .arg(&out)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait for a block more than was there.
+        let before = std::fs::metadata(&out).map_or(0, |m| m.len());
+        let start = Instant::now();
+        while std::fs::metadata(&out).map_or(0, |m| m.len()) <= before.max(HEADER as u64) {
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "no block labelled"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        common::send_signal(child.id(), signal);
+        let signalled = Instant::now();
+        let o = child.wait_with_output().unwrap();
+        if signal == "INT" {
+            assert!(signalled.elapsed() < Duration::from_secs(1));
+            assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+            assert!(
+                stderr(&o).contains("the same command goes on from there"),
+                "{}",
+                stderr(&o)
+            );
+        }
+        let now = std::fs::read(&out).unwrap();
+        assert!(
+            now.len() < whole.len(),
+            "{signal}: finished before the signal"
+        );
+        let whole_blocks = (now.len() - HEADER) / 2048 * 2048;
+        assert_eq!(
+            now[..HEADER + whole_blocks],
+            whole[..HEADER + whole_blocks],
+            "{signal}"
+        );
+    }
+    let said = datagen(
+        &out,
+        &["--positions", "4096", "--threads", "2", "--nodes", "1500"],
+    );
+    assert!(!said.contains(" 0 labelled"), "{said}");
+    assert_eq!(std::fs::read(&out).unwrap(), whole);
+}
+
+#[test]
+fn the_same_labels_train_the_same_net_on_one_thread_and_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    datagen(&d("labels"), &["--positions", "4096", "--quiet"]);
+    let games = games();
+    let train = |out: &str, threads: &str| {
+        let data = format!("{}={}", s(&d("labels")), s(&games));
+        let out_path = d(out);
+        let args = [
+            "train",
+            "--data",
+            &data,
+            "-o",
+            s(&out_path),
+            "--epochs",
+            "8",
+            "--batch-size",
+            "256",
+            "--learning-rate",
+            "0.005",
+            "--threads",
+            threads,
+            "--json",
+        ];
+        let o = polybook(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (std::fs::read(d(out)).unwrap(), report)
+    };
+    let (one, report) = train("one.nnue", "1");
+    let (two, _) = train("two.nnue", "2");
+    assert_eq!(one, two);
+    assert_eq!(one.len(), polybook::engine::nnue::Network::FILE_SIZE);
+    let epochs = report["epochs"].as_array().unwrap();
+    assert_eq!(epochs.len(), 8);
+    // It learns (3,278 positions are too few for the held-out loss to fall much).
+    let loss = |e: &serde_json::Value| e["train_loss"].as_f64().unwrap();
+    assert!(loss(&epochs[7]) < loss(&epochs[0]) * 0.5, "{report}");
+    // The engine reads what train writes.
+    let net = polybook::engine::nnue::Network::from_bytes(&one).unwrap();
+    let start = net.evaluate_position(&shakmaty::Chess::default());
+    assert!(start.abs() < 200, "{start}");
+}
+
+#[test]
+fn bad_input_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    let games = games();
+    let other = data("pgn/edge/pychess/bilbao.pgn");
+    datagen(&d("labels"), &["--positions", "1024", "--quiet"]);
+    std::fs::write(
+        d("junk"),
+        b"not labels at all, but long enough for a header...",
+    )
+    .unwrap();
+    let (g, l, o) = (s(&games), d("labels"), d("net.nnue"));
+    let (l, o, junk) = (s(&l), s(&o), d("junk"));
+    let (other_data, junk_data, data) = (
+        format!("{l}={}", s(&other)),
+        format!("{}={g}", s(&junk)),
+        format!("{l}={g}"),
+    );
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (
+            vec!["datagen", g, "-o", l, "--every", "3", "--nodes", "300"],
+            1,
+            "labelled with --skip-plies 8 --every 4, not --skip-plies 8 --every 3",
+        ),
+        (
+            vec!["datagen", g, "-o", l, "--nodes", "500"],
+            1,
+            "labelled at --nodes 300, not 500",
+        ),
+        (vec!["datagen", g, "-o", l, "--nodes", "0"], 2, "at least 1"),
+        (
+            vec!["datagen", s(&other), "-o", l, "--nodes", "300"],
+            1,
+            "other positions",
+        ),
+        (
+            vec!["datagen", s(&junk), "-o", l],
+            1,
+            "no position of the games",
+        ),
+        (
+            vec!["train", "--data", &other_data, "-o", o],
+            1,
+            "give the games it was made from",
+        ),
+        (
+            vec!["train", "--data", &junk_data, "-o", o],
+            1,
+            "not a polybook label file",
+        ),
+        (
+            vec!["train", "--data", l, "-o", o],
+            2,
+            "--data expects LABELS=GAMES",
+        ),
+        (
+            vec!["train", "--data", &data, "-o", o, "--wdl", "2"],
+            2,
+            "--wdl",
+        ),
+        (
+            vec!["train", "--data", &data, "-o", o, "--epochs", "0"],
+            2,
+            "at least 1",
+        ),
+    ];
+    for (args, code, want) in cases {
+        polybook_fails(&args, code, want);
+    }
+    assert!(!d("net.nnue").exists());
+}
