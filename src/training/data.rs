@@ -230,7 +230,7 @@ impl Visitor for Enumerator {
             let key = hash_of(&game.pos);
             if self.seen.insert(key) {
                 self.report.candidates += 1;
-                if mix(key) % u64::from(self.selection.every.max(1)) == 0 {
+                if mix(key).is_multiple_of(u64::from(self.selection.every.max(1))) {
                     self.fingerprint = mix(self.fingerprint ^ key);
                     self.kept.push(Candidate {
                         pos: game.pos.clone(),
