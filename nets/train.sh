@@ -10,4 +10,5 @@ set -x
 "$bin" train \
   --data "nets/master.labels=$pgn/gnuchess-book_1.02.pgn.xz,$pgn/tcec,$pgn/lichess_magnus_2018-2022.pgn.xz" \
   --data "nets/selfplay-1.labels=nets/selfplay-1.pgn.xz" \
+  --data "nets/selfplay-2.labels=nets/selfplay-2.pgn.xz" \
   --epochs "${EPOCHS:-30}" --seed 1 -o "$out"
