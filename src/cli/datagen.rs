@@ -41,10 +41,10 @@ pub struct Args {
     /// Stop once this many positions are labelled (whole blocks; default: all).
     #[arg(long, value_name = "N")]
     positions: Option<u64>,
-    /// Label with searches on the net (src/engine/net.nnue) instead of the hand-crafted
-    /// evaluation.
+    /// Label with searches on the hand-crafted evaluation instead of the net (the labels of
+    /// nets/master.labels and nets/selfplay-*.labels were made so: resume them with it).
     #[arg(long)]
-    nnue: bool,
+    no_nnue: bool,
     /// Search threads, one position each (default: all cores).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
@@ -171,7 +171,7 @@ pub fn run(args: Args) -> CliResult {
         done,
         u64::from(args.nodes),
         threads,
-        &label_options(args.nnue),
+        &label_options(!args.no_nnue),
         &stop,
         &mut |labels| {
             write_labels(&mut file, labels)?;

@@ -47,10 +47,10 @@ pub struct EngineArgs {
     /// Turn the 3-man tablebase (KQvK, KRvK) off: the search alone.
     #[arg(long)]
     no_tablebase: bool,
-    /// Evaluate with the neural network (src/engine/net.nnue) instead of the hand-crafted
-    /// evaluation.
+    /// Evaluate with the hand-crafted evaluation instead of the neural network
+    /// (src/engine/net.nnue).
     #[arg(long)]
-    nnue: bool,
+    no_nnue: bool,
     /// Transposition table size in MB.
     #[arg(long, default_value_t = SearchOptions::DEFAULT_HASH_MB)]
     hash: usize,
@@ -74,7 +74,7 @@ impl EngineArgs {
             spite_check: self.spite_check,
             mate_search: !self.no_mate_search,
             tablebase: !self.no_tablebase,
-            nnue: self.nnue,
+            nnue: !self.no_nnue,
             hash_mb: self.hash.max(1),
             threads: 1,
         };

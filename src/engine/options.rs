@@ -160,8 +160,8 @@ impl Default for SearchOptions {
             spite_check: false,
             mate_search: true,
             tablebase: true,
-            // Off until a net beats the hand-crafted evaluation in its SPRT (BENCHMARKS.md).
-            nnue: false,
+            // On since the net beat the hand-crafted evaluation in its SPRT (BENCHMARKS.md).
+            nnue: true,
             hash_mb: SearchOptions::DEFAULT_HASH_MB,
             threads: 1,
         }

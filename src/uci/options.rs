@@ -419,7 +419,7 @@ mod tests {
         ));
         assert_eq!(
             lines.last().map(String::as_str),
-            Some("option name Tablebase type check default true")
+            Some("option name UseNNUE type check default true")
         );
         assert_eq!(lines.len(), OPTIONS.len() + SWITCHES.len());
         // The defaults the session starts from are the table's.

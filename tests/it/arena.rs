@@ -673,10 +673,18 @@ fn openings_from_an_epd_file_then_the_book() {
 fn resign_and_draw_adjudication() {
     // polybook soon sees a won game against a random mover that says it is 10 pawns down: both
     // agree for 3 moves, so the random mover resigns.
+    // (With the hand-crafted evaluation: the net mates the random mover before 3 moves agree.)
     let (games, _) = against_fake(
         "random",
         -1000,
-        &["--depth", "3", "--resign", "score=500,moves=3"],
+        &[
+            "--depth",
+            "3",
+            "--resign",
+            "score=500,moves=3",
+            "--option",
+            "1:UseNNUE=false",
+        ],
     );
     assert_eq!(games.len(), 2);
     for g in &games {

@@ -306,7 +306,7 @@ fn draw_offers_depend_on_the_move_number_and_the_score() {
     // Stopped before a move, without a result: no game to keep.
     assert!(text(&out.stdout).contains("no game saved"));
 
-    // Accepted in the level ending (its score within 0.10 of 0) and when it stands worse.
+    // Accepted in the level ending (its score at most +0.10) and when it stands worse.
     for fen in [level, winning] {
         let (out, pgn, _dir) = game(&["--fen", fen, "--depth", "4"], "draw\n");
         let stdout = text(&out.stdout);
@@ -324,7 +324,8 @@ fn draw_offers_depend_on_the_move_number_and_the_score() {
             })
             .unwrap_or_else(|| panic!("{stdout}"));
         if fen == level {
-            assert!(score.abs() <= 0.10, "{stdout}");
+            // Accepted because it does not stand better (the rule: a score of at most +0.10).
+            assert!(score <= 0.10 && score > -1.0, "{stdout}");
         } else {
             assert!(score < -3.0, "{stdout}");
         }

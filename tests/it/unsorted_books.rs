@@ -167,12 +167,13 @@ fn probe_and_the_engine_find_entries_out_of_order() {
         assert_eq!(stdout(&got), stdout(&expected), "{moves}");
         assert_eq!(stderr(&got), tail_warning);
     }
-    // The engine: after 1.e4 g5 the book's one move, 2.d4, stands in the tail.
+    // The engine, in a game (with a clock: `go depth` searches without the book): after 1.e4 g5
+    // the book's one move, 2.d4, stands in the tail.
     let mut child = common::piped().arg("uci").spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     writeln!(
         stdin,
-        "uci\nsetoption name BookFile value {}\nisready\nposition startpos moves e2e4 g7g5\ngo depth 1",
+        "uci\nsetoption name BookFile value {}\nisready\nposition startpos moves e2e4 g7g5\ngo wtime 10000 btime 10000",
         tail.display()
     )
     .unwrap();
@@ -195,6 +196,7 @@ fn probe_and_the_engine_find_entries_out_of_order() {
         Some("bestmove d2d4"),
         "{text}"
     );
+    assert!(text.contains("info string book move d2d4"), "{text}");
     let warned: Vec<&String> = seen
         .iter()
         .filter(|l| l.contains("keys not sorted"))
