@@ -18,6 +18,7 @@
 //! - [`see`]: static exchange evaluation.
 //! - [`tt`]: the transposition table.
 //! - `ordering`: move ordering (killers, the history heuristic, the move picker).
+//! - `correction`: correction history, the static evaluation corrected by the search's results.
 //! - `spite_check`: H.G. Muller's spite-check analogy (experimental).
 //! - `negamax`: the tree search: PVS with its pruning steps, and quiescence.
 //! - [`search`]: the [`Engine`]: iterative deepening with aspiration windows, Lazy SMP's helper
@@ -26,6 +27,7 @@
 //! - [`tablebase`]: KQvK and KRvK with distance to mate, generated on first use.
 //! - [`suite`]: EPD and PGN test suites (bm, am, dm, matetrack's `bm #N`, mate puzzles).
 
+mod correction;
 pub mod eval;
 pub mod hash;
 pub mod mate;

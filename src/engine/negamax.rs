@@ -34,7 +34,10 @@ struct Frame {
     /// Its piece and target square, the key of the continuation histories below it.
     moved: Option<PieceTo>,
     in_check: bool,
+    /// The static evaluation, corrected (see [`super::correction`]); `-INF` in check.
     eval: i32,
+    /// The static evaluation before the correction.
+    raw_eval: i32,
     /// The move played from this ply captured something.
     captured: bool,
     /// A null move was tried from this ply.
@@ -639,16 +642,40 @@ impl<'a> Search<'a> {
         } else {
             Bound::Upper
         };
+        let raw_eval = self.stack[ply].raw_eval;
+        // 12. Correction history: a quiet best move (or none) whose score says where the static
+        //     evaluation should have been (exact, or a bound beyond it) teaches its pawns' entry.
+        if !in_check
+            && best_move.is_none_or(|m| !m.is_capture() && !m.is_promotion())
+            && best.abs() < MATE_BOUND
+            && !(bound == Bound::Lower && best <= eval)
+            && !(bound == Bound::Upper && best >= eval)
+        {
+            self.history
+                .correction
+                .update(pos.board(), pos.turn(), depth, best, raw_eval);
+        }
         self.tt.store(
             hash,
             ply,
             PackedMove::from_option(best_move),
             best,
-            if in_check { 0 } else { eval },
+            if in_check { 0 } else { raw_eval },
             depth,
             bound,
         );
         best
+    }
+
+    /// The static evaluation `raw` of `pos` with its correction history added, kept clear of
+    /// the mate scores (`-INF`, in check, stays as it is).
+    #[inline]
+    fn corrected(&self, pos: &Chess, raw: i32) -> i32 {
+        if raw.abs() >= MATE_BOUND {
+            return raw;
+        }
+        let c = self.history.correction.get(pos.board(), pos.turn());
+        (raw + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
     }
 
     /// The static evaluation of `pos` at `ply`, for the side to move: the net's, from the ply's
@@ -711,14 +738,16 @@ impl<'a> Search<'a> {
         in_check: bool,
         tt_entry: Option<TtEntry>,
     ) -> i32 {
-        let eval = if in_check {
+        let raw_eval = if in_check {
             -INF
         } else if let Some(e) = tt_entry {
             e.eval
         } else {
             self.evaluate(pos, ply)
         };
+        let eval = self.corrected(pos, raw_eval);
         self.stack[ply].eval = eval;
+        self.stack[ply].raw_eval = raw_eval;
         self.stack[ply].in_check = in_check;
         self.stack[ply].null = false;
         if self.opts.spite_check {
@@ -965,6 +994,7 @@ impl<'a> Search<'a> {
         if !in_check {
             // Stand pat: the side to move may decline every capture.
             stand_pat = self.evaluate(pos, ply);
+            stand_pat = self.corrected(pos, stand_pat);
             if let Some((hash, a)) = analogy {
                 stand_pat = a.bound_stand_pat(self.tt, stand_pat, hash, ply);
             }

@@ -16,6 +16,7 @@
 use arrayvec::ArrayVec;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
+use super::correction::Correction;
 use super::eval::{role_index, see_value};
 use super::packed_move::PackedMove;
 use super::score::MAX_PLY;
@@ -88,6 +89,8 @@ pub(super) struct History {
     /// 768 × 768 entries: [previous piece-to][piece-to], shared by the counter-move (one ply
     /// back) and follow-up (two plies back) histories.
     continuation: Vec<i32>,
+    /// The static evaluation's correction history, kept and cleared with the move histories.
+    pub(super) correction: Correction,
 }
 
 impl History {
@@ -95,6 +98,7 @@ impl History {
         History {
             butterfly: vec![[[0; 64]; 64]; 2],
             continuation: vec![0; 768 * 768],
+            correction: Correction::new(),
         }
     }
 
@@ -103,6 +107,7 @@ impl History {
             *side = [[0; 64]; 64];
         }
         self.continuation.fill(0);
+        self.correction.clear();
     }
 
     /// The quiet move `m` of `side` after the moves `prev`: the sum of its three histories.
