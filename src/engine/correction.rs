@@ -1,10 +1,12 @@
 //! Correction history: how far the static evaluation has been from the search's results in
-//! positions with the same pawns, learnt during the search and added to the evaluation.
+//! positions with the same pawns, or the same placement of one side's pieces, learnt during the
+//! search and added to the evaluation.
 //!
-//! An evaluation is wrong in ways that repeat: a pawn structure it misjudges is misjudged in every
-//! position of the tree that keeps it. After each node whose result says something about its
-//! static evaluation (an exact score, or a bound on the right side of it), the difference moves
-//! the entry of (side to move, pawn structure) toward it, by a weight growing with the depth. The
+//! An evaluation is wrong in ways that repeat: a pawn structure (or a placement of one side's
+//! pieces) it misjudges is misjudged in every position of the tree that keeps it. After each node
+//! whose result says something about its static evaluation (an exact score, or a bound on the
+//! right side of it), the difference moves the entries of (side to move, pawn structure) and
+//! (side to move, each colour's other pieces) toward it, by a weight growing with the depth. The
 //! corrected evaluation is what the pruning steps compare with their margins. (The technique is
 //! the field's, e.g. Weiss and Stockfish; the sizes here are the common ones.)
 
@@ -19,18 +21,17 @@ const WEIGHT_SCALE: i32 = 256;
 /// No entry corrects by more than 32 centipawns.
 const MAX: i32 = GRAIN * 32;
 
-/// The table, one per search thread, kept across searches like the move histories.
+/// The tables, one set per search thread, kept across searches like the move histories: by the
+/// side to move and its pawn structure, and by the side to move and each colour's other pieces.
 pub(super) struct Correction {
     pawns: Vec<i32>,
+    /// `[turn][colour of the pieces]`, each SIZE entries.
+    pieces: Vec<i32>,
 }
 
-/// The pawn structure's key: both sides' pawns, mixed (splitmix64's finaliser).
+/// splitmix64's finaliser, to an index of a table.
 #[inline]
-fn pawn_key(board: &Board) -> usize {
-    let pawns = board.pawns();
-    let white = (pawns & board.white()).0;
-    let black = (pawns & board.black()).0;
-    let mut x = white ^ black.rotate_left(29).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+fn mix(mut x: u64) -> usize {
     x ^= x >> 30;
     x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x ^= x >> 27;
@@ -39,37 +40,82 @@ fn pawn_key(board: &Board) -> usize {
     (x as usize) & (SIZE - 1)
 }
 
+/// The pawn structure's key: both sides' pawns.
+#[inline]
+fn pawn_key(board: &Board) -> usize {
+    let pawns = board.pawns();
+    let white = (pawns & board.white()).0;
+    let black = (pawns & board.black()).0;
+    mix(white ^ black.rotate_left(29).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// The key of one colour's pieces other than pawns (king included).
+#[inline]
+fn pieces_key(board: &Board, colour: Color) -> usize {
+    let mine = board.by_color(colour);
+    let x = (board.knights() & mine)
+        .0
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (board.bishops() & mine)
+            .0
+            .wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+        ^ (board.rooks() & mine).0.wrapping_mul(0x1656_67B1_9E37_79F9)
+        ^ (board.queens() & mine)
+            .0
+            .wrapping_mul(0xD6E8_FEB8_6659_FD93)
+        ^ (board.kings() & mine).0.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    mix(x)
+}
+
+/// Moves `entry` toward `diff` (in GRAIN units) by `weight` out of WEIGHT_SCALE, within ±MAX.
+#[inline]
+fn learn(entry: &mut i32, diff: i64, weight: i64) {
+    let scale = i64::from(WEIGHT_SCALE);
+    let moved = (i64::from(*entry) * (scale - weight) + diff * weight) / scale;
+    *entry = moved.clamp(-i64::from(MAX), i64::from(MAX)) as i32;
+}
+
 impl Correction {
     pub(super) fn new() -> Correction {
         Correction {
             pawns: vec![0; 2 * SIZE],
+            pieces: vec![0; 4 * SIZE],
         }
     }
 
     pub(super) fn clear(&mut self) {
         self.pawns.fill(0);
+        self.pieces.fill(0);
     }
 
+    /// The entries of `board` with `turn` to move: the pawns', White's pieces', Black's pieces'.
     #[inline]
-    fn index(board: &Board, turn: Color) -> usize {
-        (turn as usize) * SIZE + pawn_key(board)
+    fn indices(board: &Board, turn: Color) -> [usize; 3] {
+        let t = turn as usize;
+        [
+            t * SIZE + pawn_key(board),
+            (2 * t) * SIZE + pieces_key(board, Color::White),
+            (2 * t + 1) * SIZE + pieces_key(board, Color::Black),
+        ]
     }
 
-    /// The correction, in centipawns, for the side to move `turn` in `board`.
+    /// The correction, in centipawns, for the side to move `turn` in `board`: the pawns' entry
+    /// weighs a half, each colour's pieces' a quarter.
     #[inline]
     pub(super) fn get(&self, board: &Board, turn: Color) -> i32 {
-        self.pawns[Self::index(board, turn)] / GRAIN
+        let [p, w, b] = Self::indices(board, turn);
+        (2 * self.pawns[p] + self.pieces[w] + self.pieces[b]) / (4 * GRAIN)
     }
 
     /// A node of `depth` scored `score` where its (uncorrected) static evaluation was `eval`.
     #[inline]
     pub(super) fn update(&mut self, board: &Board, turn: Color, depth: i32, score: i32, eval: i32) {
-        let entry = &mut self.pawns[Self::index(board, turn)];
+        let [p, w, b] = Self::indices(board, turn);
         let diff = i64::from(score - eval) * i64::from(GRAIN);
         let weight = i64::from((depth * depth + 2 * depth + 1).min(128));
-        let scale = i64::from(WEIGHT_SCALE);
-        let moved = (i64::from(*entry) * (scale - weight) + diff * weight) / scale;
-        *entry = moved.clamp(-i64::from(MAX), i64::from(MAX)) as i32;
+        learn(&mut self.pawns[p], diff, weight);
+        learn(&mut self.pieces[w], diff, weight);
+        learn(&mut self.pieces[b], diff, weight);
     }
 }
 

@@ -646,6 +646,7 @@ impl<'a> Search<'a> {
         // 12. Correction history: a quiet best move (or none) whose score says where the static
         //     evaluation should have been (exact, or a bound beyond it) teaches its pawns' entry.
         if !in_check
+            && !bare_king(pos)
             && best_move.is_none_or(|m| !m.is_capture() && !m.is_promotion())
             && best.abs() < MATE_BOUND
             && !(bound == Bound::Lower && best <= eval)
@@ -668,10 +669,11 @@ impl<'a> Search<'a> {
     }
 
     /// The static evaluation `raw` of `pos` with its correction history added, kept clear of
-    /// the mate scores (`-INF`, in check, stays as it is).
+    /// the mate scores (`-INF`, in check, stays as it is). A bare king's mop-up evaluation, which
+    /// drives the mate, is left as it is.
     #[inline]
     fn corrected(&self, pos: &Chess, raw: i32) -> i32 {
-        if raw.abs() >= MATE_BOUND {
+        if raw.abs() >= MATE_BOUND || bare_king(pos) {
             return raw;
         }
         let c = self.history.correction.get(pos.board(), pos.turn());
