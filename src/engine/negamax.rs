@@ -644,7 +644,7 @@ impl<'a> Search<'a> {
         };
         let raw_eval = self.stack[ply].raw_eval;
         // 12. Correction history: a quiet best move (or none) whose score says where the static
-        //     evaluation should have been (exact, or a bound beyond it) teaches its pawns' entry.
+        //     evaluation should have been (exact, or a bound beyond it) teaches its entries.
         if !in_check
             && !bare_king(pos)
             && best_move.is_none_or(|m| !m.is_capture() && !m.is_promotion())
