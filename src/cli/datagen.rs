@@ -35,6 +35,10 @@ pub struct Args {
     /// Keep one candidate position in N.
     #[arg(long, default_value_t = 4, value_name = "N")]
     every: u32,
+    /// Which of the --every parts of the candidates to keep, from 0: `--every 2 --part 1` labels
+    /// the positions that `--every 2` leaves out.
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    part: u32,
     /// Plies at the start of each game that are not candidates.
     #[arg(long, default_value_t = 8, value_name = "N")]
     skip_plies: u32,
@@ -57,6 +61,14 @@ pub fn run(args: Args) -> CliResult {
     if args.nodes == 0 || args.every == 0 {
         return Err(CliError::usage("--nodes and --every must be at least 1"));
     }
+    if args.part >= args.every {
+        return Err(CliError::usage(format!(
+            "--part {} with --every {}: the parts are 0 to {}",
+            args.part,
+            args.every,
+            args.every - 1
+        )));
+    }
     // Games with a FEN tag are read from it, unless the file being resumed left them out.
     let fen = match read_labels(&args.output) {
         Ok((old, _)) => old.selection.fen,
@@ -65,6 +77,7 @@ pub fn run(args: Args) -> CliResult {
     let selection = Selection {
         skip_plies: args.skip_plies,
         every: args.every,
+        part: args.part,
         fen,
     };
     let inputs = expand(&args.games).map_err(CliError::data)?;

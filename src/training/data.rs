@@ -5,8 +5,9 @@
 //! `skip_plies` or more plies into the game, its side to move is not in check and the move the game played from
 //! it captures nothing and promotes nothing (a quiet position, as far as the game tells). A
 //! position already seen earlier in the input is not a candidate again, and of the candidates one
-//! in `every` is kept, chosen by a hash of its key: the same games always give the same positions
-//! in the same order, whatever the machine or thread count.
+//! in `every` is kept, chosen by a hash of its key (the hash modulo `every` is `part`, so the
+//! `every` parts share the candidates out): the same games always give the same positions in the
+//! same order, whatever the machine or thread count.
 //!
 //! **Labels.** Each kept position is searched to a fixed node count by the engine
 //! ([`label_block`]); its label is the score in centipawns for the side to move, two bytes. A
@@ -50,8 +51,24 @@ pub struct Selection {
     pub skip_plies: u32,
     /// One candidate in `every` is kept.
     pub every: u32,
+    /// Which one: those whose hash modulo `every` is `part` (below `every`).
+    pub part: u32,
     /// Games with a FEN tag are read from it (the label file's rule 2); rule 1 left them out.
     pub fen: bool,
+}
+
+impl Selection {
+    /// The `datagen` options that make this selection (`--part` only when it is not 0).
+    pub fn options(&self) -> String {
+        let part = match self.part {
+            0 => String::new(),
+            k => format!(" --part {k}"),
+        };
+        format!(
+            "--skip-plies {} --every {}{part}",
+            self.skip_plies, self.every
+        )
+    }
 }
 
 impl Default for Selection {
@@ -59,6 +76,7 @@ impl Default for Selection {
         Selection {
             skip_plies: 8,
             every: 4,
+            part: 0,
             fen: true,
         }
     }
@@ -230,7 +248,9 @@ impl Visitor for Enumerator {
             let key = hash_of(&game.pos);
             if self.seen.insert(key) {
                 self.report.candidates += 1;
-                if mix(key).is_multiple_of(u64::from(self.selection.every.max(1))) {
+                if mix(key) % u64::from(self.selection.every.max(1))
+                    == u64::from(self.selection.part)
+                {
                     self.fingerprint = mix(self.fingerprint ^ key);
                     self.kept.push(Candidate {
                         pos: game.pos.clone(),
@@ -291,7 +311,9 @@ impl LabelHeader {
         b[8..12].copy_from_slice(&self.nodes.to_le_bytes());
         b[12..16].copy_from_slice(&self.selection.skip_plies.to_le_bytes());
         b[16..20].copy_from_slice(&self.selection.every.to_le_bytes());
-        b[20..24].copy_from_slice(&Self::RULES[usize::from(self.selection.fen)].to_le_bytes());
+        // The rule in the low half, the part in the high half (0 in files made before parts).
+        let rule = Self::RULES[usize::from(self.selection.fen)] | (self.selection.part << 16);
+        b[20..24].copy_from_slice(&rule.to_le_bytes());
         b[24..32].copy_from_slice(&self.positions.to_le_bytes());
         b[32..40].copy_from_slice(&self.fingerprint.to_le_bytes());
         b
@@ -303,17 +325,24 @@ impl LabelHeader {
         }
         let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-        let Some(index) = Self::RULES.iter().position(|&r| r == u32_at(20)) else {
+        let (rule, part) = (u32_at(20) & 0xffff, u32_at(20) >> 16);
+        let Some(index) = Self::RULES.iter().position(|&r| r == rule) else {
             return Err(format!(
-                "labels of positions chosen by rule {}, but this polybook knows rules 1 and 2 only",
-                u32_at(20)
+                "labels of positions chosen by rule {rule}, but this polybook knows rules 1 and 2 only"
             ));
         };
+        if part >= u32_at(16).max(1) {
+            return Err(format!(
+                "labels of part {part} of {} parts: no such part",
+                u32_at(16)
+            ));
+        }
         Ok(LabelHeader {
             nodes: u32_at(8),
             selection: Selection {
                 skip_plies: u32_at(12),
                 every: u32_at(16),
+                part,
                 fen: index == 1,
             },
             positions: u64_at(24),
@@ -325,11 +354,9 @@ impl LabelHeader {
     pub fn mismatch(&self, other: &LabelHeader) -> Option<String> {
         if self.selection != other.selection {
             Some(format!(
-                "labelled with --skip-plies {} --every {}, not --skip-plies {} --every {}",
-                self.selection.skip_plies,
-                self.selection.every,
-                other.selection.skip_plies,
-                other.selection.every
+                "labelled with {}, not {}",
+                self.selection.options(),
+                other.selection.options()
             ))
         } else if (self.positions, self.fingerprint) != (other.positions, other.fingerprint) {
             Some(format!(

@@ -282,3 +282,49 @@ fn bad_input_is_one_line() {
     }
     assert!(!d("net.nnue").exists());
 }
+
+/// `--every 2 --part 1` keeps the candidates that `--every 2` leaves out: the two parts share the
+/// candidates out, and a label file of one part is not resumed as the other.
+#[test]
+fn the_parts_of_every_share_the_candidates_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    // "… N candidate positions, K kept; …"
+    let counts = |said: &str| -> (u64, u64) {
+        let n = |word: &str| -> u64 {
+            let before = said.split(word).next().unwrap();
+            before.split_whitespace().last().unwrap().parse().unwrap()
+        };
+        (n(" candidate positions"), n(" kept"))
+    };
+    let args = ["--positions", "1024", "--every", "2", "--quiet"];
+    let (all, zero) = counts(&datagen(&d("zero"), &args));
+    let (all_again, one) = counts(&datagen(&d("one"), &[&args[..], &["--part", "1"]].concat()));
+    assert_eq!(all, all_again);
+    assert!(zero > all / 3 && one > all / 3, "{zero} and {one} of {all}");
+    assert_eq!(zero + one, all);
+    // Part 0's file is what files were before parts: the rule (2) alone in bytes 20..24.
+    let bytes = std::fs::read(d("zero")).unwrap();
+    assert_eq!(bytes[20..24], 2u32.to_le_bytes());
+    let bytes = std::fs::read(d("one")).unwrap();
+    assert_eq!(bytes[20..24], (2u32 | 1 << 16).to_le_bytes());
+    let (g, one_file) = (games(), d("one"));
+    let (g, l) = (s(&g), s(&one_file));
+    let resume_as = |part: &'static str| {
+        vec![
+            "datagen", g, "-o", l, "--every", "2", "--part", part, "--nodes", "300",
+        ]
+    };
+    polybook_fails(
+        &resume_as("0"),
+        1,
+        "labelled with --skip-plies 8 --every 2 --part 1, not --skip-plies 8 --every 2",
+    );
+    polybook_fails(&resume_as("2"), 2, "the parts are 0 to 1");
+    // The trainer reads a part's positions (one epoch is enough to see it accepted).
+    let data = format!("{l}={g}");
+    let out = d("net.nnue");
+    let o = polybook(&["train", "--data", &data, "-o", s(&out), "--epochs", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1024 of "), "{}", stderr(&o));
+}
