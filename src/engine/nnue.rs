@@ -171,10 +171,30 @@ impl Network {
     /// The score of a position from its accumulator, in centipawns for the side to move.
     #[inline]
     pub fn evaluate(&self, acc: &Accumulator, turn: Color) -> i32 {
+        #[cfg(target_arch = "x86_64")]
+        if avx2() {
+            // SAFETY: the processor has just been seen to have AVX2.
+            return unsafe { self.evaluate_avx2(acc, turn) };
+        }
+        self.evaluate_with(acc, turn)
+    }
+
+    /// [`Network::evaluate`] compiled with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn evaluate_avx2(&self, acc: &Accumulator, turn: Color) -> i32 {
+        self.evaluate_with(acc, turn)
+    }
+
+    #[inline(always)]
+    fn evaluate_with(&self, acc: &Accumulator, turn: Color) -> i32 {
         let (us, them) = (&acc.v[turn as usize], &acc.v[turn.other() as usize]);
-        let sum =
-            screlu_dot(us, &self.output_weights[0]) + screlu_dot(them, &self.output_weights[1]);
-        (sum / QA + self.output_bias) * SCALE / (QA * QB)
+        // Each half's sum fits an `i32` (HIDDEN × 255² × 127 < 2³¹ up to 256 neurons); their total
+        // and its scaling are taken in `i64`, which no net's weights can overflow.
+        let sum = i64::from(screlu_dot(us, &self.output_weights[0]))
+            + i64::from(screlu_dot(them, &self.output_weights[1]));
+        let (qa, qb) = (i64::from(QA), i64::from(QB));
+        ((sum / qa + i64::from(self.output_bias)) * i64::from(SCALE) / (qa * qb)) as i32
     }
 
     /// The score of a position computed from scratch (for one-off evaluations; the search keeps
@@ -184,9 +204,18 @@ impl Network {
     }
 }
 
+/// Whether the processor has AVX2 (nearly every x86-64 made since 2013): the net's loops are
+/// then compiled for it too, 16 lanes of `i16` at a time instead of SSE2's 8 (same values
+/// either way). The answer is cached by the standard library.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+}
+
 /// Σ clamp(x, 0, QA)² × w: the SCReLU of one half times its output weights. `x × w` is taken
 /// first (it fits an `i16`: the trainer keeps |w| < 128), then times `x` in `i32`.
-#[inline]
+#[inline(always)]
 fn screlu_dot(acc: &[i16; HIDDEN], weights: &[i16; HIDDEN]) -> i32 {
     let mut sum = 0i32;
     for i in 0..HIDDEN {
@@ -250,6 +279,23 @@ impl Accumulator {
     /// The sums after `m` is played in `pos` (whose sums are `self`), into `out`.
     #[inline]
     pub fn play(&self, net: &Network, pos: &Chess, m: Move, out: &mut Accumulator) {
+        #[cfg(target_arch = "x86_64")]
+        if avx2() {
+            // SAFETY: the processor has just been seen to have AVX2.
+            return unsafe { self.play_avx2(net, pos, m, out) };
+        }
+        self.play_with(net, pos, m, out)
+    }
+
+    /// [`Accumulator::play`] compiled with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn play_avx2(&self, net: &Network, pos: &Chess, m: Move, out: &mut Accumulator) {
+        self.play_with(net, pos, m, out)
+    }
+
+    #[inline(always)]
+    fn play_with(&self, net: &Network, pos: &Chess, m: Move, out: &mut Accumulator) {
         let us = pos.turn();
         let mut change = Change::default();
         match m {
