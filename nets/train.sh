@@ -2,9 +2,9 @@
 # The engine's net, src/engine/net.nnue, from the label files in this folder and the games they
 # score (see nets/README.md). Usage: nets/train.sh [OUTPUT] (from the repository's root; default
 # src/engine/net.nnue), then `cargo build --release` to build it in.
-# The committed net learnt from every label of master.labels and the first 2,323,456 labels of
-# master-1.labels, which is still being labelled: MASTER1_LABELS=N uses its first N labels,
-# MASTER1_LABELS=all every label so far (MASTER_LABELS does the same for master.labels).
+# The committed net learnt from every label of every file here. MASTER1_LABELS=N uses only the
+# first N labels of master-1.labels (the net of 4dea8b4 learnt from its first 2,323,456), and
+# MASTER_LABELS=N the same for master.labels.
 set -euo pipefail
 out=${1:-src/engine/net.nnue}
 bin=${POLYBOOK:-target/release/polybook}
@@ -22,11 +22,13 @@ first() {
   echo "$tmp/$(basename "$file")"
 }
 master=$(first nets/master.labels "${MASTER_LABELS:-all}")
-master1=$(first nets/master-1.labels "${MASTER1_LABELS:-2323456}")
+master1=$(first nets/master-1.labels "${MASTER1_LABELS:-all}")
 set -x
 "$bin" train \
   --data "$master=$games" \
   --data "$master1=$games" \
   --data "nets/selfplay-1.labels=nets/selfplay-1.pgn.xz" \
   --data "nets/selfplay-2.labels=nets/selfplay-2.pgn.xz" \
+  --data "nets/selfplay-1-1.labels=nets/selfplay-1.pgn.xz" \
+  --data "nets/selfplay-2-1.labels=nets/selfplay-2.pgn.xz" \
   --epochs "${EPOCHS:-30}" --seed 1 -o "$out"

@@ -690,7 +690,7 @@ impl<'a> Search<'a> {
                 // The unit tests check every updated accumulator against one from scratch.
                 #[cfg(test)]
                 assert_eq!(self.acc[ply].v, Accumulator::new(net, pos.board()).v);
-                net.evaluate(&self.acc[ply], pos.turn())
+                net.evaluate(&self.acc[ply], pos.turn(), pos.board().occupied().count())
             }
             _ => evaluate(pos, self.params),
         }

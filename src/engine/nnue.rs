@@ -10,7 +10,10 @@
 //!   search updates the sums with two to four rows ([`Accumulator::play`]) instead of computing
 //!   them again: that is what makes the net cheap enough for a search.
 //! - **The output**: SCReLU (clamp to [0, 1], squared) of the side to move's half, then of the
-//!   other half, times one weight each, plus a bias; times [`SCALE`] gives centipawns.
+//!   other half, times one weight each, plus a bias; times [`SCALE`] gives centipawns. There are
+//!   [`OUTPUT_BUCKETS`] sets of output weights and biases, one per stage of the game counted by
+//!   the pieces on the board ([`output_bucket`]): an endgame is weighed with other weights than
+//!   a middlegame, for the price of choosing a row.
 //!
 //! Everything is integer, as engines quantise their nets: the hidden weights are the float weights
 //! × [`QA`] in `i16`, the output weights × [`QB`]. The file format is [`Network::from_bytes`]'s.
@@ -39,7 +42,16 @@ pub const QB: i32 = 64;
 /// Centipawns per unit of the net's output (its targets are `sigmoid(cp / SCALE)`).
 pub const SCALE: i32 = 400;
 /// The first bytes of a net file.
-pub const MAGIC: &[u8; 8] = b"PBNNUE01";
+pub const MAGIC: &[u8; 8] = b"PBNNUE02";
+/// Output weight sets, by the number of pieces on the board.
+pub const OUTPUT_BUCKETS: usize = 8;
+
+/// The output bucket of a position with `pieces` pieces (kings included): 2–5 pieces are
+/// bucket 0, 6–9 bucket 1, …, 30–32 bucket 7.
+#[inline]
+pub fn output_bucket(pieces: usize) -> usize {
+    (pieces.saturating_sub(2) / 4).min(OUTPUT_BUCKETS - 1)
+}
 
 /// The input of a piece of colour `color` and role `role` on `sq`, seen from `perspective`: its
 /// own pieces are 0..384, the other side's 384..768, and Black sees the board mirrored (a1 ↔ a8).
@@ -79,10 +91,10 @@ pub struct Network {
     /// Hidden weights, one row of `HIDDEN` per input.
     pub feature_weights: [[i16; HIDDEN]; INPUTS],
     pub feature_bias: [i16; HIDDEN],
-    /// Output weights: the side to move's half, then the other side's.
-    pub output_weights: [[i16; HIDDEN]; 2],
-    /// Output bias, × `QA × QB`.
-    pub output_bias: i32,
+    /// Output weights per bucket: the side to move's half, then the other side's.
+    pub output_weights: [[[i16; HIDDEN]; 2]; OUTPUT_BUCKETS],
+    /// Output bias per bucket, × `QA × QB`.
+    pub output_bias: [i32; OUTPUT_BUCKETS],
 }
 
 /// Why a net file cannot be used.
@@ -92,23 +104,34 @@ pub enum NetError {
     Magic,
     #[error("a net of {found} hidden neurons, but this engine's nets have {HIDDEN}")]
     Hidden { found: u32 },
+    #[error("a net of {found} output buckets, but this engine's nets have {OUTPUT_BUCKETS}")]
+    Buckets { found: u32 },
     #[error("{found} bytes, but a net of {HIDDEN} hidden neurons has {expected}")]
     Size { found: usize, expected: usize },
 }
 
 impl Network {
-    /// The size of a net file: magic, hidden size (u32), the feature weights, the feature bias,
-    /// the output weights (i16 each, little-endian), the output bias (i32).
-    pub const FILE_SIZE: usize = 8 + 4 + 2 * (INPUTS * HIDDEN + HIDDEN + 2 * HIDDEN) + 4;
+    /// The size of a net file: magic, hidden size and output buckets (u32 each), the feature
+    /// weights, the feature bias, the output weights bucket by bucket (i16 each, little-endian),
+    /// the output biases (i32 each).
+    pub const FILE_SIZE: usize = 8
+        + 4
+        + 4
+        + 2 * (INPUTS * HIDDEN + HIDDEN + OUTPUT_BUCKETS * 2 * HIDDEN)
+        + 4 * OUTPUT_BUCKETS;
 
     /// Reads a net file (the format of [`Network::FILE_SIZE`]).
     pub fn from_bytes(bytes: &[u8]) -> Result<Box<Network>, NetError> {
-        if bytes.len() < 12 || &bytes[..8] != MAGIC {
+        if bytes.len() < 16 || &bytes[..8] != MAGIC {
             return Err(NetError::Magic);
         }
         let hidden = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
         if hidden as usize != HIDDEN {
             return Err(NetError::Hidden { found: hidden });
+        }
+        let buckets = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes"));
+        if buckets as usize != OUTPUT_BUCKETS {
+            return Err(NetError::Buckets { found: buckets });
         }
         if bytes.len() != Self::FILE_SIZE {
             return Err(NetError::Size {
@@ -116,7 +139,8 @@ impl Network {
                 expected: Self::FILE_SIZE,
             });
         }
-        let mut words = bytes[12..bytes.len() - 4]
+        let biases = bytes.len() - 4 * OUTPUT_BUCKETS;
+        let mut words = bytes[16..biases]
             .chunks_exact(2)
             .map(|b| i16::from_le_bytes([b[0], b[1]]));
         let mut net = Network::zeroed();
@@ -127,11 +151,17 @@ impl Network {
         net.feature_bias
             .iter_mut()
             .for_each(|w| *w = words.next().expect("sized"));
-        for half in net.output_weights.iter_mut() {
+        for half in net.output_weights.iter_mut().flatten() {
             half.iter_mut()
                 .for_each(|w| *w = words.next().expect("sized"));
         }
-        net.output_bias = i32::from_le_bytes(bytes[bytes.len() - 4..].try_into().expect("4 bytes"));
+        for (bias, b) in net
+            .output_bias
+            .iter_mut()
+            .zip(bytes[biases..].chunks_exact(4))
+        {
+            *bias = i32::from_le_bytes(b.try_into().expect("4 bytes"));
+        }
         Ok(net)
     }
 
@@ -140,16 +170,19 @@ impl Network {
         let mut out = Vec::with_capacity(Self::FILE_SIZE);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(HIDDEN as u32).to_le_bytes());
+        out.extend_from_slice(&(OUTPUT_BUCKETS as u32).to_le_bytes());
         let words = self
             .feature_weights
             .iter()
             .flatten()
             .chain(&self.feature_bias)
-            .chain(self.output_weights.iter().flatten());
+            .chain(self.output_weights.iter().flatten().flatten());
         for w in words {
             out.extend_from_slice(&w.to_le_bytes());
         }
-        out.extend_from_slice(&self.output_bias.to_le_bytes());
+        for bias in self.output_bias {
+            out.extend_from_slice(&bias.to_le_bytes());
+        }
         out
     }
 
@@ -168,39 +201,46 @@ impl Network {
         }
     }
 
-    /// The score of a position from its accumulator, in centipawns for the side to move.
+    /// The score of a position from its accumulator, in centipawns for the side to move
+    /// (`pieces`: the pieces on its board, kings included, which choose the output bucket).
     #[inline]
-    pub fn evaluate(&self, acc: &Accumulator, turn: Color) -> i32 {
+    pub fn evaluate(&self, acc: &Accumulator, turn: Color, pieces: usize) -> i32 {
+        let bucket = output_bucket(pieces);
         #[cfg(target_arch = "x86_64")]
         if avx2() {
             // SAFETY: the processor has just been seen to have AVX2.
-            return unsafe { self.evaluate_avx2(acc, turn) };
+            return unsafe { self.evaluate_avx2(acc, turn, bucket) };
         }
-        self.evaluate_with(acc, turn)
+        self.evaluate_with(acc, turn, bucket)
     }
 
     /// [`Network::evaluate`] compiled with AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn evaluate_avx2(&self, acc: &Accumulator, turn: Color) -> i32 {
-        self.evaluate_with(acc, turn)
+    fn evaluate_avx2(&self, acc: &Accumulator, turn: Color, bucket: usize) -> i32 {
+        self.evaluate_with(acc, turn, bucket)
     }
 
     #[inline(always)]
-    fn evaluate_with(&self, acc: &Accumulator, turn: Color) -> i32 {
+    fn evaluate_with(&self, acc: &Accumulator, turn: Color, bucket: usize) -> i32 {
+        let (weights, bias) = (&self.output_weights[bucket], self.output_bias[bucket]);
         let (us, them) = (&acc.v[turn as usize], &acc.v[turn.other() as usize]);
         // Each half's sum fits an `i32` (HIDDEN × 255² × 127 < 2³¹ up to 256 neurons); their total
         // and its scaling are taken in `i64`, which no net's weights can overflow.
-        let sum = i64::from(screlu_dot(us, &self.output_weights[0]))
-            + i64::from(screlu_dot(them, &self.output_weights[1]));
+        let sum = i64::from(screlu_dot(us, &weights[0])) + i64::from(screlu_dot(them, &weights[1]));
         let (qa, qb) = (i64::from(QA), i64::from(QB));
-        ((sum / qa + i64::from(self.output_bias)) * i64::from(SCALE) / (qa * qb)) as i32
+        ((sum / qa + i64::from(bias)) * i64::from(SCALE) / (qa * qb)) as i32
     }
 
     /// The score of a position computed from scratch (for one-off evaluations; the search keeps
     /// accumulators).
     pub fn evaluate_position(&self, pos: &Chess) -> i32 {
-        self.evaluate(&Accumulator::new(self, pos.board()), pos.turn())
+        let board = pos.board();
+        self.evaluate(
+            &Accumulator::new(self, board),
+            pos.turn(),
+            board.occupied().count(),
+        )
     }
 }
 
@@ -394,11 +434,13 @@ mod tests {
         net.feature_bias
             .iter_mut()
             .for_each(|w| *w = rng.random_range(0..120));
-        for half in net.output_weights.iter_mut() {
+        for half in net.output_weights.iter_mut().flatten() {
             half.iter_mut()
                 .for_each(|w| *w = rng.random_range(-127..127));
         }
-        net.output_bias = rng.random_range(-5000..5000);
+        for bias in net.output_bias.iter_mut() {
+            *bias = rng.random_range(-5000..5000);
+        }
         net
     }
 
@@ -482,5 +524,20 @@ mod tests {
             Network::from_bytes(&other).err(),
             Some(NetError::Hidden { found: 64 })
         );
+        let mut other = bytes.clone();
+        other[12] = 1;
+        assert_eq!(
+            Network::from_bytes(&other).err(),
+            Some(NetError::Buckets { found: 1 })
+        );
+        // A net of the first format (one set of output weights) is refused by its magic.
+        let mut first = bytes.clone();
+        first[7] = b'1';
+        assert_eq!(Network::from_bytes(&first).err(), Some(NetError::Magic));
+        // The buckets: kings alone to a full board.
+        let buckets: Vec<usize> = (2..=32).map(output_bucket).collect();
+        assert_eq!(buckets[..4], [0; 4]);
+        assert_eq!(buckets[4..8], [1; 4]);
+        assert_eq!(buckets[28..], [7; 3]);
     }
 }

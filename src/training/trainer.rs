@@ -5,7 +5,9 @@
 //! then the other side) the hidden sums are `h_p = b + Σ W[f]` over the position's inputs `f` seen
 //! from p (`W`: one row of `HIDDEN` per input, `b`: `HIDDEN`; the same `W` and `b` for both
 //! perspectives), the activations `a_p = clamp(h_p, 0, 1)²` (SCReLU), and the output
-//! `out = O_us · a_stm + O_them · a_nstm + c`; `out × SCALE` is the score in centipawns.
+//! `out = O_us · a_stm + O_them · a_nstm + c`; `out × SCALE` is the score in centipawns. `O_us`,
+//! `O_them` and `c` are those of the position's output bucket (one set per stage of the game,
+//! by the pieces on the board: `nnue::output_bucket`).
 //!
 //! **The loss** is the mean squared error between `sigmoid(out)` and a target that blends the
 //! search's score and the game's result: `(1 − wdl) × sigmoid(score / SCALE) + wdl × result / 2`.
@@ -39,7 +41,9 @@ use rand::{Rng, SeedableRng};
 use shakmaty::Color;
 
 use super::Sample;
-use crate::engine::nnue::{Accumulator, HIDDEN, INPUTS, Network, QA, QB, SCALE, flip};
+use crate::engine::nnue::{
+    Accumulator, HIDDEN, INPUTS, Network, OUTPUT_BUCKETS, QA, QB, SCALE, flip, output_bucket,
+};
 
 /// The slices of a batch: each has its own gradient buffer, and at most this many threads work.
 pub const SLICES: usize = 32;
@@ -52,11 +56,18 @@ const EPSILON: f32 = 1e-8;
 /// AdamW's decoupled weight decay, per unit of step size.
 const WEIGHT_DECAY: f32 = 0.01;
 
-/// The rows of the float net: `W` (one per input), then `b`, `O_us`, `O_them`.
-const ROWS: usize = INPUTS + 3;
+/// The rows of the float net: `W` (one per input), then `b`, then `O_us` and `O_them` of each
+/// output bucket.
+const ROWS: usize = INPUTS + 1 + 2 * OUTPUT_BUCKETS;
 const BIAS: usize = INPUTS;
-const OUT_US: usize = INPUTS + 1;
-const OUT_THEM: usize = INPUTS + 2;
+/// The first output row.
+const OUTPUT: usize = INPUTS + 1;
+
+/// The row of `O_us` of an output bucket (`O_them` is the next).
+#[inline]
+const fn out_us(bucket: usize) -> usize {
+    OUTPUT + 2 * bucket
+}
 /// Positions between two looks at the stop flag while measuring a loss.
 const STOP_CHECK: usize = 4096;
 
@@ -224,7 +235,7 @@ pub fn evaluate_sample(net: &Network, sample: &Sample) -> i32 {
             }
         }
     }
-    net.evaluate(&acc, sample.turn)
+    net.evaluate(&acc, sample.turn, sample.len as usize)
 }
 
 fn mean(sum: f64, n: usize) -> f64 {
@@ -242,11 +253,11 @@ fn target(s: &Sample, wdl: f32) -> f32 {
     (1.0 - wdl) * sigmoid(f32::from(s.score) / SCALE as f32) + wdl * f32::from(s.result) * 0.5
 }
 
-/// The float net: [`ROWS`] rows of `HIDDEN` and the output bias `c`.
+/// The float net: [`ROWS`] rows of `HIDDEN` and the output biases `c`, one per bucket.
 #[derive(Clone)]
 struct Floats {
     rows: Vec<Row>,
-    c: f32,
+    c: [f32; OUTPUT_BUCKETS],
 }
 
 /// A sample's inputs from the side to move's view and from the other side's.
@@ -270,13 +281,15 @@ struct Forward {
     h: [Row; 2],
     a: [Row; 2],
     out: f32,
+    /// The output bucket.
+    bucket: usize,
 }
 
 impl Floats {
     fn zeroed() -> Floats {
         Floats {
             rows: vec![[0.0; HIDDEN]; ROWS],
-            c: 0.0,
+            c: [0.0; OUTPUT_BUCKETS],
         }
     }
 
@@ -286,7 +299,7 @@ impl Floats {
         let hidden = 1.0 / 32f32.sqrt();
         let out = 1.0 / (HIDDEN as f32).sqrt();
         for (r, row) in net.rows.iter_mut().enumerate() {
-            let bound = if r < OUT_US { hidden } else { out };
+            let bound = if r < OUTPUT { hidden } else { out };
             row.iter_mut()
                 .for_each(|w| *w = rng.random_range(-bound..bound));
         }
@@ -306,8 +319,10 @@ impl Floats {
                 x * x
             })
         });
-        let out = dot(&self.rows[OUT_US], &a[0]) + dot(&self.rows[OUT_THEM], &a[1]) + self.c;
-        Forward { h, a, out }
+        let bucket = output_bucket(us.len());
+        let o = out_us(bucket);
+        let out = dot(&self.rows[o], &a[0]) + dot(&self.rows[o + 1], &a[1]) + self.c[bucket];
+        Forward { h, a, out, bucket }
     }
 
     /// The output of a sample (`out`, not yet × `SCALE`).
@@ -370,7 +385,7 @@ impl Slice {
                 *touched = false;
             }
         }
-        self.grad.c = 0.0;
+        self.grad.c = [0.0; OUTPUT_BUCKETS];
         self.loss = 0.0;
         if indices.is_empty() {
             return;
@@ -385,12 +400,13 @@ impl Slice {
             self.loss += f64::from(error * error);
             // d(error²)/d(out), through the sigmoid.
             let g = 2.0 * error * pred * (1.0 - pred);
-            self.grad.c += g;
-            add_scaled(&mut rows[OUT_US], g, &f.a[0]);
-            add_scaled(&mut rows[OUT_THEM], g, &f.a[1]);
+            let o = out_us(f.bucket);
+            self.grad.c[f.bucket] += g;
+            add_scaled(&mut rows[o], g, &f.a[0]);
+            add_scaled(&mut rows[o + 1], g, &f.a[1]);
             // d/dh of clamp(h, 0, 1)² is 2h inside (0, 1), 0 outside.
             let dh: [Row; 2] = std::array::from_fn(|p| {
-                let out = &net.rows[OUT_US + p];
+                let out = &net.rows[o + p];
                 std::array::from_fn(|i| {
                     let h = f.h[p][i];
                     if h > 0.0 && h < 1.0 {
@@ -417,8 +433,8 @@ impl Slice {
 struct Adam {
     m: Vec<Row>,
     v: Vec<Row>,
-    m_c: f32,
-    v_c: f32,
+    m_c: [f32; OUTPUT_BUCKETS],
+    v_c: [f32; OUTPUT_BUCKETS],
     t: i32,
 }
 
@@ -427,8 +443,8 @@ impl Adam {
         Adam {
             m: vec![[0.0; HIDDEN]; ROWS],
             v: vec![[0.0; HIDDEN]; ROWS],
-            m_c: 0.0,
-            v_c: 0.0,
+            m_c: [0.0; OUTPUT_BUCKETS],
+            v_c: [0.0; OUTPUT_BUCKETS],
             t: 0,
         }
     }
@@ -507,8 +523,10 @@ fn step(
             update(0, w, m, v);
         }
     });
-    let c: f32 = slices.iter().map(|s| s.grad.c).sum();
-    size.apply(&mut net.c, &mut adam.m_c, &mut adam.v_c, c);
+    for b in 0..OUTPUT_BUCKETS {
+        let c: f32 = slices.iter().map(|s| s.grad.c[b]).sum();
+        size.apply(&mut net.c[b], &mut adam.m_c[b], &mut adam.v_c[b], c);
+    }
     slices.iter().map(|s| s.loss).sum()
 }
 
@@ -591,11 +609,14 @@ fn quantise(floats: &Floats) -> Box<Network> {
         *row = weights.map(|w| q(w, QA));
     }
     net.feature_bias = floats.rows[BIAS].map(|w| q(w, QA));
-    net.output_weights = [
-        floats.rows[OUT_US].map(|w| q(w, QB)),
-        floats.rows[OUT_THEM].map(|w| q(w, QB)),
-    ];
-    net.output_bias = (floats.c * (QA * QB) as f32).round() as i32;
+    for b in 0..OUTPUT_BUCKETS {
+        let o = out_us(b);
+        net.output_weights[b] = [
+            floats.rows[o].map(|w| q(w, QB)),
+            floats.rows[o + 1].map(|w| q(w, QB)),
+        ];
+        net.output_bias[b] = (floats.c[b] * (QA * QB) as f32).round() as i32;
+    }
     net
 }
 
@@ -636,7 +657,7 @@ mod tests {
     }
 
     /// The model written out plainly in f64: the summed squared error, with `bump` added to one
-    /// weight (row, neuron; row `ROWS` is `c`).
+    /// weight (row, neuron; row `ROWS + b` is `c` of bucket `b`).
     fn reference_loss(
         net: &Floats,
         samples: &[Sample],
@@ -644,7 +665,11 @@ mod tests {
         bump: (usize, usize, f64),
     ) -> f64 {
         let w = |r: usize, i: usize| {
-            let x = if r == ROWS { net.c } else { net.rows[r][i] };
+            let x = if r >= ROWS {
+                net.c[r - ROWS]
+            } else {
+                net.rows[r][i]
+            };
             f64::from(x)
                 + if (r, i) == (bump.0, bump.1) {
                     bump.2
@@ -665,10 +690,11 @@ mod tests {
                         })
                         .collect::<Vec<f64>>()
                 });
+                let b = output_bucket(s.len as usize);
                 let out = (0..HIDDEN)
-                    .map(|i| w(OUT_US, i) * a[0][i] + w(OUT_THEM, i) * a[1][i])
+                    .map(|i| w(out_us(b), i) * a[0][i] + w(out_us(b) + 1, i) * a[1][i])
                     .sum::<f64>()
-                    + w(ROWS, 0);
+                    + w(ROWS + b, 0);
                 let target = (1.0 - wdl) * sigmoid(f64::from(s.score) / 400.0)
                     + wdl * f64::from(s.result) / 2.0;
                 (sigmoid(out) - target).powi(2)
@@ -680,7 +706,7 @@ mod tests {
     fn the_gradient_matches_finite_differences() {
         let samples = labelled(&random_positions(1, 24, 30));
         let mut net = Floats::random(&mut StdRng::seed_from_u64(5));
-        net.c = 0.1;
+        net.c = [0.1; OUTPUT_BUCKETS];
         let wdl = 0.3;
         let mut slice = Slice::new();
         let indices: Vec<usize> = (0..samples.len()).collect();
@@ -694,6 +720,9 @@ mod tests {
 
         let (us, them, len) = perspectives(&samples[0]);
         let (us2, _, _) = perspectives(&samples[7]);
+        let b = output_bucket(len);
+        // No sample has only kings: bucket 0's gradient is 0.
+        assert!(samples.iter().all(|s| output_bucket(s.len as usize) != 0));
         let checks = [
             (us[0], 3),
             (us[len - 1], 77),
@@ -702,16 +731,18 @@ mod tests {
             (them[len / 2], 41),
             (BIAS, 0),
             (BIAS, 64),
-            (OUT_US, 1),
-            (OUT_US, 90),
-            (OUT_THEM, 5),
-            (OUT_THEM, 127),
+            (out_us(b), 1),
+            (out_us(b), 90),
+            (out_us(b) + 1, 5),
+            (out_us(b) + 1, 127),
+            (ROWS + b, 0),
+            (out_us(0), 7),
             (ROWS, 0),
         ];
         let mut nonzero = 0;
         for (r, i) in checks {
-            let analytic = f64::from(if r == ROWS {
-                slice.grad.c
+            let analytic = f64::from(if r >= ROWS {
+                slice.grad.c[r - ROWS]
             } else {
                 slice.grad.rows[r][i]
             });
