@@ -12,8 +12,9 @@ use super::input;
 pub trait ChunkVisitor: Visitor<Output = ()> {
     /// Where the visitor's output stands.
     type Mark: Copy;
-    fn mark(&self) -> Self::Mark;
-    /// Forgets every game read since `mark`, to read their text again.
+    /// Where the output stands now (`&mut`: a visitor may start a journal of what to take back).
+    fn mark(&mut self) -> Self::Mark;
+    /// Forgets every game read since `mark`, the last mark taken, to read their text again.
     fn rewind(&mut self, mark: Self::Mark);
     /// The reader gave up on a game (`why`: its error); `true` if its tag section broke (the game
     /// is skipped), `false` if its movetext was cut short.
@@ -24,7 +25,7 @@ pub trait ChunkVisitor: Visitor<Output = ()> {
 
 impl ChunkVisitor for GameVisitor<'_> {
     type Mark = super::game::Mark;
-    fn mark(&self) -> Self::Mark {
+    fn mark(&mut self) -> Self::Mark {
         GameVisitor::mark(self)
     }
     fn rewind(&mut self, mark: Self::Mark) {

@@ -476,7 +476,7 @@ impl Visitor for IndexVisitor<'_> {
 impl ChunkVisitor for IndexVisitor<'_> {
     type Mark = Mark;
 
-    fn mark(&self) -> Mark {
+    fn mark(&mut self) -> Mark {
         let mut records = [0; PARTITIONS];
         for (r, part) in records.iter_mut().zip(&self.out.records) {
             *r = part.len();

@@ -124,6 +124,7 @@ pub fn enumerate(
     let mut visitor = Enumerator {
         selection,
         seen: HashSet::new(),
+        journal: Vec::new(),
         kept: Vec::new(),
         report: ReadReport::default(),
         fingerprint: 0,
@@ -156,6 +157,8 @@ fn mix(mut x: u64) -> u64 {
 struct Enumerator {
     selection: Selection,
     seen: HashSet<u64>,
+    /// The keys put in `seen` since the last mark, to take out again if the reader rewinds.
+    journal: Vec<u64>,
     kept: Vec<Candidate>,
     report: ReadReport,
     fingerprint: u64,
@@ -247,6 +250,7 @@ impl Visitor for Enumerator {
         {
             let key = hash_of(&game.pos);
             if self.seen.insert(key) {
+                self.journal.push(key);
                 self.report.candidates += 1;
                 if mix(key) % u64::from(self.selection.every.max(1))
                     == u64::from(self.selection.part)
@@ -272,14 +276,35 @@ impl Visitor for Enumerator {
     fn end_game(&mut self, _game: Game) {}
 }
 
+/// Where an [`Enumerator`] stood at a mark (the keys seen since are in its journal).
+#[derive(Clone, Copy)]
+struct EnumeratorMark {
+    kept: usize,
+    report: ReadReport,
+    fingerprint: u64,
+}
+
 impl crate::builder::parse::ChunkVisitor for Enumerator {
-    type Mark = usize;
-    fn mark(&self) -> usize {
-        // Games are only ever read once each (a broken tag section costs its game), so nothing
-        // needs taking back.
-        self.kept.len()
+    type Mark = EnumeratorMark;
+    fn mark(&mut self) -> EnumeratorMark {
+        self.journal.clear();
+        EnumeratorMark {
+            kept: self.kept.len(),
+            report: self.report,
+            fingerprint: self.fingerprint,
+        }
     }
-    fn rewind(&mut self, _mark: usize) {}
+    /// The reader reads the games since the mark again (a tag section broke among them): they
+    /// are forgotten, their positions too, so that each game counts once and its positions keep
+    /// their place in the order.
+    fn rewind(&mut self, mark: EnumeratorMark) {
+        for key in self.journal.drain(..) {
+            self.seen.remove(&key);
+        }
+        self.kept.truncate(mark.kept);
+        self.report = mark.report;
+        self.fingerprint = mark.fingerprint;
+    }
     fn broken(&mut self, _why: &str) -> bool {
         true
     }
@@ -527,4 +552,67 @@ pub fn write_labels(out: &mut impl Write, labels: &[i16]) -> io::Result<()> {
     let bytes: Vec<u8> = labels.iter().flat_map(|l| l.to_le_bytes()).collect();
     out.write_all(&bytes)?;
     out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::parse::read_games;
+
+    fn enumerator(selection: Selection) -> Enumerator {
+        Enumerator {
+            selection,
+            seen: HashSet::new(),
+            journal: Vec::new(),
+            kept: Vec::new(),
+            report: ReadReport::default(),
+            fingerprint: 0,
+        }
+    }
+
+    /// What enumerating a text gives: the report, the fingerprint, and each kept position with
+    /// its game's number.
+    fn read(text: &[u8]) -> (ReadReport, u64, Vec<(String, u32)>) {
+        let selection = Selection {
+            every: 1,
+            ..Selection::default()
+        };
+        let mut e = enumerator(selection);
+        read_games(text, &mut e);
+        let kept = e
+            .kept
+            .iter()
+            .map(|c| {
+                let fen = shakmaty::fen::Fen::from_position(&c.pos, shakmaty::EnPassantMode::Legal);
+                (fen.to_string(), c.game)
+            })
+            .collect();
+        (e.report, e.fingerprint, kept)
+    }
+
+    #[test]
+    fn a_tag_too_long_for_the_reader_changes_nothing_that_is_enumerated() {
+        // The reader breaks on a tag longer than its buffer (16 KB) and reads the run's games again
+        // one by one: the games before it must not count twice, nor shift the game numbers.
+        let game = |annotator: &str, moves: &str| {
+            format!(
+                "[Event \"t\"]\n[Annotator \"{annotator}\"]\n[Result \"1-0\"]\n\n{moves} 1-0\n\n"
+            )
+        };
+        let a = "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 8. c3 O-O 9. h3 Nb8 10. d4 Nbd7";
+        let b = "1. d4 Nf6 2. c4 e6 3. Nc3 Bb4 4. e3 O-O 5. Bd3 d5 6. Nf3 c5 7. O-O Nc6 8. a3 Bxc3 9. bxc3 dxc4 10. Bxc4 Qc7";
+        let c = "1. c4 e5 2. Nc3 Nf6 3. Nf3 Nc6 4. g3 d5 5. cxd5 Nxd5 6. Bg2 Nb6 7. O-O Be7 8. d3 O-O 9. a3 Be6 10. b4 f6";
+        let long = "x".repeat(20_000);
+        let with_long = [game("A", a), game(&long, b), game("C", c)].concat();
+        let plain = [game("A", a), game("B", b), game("C", c)].concat();
+        let (report, fingerprint, kept) = read(with_long.as_bytes());
+        let (expected_report, expected_fingerprint, expected_kept) = read(plain.as_bytes());
+        assert_eq!(expected_report.games, 3);
+        assert!(expected_kept.iter().any(|(_, g)| *g == 3));
+        assert_eq!(report.games, 3, "{report:?}");
+        assert_eq!(report.games_used, 3);
+        assert_eq!(report.candidates, expected_report.candidates);
+        assert_eq!(kept, expected_kept);
+        assert_eq!(fingerprint, expected_fingerprint);
+    }
 }
