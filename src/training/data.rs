@@ -121,14 +121,7 @@ pub fn enumerate(
     stop: &AtomicBool,
 ) -> Result<(Vec<Candidate>, u64, ReadReport), DataError> {
     let bytes_read = Arc::new(AtomicU64::new(0));
-    let mut visitor = Enumerator {
-        selection,
-        seen: HashSet::new(),
-        journal: Vec::new(),
-        kept: Vec::new(),
-        report: ReadReport::default(),
-        fingerprint: 0,
-    };
+    let mut visitor = Enumerator::new(selection);
     for input in inputs {
         let read_error = |e: io::Error| DataError::Input {
             name: input.name(),
@@ -162,6 +155,19 @@ struct Enumerator {
     kept: Vec<Candidate>,
     report: ReadReport,
     fingerprint: u64,
+}
+
+impl Enumerator {
+    fn new(selection: Selection) -> Enumerator {
+        Enumerator {
+            selection,
+            seen: HashSet::new(),
+            journal: Vec::new(),
+            kept: Vec::new(),
+            report: ReadReport::default(),
+            fingerprint: 0,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -559,17 +565,6 @@ mod tests {
     use super::*;
     use crate::builder::parse::read_games;
 
-    fn enumerator(selection: Selection) -> Enumerator {
-        Enumerator {
-            selection,
-            seen: HashSet::new(),
-            journal: Vec::new(),
-            kept: Vec::new(),
-            report: ReadReport::default(),
-            fingerprint: 0,
-        }
-    }
-
     /// What enumerating a text gives: the report, the fingerprint, and each kept position with
     /// its game's number.
     fn read(text: &[u8]) -> (ReadReport, u64, Vec<(String, u32)>) {
@@ -577,7 +572,7 @@ mod tests {
             every: 1,
             ..Selection::default()
         };
-        let mut e = enumerator(selection);
+        let mut e = Enumerator::new(selection);
         read_games(text, &mut e);
         let kept = e
             .kept
