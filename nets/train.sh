@@ -4,7 +4,8 @@
 # src/engine/net.nnue), then `cargo build --release` to build it in.
 # The committed net learnt from every label of every file here. MASTER1_LABELS=N uses only the
 # first N labels of master-1.labels (the net of 4dea8b4 learnt from its first 2,323,456), and
-# MASTER_LABELS=N the same for master.labels.
+# MASTER_LABELS=N the same for master.labels. TRAIN_ARGS adds options to `polybook train` (e.g.
+# TRAIN_ARGS="--wdl 0.15" for another blend of score and result).
 set -euo pipefail
 out=${1:-src/engine/net.nnue}
 bin=${POLYBOOK:-target/release/polybook}
@@ -31,4 +32,4 @@ set -x
   --data "nets/selfplay-2.labels=nets/selfplay-2.pgn.xz" \
   --data "nets/selfplay-1-1.labels=nets/selfplay-1.pgn.xz" \
   --data "nets/selfplay-2-1.labels=nets/selfplay-2.pgn.xz" \
-  --epochs "${EPOCHS:-30}" --seed 1 -o "$out"
+  --epochs "${EPOCHS:-30}" --seed 1 ${TRAIN_ARGS:-} -o "$out"

@@ -38,7 +38,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0.001, value_name = "LR")]
     learning_rate: f32,
     /// The weight of the game's result in the target (the search's score has the rest).
-    #[arg(long, default_value_t = 0.3, value_name = "W")]
+    #[arg(long, default_value_t = 0.05, value_name = "W")]
     wdl: f32,
     /// The seed of the initial weights and the shuffles.
     #[arg(long, default_value_t = 1)]

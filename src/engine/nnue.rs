@@ -34,7 +34,7 @@ pub fn net() -> &'static Network {
 /// Inputs: colour (own, theirs) × role × square.
 pub const INPUTS: usize = 768;
 /// Hidden neurons per perspective.
-pub const HIDDEN: usize = 128;
+pub const HIDDEN: usize = 256;
 /// The hidden layer's quantisation: 1.0 is `QA`.
 pub const QA: i32 = 255;
 /// The output weights' quantisation: 1.0 is `QB`.
@@ -519,7 +519,7 @@ mod tests {
             Err(NetError::Size { .. })
         ));
         let mut other = bytes.clone();
-        other[8] = 64;
+        other[8..12].copy_from_slice(&64u32.to_le_bytes());
         assert_eq!(
             Network::from_bytes(&other).err(),
             Some(NetError::Hidden { found: 64 })

@@ -112,7 +112,7 @@ fn bench_ignores_threads() {
     let out = polybook(&["bench", "--set", "Threads=2"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("\n674421 nodes "), "{text}");
+    assert!(text.contains("\n930169 nodes "), "{text}");
 }
 
 #[test]
