@@ -15,7 +15,8 @@ use super::{CliError, CliResult};
 ///
 /// Each --data gives a label file and the games it was made from: the games are read again, as
 /// `datagen` read them, to rebuild the positions the file scores (its fingerprint must match).
-/// The positions of every tenth game are held out to measure the validation loss. The net (768 → 128×2 → 1, SCReLU) learns a blend of the search's
+/// The positions of every tenth game are held out to measure the validation loss. The net
+/// (768 → 256×2 → 1 with eight output buckets, SCReLU) learns a blend of the search's
 /// score and the game's result, by AdamW in shuffled batches, seeded: the same labels, games and
 /// options give the same net, whatever the thread count. The engine plays with
 /// src/engine/net.nnue.
