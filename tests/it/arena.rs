@@ -899,7 +899,8 @@ fn the_library_session_is_the_match_command() {
         ]
     );
     assert_eq!(lines, stderr.lines().collect::<Vec<_>>(), "{stderr}");
-    // The games, each on one line, the moves' times (`{+0.08/2 0.01s}`) left out.
+    // The games, each on one line, the moves' times (`{+0.08/2 0.01s}`, or `{0.00s}` for a move
+    // with no score) left out.
     let games = |path: &Path| {
         let text = std::fs::read_to_string(path).unwrap();
         let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -907,7 +908,10 @@ fn the_library_session_is_the_match_command() {
             .filter(|g| !g.is_empty())
             .map(|g| {
                 g.split(' ')
-                    .filter(|w| !(w.ends_with("s}") && w[..w.len() - 2].parse::<f64>().is_ok()))
+                    .filter(|w| {
+                        let w = w.strip_prefix('{').unwrap_or(w);
+                        !(w.ends_with("s}") && w[..w.len() - 2].parse::<f64>().is_ok())
+                    })
                     .collect::<Vec<_>>()
                     .join(" ")
             })
