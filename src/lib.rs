@@ -11,6 +11,7 @@
 //! - [`uci`]: the UCI protocol loop around the engine and the book.
 //! - [`atomic`]: output files that appear whole, and devices and FIFOs written in place.
 //! - [`text`]: user input quoted in messages, and I/O errors as reasons.
+//! - [`cores`]: the core count the default thread counts see (`POLYBOOK_CORES` or the system's).
 //! - [`bounded_lines`]: input read one bounded line at a time (the UCI loop, the terminal game).
 //! - [`explore`]: the local web server of `polybook explore`: the page, its assets and its JSON API.
 //! - [`arena`]: games between engines or against a person: rules, clocks, openings, matches, PGN.
@@ -27,6 +28,7 @@ pub mod atomic;
 pub mod book;
 pub mod bounded_lines;
 pub mod builder;
+pub mod cores;
 pub mod diagram;
 pub mod engine;
 pub mod explore;

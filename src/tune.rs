@@ -63,7 +63,7 @@ impl Default for TuneOptions {
             learning_rate: 1.0,
             regularization: 0.0,
             seed: 1,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: crate::cores::cores(),
         }
     }
 }

@@ -120,7 +120,7 @@ impl Default for BuildOptions {
         BuildOptions {
             filter: GameFilter::default(),
             rules: EntryRules::default(),
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: crate::cores::cores(),
             memory: 1 << 30,
             temp_dir: None,
             strict: false,

@@ -63,9 +63,9 @@ pub fn run<C: Counts<Wide = S::Wide>, S: Sink>(
     progress: &dyn Progress,
 ) -> Result<BuildReport, BuildError> {
     let start = Instant::now();
-    let workers = opts.threads.max(1);
-    let tallies = if workers >= 2 { 2 } else { 1 };
-    let plan = MemoryPlan::new(opts, workers, tallies, S::OUTPUT_MEMORY);
+    let tallies = if opts.threads >= 2 { 2 } else { 1 };
+    let plan = MemoryPlan::new(opts, opts.threads, tallies, S::OUTPUT_MEMORY);
+    let workers = plan.workers;
     let plan = &plan;
     let in_flight = plan.in_flight;
     let abort = AtomicBool::new(false);

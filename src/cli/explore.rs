@@ -103,9 +103,7 @@ pub fn run(args: Args) -> CliResult {
         let opts = IndexOptions {
             player,
             max_ply: args.max_ply,
-            threads: args
-                .threads
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            threads: args.threads.unwrap_or_else(polybook::cores::cores),
             memory: args.memory.unwrap_or_else(default_memory),
         };
         let total = inputs.iter().map(|i| i.size()).sum::<Option<u64>>();

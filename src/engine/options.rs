@@ -59,10 +59,10 @@ pub struct SearchOptions {
     pub threads: usize,
 }
 
-/// The most search threads worth running: the machine's cores (as the system reports them to
-/// this process), at least 1.
+/// The most search threads worth running: the machine's cores as the defaults see them
+/// ([`crate::cores::cores`]: `POLYBOOK_CORES`, or what the system reports), at least 1.
 pub fn max_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    crate::cores::cores()
 }
 
 /// One on/off switch of the search.

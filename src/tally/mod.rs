@@ -157,6 +157,10 @@ fn output_error(e: TallyError) -> BuildError {
     }
 }
 
+/// Threads encoding a tally's row groups at most: each holds a row group (64 Ki rows) while it
+/// encodes, so more would cost memory outside `--memory` for little speed.
+const ENCODERS: usize = 4;
+
 /// Counts the games of `inputs` as `build` does (`opts`' filters, `--max-ply`, threads, memory;
 /// not its entry rules) and writes every (position, move) pair to the tally `output`. The file is
 /// the same whatever `opts.threads` and `opts.memory`.
@@ -174,7 +178,7 @@ pub fn tally_pgn(
     }
     let start = Instant::now();
     let writer = TallyWriter::create_with(output, opts.filter.ratings)?;
-    let mut sink = FileSink(writer.threads(opts.threads));
+    let mut sink = FileSink(writer.threads(opts.threads.min(ENCODERS)));
     let mut report = crate::builder::count_pairs(inputs, &mut sink, opts, cancel, progress)
         .map_err(|e| {
             match e {
@@ -501,7 +505,7 @@ pub fn book_from_tallies(
     if let [reader] = &readers[..] {
         // One tally: no merge, its row groups made into entries on every core.
         let start = Instant::now();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let threads = crate::cores::cores().min(4);
         let counted = book::write_book(reader, &mut writer, rules, threads)?;
         writer.finish()?;
         return Ok(SumReport {

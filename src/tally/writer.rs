@@ -123,7 +123,7 @@ impl TallyWriter {
         let descr = Arc::new(SchemaDescriptor::new(schema.clone()));
         let writer = SerializedFileWriter::new(file, schema, props.clone())
             .map_err(|e| write_err(e.to_string()))?;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let threads = crate::cores::cores().min(4);
         Ok(TallyWriter {
             path: path.to_path_buf(),
             writer,

@@ -101,7 +101,7 @@ impl Default for TrainOptions {
             final_learning_rate: 0.001 * 0.05,
             wdl: 0.05,
             seed: 1,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: crate::cores::cores(),
         }
     }
 }

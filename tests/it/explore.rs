@@ -30,7 +30,12 @@ pub(crate) struct Served {
 impl Served {
     /// Starts `polybook explore ARGS --port 0` and reads the URL it prints.
     pub(crate) fn start(args: &[&str]) -> Served {
-        let mut child = piped()
+        Served::start_with(piped(), args)
+    }
+
+    /// [`Served::start`] from `command` (the binary with an environment of its own).
+    pub(crate) fn start_with(mut command: Command, args: &[&str]) -> Served {
+        let mut child = command
             .arg("explore")
             .args(args)
             .args(["--port", "0"])

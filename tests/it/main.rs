@@ -32,6 +32,7 @@ mod tablebase;
 mod tally;
 mod tally_range;
 mod tally_ratings;
+mod threads;
 mod tournament;
 mod training;
 mod tune;
