@@ -113,6 +113,30 @@ impl Book {
         Book::from_parts(path, data)
     }
 
+    /// Opens a book as [`Book::open`] does, except that a file with stray bytes after its whole
+    /// entries (a truncated or padded book, not a file of another kind) is read up to them: the
+    /// book of its whole entries, and how many bytes were left out (0 for a well-formed size).
+    /// For `sort`, the repair.
+    pub fn open_whole_entries(path: impl AsRef<Path>) -> Result<(Book, u64), BookError> {
+        let path = path.as_ref().to_path_buf();
+        let (file, size) = open_file(&path)?;
+        let stray = size % ENTRY_SIZE as u64;
+        if stray == 0 {
+            drop(file);
+            return Ok((Book::open(&path)?, 0));
+        }
+        let mut data = read_whole(&path, file, size)?;
+        if recognise_container(&data, true)
+            .or_else(|| recognise_non_book(&data))
+            .is_some()
+        {
+            let hint = describe_non_book(&data, size);
+            return Err(BookError::BadSize { path, size, hint });
+        }
+        data.truncate(data.len() - stray as usize);
+        Ok((Book::from_parts(path, data)?, stray))
+    }
+
     /// A book held in memory (tests, books read from a pipe). `name` is used in error messages.
     pub fn from_bytes(name: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Book, BookError> {
         Book::from_parts(name.into(), bytes)
@@ -449,7 +473,7 @@ pub(crate) fn describe_non_book(data: &[u8], size: u64) -> String {
         None => {
             let stray = size % ENTRY_SIZE as u64;
             format!(
-                " ({} whole entries and {stray} stray byte{}: a truncated or padded file)",
+                " ({} whole entries and {stray} stray byte{}: a truncated or padded file; `polybook sort` keeps its whole entries)",
                 size / ENTRY_SIZE as u64,
                 if stray == 1 { "" } else { "s" }
             )

@@ -42,6 +42,9 @@ pub struct SortReport {
     pub saturated: u64,
     /// Entries left out because their move code is no move at all.
     pub dropped: u64,
+    /// Bytes after the last whole entry of the file read (a truncated or padded book), left
+    /// out; set by the caller that opened the book ([`crate::book::Book::open_whole_entries`]).
+    pub stray_bytes: u64,
     /// Whether the written book differs from the file read.
     pub changed: bool,
 }

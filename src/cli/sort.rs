@@ -11,7 +11,8 @@ use super::{CliError, CliResult};
 /// Write BOOK in the canonical order: key ascending, then weight descending, entries equal in both
 /// in stored order. The same key and move twice become one entry (weights summed, held at 65535;
 /// the first entry's learn value), as `merge` does; entries whose move code is no move at all are
-/// left out; entries with move 0 are kept. The result always passes `verify`. OUT may be BOOK
+/// left out; entries with move 0 are kept; a truncated or padded file's bytes after its last whole
+/// entry are left out. The result always passes `verify`. OUT may be BOOK
 /// itself: the book is read whole first and written atomically.
 #[derive(clap::Args)]
 pub struct Args {
@@ -27,8 +28,11 @@ pub struct Args {
 
 pub fn run(args: Args) -> CliResult {
     // No "not sorted" warning here: the summary says what was put in order.
-    let book = Book::open(&args.book).map_err(CliError::data)?;
-    let report = sort_book(&book, &args.output).map_err(CliError::data)?;
+    // A truncated or padded book is repaired too: its whole entries are kept.
+    let (book, stray_bytes) = Book::open_whole_entries(&args.book).map_err(CliError::data)?;
+    let mut report = sort_book(&book, &args.output).map_err(CliError::data)?;
+    report.stray_bytes = stray_bytes;
+    report.changed |= stray_bytes > 0;
     let line = if args.json {
         serde_json::to_string(&report).map_err(CliError::data)?
     } else {
@@ -70,6 +74,12 @@ fn summary(name: &str, r: &SortReport) -> String {
         changes.push(format!(
             "{} with impossible move codes left out",
             plural(r.dropped, "entry", "entries")
+        ));
+    }
+    if r.stray_bytes > 0 {
+        changes.push(format!(
+            "{} after the last whole entry left out",
+            plural(r.stray_bytes, "stray byte", "stray bytes")
         ));
     }
     let what = if !r.changed {

@@ -68,12 +68,9 @@ pub fn run(args: Args) -> CliResult {
         .filter(|k| report.count(**k) > 0)
         .map(|k| format!("{} {}", report.count(*k), k.name()))
         .collect();
-    // Order, duplicates and impossible move codes are what `sort` repairs; a bad size is not.
-    let repair = if report.count(ProblemKind::Size) == 0 {
-        format!("; 'polybook sort {name} -o sorted.bin' repairs it")
-    } else {
-        String::new()
-    };
+    // Order, duplicates, impossible move codes and stray bytes after the whole entries are what
+    // `sort` repairs (a file of another kind was refused above).
+    let repair = format!("; 'polybook sort {name} -o sorted.bin' repairs it");
     Err(CliError::data(format!(
         "{name}: not a valid book ({} entries read): {}{repair}",
         report.entries,

@@ -134,6 +134,11 @@ fn memory_free() -> Option<u64> {
     None
 }
 
+/// The memory the machine can give now, in MB, where it is known ([`memory_free`]).
+pub fn memory_free_mb() -> Option<usize> {
+    memory_free().map(|bytes| (bytes >> 20) as usize)
+}
+
 pub struct TranspositionTable {
     slots: Storage,
     mask: usize,

@@ -60,6 +60,7 @@ use crate::book::{Book, Books, ChooseOptions, Key, LearnLayout, Pick, Selection,
 use crate::engine::eval::{Params, evaluate};
 use crate::engine::hash::hash_of;
 use crate::engine::options::SWITCHES;
+use crate::engine::tt::memory_free_mb;
 use crate::engine::{Engine, SearchOptions};
 use crate::position::{fen_of, parse_fen, parse_move};
 use crate::text::quote;
@@ -69,6 +70,9 @@ use thread::{Control, Output, Running, bestmove_line, uci};
 
 /// The longest input line read whole; the rest of a longer line is skipped.
 const MAX_LINE: usize = 1 << 16;
+
+/// A client's `Hash` may take at most the memory free divided by this (half of it).
+const HASH_SHARE: usize = 2;
 
 /// The whole state of a UCI session.
 struct Session {
@@ -283,6 +287,18 @@ impl Session {
     /// search to fault in (a legitimate wait for the next `isready`).
     fn set_hash(&mut self, mb: usize) {
         self.engine = None;
+        // A client's size is capped at a share of the memory free: a typo (`Hash 100000`) must
+        // not take the whole machine from the bot or GUI that runs the engine beside it.
+        let mb = match memory_free_mb() {
+            Some(free) if mb > (free / HASH_SHARE).max(1) => {
+                let cap = (free / HASH_SHARE).max(1);
+                self.info(&format!(
+                    "option Hash: {mb} MB is more than half the memory free ({free} MB); using {cap} MB"
+                ));
+                cap
+            }
+            _ => mb,
+        };
         let engine = Engine::new(SearchOptions {
             hash_mb: mb,
             ..self.search_options.clone()

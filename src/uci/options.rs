@@ -127,7 +127,19 @@ impl UciOption {
                 }
             }
             Kind::Button(press) => press(session),
-            Kind::Text { set, .. } | Kind::Combo { set, .. } => set(session, value),
+            Kind::Text { set, .. } => set(session, value),
+            // A combo takes one of the values it lists (in any case), as UCI says: a GUI shows
+            // those, and a value it does not list is not a hidden synonym.
+            Kind::Combo { vars, set, .. } => {
+                match vars.iter().find(|v| v.eq_ignore_ascii_case(value.trim())) {
+                    Some(var) => set(session, var),
+                    None => session.info(&format!(
+                        "option {name}: {} is not one of its values ({}); unchanged",
+                        crate::text::quote(value),
+                        vars.join(", ")
+                    )),
+                }
+            }
         }
     }
 

@@ -413,11 +413,20 @@ fn a_hash_the_machine_cannot_give_is_cut_down_with_a_word() {
         line,
         "info string option Hash: 100000000 is out of range 1..33554432; using 33554432"
     );
+    // More than half the memory free: cut to half of it; then, under the 500 MB limit, to what
+    // the system gives.
+    let (line, _) = engine.expect("info string", timeout);
+    let half: usize = line
+        .strip_prefix("info string option Hash: 33554432 MB is more than half the memory free (")
+        .and_then(|rest| rest.split_once(" MB); using "))
+        .and_then(|(_, half)| half.strip_suffix(" MB"))
+        .and_then(|mb| mb.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
     let (line, _) = engine.expect("info string", timeout);
     let used: usize = line
-        .strip_prefix(
-            "info string option Hash: 33554432 MB is more than this machine can give; using ",
-        )
+        .strip_prefix(&format!(
+            "info string option Hash: {half} MB is more than this machine can give; using "
+        ))
         .and_then(|rest| rest.strip_suffix(" MB"))
         .and_then(|mb| mb.parse().ok())
         .unwrap_or_else(|| panic!("{line}"));
@@ -624,4 +633,105 @@ fn python_chess_analysis_stream() {
 fn python_chess_game_against_stockfish() {
     common::stockfish();
     python("game", &[&book()]);
+}
+
+/// A client's `Hash` past half the memory free (a typo's extra digits) is cut to that half with a
+/// word, so that a bot's engine never takes its whole server; sizes below it are taken as asked.
+#[test]
+fn a_client_s_hash_is_capped_at_half_the_memory_free() {
+    let free_mb = || -> usize {
+        let info = std::fs::read_to_string("/proc/meminfo").unwrap();
+        let kb = info
+            .lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .unwrap();
+        kb.trim()
+            .strip_suffix("kB")
+            .unwrap()
+            .trim()
+            .parse::<usize>()
+            .unwrap()
+            / 1024
+    };
+    let mut engine = Engine::start(&["uci"]);
+    let timeout = Duration::from_secs(60);
+    engine.send("uci");
+    engine.expect("uciok", timeout);
+    let before = free_mb();
+    engine.send("setoption name Hash value 10000000");
+    engine.send("isready");
+    let (lines, _) = engine.until("readyok", timeout);
+    let line = lines
+        .iter()
+        .find(|l| l.starts_with("info string option Hash"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    let (free, used) = line
+        .strip_prefix("info string option Hash: 10000000 MB is more than half the memory free (")
+        .and_then(|rest| rest.split_once(" MB); using "))
+        .and_then(|(free, used)| Some((free.parse::<usize>().ok()?, used.strip_suffix(" MB")?)))
+        .and_then(|(free, used)| Some((free, used.parse::<usize>().ok()?)))
+        .unwrap_or_else(|| panic!("{line}"));
+    // The memory free the engine saw is what /proc said about then (other processes move it).
+    assert!(
+        free <= before * 2 && free * 2 >= before,
+        "{free} MB against {before} MB"
+    );
+    assert_eq!(used, free / 2, "{line}");
+    // A size well below the cap: taken as asked, no word.
+    engine.send("setoption name Hash value 8");
+    engine.send("isready");
+    let (lines, _) = engine.until("readyok", timeout);
+    assert!(
+        !lines.iter().any(|l| l.starts_with("info string")),
+        "{lines:?}"
+    );
+    engine.send("uci");
+    let (line, _) = engine.expect("option name Hash ", timeout);
+    assert_eq!(
+        line,
+        "option name Hash type spin default 8 min 1 max 33554432"
+    );
+    engine.send("quit");
+}
+
+/// `BookSelection` takes the values `uci` lists for it and no other (`random`, a command-line
+/// synonym of weighted, included): anything else is one `info string`, the selection unchanged.
+#[test]
+fn a_combo_takes_only_the_values_it_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two.bin");
+    common::start_book(&path, &[("e2e4", 60000), ("d2d4", 1)]);
+    let out = session(&format!(
+        "uci\nsetoption name BookFile value {}\nsetoption name BookSelection value best\n\
+         setoption name BookSelection value random\nsetoption name BookSelection value Uniformly\n\
+         setoption name BookSeed value 7\n{}",
+        path.display(),
+        "position startpos\ngo depth 1 wtime 60000 btime 60000\n".repeat(20)
+    ));
+    let vars = out
+        .lines()
+        .find(|l| l.starts_with("option name BookSelection "))
+        .unwrap();
+    assert_eq!(
+        vars,
+        "option name BookSelection type combo default weighted var best var weighted var uniform var learned var score"
+    );
+    for bad in ["'random'", "'Uniformly'"] {
+        let word = format!(
+            "info string option BookSelection: {bad} is not one of its values (best, weighted, uniform, learned, score); unchanged"
+        );
+        assert!(out.contains(&word), "{out}");
+    }
+    // Still `best`: the heavy move every time (weighted would play d2d4 about once in 60,000).
+    assert_eq!(bestmoves(&out), vec!["e2e4"; 20], "{out}");
+    // The listed values in any case.
+    let out = session(&format!(
+        "setoption name BookFile value {}\nsetoption name BookSelection value UNIFORM\n\
+         setoption name BookSeed value 7\n{}",
+        path.display(),
+        "position startpos\ngo depth 1 wtime 60000 btime 60000\n".repeat(40)
+    ));
+    assert!(!out.contains("info string option"), "{out}");
+    let d4 = bestmoves(&out).iter().filter(|m| **m == "d2d4").count();
+    assert!((8..=32).contains(&d4), "uniform: d2d4 {d4} times in 40");
 }

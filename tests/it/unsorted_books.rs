@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use common::path_str as s;
-use common::{data, polybook, polybook_match_ok, stderr, stdout};
+use common::{data, polybook, polybook_fails, polybook_match_ok, stderr, stdout};
 use polybook::book::Key;
 use shakmaty::san::San;
 use shakmaty::{Chess, Position};
@@ -754,4 +754,45 @@ fn mutated_books_are_read_like_a_scan_and_repaired_into_valid_books() {
         assert!(report.is_ok(), "round {round}: {:?}", report.problems);
     }
     assert!(seen.iter().all(|&n| n >= 5), "{seen:?}");
+}
+
+/// A book with stray bytes after its whole entries (GNU Chess's small book with one byte more, a
+/// real broken file) is refused by the other commands with a pointer to `sort`, and `sort`
+/// (`repair`) keeps its whole entries and says what it left out; a file of another kind (a web
+/// page saved as a book) is still refused.
+#[test]
+fn sort_keeps_the_whole_entries_of_a_book_with_stray_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = data("books/invalid/gnuchess-smallbook-trailing-byte.bin");
+    let bytes = std::fs::read(&broken).unwrap();
+    assert_eq!(bytes.len() % 16, 1);
+    let err = polybook_fails(&["info", s(&broken)], 1, "1 stray byte");
+    assert!(
+        err.contains("`polybook sort` keeps its whole entries"),
+        "{err}"
+    );
+    let err = polybook_fails(&["verify", s(&broken)], 1, "not a valid book");
+    assert!(err.contains("'polybook sort "), "{err}");
+
+    let fixed = dir.path().join("fixed.bin");
+    let out = polybook(&["repair", s(&broken), "-o", s(&fixed), "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["stray_bytes"], 1);
+    assert_eq!(report["changed"], true);
+    // The whole entries were already in the canonical order: they come back as they were.
+    assert_eq!(std::fs::read(&fixed).unwrap(), bytes[..bytes.len() - 1]);
+    let out = polybook(&["verify", s(&fixed)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = polybook(&["sort", s(&broken), "-o", s(&fixed)]);
+    assert!(
+        stdout(&out).ends_with("1 stray byte after the last whole entry left out\n"),
+        "{}",
+        stdout(&out)
+    );
+
+    let page = data("books/invalid/html-page-saved-as.bin");
+    let out_path = dir.path().join("page.bin");
+    polybook_fails(&["sort", s(&page), "-o", s(&out_path)], 1, "HTML page");
+    assert!(!out_path.exists());
 }
