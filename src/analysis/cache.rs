@@ -2,15 +2,17 @@
 //! comes, so that an interruption (Ctrl-C, `kill -9`, a crash) loses only the positions in flight.
 //!
 //! ```text
-//! polybook-analysis 1 book=5f0e3c1a9b2d4e77 engine=builtin limits=nodes 20000
-//! 463b96181691fc9c 25 11
-//! 823c9b50fd114196 -18 10
+//! polybook-analysis 2 book=5f0e3c1a9b2d4e77 engine=builtin limits=nodes 20000
+//! 463b96181691fc9c 25 11 5d3c0e8a
+//! 823c9b50fd114196 -18 10 0b61f2d7
 //! ```
 //!
 //! The first line names what the verdicts depend on: the book's bytes (a hash), the engine and the
 //! limits. A later run resumes only with the same line; anything else is an error naming what
 //! differs. Each further line is a position's key, its score (internal scale, the side to move's
-//! view) and the depth. A last line cut short by a kill is dropped.
+//! view), the depth and the CRC-32 of what comes before it on the line (8 hex digits). A line
+//! whose checksum or form is wrong (a last line cut short by a kill, a line damaged on disk or
+//! spliced by an editor) is not used: its position is analysed again, and the run says how many.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -24,6 +26,9 @@ pub struct Cache {
     path: PathBuf,
     file: File,
     pub verdicts: HashMap<u64, Verdict>,
+    /// Whole lines read back whose checksum or form was wrong: not used, their positions are
+    /// analysed again.
+    pub damaged: usize,
 }
 
 /// Why the cache cannot be used.
@@ -41,8 +46,6 @@ pub enum CacheError {
         .path.display(), .count
     )]
     Exists { path: PathBuf, count: usize },
-    #[error("{}: line {line}: not a line of an analysis cache", .path.display())]
-    Garbled { path: PathBuf, line: usize },
 }
 
 impl Cache {
@@ -57,6 +60,7 @@ impl Cache {
             Err(e) => return Err(io_err(e)),
         };
         let mut keep = 0usize;
+        let mut damaged = 0;
         if let Some(bytes) = &text {
             // Only whole lines count: a kill can leave the last one cut short.
             let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
@@ -65,12 +69,13 @@ impl Cache {
             match lines.next() {
                 None => {}
                 Some(first) if first == header => {
-                    for (i, line) in lines.enumerate() {
-                        let (key, verdict) = parse_line(line).ok_or(CacheError::Garbled {
-                            path: path.to_path_buf(),
-                            line: i + 2,
-                        })?;
-                        verdicts.insert(key, verdict);
+                    for line in lines {
+                        match parse_line(line) {
+                            Some((key, verdict)) => {
+                                verdicts.insert(key, verdict);
+                            }
+                            None => damaged += 1,
+                        }
                     }
                     keep = whole;
                 }
@@ -90,6 +95,7 @@ impl Cache {
             if !resume {
                 verdicts.clear();
                 keep = 0;
+                damaged = 0;
             }
         }
         let mut file = OpenOptions::new()
@@ -108,12 +114,14 @@ impl Cache {
             path: path.to_path_buf(),
             file,
             verdicts,
+            damaged,
         })
     }
 
     /// Appends one verdict (one `write`: a kill leaves whole lines and at most one torn line).
     pub fn add(&mut self, key: u64, v: Verdict) -> Result<(), CacheError> {
-        let line = format!("{key:016x} {} {}\n", v.score, v.depth);
+        let body = format!("{key:016x} {} {}", v.score, v.depth);
+        let line = format!("{body} {:08x}\n", crc32fast::hash(body.as_bytes()));
         self.file
             .write_all(line.as_bytes())
             .map_err(|e| CacheError::Io(self.path.clone(), e))?;
@@ -129,8 +137,13 @@ impl Cache {
     }
 }
 
+/// A verdict line: its key and verdict when its form and checksum are right.
 fn parse_line(line: &str) -> Option<(u64, Verdict)> {
-    let mut w = line.split(' ');
+    let (body, crc) = line.rsplit_once(' ')?;
+    if crc.len() != 8 || u32::from_str_radix(crc, 16).ok()? != crc32fast::hash(body.as_bytes()) {
+        return None;
+    }
+    let mut w = body.split(' ');
     let key = u64::from_str_radix(w.next()?, 16).ok()?;
     let score = w.next()?.parse().ok()?;
     let depth = w.next()?.parse().ok()?;
@@ -143,6 +156,14 @@ fn parse_line(line: &str) -> Option<(u64, Verdict)> {
 fn differs(found: &str, wanted: &str) -> String {
     if !found.starts_with("polybook-analysis ") {
         return "its first line is not an analysis cache's".to_string();
+    }
+    let version = |s: &str| s.split_whitespace().nth(1).map(str::to_string);
+    if version(found) != version(wanted) {
+        return format!(
+            "made by another version of polybook (cache format {}, not {})",
+            version(found).unwrap_or_default(),
+            version(wanted).unwrap_or_default()
+        );
     }
     let fields = |s: &str| -> Vec<(String, String)> {
         s.split_whitespace()

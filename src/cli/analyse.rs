@@ -151,12 +151,25 @@ pub fn run(args: Args) -> CliResult {
     let book = open_book(&args.book)?;
     let cache_path = cache_path(&args.output);
     let header = format!(
-        "polybook-analysis 1 book={:016x} engine={} limits={}",
+        "polybook-analysis 2 book={:016x} engine={} limits={}",
         book_hash(&book),
         engine.label().replace(char::is_whitespace, "_"),
         limits.uci().replace(' ', ":")
     );
     let mut cache = Cache::open(&cache_path, &header, args.resume).map_err(CliError::data)?;
+    if cache.damaged > 0 {
+        eprintln!(
+            "polybook: warning: {}: {} damaged line{} (wrong checksum or form) not used: {} analysed again",
+            cache_path.display(),
+            cache.damaged,
+            if cache.damaged == 1 { "" } else { "s" },
+            if cache.damaged == 1 {
+                "its position is"
+            } else {
+                "their positions are"
+            }
+        );
+    }
     let mut roots = vec![args.position.position()?];
     if let Some(path) = &args.positions {
         roots.extend(read_positions(path, &book)?);

@@ -558,3 +558,77 @@ print(scored)
     let game = common::write_file(dir.path(), "g.pgn", "[Result \"1-0\"]\n\n1. e4 e5 1-0\n");
     polybook_fails(&["learn", s(&book), s(&game)], 1, "would overwrite them");
 }
+
+/// A resumed cache's damaged lines (a line spliced from two, a digit changed, a line cut short)
+/// are not used: the run says how many, analyses their positions again, and writes the same book
+/// as an undamaged run.
+#[test]
+fn damaged_cache_lines_are_analysed_again_never_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/rodent3_guide.bin");
+    let whole = dir.path().join("whole.bin");
+    let run = |out: &Path, resume: bool| {
+        let mut args = vec!["analyse", s(&book), "-o", s(out), "--nodes", "300", "-q"];
+        if resume {
+            args.push("--resume");
+        }
+        let o = polybook(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    run(&whole, false);
+    let expected = std::fs::read(&whole).unwrap();
+    let text = std::fs::read_to_string(cache(&whole)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 20, "{}", lines.len());
+    assert!(lines[0].starts_with("polybook-analysis 2 "), "{}", lines[0]);
+
+    let out = dir.path().join("out.bin");
+    // Line 3 spliced from the start of line 3 and the end of line 4 (a score and depth that
+    // parse); a digit of line 6's score changed; line 9 cut before its checksum.
+    let mut damaged: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let (a, b) = (lines[3], lines[4]);
+    damaged[3] = format!("{}{}", &a[..17], &b[17..]);
+    let mut six: Vec<char> = lines[6].chars().collect();
+    let digit = six.iter().position(|c| *c == ' ').unwrap() + 1;
+    six[digit] = if six[digit] == '1' { '2' } else { '1' };
+    damaged[6] = six.into_iter().collect();
+    damaged[9] = lines[9][..lines[9].len() - 9].to_string();
+    assert!(damaged[3] != lines[3] && damaged[6] != lines[6]);
+    std::fs::write(cache(&out), damaged.join("\n") + "\n").unwrap();
+    let said = run(&out, true);
+    assert!(
+        said.contains(
+            "3 damaged lines (wrong checksum or form) not used: their positions are analysed again"
+        ),
+        "{said}"
+    );
+    assert!(
+        std::fs::read(&out).unwrap() == expected,
+        "a damaged line was used"
+    );
+
+    // A cache of the earlier format (lines without checksums) is refused, saying so.
+    let old = dir.path().join("old.bin");
+    let v1: Vec<String> = std::iter::once(lines[0].replacen(" 2 ", " 1 ", 1))
+        .chain(
+            lines[1..]
+                .iter()
+                .map(|l| l.rsplit_once(' ').unwrap().0.to_string()),
+        )
+        .collect();
+    std::fs::write(cache(&old), v1.join("\n") + "\n").unwrap();
+    polybook_fails(
+        &[
+            "analyse",
+            s(&book),
+            "-o",
+            s(&old),
+            "--nodes",
+            "300",
+            "--resume",
+        ],
+        1,
+        "made by another version of polybook (cache format 1, not 2)",
+    );
+}
