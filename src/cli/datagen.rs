@@ -8,7 +8,8 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use polybook::builder::input::expand;
 use polybook::training::data::{
-    BLOCK, LabelHeader, Selection, enumerate, label_all, label_options, read_labels, write_labels,
+    BLOCK, LabelFile, LabelHeader, Selection, enumerate, label_all, label_file_size, label_options,
+    read_labels, write_labels,
 };
 
 use super::build::Bar;
@@ -71,7 +72,7 @@ pub fn run(args: Args) -> CliResult {
     }
     // Games with a FEN tag are read from it, unless the file being resumed left them out.
     let fen = match read_labels(&args.output) {
-        Ok((old, _)) => old.selection.fen,
+        Ok(old) => old.header.selection.fen,
         Err(_) => true,
     };
     let selection = Selection {
@@ -115,8 +116,16 @@ pub fn run(args: Args) -> CliResult {
         ))
     };
     let mut done = 0usize;
+    // A file of the first format is written again in the current one (its labels, unchecked,
+    // kept); one with a damaged block is labelled again from that block.
+    let mut rewrite: Option<Vec<i16>> = None;
     if args.output.exists() {
-        let (old, labels) = read_labels(&args.output).map_err(CliError::data)?;
+        let LabelFile {
+            header: old,
+            labels,
+            damaged_block,
+            unchecked,
+        } = read_labels(&args.output).map_err(CliError::data)?;
         if let Some(why) = old.mismatch(&header) {
             return Err(CliError::data(format!(
                 "{name}: {why}; give another --output to label these games"
@@ -133,6 +142,19 @@ pub fn run(args: Args) -> CliResult {
         } else {
             labels.len() / BLOCK * BLOCK
         };
+        if let Some(block) = damaged_block {
+            eprintln!(
+                "polybook: warning: {name}: block {block} (positions {} to {}) is damaged (wrong checksum): labelled again from there",
+                block * BLOCK,
+                ((block + 1) * BLOCK).min(positions.len()) - 1
+            );
+        }
+        if unchecked {
+            eprintln!(
+                "{name}: a label file of the first format (no checksums): written again in the current one"
+            );
+            rewrite = Some(labels[..done].to_vec());
+        }
     }
     let mut file = OpenOptions::new()
         .create(true)
@@ -141,8 +163,16 @@ pub fn run(args: Args) -> CliResult {
         .write(true)
         .open(&args.output)
         .map_err(write_error)?;
-    file.set_len((LabelHeader::SIZE + 2 * done) as u64)
-        .map_err(write_error)?;
+    if let Some(labels) = &rewrite {
+        // The new layout is written over the old one, longer by its checksums: a kill half-way
+        // leaves a file whose later blocks fail their checksums, labelled again on resume.
+        file.seek(SeekFrom::Start(LabelHeader::SIZE as u64))
+            .map_err(write_error)?;
+        for (index, block) in labels.chunks(BLOCK).enumerate() {
+            write_labels(&mut file, index, block).map_err(write_error)?;
+        }
+    }
+    file.set_len(label_file_size(done)).map_err(write_error)?;
     file.seek(SeekFrom::Start(0)).map_err(write_error)?;
     file.write_all(&header.to_bytes()).map_err(write_error)?;
     file.seek(SeekFrom::End(0)).map_err(write_error)?;
@@ -186,8 +216,8 @@ pub fn run(args: Args) -> CliResult {
         threads,
         &label_options(!args.no_nnue),
         &stop,
-        &mut |labels| {
-            write_labels(&mut file, labels)?;
+        &mut |index, labels| {
+            write_labels(&mut file, index, labels)?;
             written += labels.len();
             progress.set_position(written as u64);
             if !terminal && !args.quiet && last_line.elapsed().as_secs() >= 60 {

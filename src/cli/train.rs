@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use polybook::atomic::AtomicFile;
 use polybook::builder::input::expand;
-use polybook::training::data::{LabelHeader, enumerate, read_labels, samples};
+use polybook::training::data::{BLOCK, LabelHeader, enumerate, read_labels, samples};
 use polybook::training::trainer::{TrainOptions, train};
 
 use super::build::Bar;
@@ -80,7 +80,16 @@ pub fn run(args: Args) -> CliResult {
             ))
         })?;
         let games: Vec<PathBuf> = games.split(',').map(PathBuf::from).collect();
-        let (header, labels) = read_labels(labels.as_ref()).map_err(CliError::data)?;
+        let file = read_labels(labels.as_ref()).map_err(CliError::data)?;
+        if let Some(block) = file.damaged_block {
+            return Err(CliError::data(format!(
+                "{}: block {block} (positions {} to {}) is damaged (wrong checksum): run datagen with the same games and options on it to label it again",
+                polybook::text::quote(labels),
+                block * BLOCK,
+                ((block + 1) * BLOCK).min(file.header.positions as usize) - 1
+            )));
+        }
+        let (header, labels) = (file.header, file.labels);
         sets.push((
             data,
             header,

@@ -16,9 +16,13 @@
 //! [`BLOCK`], each by an engine cleared first, so a block's labels do not depend on which thread
 //! labelled it, nor on what was labelled before.
 //!
-//! **The label file** ([`LabelHeader`]) is the header, then one `i16` per position in order. It
-//! holds no position: with the games it was made from it rebuilds the whole data set, at two bytes
-//! a position. A file cut short (by Ctrl-C or a kill) is resumed from its last whole block.
+//! **The label file** ([`LabelHeader`]) is the header, then the blocks in order: each block's
+//! labels (one `i16` per position) followed by a CRC-32 of the block's number and labels. It holds
+//! no position: with the games it was made from it rebuilds the whole data set, at two bytes a
+//! position. A file cut short (by Ctrl-C or a kill) is resumed from its last whole block; a block
+//! whose checksum is wrong (damaged on disk) is labelled again by `datagen` and refused by `train`,
+//! never used. Files of the first format (`PBLABEL1`, no checksums) are still read, unchecked, and
+//! `datagen` rewrites one it resumes in the current format.
 
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
@@ -330,7 +334,10 @@ pub struct LabelHeader {
 }
 
 impl LabelHeader {
-    pub const MAGIC: &'static [u8; 8] = b"PBLABEL1";
+    /// The current format: a CRC-32 after each block.
+    pub const MAGIC: &'static [u8; 8] = b"PBLABEL2";
+    /// The first format: the labels alone.
+    pub const MAGIC_1: &'static [u8; 8] = b"PBLABEL1";
     pub const SIZE: usize = 8 + 4 * 4 + 8 + 8;
     /// The version of the candidate rule above, recorded so that a changed rule refuses old files:
     /// rule 1 left games with a FEN out, rule 2 reads them from their FEN.
@@ -351,7 +358,7 @@ impl LabelHeader {
     }
 
     pub fn from_bytes(b: &[u8]) -> Result<LabelHeader, String> {
-        if b.len() < Self::SIZE || &b[..8] != Self::MAGIC {
+        if b.len() < Self::SIZE || (&b[..8] != Self::MAGIC && &b[..8] != Self::MAGIC_1) {
             return Err("not a polybook label file".into());
         }
         let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
@@ -400,8 +407,34 @@ impl LabelHeader {
     }
 }
 
-/// A label file read: its header and the labels so far.
-pub fn read_labels(path: &Path) -> Result<(LabelHeader, Vec<i16>), DataError> {
+/// A label file read.
+#[derive(Debug)]
+pub struct LabelFile {
+    pub header: LabelHeader,
+    /// The labels of the whole blocks read before the first damaged one (all of them when none
+    /// is), in position order.
+    pub labels: Vec<i16>,
+    /// The first block whose checksum is wrong, if one is: it and what follows are not in
+    /// `labels`.
+    pub damaged_block: Option<usize>,
+    /// Whether the file is of the first format (no checksums: its labels were not checked).
+    pub unchecked: bool,
+}
+
+/// Bytes of a block's checksum.
+const CRC_SIZE: usize = 4;
+
+/// The CRC-32 of block `index` holding `bytes` (its labels, little-endian): the number is in it,
+/// so that a block moved to another place is found too.
+fn block_crc(index: usize, bytes: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&(index as u64).to_le_bytes());
+    h.update(bytes);
+    h.finalize()
+}
+
+/// A label file read: its header and the labels of its whole, undamaged blocks.
+pub fn read_labels(path: &Path) -> Result<LabelFile, DataError> {
     let err = |why: String| DataError::Labels {
         path: crate::text::quote_path(path),
         why,
@@ -411,18 +444,62 @@ pub fn read_labels(path: &Path) -> Result<(LabelHeader, Vec<i16>), DataError> {
         .and_then(|mut f| f.read_to_end(&mut bytes))
         .map_err(|e| err(format!("cannot read: {}", reason(&e))))?;
     let header = LabelHeader::from_bytes(&bytes).map_err(err)?;
-    let labels: Vec<i16> = bytes[LabelHeader::SIZE..]
-        .chunks_exact(2)
-        .map(|b| i16::from_le_bytes([b[0], b[1]]))
-        .collect();
-    if labels.len() as u64 > header.positions {
+    let body = &bytes[LabelHeader::SIZE..];
+    let decode = |b: &[u8]| -> Vec<i16> {
+        b.chunks_exact(2)
+            .map(|b| i16::from_le_bytes([b[0], b[1]]))
+            .collect()
+    };
+    let positions = usize::try_from(header.positions).unwrap_or(usize::MAX);
+    if &bytes[..8] == LabelHeader::MAGIC_1 {
+        let labels = decode(body);
+        if labels.len() > positions {
+            return Err(err(format!(
+                "{} labels for {positions} positions",
+                labels.len()
+            )));
+        }
+        return Ok(LabelFile {
+            header,
+            labels,
+            damaged_block: None,
+            unchecked: true,
+        });
+    }
+    let mut labels = Vec::new();
+    let mut at = 0;
+    let mut damaged_block = None;
+    for index in 0..positions.div_ceil(BLOCK) {
+        let n = BLOCK.min(positions - index * BLOCK);
+        let Some(block) = body.get(at..at + 2 * n + CRC_SIZE) else {
+            break; // cut short: the labels to come
+        };
+        let (data, crc) = block.split_at(2 * n);
+        if u32::from_le_bytes(crc.try_into().expect("4 bytes")) != block_crc(index, data) {
+            damaged_block = Some(index);
+            break;
+        }
+        labels.extend(decode(data));
+        at += block.len();
+    }
+    if damaged_block.is_none() && labels.len() == positions && at < body.len() {
         return Err(err(format!(
-            "{} labels for {} positions",
-            labels.len(),
-            header.positions
+            "{} bytes after the labels of all {positions} positions",
+            body.len() - at
         )));
     }
-    Ok((header, labels))
+    Ok(LabelFile {
+        header,
+        labels,
+        damaged_block,
+        unchecked: false,
+    })
+}
+
+/// The bytes of a label file (current format) that holds the first `labels` labels, a whole
+/// number of blocks or all of them.
+pub fn label_file_size(labels: usize) -> u64 {
+    (LabelHeader::SIZE + 2 * labels + CRC_SIZE * labels.div_ceil(BLOCK)) as u64
 }
 
 /// The label of `pos` by a search of `nodes` nodes: its score for the side to move, or [`SKIP`].
@@ -470,8 +547,8 @@ pub fn label_block(
 }
 
 /// Labels positions `from..` of `positions` (a whole number of blocks done before) on `threads`
-/// threads, handing each finished run of blocks, in order, to `write`. Returns when all are done
-/// or `stop` is set (the blocks finished in order by then are written).
+/// threads, handing each finished block, in order, to `write` with its number. Returns when all
+/// are done or `stop` is set (the blocks finished in order by then are written).
 pub fn label_all(
     positions: &[Candidate],
     from: usize,
@@ -479,7 +556,7 @@ pub fn label_all(
     threads: usize,
     options: &SearchOptions,
     stop: &Arc<AtomicBool>,
-    write: &mut dyn FnMut(&[i16]) -> io::Result<()>,
+    write: &mut dyn FnMut(usize, &[i16]) -> io::Result<()>,
 ) -> io::Result<()> {
     debug_assert_eq!(from % BLOCK, 0);
     let blocks = positions.len().div_ceil(BLOCK);
@@ -516,7 +593,7 @@ pub fn label_all(
             pending.insert(b, labels);
             while let Some(labels) = pending.remove(&want) {
                 if result.is_ok() {
-                    result = write(&labels);
+                    result = write(want, &labels);
                     if result.is_err() {
                         // Nothing more can be kept: stop the workers.
                         stop.store(true, Ordering::Relaxed);
@@ -553,9 +630,12 @@ pub fn samples(positions: &[Candidate], labels: &[i16]) -> (Vec<Sample>, Vec<Sam
     (train, validation)
 }
 
-/// Appends labels to an open label file.
-pub fn write_labels(out: &mut impl Write, labels: &[i16]) -> io::Result<()> {
-    let bytes: Vec<u8> = labels.iter().flat_map(|l| l.to_le_bytes()).collect();
+/// Appends block `index`, its labels and their checksum, to an open label file.
+pub fn write_labels(out: &mut impl Write, index: usize, labels: &[i16]) -> io::Result<()> {
+    let mut bytes: Vec<u8> = labels.iter().flat_map(|l| l.to_le_bytes()).collect();
+    let crc = block_crc(index, &bytes);
+    bytes.extend(crc.to_le_bytes());
+    // One write: a kill leaves whole blocks and at most one torn block.
     out.write_all(&bytes)?;
     out.flush()
 }

@@ -29,6 +29,19 @@ fn datagen(out: &Path, extra: &[&str]) -> String {
 
 const HEADER: usize = 40;
 
+/// Bytes of a whole block of 1,024 labels in a label file: the labels and a CRC-32.
+const BLOCK_BYTES: usize = 2 * 1024 + 4;
+
+/// The labels of a label file's whole blocks (its checksums left out).
+fn labels_of(file: &[u8]) -> Vec<i16> {
+    file[HEADER..]
+        .chunks(BLOCK_BYTES)
+        .filter(|b| b.len() == BLOCK_BYTES)
+        .flat_map(|b| b[..2048].chunks(2))
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect()
+}
+
 #[test]
 fn labels_are_the_same_on_any_thread_count_and_after_a_resume() {
     let dir = tempfile::tempdir().unwrap();
@@ -39,14 +52,14 @@ fn labels_are_the_same_on_any_thread_count_and_after_a_resume() {
         "{said}"
     );
     let one = std::fs::read(d("one")).unwrap();
-    assert_eq!(one.len(), HEADER + 2 * 3072);
-    assert_eq!(&one[..8], b"PBLABEL1");
+    assert_eq!(one.len(), HEADER + 3 * BLOCK_BYTES);
+    assert_eq!(&one[..8], b"PBLABEL2");
 
     // Two threads, in two steps: the same bytes.
     datagen(&d("two"), &["--positions", "1024", "--threads", "2"]);
     assert_eq!(
         std::fs::metadata(d("two")).unwrap().len(),
-        (HEADER + 2048) as u64
+        (HEADER + BLOCK_BYTES) as u64
     );
     let said = datagen(&d("two"), &["--positions", "3072", "--threads", "2"]);
     assert!(said.contains("1024 labelled, 2048 to label"), "{said}");
@@ -60,12 +73,40 @@ fn labels_are_the_same_on_any_thread_count_and_after_a_resume() {
     assert!(said.contains("1024 labelled, 2048 to label"), "{said}");
     assert_eq!(std::fs::read(d("cut")).unwrap(), one);
 
+    // A damaged block (one byte of block 1 changed on disk) is found by its checksum: `train`
+    // refuses the file, naming the block; `datagen` labels it again from there, to the same bytes.
+    let mut damaged = one.clone();
+    damaged[HEADER + BLOCK_BYTES + 100] ^= 0x10;
+    std::fs::write(d("damaged"), &damaged).unwrap();
+    let data_arg = format!("{}={}", s(&d("damaged")), s(&games()));
+    let err = polybook_fails(
+        &["train", "--data", &data_arg, "-o", s(&d("net.nnue"))],
+        1,
+        "block 1 (positions 1024 to 2047) is damaged (wrong checksum)",
+    );
+    assert!(err.contains("datagen"), "{err}");
+    assert!(!d("net.nnue").exists());
+    let said = datagen(&d("damaged"), &["--positions", "3072"]);
+    assert!(
+        said.contains("block 1 (positions 1024 to 2047) is damaged"),
+        "{said}"
+    );
+    assert!(said.contains("1024 labelled, 2048 to label"), "{said}");
+    assert_eq!(std::fs::read(d("damaged")).unwrap(), one);
+
+    // A file of the first format (no checksums) is written again in the current one.
+    let mut first: Vec<u8> = b"PBLABEL1".to_vec();
+    first.extend(&one[8..HEADER]);
+    first.extend(labels_of(&one).iter().flat_map(|l| l.to_le_bytes()));
+    std::fs::write(d("first"), &first).unwrap();
+    let said = datagen(&d("first"), &["--positions", "3072"]);
+    assert!(said.contains("a label file of the first format"), "{said}");
+    assert_eq!(std::fs::read(d("first")).unwrap(), one);
+
     // Most positions get a score; some are left out (a capture or a mate was best); scores are
     // centipawns, not mates.
-    let labels: Vec<i16> = one[HEADER..]
-        .chunks(2)
-        .map(|b| i16::from_le_bytes([b[0], b[1]]))
-        .collect();
+    let labels = labels_of(&one);
+    assert_eq!(labels.len(), 3072);
     let skipped = labels.iter().filter(|&&l| l == i16::MIN).count();
     assert!(
         skipped > 0 && skipped < labels.len() / 3,
@@ -150,7 +191,7 @@ fn stopped_labelling_goes_on_where_it_stopped() {
             now.len() < whole.len(),
             "{signal}: finished before the signal"
         );
-        let whole_blocks = (now.len() - HEADER) / 2048 * 2048;
+        let whole_blocks = (now.len() - HEADER) / BLOCK_BYTES * BLOCK_BYTES;
         assert_eq!(
             now[..HEADER + whole_blocks],
             whole[..HEADER + whole_blocks],
