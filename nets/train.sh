@@ -13,8 +13,9 @@ pgn=tests/data/pgn
 games="$pgn/gnuchess-book_1.02.pgn.xz,$pgn/tcec,$pgn/lichess_magnus_2018-2022.pgn.xz"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The first COUNT labels of a label file (a 40-byte header and 2 bytes a label; a shorter file is
-# used as far as it goes), or the whole file for 'all'.
+# The first COUNT labels of a label file of the first format (PBLABEL1, as every file here is: a
+# 40-byte header and 2 bytes a label, no checksums; a shorter file is used as far as it goes), or
+# the whole file for 'all'.
 first() {
   local file=$1 count=$2
   if [ "$count" = all ]; then echo "$file"; return; fi
