@@ -48,8 +48,13 @@ use super::{Explorer, route};
 /// Why the server could not start.
 #[derive(Debug, Error)]
 pub enum ExploreError {
+    /// `kind` tells what failed: `AddrInUse` when another program has the port.
     #[error("cannot listen on {addr}: {why}")]
-    Listen { addr: SocketAddr, why: String },
+    Listen {
+        addr: SocketAddr,
+        why: String,
+        kind: io::ErrorKind,
+    },
 }
 
 /// What the server allows each connection and request (see the module's overview).
@@ -149,6 +154,7 @@ impl Server {
         let failed = |e: io::Error| ExploreError::Listen {
             addr,
             why: crate::text::reason(&e),
+            kind: e.kind(),
         };
         let listener = listen(addr).map_err(failed)?;
         let addr = listener.local_addr().map_err(failed)?;

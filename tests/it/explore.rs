@@ -666,6 +666,32 @@ fn bad_arguments_get_one_line() {
     drop(taken);
 }
 
+/// A port another program listens on: one line that says so and how to choose another.
+#[test]
+fn a_port_in_use_suggests_another() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let out = Command::new(BIN)
+        .args([
+            "explore",
+            path(&gnuchess_book()),
+            "--port",
+            &port.to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "polybook: error: cannot listen on 127.0.0.1:{port}: Address already in use; \
+             give another --port, or --port 0 for any free port\n"
+        )
+    );
+    assert!(stdout(&out).is_empty());
+    drop(taken);
+}
+
 /// `--tally`: `/api/tally` gives a position's games from the tallies, summed (a file and a folder
 /// of part files as Spark writes them), as python-chess counts them in the same games; without a
 /// tally it is a 404; tallies made with different options are refused in one line.
