@@ -10,7 +10,7 @@ use std::io::IsTerminal;
 
 use polybook::book::Books;
 use polybook::builder::input::expand;
-use polybook::explore::{Explorer, Server};
+use polybook::explore::{ExploreError, Explorer, Server};
 use polybook::repertoire::{Index, IndexOptions, Player, is_games_input};
 use polybook::tally::TallyLookup;
 use polybook::text::{quote, thousands};
@@ -167,7 +167,15 @@ pub fn run(args: Args) -> CliResult {
         },
         addr,
     )
-    .map_err(CliError::data)?;
+    .map_err(|e| match e {
+        ExploreError::Listen {
+            kind: std::io::ErrorKind::AddrInUse,
+            ..
+        } => CliError::data(format!(
+            "{e}; give another --port, or --port 0 for any free port"
+        )),
+        e => CliError::data(e),
+    })?;
 
     // Ctrl-C (or SIGTERM, SIGHUP) ends the wait below. If the handler cannot be installed, the
     // signal still ends the process.

@@ -38,10 +38,13 @@
 //! - `GET /api/game?id=N&fen=FEN&moves=MOVES`: game `N` whole: a GAME's fields, `event`,
 //!   `timeControl`, `start` (its first position's FEN), `moves` (`[{"uci","san"}…]`, every move)
 //!   and `ply`, the first ply at which it reaches the position of `fen` and `moves` (by Polyglot
-//!   key; 0 its start, `null` never). No such game: `404`.
+//!   key; 0 its start, `null` never). `N` is written in plain decimal digits (no sign, space or
+//!   leading zero: [`plain_number`], the rule of every number of the API); no `id`, or one not so
+//!   written: `400`; no such game: `404`.
 //!
-//! A bad FEN, a move that cannot be played, an unknown or repeated parameter is an [`ApiError`]:
-//! the reply is `400` and `{"error":"…"}`, with the same message the command line gives.
+//! A bad FEN, a move that cannot be played, an unknown or repeated parameter, a bad number is an
+//! [`ApiError`]: the reply is `400` and `{"error":"…"}`, with the same message the command line
+//! gives.
 
 use serde::Serialize;
 use shakmaty::Chess;
@@ -51,6 +54,7 @@ use super::Explorer;
 use crate::inspect::{BookProbeJson, fen_string, probe_json_in};
 use crate::openings::{LineName, name_moves};
 use crate::position::{PositionError, parse_fen};
+use crate::repertoire::query::plain_number;
 use crate::repertoire::{FilterError, Filters};
 use crate::tally::position_stats;
 use crate::text::quote;
@@ -70,6 +74,13 @@ pub enum ApiError {
     Filter(#[from] FilterError),
     #[error("id={}: not a game (the games are numbered from 0 to {last})", quote(.id))]
     NoGame { id: String, last: usize },
+    #[error(
+        "id={}: not a game's number (a number from 0 to {last} in plain digits, without sign, space or leading zero)",
+        quote(.id)
+    )]
+    BadId { id: String, last: usize },
+    #[error("no id: /api/game?id=N names a game (numbered from 0 to {last})")]
+    NoId { last: usize },
 }
 
 /// The body of an error reply: `{"error":"…"}`.
@@ -164,12 +175,20 @@ pub fn game(explorer: &Explorer, query: &str) -> Option<Result<String, ApiError>
     let (_, index) = explorer.games.as_ref()?;
     Some((|| {
         let (pos, _, rest) = position_and(explorer, query, Some(&["id"]))?;
-        let id = rest.first().map(|(_, v)| v.as_str()).unwrap_or("");
+        let last = index.games().saturating_sub(1);
+        let id = rest
+            .first()
+            .map(|(_, v)| v.as_str())
+            .ok_or(ApiError::NoId { last })?;
+        let n = plain_number(id).ok_or_else(|| ApiError::BadId {
+            id: id.to_string(),
+            last,
+        })?;
         let no_game = || ApiError::NoGame {
-            id: id.chars().take(40).collect(),
-            last: index.games().saturating_sub(1),
+            id: id.to_string(),
+            last,
         };
-        let n: u32 = id.trim().parse().map_err(|_| no_game())?;
+        let n = u32::try_from(n).map_err(|_| no_game())?;
         let answer = index.game(n, &pos).ok_or_else(no_game)?;
         Ok(serde_json::to_string(&answer).expect("serializing strings and numbers cannot fail"))
     })())

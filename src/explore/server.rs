@@ -15,11 +15,14 @@
 //!   request; the client must take an answer within [`Limits::write_timeout`]. A slow or silent
 //!   client holds only its own thread, and only that long.
 //! - **Bounded input.** A head over [`Limits::max_head`] bytes is a `431` (a `414` when its request
-//!   line alone is over [`Limits::max_url`]); one that `httparse` refuses is a `400`, an HTTP
-//!   version other than 1.0 and 1.1 a `505`. A body with a `Content-Length` up to
-//!   [`Limits::max_body`] is read and dropped, a longer one is a `413`; after a chunked one the
-//!   connection closes. Only `GET` and `HEAD` are served (others: [`route`](super::route)'s
-//!   `405`). Each error has a one-line JSON body, as the API's errors do.
+//!   line alone is over [`Limits::max_url`]); one that `httparse` refuses is a `400` that says
+//!   what is wrong (a request line's fault named: a space in the target, a version that is no
+//!   HTTP version), an HTTP version other than 1.0 and 1.1 a `505`. A body up to
+//!   [`Limits::max_body`] bytes is read and dropped, with a `Content-Length` or chunked (its
+//!   chunks and trailer fields; counted as sent), a longer one is a `413`; a `Transfer-Encoding`
+//!   that does not end in `chunked`, or comes with a `Content-Length`, is a `400`. Only `GET` and
+//!   `HEAD` are served (others: [`route`](super::route)'s `405`). Each error has a one-line JSON
+//!   body, as the API's errors do.
 //! - **HTTP/1.1**: connections are kept alive and requests may be pipelined (answered in order,
 //!   one at a time); `Connection: close` closes after the answer. HTTP/1.0 closes after each answer
 //!   unless the request asked for `Connection: keep-alive`. Every answer has a `Content-Length`
@@ -44,12 +47,18 @@ use thiserror::Error;
 
 use super::routes::{Reply, host_allowed, host_refused};
 use super::{Explorer, route};
+use crate::text::quote;
 
 /// Why the server could not start.
 #[derive(Debug, Error)]
 pub enum ExploreError {
+    /// `kind` tells what failed: `AddrInUse` when another program has the port.
     #[error("cannot listen on {addr}: {why}")]
-    Listen { addr: SocketAddr, why: String },
+    Listen {
+        addr: SocketAddr,
+        why: String,
+        kind: io::ErrorKind,
+    },
 }
 
 /// What the server allows each connection and request (see the module's overview).
@@ -149,6 +158,7 @@ impl Server {
         let failed = |e: io::Error| ExploreError::Listen {
             addr,
             why: crate::text::reason(&e),
+            kind: e.kind(),
         };
         let listener = listen(addr).map_err(failed)?;
         let addr = listener.local_addr().map_err(failed)?;
@@ -350,11 +360,11 @@ struct Head {
 
 enum Body {
     Length(u64),
-    /// A `Transfer-Encoding`: the body's end is not looked for; the connection closes.
+    /// `Transfer-Encoding: chunked`: read chunk by chunk (see [`skip_chunked`]).
     Chunked,
 }
 
-/// Why reading a head stopped without one.
+/// Why reading a head (or a body) stopped without one.
 enum NoHead {
     /// The client closed, or was silent until the deadline, before a request began.
     Gone,
@@ -394,7 +404,16 @@ fn serve(shared: &Shared, stream: &TcpStream, accepted: Instant) {
                     return;
                 }
             }
-            Body::Chunked => keep = false,
+            Body::Chunked => {
+                let deadline = Instant::now() + limits.head_timeout;
+                match skip_chunked(stream, &mut buffer, limits, deadline) {
+                    Ok(()) => {}
+                    Err(NoHead::Gone) => return,
+                    Err(NoHead::Refuse(status, message)) => {
+                        return refuse_and_close(stream, status, &message, limits);
+                    }
+                }
+            }
         }
         let started = Instant::now();
         let reply = if host_allowed(shared.addr, head.host.as_deref()) {
@@ -506,11 +525,16 @@ fn parse_head(buffer: &[u8], limits: &Limits) -> Result<Option<Head>, NoHead> {
                 format!("more than {} header fields", headers.len()),
             ));
         }
-        Err(httparse::Error::Version) => {
-            return Err(NoHead::Refuse(
-                505,
-                "HTTP version not supported: this server speaks HTTP/1.0 and HTTP/1.1".into(),
-            ));
+        // The faults of a request line (a token is its method or target).
+        Err(e @ (httparse::Error::Version | httparse::Error::NewLine | httparse::Error::Token)) => {
+            let (status, message) = request_line_refused(buffer).unwrap_or_else(|| match e {
+                httparse::Error::Token => (
+                    400,
+                    "bad request line: a character not allowed in its method or target".into(),
+                ),
+                _ => (400, format!("bad request: {e} in the header fields")),
+            });
+            return Err(NoHead::Refuse(status, message));
         }
         Err(e) => return Err(NoHead::Refuse(400, format!("bad request: {e}"))),
     };
@@ -527,7 +551,7 @@ fn parse_head(buffer: &[u8], limits: &Limits) -> Result<Option<Head>, NoHead> {
     }
     let mut host = None;
     let (mut close, mut keep_alive) = (false, false);
-    let (mut content_length, mut chunked) = (None::<u64>, false);
+    let (mut content_length, mut transfer_encoding, mut chunked) = (None::<u64>, false, false);
     for header in request.headers.iter() {
         let value = String::from_utf8_lossy(header.value);
         let value = value.trim();
@@ -545,7 +569,12 @@ fn parse_head(buffer: &[u8], limits: &Limits) -> Result<Option<Head>, NoHead> {
                 keep_alive |= token.eq_ignore_ascii_case("keep-alive");
             }
         } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = true;
+            // The codings in the order applied: the last one frames the body.
+            transfer_encoding = true;
+            chunked = value
+                .rsplit(',')
+                .next()
+                .is_some_and(|coding| coding.trim().eq_ignore_ascii_case("chunked"));
         } else if header.name.eq_ignore_ascii_case("content-length") {
             let bad = || NoHead::Refuse(400, "bad request: a bad Content-Length".into());
             if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
@@ -557,6 +586,21 @@ fn parse_head(buffer: &[u8], limits: &Limits) -> Result<Option<Head>, NoHead> {
             }
             content_length = Some(n);
         }
+    }
+    // Without a chunked framing, or with two, where the body ends is not known (RFC 9112, 6.3).
+    if transfer_encoding && content_length.is_some() {
+        return Err(NoHead::Refuse(
+            400,
+            "bad request: both Transfer-Encoding and Content-Length (where does the body end?)"
+                .into(),
+        ));
+    }
+    if transfer_encoding && !chunked {
+        return Err(NoHead::Refuse(
+            400,
+            "bad request: a Transfer-Encoding that does not end in chunked (where does the body end?)"
+                .into(),
+        ));
     }
     let keep = match version {
         1 => !close,
@@ -575,6 +619,55 @@ fn parse_head(buffer: &[u8], limits: &Limits) -> Result<Option<Head>, NoHead> {
             Body::Length(content_length.unwrap_or(0))
         },
     }))
+}
+
+/// What is wrong with the request line at the start of `buffer` (after empty lines), which
+/// `httparse` refused: its status and message, or `None` when its parts are good (the fault lies
+/// in their characters, or in the header fields). A line is `METHOD TARGET VERSION`, one space
+/// apart; a version of another HTTP than 1.0 and 1.1 is a `505`, anything else a `400`.
+fn request_line_refused(buffer: &[u8]) -> Option<(u16, String)> {
+    let start = buffer
+        .iter()
+        .position(|b| !matches!(b, b'\r' | b'\n'))
+        .unwrap_or(buffer.len());
+    let rest = &buffer[start..];
+    let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+    let line = String::from_utf8_lossy(rest[..end].strip_suffix(b"\r").unwrap_or(&rest[..end]));
+    let parts: Vec<&str> = line.split(' ').collect();
+    // `HTTP/` and a version number: 2, 2.0, 1.2.
+    let http = |part: &str| {
+        part.strip_prefix("HTTP/").is_some_and(|number| {
+            let (major, minor) = number.split_once('.').unwrap_or((number, "0"));
+            [major, minor]
+                .iter()
+                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+    };
+    let bad = |why: String| Some((400, format!("bad request line: {why}")));
+    let n = parts.len();
+    match parts.as_slice() {
+        _ if n >= 3 && [1, n - 2, n - 1].iter().any(|&i| parts[i].is_empty()) => bad(format!(
+            "{}: its method, target and version are separated by one space each",
+            quote(&line)
+        )),
+        [_, _, "HTTP/1.0" | "HTTP/1.1"] => None,
+        [_, _, version] if http(version) => Some((
+            505,
+            format!(
+                "HTTP version {} not supported: this server speaks HTTP/1.0 and HTTP/1.1",
+                quote(version)
+            ),
+        )),
+        [_, _, version] => bad(format!(
+            "{} is not an HTTP version (HTTP/1.1 or HTTP/1.0)",
+            quote(version)
+        )),
+        [_, target @ .., version] if target.len() > 1 && http(version) => bad(format!(
+            "a space in the request target {} (a space is written %20, or + in a query)",
+            quote(&target.join(" "))
+        )),
+        _ => bad(format!("{} is not METHOD TARGET HTTP/1.1", quote(&line))),
+    }
 }
 
 /// The refusal of a head over [`Limits::max_head`]: a `414` when its request line alone is over
@@ -608,6 +701,87 @@ fn skip_body(stream: &TcpStream, buffer: &mut Vec<u8>, length: u64, deadline: In
         match read_some(stream, buffer, deadline) {
             Ok(0) | Err(_) => return false,
             Ok(_) => {}
+        }
+    }
+}
+
+/// Reads and drops a chunked body (RFC 9112, 7.1: chunks, each after its size in hex on a line
+/// of its own, then the last chunk, of size 0, then trailer fields up to an empty line), the start
+/// of which may be in `buffer` (what follows it stays there), by `deadline`. The body as sent,
+/// sizes and trailer fields included, may be [`Limits::max_body`] bytes at most (`413`); a broken
+/// one is a `400`; a client that goes or is silent until `deadline` is [`NoHead::Gone`].
+fn skip_chunked(
+    stream: &TcpStream,
+    buffer: &mut Vec<u8>,
+    limits: &Limits,
+    deadline: Instant,
+) -> Result<(), NoHead> {
+    let too_large = || {
+        NoHead::Refuse(
+            413,
+            format!(
+                "chunked request body over {} bytes: this server takes none larger",
+                limits.max_body
+            ),
+        )
+    };
+    let bad = |what: &str| NoHead::Refuse(400, format!("bad request: {what} in the chunked body"));
+    // Reads more into `buffer`, once `taken` bytes of the body and the buffer's are within the limit.
+    let more = |buffer: &mut Vec<u8>, taken: u64| {
+        if taken.saturating_add(buffer.len() as u64) > limits.max_body {
+            return Err(too_large());
+        }
+        match read_some(stream, buffer, deadline) {
+            Ok(0) | Err(_) => Err(NoHead::Gone),
+            Ok(_) => Ok(()),
+        }
+    };
+    // The bytes of the body dropped so far.
+    let mut taken = 0u64;
+    loop {
+        let (line, size) = loop {
+            match httparse::parse_chunk_size(buffer) {
+                // httparse reads a line without digits as size 0.
+                _ if buffer.first().is_some_and(|b| !b.is_ascii_hexdigit()) => {
+                    return Err(bad("a bad chunk size line"));
+                }
+                Err(_) => return Err(bad("a bad chunk size line")),
+                Ok(httparse::Status::Complete(found)) => break found,
+                Ok(httparse::Status::Partial) => more(buffer, taken)?,
+            }
+        };
+        taken = taken.saturating_add(line as u64).saturating_add(size);
+        if taken > limits.max_body {
+            return Err(too_large());
+        }
+        buffer.drain(..line);
+        if size == 0 {
+            break;
+        }
+        if !skip_body(stream, buffer, size, deadline) {
+            return Err(NoHead::Gone);
+        }
+        while buffer.len() < 2 {
+            more(buffer, taken)?;
+        }
+        if !buffer.starts_with(b"\r\n") {
+            return Err(bad("a chunk longer than its size"));
+        }
+        buffer.drain(..2);
+        taken += 2;
+    }
+    loop {
+        let mut fields = [httparse::EMPTY_HEADER; 64];
+        match httparse::parse_headers(buffer, &mut fields) {
+            Ok(httparse::Status::Complete((length, _))) => {
+                if taken.saturating_add(length as u64) > limits.max_body {
+                    return Err(too_large());
+                }
+                buffer.drain(..length);
+                return Ok(());
+            }
+            Ok(httparse::Status::Partial) => more(buffer, taken)?,
+            Err(e) => return Err(bad(&format!("{e} among the trailer fields"))),
         }
     }
 }
@@ -888,5 +1062,75 @@ mod tests {
         assert_eq!(refused(many.as_bytes()), 431);
         let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(9000));
         assert_eq!(refused(long.as_bytes()), 414);
+        let chunked = head(b"GET / HTTP/1.1\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n");
+        assert!(matches!(
+            chunked.ok().flatten().unwrap().body,
+            Body::Chunked
+        ));
+        assert_eq!(
+            refused(b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n"),
+            400
+        );
+    }
+
+    #[test]
+    fn a_bad_request_line_is_named() {
+        let refusal = |bytes: &[u8]| match parse_head(bytes, &Limits::default()) {
+            Err(NoHead::Refuse(status, message)) => (status, message),
+            _ => panic!("{} is not refused", String::from_utf8_lossy(bytes)),
+        };
+        for (line, status, says) in [
+            (
+                "GET /a b HTTP/1.1",
+                400,
+                "a space in the request target '/a b'",
+            ),
+            (
+                "GET /a b c HTTP/1.0",
+                400,
+                "a space in the request target '/a b c'",
+            ),
+            (
+                "GET /a b HTTP/2",
+                400,
+                "a space in the request target '/a b'",
+            ),
+            ("GET / HTTX/1.1", 400, "'HTTX/1.1' is not an HTTP version"),
+            ("GET / HTTP/1.1x", 400, "'HTTP/1.1x' is not an HTTP version"),
+            ("GET / HTTP/1.", 400, "'HTTP/1.' is not an HTTP version"),
+            ("GET / http/1.1", 400, "'http/1.1' is not an HTTP version"),
+            ("GET / HTTP/1.1 ", 400, "separated by one space each"),
+            ("GET  / HTTP/1.1", 400, "separated by one space each"),
+            (
+                "GET / HTTP/1.1 x",
+                400,
+                "'GET / HTTP/1.1 x' is not METHOD TARGET HTTP/1.1",
+            ),
+            (
+                "GET / HTTP/2.0",
+                505,
+                "HTTP version 'HTTP/2.0' not supported",
+            ),
+            (
+                "GET / HTTP/1.2",
+                505,
+                "HTTP version 'HTTP/1.2' not supported",
+            ),
+            ("GET / HTTP/3", 505, "HTTP version 'HTTP/3' not supported"),
+        ] {
+            let (got, message) = refusal(format!("\r\n{line}\r\nHost: a\r\n\r\n").as_bytes());
+            assert_eq!(got, status, "{line}: {message}");
+            assert!(message.contains(says), "{line}: {message}");
+        }
+        let (got, message) = refusal(b"GET /\xff HTTP/1.1\r\n\r\n");
+        assert_eq!(got, 400);
+        assert!(
+            message.contains("not allowed in its method or target"),
+            "{message}"
+        );
+        // A good request line: the fault lies in the header fields.
+        let (got, message) = refusal(b"GET / HTTP/1.1\r\nHost: a\r\n\rb\r\n\r\n");
+        assert_eq!(got, 400);
+        assert!(message.ends_with("in the header fields"), "{message}");
     }
 }

@@ -74,6 +74,24 @@ fn bad(name: &'static str, value: &str, why: &'static str) -> FilterError {
     }
 }
 
+/// A number in a query parameter of `explore`'s API (a game's id, a rating): plain decimal
+/// digits, without a sign, a space or a leading zero (`0` itself is a number); `None` for anything
+/// else. A number too large for `u64` is `u64::MAX`. The one rule for every number of the API.
+///
+/// ```
+/// use polybook::repertoire::query::plain_number;
+/// assert_eq!(plain_number("0"), Some(0));
+/// assert_eq!(plain_number("1800"), Some(1800));
+/// for bad in ["", "+1", "-1", " 1", "1 ", "01", "1.0", "1e3", "١"] {
+///     assert_eq!(plain_number(bad), None, "{bad}");
+/// }
+/// assert_eq!(plain_number(&"9".repeat(30)), Some(u64::MAX));
+/// ```
+pub fn plain_number(text: &str) -> Option<u64> {
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    (digits && (text == "0" || !text.starts_with('0'))).then(|| text.parse().unwrap_or(u64::MAX))
+}
+
 /// `YYYY-MM` as a month index (`year × 12 + month − 1`).
 fn month(name: &'static str, value: &str) -> Result<u32, FilterError> {
     let why = "a month as YYYY-MM";
@@ -100,8 +118,8 @@ impl Filters {
     ) -> Result<Filters, FilterError> {
         let mut f = Filters::default();
         let (mut since, mut until) = (None, None);
-        for (name, value) in params {
-            let value = value.trim();
+        for (name, raw) in params {
+            let value = raw.trim();
             if value.is_empty() {
                 if !PARAMETERS.split(", ").any(|p| p == name) {
                     return Err(FilterError::Unknown(name.to_string()));
@@ -156,18 +174,20 @@ impl Filters {
                     }
                 }
                 "rating" => {
-                    let why = "MIN-MAX, either may be left out (1800-2200, 1800-, -2200)";
+                    // As sent: a space is no part of a number.
+                    let value = raw;
+                    let why =
+                        "MIN-MAX in plain digits, either may be left out (1800-2200, 1800-, -2200)";
                     let (lo, hi) = value
                         .split_once('-')
                         .ok_or_else(|| bad("rating", value, why))?;
                     let number = |s: &str, default: u32| {
-                        let s = s.trim();
                         if s.is_empty() {
                             return Some(default);
                         }
-                        (s.len() <= 5 && s.bytes().all(|b| b.is_ascii_digit()))
-                            .then(|| s.parse::<u32>().ok())
-                            .flatten()
+                        plain_number(s)
+                            .filter(|_| s.len() <= 5)
+                            .and_then(|n| u32::try_from(n).ok())
                     };
                     match (number(lo, 0), number(hi, u32::MAX)) {
                         (Some(lo), Some(hi)) if lo <= hi => f.rating = Some((lo, hi)),

@@ -666,6 +666,32 @@ fn bad_arguments_get_one_line() {
     drop(taken);
 }
 
+/// A port another program listens on: one line that says so and how to choose another.
+#[test]
+fn a_port_in_use_suggests_another() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let out = Command::new(BIN)
+        .args([
+            "explore",
+            path(&gnuchess_book()),
+            "--port",
+            &port.to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "polybook: error: cannot listen on 127.0.0.1:{port}: Address already in use; \
+             give another --port, or --port 0 for any free port\n"
+        )
+    );
+    assert!(stdout(&out).is_empty());
+    drop(taken);
+}
+
 /// `--tally`: `/api/tally` gives a position's games from the tallies, summed (a file and a folder
 /// of part files as Spark writes them), as python-chess counts them in the same games; without a
 /// tally it is a 404; tallies made with different options are refused in one line.
@@ -1250,6 +1276,137 @@ fn bad_requests_get_one_line_and_a_close() {
         assert!(got.is_empty(), "{}", text(got));
     }
     assert_eq!(served.get("/api/probe").status, 200);
+}
+
+/// A request line that is not `METHOD TARGET HTTP/1.x` is refused with what is wrong with it: a
+/// space in the target is a 400 that says so (not a 505, as if `e5 HTTP/1.1` were its version), a
+/// version that is no HTTP version a 400 that names it, an HTTP version other than 1.0 and 1.1 a
+/// 505.
+#[test]
+fn a_bad_request_line_is_named() {
+    let served = Served::start(&[path(&gnuchess_book())]);
+    let cases: [(&[u8], u16, &str); 6] = [
+        (
+            b"GET /api/probe?moves=e4 e5 HTTP/1.1\r\n\r\n",
+            400,
+            "bad request line: a space in the request target '/api/probe?moves=e4 e5' \
+             (a space is written %20, or + in a query)",
+        ),
+        (
+            b"GET / HTTX/1.1\r\n\r\n",
+            400,
+            "bad request line: 'HTTX/1.1' is not an HTTP version (HTTP/1.1 or HTTP/1.0)",
+        ),
+        (
+            b"GET / HTTP/1.1x\r\nHost: a\r\n\r\n",
+            400,
+            "bad request line: 'HTTP/1.1x' is not an HTTP version (HTTP/1.1 or HTTP/1.0)",
+        ),
+        (
+            b"GET /  HTTP/1.1\r\n\r\n",
+            400,
+            "bad request line: 'GET /  HTTP/1.1': its method, target and version are separated by \
+             one space each",
+        ),
+        (
+            b"GET / HTTP/1.1 please\r\n\r\n",
+            400,
+            "bad request line: 'GET / HTTP/1.1 please' is not METHOD TARGET HTTP/1.1",
+        ),
+        (
+            b"GET / HTTP/2.0\r\n\r\n",
+            505,
+            "HTTP version 'HTTP/2.0' not supported: this server speaks HTTP/1.0 and HTTP/1.1",
+        ),
+    ];
+    for (request, status, error) in cases {
+        let answer = exchange(&served.addr, request);
+        let mut got = &answer[..];
+        let reply = read_reply(&mut got, false);
+        assert_eq!(reply.status, status, "{}", text(request));
+        assert_eq!(reply.json()["error"], error, "{}", text(request));
+        assert_eq!(reply.header("Connection"), Some("close"));
+        assert!(got.is_empty(), "{}", text(got));
+    }
+    assert_eq!(served.get("/api/books").status, 200);
+}
+
+/// A request with a chunked body (legal, even on a GET) has its body read and dropped, chunk by
+/// chunk, extensions and trailer fields included: the request after it on the connection is
+/// answered. A chunked body over the limit is a 413, a broken one a 400, a `Transfer-Encoding`
+/// that does not end in `chunked` or comes with a `Content-Length` a 400; each closes.
+#[test]
+fn a_chunked_body_is_read_past() {
+    let server = in_process(Limits {
+        max_body: 100,
+        ..Limits::default()
+    });
+    let addr = server.addr().to_string();
+    let pipelined = format!(
+        "GET /api/probe?moves=e4 HTTP/1.1\r\nHost: {addr}\r\nTransfer-Encoding: chunked\r\n\r\n\
+         5\r\nhello\r\n7;name=value\r\n, world\r\n0\r\nX-Checksum: 1\r\n\r\n\
+         GET /api/books HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    );
+    let answer = exchange(&addr, pipelined.as_bytes());
+    let mut got = &answer[..];
+    let probe = read_reply(&mut got, false);
+    assert_eq!(probe.status_and_connection(), (200, None));
+    assert!(probe.body == request(&addr, "GET", "/api/probe?moves=e4").body);
+    let books = read_reply(&mut got, false);
+    assert_eq!(books.status_and_connection(), (200, Some("close")));
+    assert!(books.json()["books"].is_array());
+    assert!(got.is_empty(), "{}", text(got));
+
+    let chunked =
+        |body: &str| format!("GET /api/books HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n{body}");
+    let cases = [
+        (
+            chunked(&format!("{:x}\r\n{}\r\n0\r\n\r\n", 101, "a".repeat(101))),
+            413,
+            "chunked request body over 100 bytes: this server takes none larger",
+        ),
+        (
+            chunked(&"1\r\na\r\n".repeat(20)),
+            413,
+            "chunked request body over 100 bytes: this server takes none larger",
+        ),
+        (
+            chunked("zz\r\nhello\r\n0\r\n\r\n"),
+            400,
+            "bad request: a bad chunk size line in the chunked body",
+        ),
+        (
+            chunked("\r\n"),
+            400,
+            "bad request: a bad chunk size line in the chunked body",
+        ),
+        (
+            chunked("5\r\nhello, world\r\n0\r\n\r\n"),
+            400,
+            "bad request: a chunk longer than its size in the chunked body",
+        ),
+        (
+            "GET / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\nabc".to_string(),
+            400,
+            "bad request: a Transfer-Encoding that does not end in chunked (where does the body end?)",
+        ),
+        (
+            "GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n"
+                .to_string(),
+            400,
+            "bad request: both Transfer-Encoding and Content-Length (where does the body end?)",
+        ),
+    ];
+    for (request, status, error) in cases {
+        let answer = exchange(&addr, request.as_bytes());
+        let mut got = &answer[..];
+        let reply = read_reply(&mut got, false);
+        assert_eq!(reply.status, status, "{request}");
+        assert_eq!(reply.json()["error"], error, "{request}");
+        assert_eq!(reply.header("Connection"), Some("close"));
+        assert!(got.is_empty(), "{}", text(got));
+    }
+    stop_at_once(server);
 }
 
 /// `stop` ends the server within a second, with connections open and half-sent requests.

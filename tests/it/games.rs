@@ -128,8 +128,49 @@ fn bad_queries_are_refused_with_the_reason() {
     let reply = served.get("/api/game?id=999999");
     assert_eq!(reply.status, 404);
     reply.assert_says("not a game (the games are numbered from 0 to");
-    assert_eq!(served.get("/api/game?id=-1").status, 404);
+    let huge = served.get("/api/game?id=99999999999999999999999");
+    assert_eq!(huge.status, 404);
     assert_eq!(served.get("/api/game?id=1&x=2").status, 400);
+    // An id is a number in plain decimal digits: no sign, space or leading zero.
+    assert_eq!(served.get("/api/game?id=0").status, 200);
+    assert_eq!(served.get("/api/game?id=1").json()["id"], 1);
+    let no_id = served.get("/api/game");
+    assert_eq!(no_id.status, 400);
+    no_id.assert_says("no id: /api/game?id=N names a game (numbered from 0 to ");
+    // `+` is a space in a query; `%2B` a plus sign.
+    for (id, shown) in [
+        ("abc", "abc"),
+        ("-1", "-1"),
+        ("%2B1", "+1"),
+        ("+1", " 1"),
+        ("1+", "1 "),
+        ("00000000001", "00000000001"),
+        ("1.0", "1.0"),
+        ("", ""),
+    ] {
+        let reply = served.get(&format!("/api/game?id={id}"));
+        assert_eq!(reply.status, 400, "{id}");
+        assert!(
+            reply.json()["error"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("id='{shown}': not a game's number (")),
+            "{id}: {}",
+            reply.json()
+        );
+    }
+    // The same rule for the numbers of /api/games' rating.
+    for rating in ["%2B1800-", "01800-", "1800+-+2200", "+1800-2200", "-02200"] {
+        let reply = served.get(&format!("/api/games?rating={rating}"));
+        assert_eq!(reply.status, 400, "{rating}");
+        reply.assert_says("rating=");
+    }
+    for rating in ["0-", "1800-2200", "-2200"] {
+        assert_eq!(
+            served.get(&format!("/api/games?rating={rating}")).status,
+            200
+        );
+    }
     let fen = encode("8/8/8/8/8/8/8/k6K w - - 0 1");
     let game = served.get(&format!("/api/game?id=1&fen={fen}")).json();
     assert_eq!(game["ply"], serde_json::Value::Null);
