@@ -274,7 +274,7 @@ fn config(args: &Args, specs: &[EngineSpec]) -> Result<MatchConfig, CliError> {
     };
     let seed = args.seed.unwrap_or_else(rand::random);
     let starts = match (&args.fen, &args.openings) {
-        (Some(fen), _) => vec![polybook::position::parse_fen(fen).map_err(CliError::usage)?],
+        (Some(fen), _) => vec![polybook::position::parse_fen(fen).map_err(CliError::data)?],
         (None, Some(path)) => {
             let mut starts = read_openings(path)?;
             if args.shuffle_openings {

@@ -554,6 +554,19 @@ fn bad_input_fails_before_any_game() {
             2,
             "time control 'ten'",
         ),
+        // Bad data, as in `search`, `probe` and `play`: exit 1.
+        (
+            vec![
+                "--engine",
+                "builtin",
+                "--engine",
+                "builtin",
+                "--fen",
+                "not a fen",
+            ],
+            1,
+            "invalid FEN 'not a fen'",
+        ),
         (
             vec!["--engine", "builtin"],
             2,
