@@ -431,7 +431,7 @@ impl Session {
             Plan::Match(config) => (config, vec![(0, 1)], None),
             Plan::Tournament(t) => (&t.settings, t.pairings(), Some(t.kind)),
         };
-        let total = pairings.len() * settings.games;
+        let total = pairings.len().saturating_mul(settings.games);
         progress(&Progress::Started {
             names: &names,
             tournament: kind,

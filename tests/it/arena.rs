@@ -954,3 +954,102 @@ fn an_interrupted_library_session_plays_nothing() {
     assert_eq!(lines.len(), 1, "the plan only: {lines:?}");
     assert_eq!(std::fs::read_to_string(&pgn).unwrap(), "");
 }
+
+/// A field of `/proc/PID/status` in kB (`VmHWM`, `VmPeak`).
+fn status_kb(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .map(|v| v.trim().parse().unwrap())
+        .unwrap_or_else(|| panic!("no {field} in {status}"))
+}
+
+/// Runs `polybook match ARGS --pgn FILE` (a billion games: a cap that is never reached) until a
+/// game is in the PGN, then interrupts it: it must have started at once, hold its memory to what
+/// the games being played need (the resident peak, VmHWM, under 200 MB: nothing reserved per
+/// game of the cap), and stop within a second of SIGINT with exit 130.
+pub fn a_billion_games_are_a_cap_not_a_reservation(args: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("cap.pgn");
+    let mut child = common::piped()
+        .args(args)
+        .args(["--games", "1000000000", "--quiet", "--pgn"])
+        .arg(&pgn)
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::read_to_string(&pgn)
+        .unwrap_or_default()
+        .matches("[Event ")
+        .count()
+        == 0
+    {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{args:?}: ended before a game ({status}): {}",
+                common::stderr(&out)
+            );
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{args:?}: no game"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let resident = status_kb(child.id(), "VmHWM");
+    assert!(
+        resident < 200_000,
+        "{args:?}: a peak of {resident} kB resident"
+    );
+    let sent = Instant::now();
+    common::send_signal(child.id(), "INT");
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    let stderr = common::stderr(&out);
+    assert!(
+        took < Duration::from_secs(1),
+        "{args:?}: stopped after {took:?}"
+    );
+    assert_eq!(out.status.code(), Some(130), "{args:?}: {stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}
+
+/// An SPRT's `--games` is a cap for a test that stops itself: a billion takes no more memory
+/// than ten (it once reserved 80 GB at the start and aborted).
+#[test]
+fn an_sprt_with_a_billion_game_cap_starts_at_once_in_little_memory() {
+    a_billion_games_are_a_cap_not_a_reservation(&common::match_args(
+        &["builtin:Hash=1", "builtin:Hash=1"],
+        &["--nodes", "200", "--sprt", "elo0=0,elo1=5"],
+    ));
+}
+
+/// Far more workers asked for than there are games: only as many as there are games are
+/// started (a million threads took minutes to start and end), and the match plays as any other.
+#[test]
+fn a_concurrency_above_the_games_starts_one_worker_a_game() {
+    let start = Instant::now();
+    let out = polybook_match_ok(
+        &["builtin:Hash=1", "builtin:Hash=1"],
+        &[
+            "--nodes",
+            "200",
+            "--games",
+            "2",
+            "--concurrency",
+            "1000000",
+            "--json",
+            "--quiet",
+        ],
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["games"], 2, "{report}");
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        start.elapsed()
+    );
+}
