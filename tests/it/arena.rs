@@ -1053,3 +1053,97 @@ fn a_concurrency_above_the_games_starts_one_worker_a_game() {
         start.elapsed()
     );
 }
+
+/// The games of a PGN file as python-chess reads them: each one's tags and its number of moves.
+fn pgn_headers(path: &Path) -> Vec<Value> {
+    let script = r#"
+import sys, json, chess.pgn
+games = []
+with open(sys.argv[1]) as f:
+    while True:
+        g = chess.pgn.read_game(f)
+        if g is None:
+            break
+        games.append({"headers": dict(g.headers), "moves": len(list(g.mainline_moves())),
+                      "errors": [str(e) for e in g.errors]})
+print(json.dumps(games))
+"#;
+    serde_json::from_str(&common::python(script, &[s(path)])).unwrap()
+}
+
+/// `--pgn` adds the games to a file that ends without a line break (or with one) after a blank
+/// line: python-chess reads the old game and the new ones, every tag in place.
+#[test]
+fn games_appended_to_a_pgn_without_a_final_newline_stand_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = "[Event \"old\"]\n[Site \"?\"]\n[Date \"2024.01.01\"]\n[Round \"1\"]\n\
+        [White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0";
+    for (name, end) in [("bare.pgn", ""), ("newline.pgn", "\n")] {
+        let pgn = dir.path().join(name);
+        std::fs::write(&pgn, format!("{old}{end}")).unwrap();
+        polybook_match_ok(
+            &["builtin:Hash=1", "builtin:Hash=1"],
+            &[
+                "--nodes",
+                "100",
+                "--games",
+                "2",
+                "--quiet",
+                "--pgn",
+                s(&pgn),
+            ],
+        );
+        let games = pgn_headers(&pgn);
+        assert_eq!(games.len(), 3, "{name}: {games:?}");
+        assert_eq!(games[0]["headers"]["Event"], "old", "{name}");
+        assert_eq!(games[0]["moves"], 7, "{name}");
+        for g in &games[1..] {
+            assert_eq!(g["errors"], serde_json::json!([]), "{name}: {g}");
+            assert_eq!(g["headers"]["Event"], "polybook match", "{name}: {g}");
+            assert!(
+                g["headers"]["White"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("polybook")
+            );
+            assert!(g["moves"].as_u64().unwrap() > 0, "{name}: {g}");
+        }
+        let text = std::fs::read_to_string(&pgn).unwrap();
+        assert!(text.contains("1-0\n\n[Event \"polybook match\"]"), "{text}");
+    }
+}
+
+/// A `--pgn` log moved away by another process mid-match: the next game creates it anew at its
+/// path, with one warning line (even with `--quiet`), and no game is lost.
+#[test]
+fn a_pgn_log_moved_mid_match_is_written_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pgn, moved) = (dir.path().join("log.pgn"), dir.path().join("moved.pgn"));
+    let child = common::piped()
+        .args(common::match_args(
+            &["builtin:Hash=1", "builtin:Hash=1"],
+            &[
+                "--nodes", "300", "--games", "8", "--quiet", "--json", "--pgn",
+            ],
+        ))
+        .arg(&pgn)
+        .spawn()
+        .unwrap();
+    let text = common::wait_for_text(&pgn, 3000, Duration::from_millis(20));
+    assert!(text.contains("[Event "), "no game within a minute");
+    std::fs::rename(&pgn, &moved).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = common::stderr(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("polybook: warning: the PGN log ")
+            && stderr.contains("log.pgn' was moved or deleted: it is written anew from game "),
+        "{stderr}"
+    );
+    let (before, after) = (pgn_headers(&moved), pgn_headers(&pgn));
+    assert!(!before.is_empty() && !after.is_empty());
+    assert_eq!(before.len() + after.len(), 8, "{before:?} {after:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["games"], 8);
+}
