@@ -133,13 +133,8 @@ pub fn append_atomic(path: &Path, text: &str) -> io::Result<()> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(e),
     };
-    if !bytes.is_empty() && !bytes.ends_with(b"\n\n") {
-        bytes.extend_from_slice(if bytes.ends_with(b"\n") {
-            b"\n"
-        } else {
-            b"\n\n"
-        });
-    }
+    let separator = separator_after(&bytes[bytes.len().saturating_sub(2)..]);
+    bytes.extend_from_slice(separator.as_bytes());
     bytes.extend_from_slice(text.as_bytes());
     write_atomic(path, &bytes)
 }
@@ -188,21 +183,92 @@ pub fn default_stem() -> String {
 /// A PGN file that games are appended to as they finish (`match --pgn`): opened (created if
 /// need be) before the first game, so that a bad path fails early; each game is on disk when
 /// [`PgnLog::append`] returns.
+///
+/// The first game appended to a file that does not end with a blank line (written by another
+/// program, or edited by hand) comes after the line breaks it lacks, so that it is not glued to
+/// the file's last game. A file moved or deleted while the games are appended (by another
+/// process) is created anew at its path for the next game, which [`PgnLog::append`] reports,
+/// so that no later game is lost.
 pub struct PgnLog {
+    path: PathBuf,
     file: File,
+    /// Written before the next game: the line breaks that the file's end lacks (empty once a
+    /// game has been written).
+    separator: &'static str,
 }
 
 impl PgnLog {
     /// Opens `path` for appending, creating it if it does not exist.
     pub fn open(path: &Path) -> io::Result<PgnLog> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(PgnLog { file })
+        let separator = separator_after(&last_bytes(path, &file));
+        Ok(PgnLog {
+            path: path.to_path_buf(),
+            file,
+            separator,
+        })
     }
 
-    /// Appends one game's text and waits until it is on disk.
-    pub fn append(&mut self, text: &str) -> io::Result<()> {
-        self.file.write_all(text.as_bytes())?;
-        self.file.sync_data()
+    /// The path the games are appended to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one game's text and waits until it is on disk. `Ok(true)` says that the file
+    /// was no longer at its path (moved or deleted) and was created anew there for this game.
+    pub fn append(&mut self, text: &str) -> io::Result<bool> {
+        let gone = self.gone();
+        if gone {
+            *self = PgnLog::open(&self.path)?;
+        }
+        let separator = std::mem::take(&mut self.separator);
+        self.file
+            .write_all(format!("{separator}{text}").as_bytes())?;
+        self.file.sync_data()?;
+        Ok(gone)
+    }
+
+    /// Whether the open file is no longer the one at the path: the path names nothing, or
+    /// another file (the log was moved, or deleted and made again by someone else).
+    fn gone(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(open) = self.file.metadata() else {
+            return false;
+        };
+        match std::fs::metadata(&self.path) {
+            Ok(at_path) => (at_path.dev(), at_path.ino()) != (open.dev(), open.ino()),
+            Err(e) => e.kind() == io::ErrorKind::NotFound,
+        }
+    }
+}
+
+/// The last two bytes (or fewer) of the regular file `file` opened at `path`; none for an empty
+/// file, or what is not a regular file (a pipe, a terminal: nothing to read back), or a file that
+/// cannot be read.
+fn last_bytes(path: &Path, file: &File) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let len = match file.metadata() {
+        Ok(m) if m.is_file() => m.len(),
+        _ => return Vec::new(),
+    };
+    let n = len.min(2);
+    let mut tail = vec![0; n as usize];
+    let read = File::open(path).and_then(|mut f| {
+        f.seek(SeekFrom::Start(len - n))?;
+        f.read_exact(&mut tail)
+    });
+    if read.is_ok() { tail } else { Vec::new() }
+}
+
+/// The line breaks to write after a PGN text ending with `tail` so that the next game starts
+/// after a blank line: none after nothing or a blank line, one after a line break, two else.
+fn separator_after(tail: &[u8]) -> &'static str {
+    if tail.is_empty() || tail.ends_with(b"\n\n") {
+        ""
+    } else if tail.ends_with(b"\n") {
+        "\n"
+    } else {
+        "\n\n"
     }
 }
 

@@ -4,6 +4,8 @@
 //! The runner reports each game as it finishes (see [`Event`]); writing the PGN, the progress
 //! line and the SPRT stop are the caller's (it sets `stop` to end the match early).
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
@@ -163,9 +165,58 @@ pub fn opening_for(config: &MatchConfig, pair: usize) -> Opening {
     Opening { start, moves }
 }
 
-/// Plays the match: `config.games` games on `config.concurrency` workers, each game reported
-/// through `events` as it ends. Workers stop taking new games once `stop` is set; `abort`
-/// also ends the games being played (they are not reported).
+/// The openings of the games being started, each walked once and shared by the games that play
+/// it. An opening is kept only until the last of its games has taken it, so that what is kept
+/// grows with the games being started, not with the match's length.
+#[derive(Default)]
+pub(crate) struct OpeningCache {
+    /// By opening number: the opening, and how many of its games have yet to take it.
+    open: Mutex<HashMap<usize, (Opening, usize)>>,
+}
+
+impl OpeningCache {
+    /// Opening `number` for one of the `games` games that play it: walked by `walk` for the
+    /// first of them, then shared, and forgotten once all `games` have taken it.
+    pub(crate) fn take(
+        &self,
+        number: usize,
+        games: usize,
+        walk: impl FnOnce() -> Opening,
+    ) -> Opening {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        match open.entry(number) {
+            Entry::Occupied(mut entry) => {
+                entry.get_mut().1 -= 1;
+                if entry.get().1 == 0 {
+                    entry.remove().0
+                } else {
+                    entry.get().0.clone()
+                }
+            }
+            Entry::Vacant(entry) => {
+                let opening = walk();
+                if games > 1 {
+                    entry.insert((opening.clone(), games - 1));
+                }
+                opening
+            }
+        }
+    }
+}
+
+/// The games of a match's pair `pair` (games `2 * pair` and `2 * pair + 1`): 2, or 1 for the
+/// last pair of an odd number of games.
+pub(crate) fn games_of_pair(games: usize, pair: usize) -> usize {
+    games.saturating_sub(2 * pair).min(2)
+}
+
+/// Plays the match: `config.games` games on `config.concurrency` workers (no more than there
+/// are games), each game reported through `events` as it ends. Workers stop taking new games
+/// once `stop` is set; `abort` also ends the games being played (they are not reported).
+///
+/// Nothing is kept per game of the match: game `i`'s opening and colours are worked out when it
+/// starts, so that a match of a billion games (an SPRT's cap) takes no more memory than a short
+/// one.
 pub fn run(
     config: &MatchConfig,
     names: &[String; 2],
@@ -173,14 +224,12 @@ pub fn run(
     abort: &Arc<AtomicBool>,
     events: Sender<Event>,
 ) {
-    let next = Arc::new(AtomicUsize::new(0));
-    let openings: Arc<Mutex<Vec<Option<Opening>>>> =
-        Arc::new(Mutex::new(vec![None; config.games.div_ceil(2)]));
+    let next = AtomicUsize::new(0);
+    let openings = OpeningCache::default();
     thread::scope(|scope| {
-        for _ in 0..config.concurrency.max(1) {
+        for _ in 0..config.concurrency.clamp(1, config.games.max(1)) {
             let events = events.clone();
-            let next = Arc::clone(&next);
-            let openings = Arc::clone(&openings);
+            let (next, openings) = (&next, &openings);
             scope.spawn(move || {
                 let mut worker = Worker {
                     config,
@@ -197,12 +246,10 @@ pub fn run(
                     if index >= config.games {
                         break;
                     }
-                    let opening = {
-                        let mut cache = openings.lock().unwrap_or_else(|e| e.into_inner());
-                        cache[index / 2]
-                            .get_or_insert_with(|| opening_for(config, index / 2))
-                            .clone()
-                    };
+                    let pair = index / 2;
+                    let opening = openings.take(pair, games_of_pair(config.games, pair), || {
+                        opening_for(config, pair)
+                    });
                     if !worker.play(index, index + 1, &opening) {
                         break;
                     }

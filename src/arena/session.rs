@@ -113,6 +113,10 @@ pub enum Progress<'a> {
         /// The pairing's tally after this game, from its first engine's view.
         tally: &'a MatchTally,
     },
+    /// The PGN log was moved or deleted (by another process) and was created anew at its path
+    /// for game `number` (0-based, as in [`Progress::Game`]), which is in it with the games
+    /// after it. `polybook match` prints this line as a warning, even with `--quiet`.
+    PgnCreatedAnew { path: &'a Path, number: usize },
     /// Engine `engine` (its number in the session, 0-based) crashed or hung and was restarted.
     Restarted {
         engine: usize,
@@ -184,6 +188,12 @@ impl fmt::Display for Progress<'_> {
                     }
                 }
             }
+            Progress::PgnCreatedAnew { path, number } => write!(
+                f,
+                "the PGN log {} was moved or deleted: it is written anew from game {} on",
+                crate::text::quote_path(path),
+                number + 1
+            ),
             Progress::Restarted { engine, name, why } => {
                 write!(f, "engine {} ({name}) restarted: {why}", engine + 1)
             }
@@ -431,7 +441,7 @@ impl Session {
             Plan::Match(config) => (config, vec![(0, 1)], None),
             Plan::Tournament(t) => (&t.settings, t.pairings(), Some(t.kind)),
         };
-        let total = pairings.len() * settings.games;
+        let total = pairings.len().saturating_mul(settings.games);
         progress(&Progress::Started {
             names: &names,
             tournament: kind,
@@ -474,11 +484,18 @@ impl Session {
                         number,
                         report,
                     } => {
-                        if let Some(file) = pgn.as_mut()
-                            && let Err(e) = file.append(&report.pgn)
-                        {
-                            pgn_error = Some(e);
-                            abort.store(true, Ordering::Relaxed);
+                        if let Some(file) = pgn.as_mut() {
+                            match file.append(&report.pgn) {
+                                Ok(false) => {}
+                                Ok(true) => progress(&Progress::PgnCreatedAnew {
+                                    path: file.path(),
+                                    number,
+                                }),
+                                Err(e) => {
+                                    pgn_error = Some(e);
+                                    abort.store(true, Ordering::Relaxed);
+                                }
+                            }
                         }
                         if let Some(paths) = &learn
                             && let Err(e) = learn_from_game(settings, paths, &report, &mut learned)

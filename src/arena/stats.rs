@@ -319,8 +319,12 @@ pub struct MatchTally {
     pub verdict: Verdict,
     /// The games played and the LLR when the verdict was reached.
     pub decided_at: Option<(u32, f64)>,
-    /// Per pair, the half points of its first finished game while the other is still playing.
-    pending_pairs: Vec<Option<u8>>,
+    /// The pairs whose first game has finished while the other is still playing: the half
+    /// points of that game, by pair number. Only the pairs in progress are kept, so that the
+    /// tally grows with the games being played, not with the match's length.
+    pending_pairs: BTreeMap<usize, u8>,
+    /// The pairs in the match (a last odd game is a pair that never finishes).
+    pairs: usize,
 }
 
 impl MatchTally {
@@ -332,7 +336,8 @@ impl MatchTally {
             sprt,
             verdict: Verdict::Continue,
             decided_at: None,
-            pending_pairs: vec![None; games.div_ceil(2)],
+            pending_pairs: BTreeMap::new(),
+            pairs: games.div_ceil(2),
         }
     }
 
@@ -340,10 +345,13 @@ impl MatchTally {
     /// loss) and how it ended (its PGN `Termination` tag); the verdict follows the new score.
     pub fn record(&mut self, index: usize, first_half_points: u8, termination: &'static str) {
         self.score.add(first_half_points);
-        if let Some(pair) = self.pending_pairs.get_mut(index / 2) {
-            match pair.take() {
+        let pair = index / 2;
+        if pair < self.pairs {
+            match self.pending_pairs.remove(&pair) {
                 Some(other) => self.score.add_pair(other + first_half_points),
-                None => *pair = Some(first_half_points),
+                None => {
+                    self.pending_pairs.insert(pair, first_half_points);
+                }
             }
         }
         *self.terminations.entry(termination).or_default() += 1;

@@ -11,13 +11,14 @@
 //! pairing to the match runner ([`super::runner`]), which plays it exactly as in a match.
 
 use std::str::FromStr;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::thread;
 
 use super::player::{EngineError, EngineSpec, UciEngine};
-use super::runner::{self, Event, GameReport, MatchConfig, Opening, opening_for};
+use super::runner::{
+    self, Event, GameReport, MatchConfig, OpeningCache, games_of_pair, opening_for,
+};
 
 /// Who plays whom.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,18 +105,17 @@ impl Tournament {
 
     /// Games in the whole tournament.
     pub fn total_games(&self) -> usize {
-        self.pairings().len() * self.settings.games
+        self.pairings().len().saturating_mul(self.settings.games)
     }
 
     /// The games in the order they are started: opening by opening, each pairing's game with
-    /// that opening's first colours, then the one with colours swapped.
+    /// that opening's first colours, then the one with colours swapped (see [`scheduled`]).
     ///
     /// ```
     /// # use polybook::arena::tournament::{Kind, Scheduled};
     /// // 3 engines in a round robin, 3 games a pairing: openings 0 and 1, the second one played
     /// // once per pairing.
     /// let order: Vec<(usize, usize)> = polybook::arena::tournament::schedule(3, 3)
-    ///     .iter()
     ///     .map(|s| (s.pairing, s.index))
     ///     .collect();
     /// assert_eq!(
@@ -123,7 +123,7 @@ impl Tournament {
     ///     [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1), (0, 2), (1, 2), (2, 2)]
     /// );
     /// ```
-    pub fn schedule(&self) -> Vec<Scheduled> {
+    pub fn schedule(&self) -> impl Iterator<Item = Scheduled> {
         schedule(self.pairings().len(), self.settings.games)
     }
 
@@ -136,23 +136,55 @@ impl Tournament {
     }
 }
 
-/// The schedule of `pairings` pairings of `games` games each (see [`Tournament::schedule`]).
-pub fn schedule(pairings: usize, games: usize) -> Vec<Scheduled> {
-    let mut out = Vec::with_capacity(pairings * games);
-    for opening in 0..games.div_ceil(2) {
-        for pairing in 0..pairings {
-            for index in [2 * opening, 2 * opening + 1] {
-                if index < games {
-                    out.push(Scheduled {
-                        number: out.len(),
-                        pairing,
-                        index,
-                    });
-                }
-            }
-        }
+/// The schedule of `pairings` pairings of `games` games each (see [`Tournament::schedule`]),
+/// each game worked out as it is asked for.
+pub fn schedule(pairings: usize, games: usize) -> impl Iterator<Item = Scheduled> {
+    (0..).map_while(move |number| scheduled(pairings, games, number))
+}
+
+/// Game `number` of the schedule of `pairings` pairings of `games` games each (see
+/// [`Tournament::schedule`]), or `None` past its end. Worked out from the number alone, so that
+/// a tournament keeps nothing per scheduled game.
+///
+/// ```
+/// use polybook::arena::tournament::{Scheduled, scheduled};
+///
+/// // 2 pairings of 3 games: openings 0 (two games a pairing) and 1 (one game a pairing).
+/// let order: Vec<Option<(usize, usize)>> = (0..7)
+///     .map(|n| scheduled(2, 3, n).map(|s: Scheduled| (s.pairing, s.index)))
+///     .collect();
+/// let expected = [(0, 0), (0, 1), (1, 0), (1, 1), (0, 2), (1, 2)];
+/// assert_eq!(order[..6], expected.map(Some));
+/// assert_eq!(order[6], None);
+/// // A billion games a pairing: the last one is worked out at once.
+/// let last = scheduled(3, 1_000_000_000, 2_999_999_999).unwrap();
+/// assert_eq!((last.pairing, last.index), (2, 999_999_999));
+/// assert_eq!(scheduled(3, 1_000_000_000, 3_000_000_000), None);
+/// ```
+pub fn scheduled(pairings: usize, games: usize, number: usize) -> Option<Scheduled> {
+    // The openings played twice by every pairing come first, 2 * pairings games each; then,
+    // for an odd number of games, the last opening once by every pairing.
+    let per_opening = pairings.checked_mul(2)?;
+    if per_opening == 0 {
+        return None;
     }
-    out
+    let (full, opening) = (games / 2, number / per_opening);
+    let (pairing, index) = if opening < full {
+        let rest = number % per_opening;
+        (rest / 2, 2 * opening + rest % 2)
+    } else {
+        // `number` is past the full openings' games, so their count does not overflow.
+        let rest = number - full * per_opening;
+        if games.is_multiple_of(2) || rest >= pairings {
+            return None;
+        }
+        (rest, games - 1)
+    };
+    Some(Scheduled {
+        number,
+        pairing,
+        index,
+    })
 }
 
 /// What the tournament tells its caller.
@@ -210,9 +242,10 @@ pub fn distinct_names(names: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Plays the tournament: its schedule on `settings.concurrency` workers, each game reported
-/// through `events` as it ends. Workers stop taking new games once `stop` is set; `abort` also
-/// ends the games being played (they are not reported). `names` are [`check_engines`]'s.
+/// Plays the tournament: its schedule on `settings.concurrency` workers (no more than there are
+/// games), each game reported through `events` as it ends. Workers stop taking new games once
+/// `stop` is set; `abort` also ends the games being played (they are not reported). `names` are
+/// [`check_engines`]'s.
 pub fn run(
     tournament: &Tournament,
     names: &[String],
@@ -229,17 +262,20 @@ pub fn run(
         .iter()
         .map(|&(a, b)| [names[a].clone(), names[b].clone()])
         .collect();
-    let schedule = tournament.schedule();
+    let (count, games) = (pairings.len(), tournament.settings.games);
     let next = AtomicUsize::new(0);
-    // Opening k, walked once and shared by every pairing.
-    let openings: Mutex<Vec<Option<Opening>>> =
-        Mutex::new(vec![None; tournament.settings.games.div_ceil(2)]);
+    // Opening k, walked once and shared by every pairing's games of it.
+    let openings = OpeningCache::default();
     let n = tournament.engines.len();
+    let workers = tournament
+        .settings
+        .concurrency
+        .clamp(1, tournament.total_games().max(1));
     thread::scope(|scope| {
-        for _ in 0..tournament.settings.concurrency.max(1) {
+        for _ in 0..workers {
             let events = events.clone();
             let (pairings, configs, pair_names) = (&pairings, &configs, &pair_names);
-            let (schedule, next, openings) = (&schedule, &next, &openings);
+            let (next, openings) = (&next, &openings);
             scope.spawn(move || {
                 // This worker's engine processes, by engine number, started when first needed.
                 let mut processes: Vec<Option<UciEngine>> = (0..n).map(|_| None).collect();
@@ -247,18 +283,15 @@ pub fn run(
                     if stop.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed) {
                         break;
                     }
-                    let Some(&game) = schedule.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    let number = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(game) = scheduled(count, games, number) else {
                         break;
                     };
                     let (a, b) = pairings[game.pairing];
-                    let opening = {
-                        let mut cache = openings.lock().unwrap_or_else(|e| e.into_inner());
-                        cache[game.index / 2]
-                            .get_or_insert_with(|| {
-                                opening_for(&tournament.settings, game.index / 2)
-                            })
-                            .clone()
-                    };
+                    let k = game.index / 2;
+                    // Every pairing plays opening k's games.
+                    let uses = count * games_of_pair(games, k);
+                    let opening = openings.take(k, uses, || opening_for(&tournament.settings, k));
                     let mut pair = [processes[a].take(), processes[b].take()];
                     let (tx, rx) = channel();
                     let go_on = runner::play_game(
@@ -314,7 +347,7 @@ mod tests {
             };
             assert_eq!(pairings.len(), expected);
             for games in [1, 2, 5, 6] {
-                let s = schedule(pairings.len(), games);
+                let s: Vec<Scheduled> = schedule(pairings.len(), games).collect();
                 assert_eq!(s.len(), pairings.len() * games);
                 for (i, g) in s.iter().enumerate() {
                     assert_eq!(g.number, i);

@@ -12,7 +12,9 @@ use polybook::arena::clock::TimeControl;
 use polybook::arena::opening::{OpeningsError, parse_openings};
 use polybook::arena::player::{EngineSpec, parse_option};
 use polybook::arena::runner::{DrawRule, MatchConfig, MoveLimit, ResignRule};
-use polybook::arena::session::{MatchReport, Report, Session, SessionConfig, SessionError};
+use polybook::arena::session::{
+    MatchReport, Progress, Report, Session, SessionConfig, SessionError,
+};
 use polybook::arena::stats::{Sprt, Verdict};
 use polybook::arena::tournament::Kind;
 use polybook::book::{Books, ChooseOptions, Selection};
@@ -274,7 +276,7 @@ fn config(args: &Args, specs: &[EngineSpec]) -> Result<MatchConfig, CliError> {
     };
     let seed = args.seed.unwrap_or_else(rand::random);
     let starts = match (&args.fen, &args.openings) {
-        (Some(fen), _) => vec![polybook::position::parse_fen(fen).map_err(CliError::usage)?],
+        (Some(fen), _) => vec![polybook::position::parse_fen(fen).map_err(CliError::data)?],
         (None, Some(path)) => {
             let mut starts = read_openings(path)?;
             if args.shuffle_openings {
@@ -368,10 +370,11 @@ pub fn run(args: Args) -> CliResult {
         e => CliError::usage(e),
     })?;
     let log = !args.quiet;
-    let finished = session.run(&super::interrupt::flag(), |progress| {
-        if log {
-            eprintln!("{progress}");
-        }
+    let finished = session.run(&super::interrupt::flag(), |progress| match progress {
+        // A warning: printed even with --quiet.
+        Progress::PgnCreatedAnew { .. } => eprintln!("polybook: warning: {progress}"),
+        _ if log => eprintln!("{progress}"),
+        _ => {}
     });
     let what = match &finished.report {
         Report::Match(_) => "match",

@@ -9,6 +9,7 @@ use clap::ValueEnum;
 use polybook::arena::clock::{PerMove, TimeControl};
 use polybook::arena::pgn::{append_atomic, default_stem, write_new};
 use polybook::arena::play::{PlayOptions, PlaySession, Thinking};
+use polybook::atomic::AtomicFile;
 use polybook::book::{Books, ChooseOptions, Selection};
 use polybook::engine::SearchOptions;
 use polybook::engine::tt::TranspositionTable;
@@ -122,6 +123,14 @@ pub fn run(args: Args) -> CliResult {
     super::warn_unscored(&books, args.book_selection);
     if let Some(path) = &args.pgn {
         check_writable(path)?;
+    } else if !args.no_pgn {
+        // The game goes to a new file here: this folder must take it.
+        check_folder(Path::new("."), "save the game in").map_err(|e| {
+            CliError::data(format!(
+                "{}; --pgn FILE saves it elsewhere, --no-pgn nowhere",
+                e.message
+            ))
+        })?;
     }
     let seed = args.seed.unwrap_or_else(|| rand::rng().random());
     let human = match args.color {
@@ -150,9 +159,14 @@ pub fn run(args: Args) -> CliResult {
                 .filter(|_| !no_pgn);
             eprintln!();
             if let Some(pgn) = pgn {
-                match save_game(target.as_deref(), &interrupted(&pgn)) {
+                let pgn = interrupted(&pgn);
+                match save_game(target.as_deref(), &pgn) {
                     Ok(path) => eprintln!("Interrupted; the game so far is in {}", path.display()),
-                    Err(e) => eprintln!("polybook: error: {}", e.message),
+                    // The game holds standard output (locked): the last resort is standard error.
+                    Err(e) => {
+                        let e = rescue(e, &pgn, io::stderr().lock(), "standard error");
+                        eprintln!("polybook: error: {}", e.message);
+                    }
                 }
             }
             std::process::exit(130);
@@ -200,7 +214,8 @@ pub fn run(args: Args) -> CliResult {
     } else if empty {
         writeln!(io::stdout(), "No move was played: no game saved.")
     } else {
-        let path = save_game(args.pgn.as_deref(), &pgn)?;
+        let path = save_game(args.pgn.as_deref(), &pgn)
+            .map_err(|e| rescue(e, &pgn, io::stdout().lock(), "standard output"))?;
         writeln!(io::stdout(), "The game is in {}", path.display())
     };
     played.and(said).map_err(write_error)
@@ -233,6 +248,20 @@ fn save_game(target: Option<&Path>, pgn: &str) -> Result<PathBuf, CliError> {
     }
 }
 
+/// A game that could not be saved (`error`), kept all the same: written to a new file in the
+/// system's temporary folder, or else printed on `out` (named `name`: `standard output`). The
+/// error says where it is.
+fn rescue(error: CliError, pgn: &str, mut out: impl Write, name: &str) -> CliError {
+    let kept = match write_new(&std::env::temp_dir(), &default_stem(), pgn.as_bytes()) {
+        Ok(path) => format!("the game is in {} instead", path.display()),
+        Err(_) => match writeln!(out, "\n{pgn}").and_then(|()| out.flush()) {
+            Ok(()) => format!("the game's PGN is on {name} instead"),
+            Err(_) => "it could not be kept elsewhere either".to_string(),
+        },
+    };
+    CliError::data(format!("{}; {kept}", error.message))
+}
+
 /// Refuses a `--pgn` path that can't be written, before the game starts.
 fn check_writable(path: &Path) -> CliResult {
     if path.is_dir() {
@@ -252,5 +281,18 @@ fn check_writable(path: &Path) -> CliResult {
             dir.display()
         )));
     }
-    Ok(())
+    // A FIFO or a device is written in place; a file through a temporary file in its folder,
+    // renamed onto it.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Ok(());
+    }
+    check_folder(dir, "write the game in")
+}
+
+/// Refuses a folder where no file can be created, before the game starts: a temporary file is
+/// made there and removed. `what` says what the folder is for (`save the game in`).
+fn check_folder(dir: &Path, what: &str) -> CliResult {
+    AtomicFile::create_in(dir)
+        .map(drop)
+        .map_err(|e| super::file_error(what, dir, &e))
 }

@@ -554,6 +554,19 @@ fn bad_input_fails_before_any_game() {
             2,
             "time control 'ten'",
         ),
+        // Bad data, as in `search`, `probe` and `play`: exit 1.
+        (
+            vec![
+                "--engine",
+                "builtin",
+                "--engine",
+                "builtin",
+                "--fen",
+                "not a fen",
+            ],
+            1,
+            "invalid FEN 'not a fen'",
+        ),
         (
             vec!["--engine", "builtin"],
             2,
@@ -940,4 +953,197 @@ fn an_interrupted_library_session_plays_nothing() {
     assert_eq!(report["scheduled"], 6, "{report}");
     assert_eq!(lines.len(), 1, "the plan only: {lines:?}");
     assert_eq!(std::fs::read_to_string(&pgn).unwrap(), "");
+}
+
+/// A field of `/proc/PID/status` in kB (`VmHWM`, `VmPeak`).
+fn status_kb(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .map(|v| v.trim().parse().unwrap())
+        .unwrap_or_else(|| panic!("no {field} in {status}"))
+}
+
+/// Runs `polybook match ARGS --pgn FILE` (a billion games: a cap that is never reached) until a
+/// game is in the PGN, then interrupts it: it must have started at once, hold its memory to what
+/// the games being played need (the resident peak, VmHWM, under 200 MB: nothing reserved per
+/// game of the cap), and stop within a second of SIGINT with exit 130.
+pub fn a_billion_games_are_a_cap_not_a_reservation(args: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("cap.pgn");
+    let mut child = common::piped()
+        .args(args)
+        .args(["--games", "1000000000", "--quiet", "--pgn"])
+        .arg(&pgn)
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::read_to_string(&pgn)
+        .unwrap_or_default()
+        .matches("[Event ")
+        .count()
+        == 0
+    {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{args:?}: ended before a game ({status}): {}",
+                common::stderr(&out)
+            );
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{args:?}: no game"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let resident = status_kb(child.id(), "VmHWM");
+    assert!(
+        resident < 200_000,
+        "{args:?}: a peak of {resident} kB resident"
+    );
+    let sent = Instant::now();
+    common::send_signal(child.id(), "INT");
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    let stderr = common::stderr(&out);
+    assert!(
+        took < Duration::from_secs(1),
+        "{args:?}: stopped after {took:?}"
+    );
+    assert_eq!(out.status.code(), Some(130), "{args:?}: {stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}
+
+/// An SPRT's `--games` is a cap for a test that stops itself: a billion takes no more memory
+/// than ten (it once reserved 80 GB at the start and aborted).
+#[test]
+fn an_sprt_with_a_billion_game_cap_starts_at_once_in_little_memory() {
+    a_billion_games_are_a_cap_not_a_reservation(&common::match_args(
+        &["builtin:Hash=1", "builtin:Hash=1"],
+        &["--nodes", "200", "--sprt", "elo0=0,elo1=5"],
+    ));
+}
+
+/// Far more workers asked for than there are games: only as many as there are games are
+/// started (a million threads took minutes to start and end), and the match plays as any other.
+#[test]
+fn a_concurrency_above_the_games_starts_one_worker_a_game() {
+    let start = Instant::now();
+    let out = polybook_match_ok(
+        &["builtin:Hash=1", "builtin:Hash=1"],
+        &[
+            "--nodes",
+            "200",
+            "--games",
+            "2",
+            "--concurrency",
+            "1000000",
+            "--json",
+            "--quiet",
+        ],
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["games"], 2, "{report}");
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        start.elapsed()
+    );
+}
+
+/// The games of a PGN file as python-chess reads them: each one's tags and its number of moves.
+fn pgn_headers(path: &Path) -> Vec<Value> {
+    let script = r#"
+import sys, json, chess.pgn
+games = []
+with open(sys.argv[1]) as f:
+    while True:
+        g = chess.pgn.read_game(f)
+        if g is None:
+            break
+        games.append({"headers": dict(g.headers), "moves": len(list(g.mainline_moves())),
+                      "errors": [str(e) for e in g.errors]})
+print(json.dumps(games))
+"#;
+    serde_json::from_str(&common::python(script, &[s(path)])).unwrap()
+}
+
+/// `--pgn` adds the games to a file that ends without a line break (or with one) after a blank
+/// line: python-chess reads the old game and the new ones, every tag in place.
+#[test]
+fn games_appended_to_a_pgn_without_a_final_newline_stand_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = "[Event \"old\"]\n[Site \"?\"]\n[Date \"2024.01.01\"]\n[Round \"1\"]\n\
+        [White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0";
+    for (name, end) in [("bare.pgn", ""), ("newline.pgn", "\n")] {
+        let pgn = dir.path().join(name);
+        std::fs::write(&pgn, format!("{old}{end}")).unwrap();
+        polybook_match_ok(
+            &["builtin:Hash=1", "builtin:Hash=1"],
+            &[
+                "--nodes",
+                "100",
+                "--games",
+                "2",
+                "--quiet",
+                "--pgn",
+                s(&pgn),
+            ],
+        );
+        let games = pgn_headers(&pgn);
+        assert_eq!(games.len(), 3, "{name}: {games:?}");
+        assert_eq!(games[0]["headers"]["Event"], "old", "{name}");
+        assert_eq!(games[0]["moves"], 7, "{name}");
+        for g in &games[1..] {
+            assert_eq!(g["errors"], serde_json::json!([]), "{name}: {g}");
+            assert_eq!(g["headers"]["Event"], "polybook match", "{name}: {g}");
+            assert!(
+                g["headers"]["White"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("polybook")
+            );
+            assert!(g["moves"].as_u64().unwrap() > 0, "{name}: {g}");
+        }
+        let text = std::fs::read_to_string(&pgn).unwrap();
+        assert!(text.contains("1-0\n\n[Event \"polybook match\"]"), "{text}");
+    }
+}
+
+/// A `--pgn` log moved away by another process mid-match: the next game creates it anew at its
+/// path, with one warning line (even with `--quiet`), and no game is lost.
+#[test]
+fn a_pgn_log_moved_mid_match_is_written_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pgn, moved) = (dir.path().join("log.pgn"), dir.path().join("moved.pgn"));
+    let child = common::piped()
+        .args(common::match_args(
+            &["builtin:Hash=1", "builtin:Hash=1"],
+            &[
+                "--nodes", "300", "--games", "8", "--quiet", "--json", "--pgn",
+            ],
+        ))
+        .arg(&pgn)
+        .spawn()
+        .unwrap();
+    let text = common::wait_for_text(&pgn, 3000, Duration::from_millis(20));
+    assert!(text.contains("[Event "), "no game within a minute");
+    std::fs::rename(&pgn, &moved).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = common::stderr(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("polybook: warning: the PGN log ")
+            && stderr.contains("log.pgn' was moved or deleted: it is written anew from game "),
+        "{stderr}"
+    );
+    let (before, after) = (pgn_headers(&moved), pgn_headers(&pgn));
+    assert!(!before.is_empty() && !after.is_empty());
+    assert_eq!(before.len() + after.len(), 8, "{before:?} {after:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["games"], 8);
 }

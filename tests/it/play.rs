@@ -661,3 +661,101 @@ fn time_controls_take_units_and_seconds_are_named() {
         text(&out.stderr)
     );
 }
+
+/// A folder where no file can be made (`/proc`, even for root) is refused before the game: the
+/// current folder, where the game goes by default, and a `--pgn` file's folder alike.
+#[test]
+fn a_folder_that_cannot_take_the_game_is_refused_before_it() {
+    let out = common::polybook_in(Path::new("/proc"), &["play", "--depth", "1"], "e4\nquit\n");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("polybook: error: cannot save the game in '.': ")
+            && stderr.contains("--no-pgn"),
+        "{stderr}"
+    );
+    assert_eq!(text(&out.stdout), "", "no game");
+    refused(
+        &["--pgn", "/proc/game.pgn"],
+        1,
+        "cannot write the game in '/proc'",
+    );
+}
+
+/// Plays `e4` then `quit` in a folder removed once the game has started (its PGN can't be
+/// written there at the end), with `TMPDIR` set to `tmp`: the output.
+fn play_in_a_removed_folder(tmp: &Path) -> Output {
+    use std::io::Read;
+    use std::process::Stdio;
+    let gone = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(common::BIN)
+        .args(["play", "--depth", "1"])
+        .current_dir(gone.path())
+        .env("TMPDIR", tmp)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while let Ok(n @ 1..) = stdout.read(&mut chunk) {
+            all.extend_from_slice(&chunk[..n]);
+            let _ = tx.send(());
+        }
+        all
+    });
+    // The game has started (the folder was checked): the folder goes.
+    rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    std::fs::remove_dir(gone.path()).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"e4\nquit\n").unwrap();
+    drop(stdin);
+    let mut out = child.wait_with_output().unwrap();
+    out.stdout = reader.join().unwrap();
+    out
+}
+
+/// A game that cannot be saved at its end (its folder was removed during the game) is not lost:
+/// it goes to the system's temporary folder, or else is printed on standard output, and the one
+/// error line says where (exit 1).
+#[test]
+fn a_game_that_cannot_be_saved_at_its_end_is_kept_elsewhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = play_in_a_removed_folder(tmp.path());
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("polybook: error: cannot write the game in '.': "),
+        "{stderr}"
+    );
+    let kept = stderr
+        .split("; the game is in ")
+        .nth(1)
+        .and_then(|rest| rest.trim_end().strip_suffix(" instead"))
+        .unwrap_or_else(|| panic!("no file named: {stderr}"));
+    assert_eq!(pgn_files(tmp.path()), [PathBuf::from(kept)]);
+    assert_eq!(moves(&only_game(Path::new(kept)))[0], "e2e4");
+
+    // No temporary folder either: the PGN is printed.
+    let out = play_in_a_removed_folder(&tmp.path().join("missing"));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("; the game's PGN is on standard output instead"),
+        "{stderr}"
+    );
+    let stdout = text(&out.stdout);
+    let printed = &stdout[stdout.rfind("[Event ").expect("the PGN on stdout")..];
+    let copy = tmp.path().join("printed.pgn");
+    std::fs::write(&copy, printed).unwrap();
+    let g = only_game(&copy);
+    assert_eq!(g["headers"]["Event"], "polybook play");
+    assert_eq!(moves(&g).len(), 2);
+}

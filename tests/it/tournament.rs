@@ -387,3 +387,14 @@ fn a_crashing_engine_loses_its_games_and_the_tournament_goes_on() {
         assert_eq!(g["consistent"], true, "{g}");
     }
 }
+
+/// A tournament of a billion games a pairing (a cap it never reaches) keeps no schedule and no
+/// opening per game: it starts at once, in little memory, and stops on Ctrl-C (it once reserved
+/// 72 GB for its schedule and aborted).
+#[test]
+fn a_billion_games_a_pairing_start_at_once_in_little_memory() {
+    crate::arena::a_billion_games_are_a_cap_not_a_reservation(&common::match_args(
+        &["builtin:Hash=1", "builtin:Hash=1", "builtin:Hash=1"],
+        &["--nodes", "200", "--concurrency", "2"],
+    ));
+}
