@@ -144,9 +144,10 @@ pub struct GameArgs {
         value_name = "SPEED"
     )]
     time_control: Vec<Speed>,
-    /// Only the moves this player made (White or Black tag, any case): a repertoire book.
+    /// Only the moves this player made (White or Black tag, any case): a repertoire book. Repeat
+    /// it for one person's several accounts: a side whose tag is any of the names is the player's.
     #[arg(long, value_name = "NAME")]
-    player: Option<String>,
+    player: Vec<String>,
     /// With --player: only the games in which the player had this colour.
     #[arg(long, value_name = "white|black", requires = "player", value_parser = parse_color)]
     color: Option<Color>,
@@ -169,8 +170,8 @@ impl GameArgs {
             since: date("since", &self.since)?,
             until: date("until", &self.until)?,
             speeds: self.time_control.clone(),
-            player: self.player.clone().map(|name| PlayerFilter {
-                name: name.trim().to_string(),
+            player: (!self.player.is_empty()).then(|| PlayerFilter {
+                names: self.player.iter().map(|n| n.trim().to_string()).collect(),
                 color: self.color,
             }),
             ratings: false,

@@ -128,7 +128,9 @@ pub fn options_of(filter: &GameFilter) -> String {
         s += &format!(" --time-control {}", speeds.join(","));
     }
     if let Some(p) = &filter.player {
-        s += &format!(" --player {:?}", p.name);
+        for name in &p.names {
+            s += &format!(" --player {name:?}");
+        }
         if let Some(c) = p.color {
             s += &format!(" --color {c}");
         }

@@ -1132,3 +1132,56 @@ fn an_input_that_shrinks_while_read_is_an_error() {
     assert!(err.contains("shrank"), "{err}");
     assert!(!out.exists());
 }
+
+/// `--player` repeated (one person's two accounts) counts the moves of a side whose tag is either
+/// name, in any case: half of Magnus Carlsen's lichess games renamed to a second account, built
+/// and tallied with both names, give the book and the counts of all his games under one name.
+#[test]
+fn several_player_names_make_one_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = xz_text(&data("pgn/lichess_magnus_2018-2022.pgn.xz"));
+    let games = split_games(&text);
+    let renamed: String = games
+        .iter()
+        .enumerate()
+        .map(|(i, g)| match i % 2 {
+            0 => g.replace("\"DrNykterstein\"", "\"DrDrunkenstein\""),
+            _ => g.to_string(),
+        })
+        .collect();
+    assert!(renamed.matches("\"DrDrunkenstein\"").count() > 4000);
+    let original = common::write_file(dir.path(), "one.pgn", &text);
+    let two = common::write_file(dir.path(), "two.pgn", &renamed);
+    let one_name = ["--player", "DrNykterstein"];
+    let two_names = ["--player", "drnykterstein", "--player", "DRDRUNKENSTEIN"];
+    for color in [None, Some("white")] {
+        let with_color = |names: &[&'static str]| {
+            let mut options = vec!["--min-games", "1"];
+            options.extend_from_slice(names);
+            options.extend(color.iter().flat_map(|c| ["--color", *c]));
+            options
+        };
+        let want = build(
+            &[&original],
+            &dir.path().join("one.bin"),
+            &with_color(&one_name),
+        );
+        let got = build(
+            &[&two],
+            &dir.path().join("two.bin"),
+            &with_color(&two_names),
+        );
+        assert!(want.len() > 10_000 && got == want, "{color:?}");
+        // Only the names the options line spells differ.
+        let rows = |input: &Path, names: &[&'static str]| {
+            let mut args = vec!["tally", s(input), "-q", "--format", "tsv", "-o", "-"];
+            args.extend_from_slice(&with_color(names)[2..]);
+            let out = polybook_ok(&args);
+            out.lines().skip(1).collect::<Vec<_>>().join("\n")
+        };
+        assert!(
+            rows(&two, &two_names) == rows(&original, &one_name),
+            "{color:?}: tally"
+        );
+    }
+}
