@@ -249,7 +249,9 @@ impl Progress for () {
     fn update(&self, _bytes: u64, _games: u64) {}
 }
 
-/// Builds a book from `inputs` and writes it to `output` atomically.
+/// Builds a book from `inputs` and writes it to `output` atomically. The output is checked first,
+/// before any game is read: one of the inputs, a folder, or a place that cannot be written is an
+/// error at once.
 pub fn build(
     inputs: &[Input],
     output: &Path,
@@ -257,13 +259,11 @@ pub fn build(
     cancel: &AtomicBool,
     progress: &dyn Progress,
 ) -> Result<BuildReport, BuildError> {
-    for input in inputs {
-        if input.path().is_some_and(|p| same_file(p, output)) {
-            return Err(BuildError::OutputIsInput(output.display().to_string()));
-        }
+    if output_is_input(inputs, output) {
+        return Err(BuildError::OutputIsInput(output.display().to_string()));
     }
     let start = std::time::Instant::now();
-    let mut out = Ordered::new(BookSink::new(output, opts.fsync, &opts.rules));
+    let mut out = Ordered::new(BookSink::new(output, opts.fsync, &opts.rules)?);
     let mut report = match opts.rules.weights {
         WeightScheme::Polyglot => {
             pipeline::run::<PolyglotCounts, _>(inputs, &mut out, opts, cancel, progress)
@@ -475,6 +475,14 @@ pub fn count_pairs(
     }
     let mut out = Ordered::new(PairSink::<ExactCounts>::new(out));
     pipeline::run::<ExactCounts, _>(inputs, &mut out, opts, cancel, progress)
+}
+
+/// Whether `output` is one of the files `inputs` reads (the check `build` and `tally` make before
+/// they create their output, which would replace it).
+pub fn output_is_input(inputs: &[Input], output: &Path) -> bool {
+    inputs
+        .iter()
+        .any(|input| input.path().is_some_and(|p| same_file(p, output)))
 }
 
 /// Whether two paths name the same file (the same inode, or the same canonical path).

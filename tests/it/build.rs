@@ -1133,6 +1133,70 @@ fn an_input_that_shrinks_while_read_is_an_error() {
     assert!(!out.exists());
 }
 
+/// Waits at most `limit` for `child` to end, killing it past that; whether it ended by itself.
+fn ends_within(child: &mut std::process::Child, limit: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    false
+}
+
+/// An output that cannot be written (its folder missing, a folder, a path under a file, one of
+/// the inputs) is refused before any game is read, by `build` as by `tally`: with standard input
+/// as the input, left open and empty (a big input that would take hours), the command ends at
+/// once, with one line and exit 1.
+#[test]
+fn an_output_that_cannot_be_written_is_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let file = common::write_file(dir.path(), "file", "x");
+    let missing = dir.path().join("no/such/folder/out.bin");
+    let under_file = file.join("out.bin");
+    let input = dir.path().join("in.pgn");
+    std::fs::copy(bundled("dortmund.pgn"), &input).unwrap();
+    let cases = [
+        (&missing, "No such file or directory"),
+        (&folder, "directory"),
+        (&under_file, "Not a directory"),
+        (&input, "is one of the inputs"),
+    ];
+    for command in ["build", "tally"] {
+        for (out, why) in cases {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_polybook"))
+                .args([command, "-q", "-", s(&input), "-o", s(out)])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let stdin = child.stdin.take();
+            let ended = ends_within(&mut child, std::time::Duration::from_secs(10));
+            drop(stdin);
+            let o = child.wait_with_output().unwrap();
+            assert!(
+                ended,
+                "{command} -o {}: still reading after 10 s",
+                out.display()
+            );
+            let err = failed(&o, 1, why);
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(err.starts_with("polybook: error: "), "{err}");
+        }
+    }
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        std::fs::read(bundled("dortmund.pgn")).unwrap()
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+}
+
 /// `--player` repeated (one person's two accounts) counts the moves of a side whose tag is either
 /// name, in any case: half of Magnus Carlsen's lichess games renamed to a second account, built
 /// and tallied with both names, give the book and the counts of all his games under one name.
