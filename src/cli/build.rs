@@ -198,6 +198,11 @@ pub struct ReadArgs {
     /// to a temporary file and renamed, so it is never seen half-written).
     #[arg(long)]
     fsync: bool,
+    /// Read a compressed input that stops before the end of its stream (a download cut short)
+    /// up to the cut, with a warning: the games before the cut count, the one it falls in does
+    /// not. Without it such an input is an error, and nothing is written.
+    #[arg(long)]
+    allow_truncated: bool,
 }
 
 impl ReadArgs {
@@ -217,6 +222,7 @@ impl ReadArgs {
             temp_dir: self.temp_dir.clone(),
             strict: self.strict,
             fsync: self.fsync,
+            allow_truncated: self.allow_truncated,
             ..BuildOptions::default()
         };
         if let Some(t) = self.threads {
@@ -306,10 +312,13 @@ pub fn run(args: Args) -> CliResult {
     end_report(&report, "book", counting.json)
 }
 
-/// The end of a build's or a tally's report: a warning when the filters left out every game
-/// (otherwise a build without a usable game fails, except on a range of a file), then the JSON
-/// report with `--json`.
+/// The end of a build's or a tally's report: a warning for each input cut short
+/// (`--allow-truncated`) and when the filters left out every game (otherwise a build without a
+/// usable game fails, except on a range of a file), then the JSON report with `--json`.
 pub(super) fn end_report(report: &BuildReport, what: &str, json: bool) -> CliResult {
+    for cut in &report.truncated_inputs {
+        eprintln!("polybook: warning: {cut}");
+    }
     if report.used == 0 && !report.filtered.is_empty() {
         let filters = list(&report.filtered);
         eprintln!(

@@ -1197,6 +1197,128 @@ fn an_output_that_cannot_be_written_is_refused_before_reading() {
     assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
 }
 
+/// The text the decompressor of `name` (by its extension) gives of `bytes`, a compressed stream
+/// cut short, up to where it stops.
+fn decompressed_before_the_cut(name: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut reader: Box<dyn Read> = match name.rsplit('.').next() {
+        Some("xz") => Box::new(xz2::read::XzDecoder::new(bytes)),
+        Some("gz") => Box::new(flate2::read::GzDecoder::new(bytes)),
+        Some("bz2") => Box::new(bzip2::read::BzDecoder::new(bytes)),
+        _ => Box::new(zstd::Decoder::new(bytes).unwrap()),
+    };
+    let mut text = Vec::new();
+    let mut buf = [0u8; 1 << 14];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => return text,
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// A compressed input cut in half (a download cut short): without --allow-truncated, `build` and
+/// `tally` fail in one line that names the file, says it is truncated and at which byte, and
+/// points to the flag, and write nothing; with it they warn in one line and write what the
+/// games before the cut make: the book of those games alone (the games whose text the cut leaves
+/// whole; the one it falls in is left out). xz (the lichess games), gzip and bzip2 of the same
+/// text, and a zstd part written by `polybook split`.
+#[test]
+fn a_truncated_compressed_input_is_an_error_or_read_to_the_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    let xz_bytes = std::fs::read(data("pgn/lichess_magnus_analysed.pgn.xz")).unwrap();
+    let text = xz_text(&data("pgn/lichess_magnus_analysed.pgn.xz")).into_bytes();
+    let gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(&text).unwrap();
+        e.finish().unwrap()
+    };
+    let bz2 = {
+        let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+        e.write_all(&text).unwrap();
+        e.finish().unwrap()
+    };
+    let plain = common::write_file(dir.path(), "all.pgn", &text);
+    let parts = d("parts");
+    polybook_ok(&["split", s(&plain), "-o", s(&parts), "--games", "400", "-q"]);
+    let zst = std::fs::read(parts.join("part-00001.pgn.zst")).unwrap();
+
+    let cases: [(&str, &[u8]); 4] = [
+        ("cut.pgn.xz", &xz_bytes),
+        ("cut.pgn.gz", &gz),
+        ("cut.pgn.bz2", &bz2),
+        ("cut.pgn.zst", &zst),
+    ];
+    for (name, whole) in cases {
+        let half = &whole[..whole.len() / 2];
+        let cut = common::write_file(dir.path(), name, half);
+        // The games before the cut: the text up to the last game start the decompressor reached.
+        let before = decompressed_before_the_cut(name, half);
+        let last = before
+            .windows(8)
+            .rposition(|w| w == b"\n[Event ")
+            .expect("a game starts before the cut");
+        let games_before = &before[..=last];
+        let games = games_before
+            .windows(8)
+            .filter(|w| w == b"[Event \"")
+            .count() as u64;
+        assert!(games > 10, "{name}: {games} games before the cut");
+        let kept = common::write_file(dir.path(), "kept.pgn", games_before);
+
+        let at = format!("byte {}", half.len());
+        let _ = std::fs::remove_file(d("b.bin"));
+        for (command, out) in [("build", d("b.bin")), ("tally", d("t.parquet"))] {
+            let o = polybook(&[command, s(&cut), "-o", s(&out), "-q"]);
+            let err = failed(&o, 1, name);
+            assert_eq!(err.lines().count(), 1, "{err}");
+            for needed in ["truncated", at.as_str(), "--allow-truncated"] {
+                assert!(
+                    err.contains(needed),
+                    "{command} {name}: {needed:?} in {err}"
+                );
+            }
+            assert!(!out.exists(), "{command} {name}: wrote half an output");
+        }
+
+        let out = d("b.bin");
+        let o = polybook(&[
+            "build",
+            s(&cut),
+            "-o",
+            s(&out),
+            "-q",
+            "--json",
+            "--allow-truncated",
+        ]);
+        let err = common::stderr(&o);
+        assert!(o.status.success(), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: one warning: {err}");
+        assert!(err.starts_with("polybook: warning: "), "{err}");
+        for needed in [name, "truncated", at.as_str()] {
+            assert!(err.contains(needed), "{name}: {needed:?} in {err}");
+        }
+        let report: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+        assert_eq!(report["games"], games, "{name}");
+        assert_eq!(report["truncated_inputs"][0]["at"], half.len(), "{name}");
+        let expected = build(&[&kept], &d("kept.bin"), &[]);
+        assert!(
+            std::fs::read(&out).unwrap() == expected,
+            "{name}: other entries"
+        );
+
+        let tsv = |input: &Path, extra: &[&str]| {
+            let mut args = vec!["tally", s(input), "-q", "--format", "tsv", "-o", "-"];
+            args.extend_from_slice(extra);
+            polybook_ok(&args)
+        };
+        assert!(
+            tsv(&cut, &["--allow-truncated"]) == tsv(&kept, &[]),
+            "{name}: tally"
+        );
+    }
+}
+
 /// `--player` repeated (one person's two accounts) counts the moves of a side whose tag is either
 /// name, in any case: half of Magnus Carlsen's lichess games renamed to a second account, built
 /// and tallied with both names, give the book and the counts of all his games under one name.
