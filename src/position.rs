@@ -3,7 +3,7 @@
 //! Shared by every command that takes a position, so that they accept and refuse the same things
 //! with the same messages.
 
-use shakmaty::fen::Fen;
+use shakmaty::fen::{Fen, ParseFenError};
 use shakmaty::san::{San, SanError};
 use shakmaty::uci::UciMove;
 use shakmaty::{
@@ -56,19 +56,61 @@ pub fn playable(setup: Setup, mode: CastlingMode) -> Result<Chess, Unplayable> {
 pub struct Unplayable(pub String);
 
 /// Parses a FEN (or the first four or more fields of an EPD line) into a standard-chess position
-/// that can be played (see [`playable`]).
+/// that can be played (see [`playable`]). A FEN that does not parse is refused with the field
+/// that is wrong ([`fen_field_error`]).
 pub fn parse_fen(fen: &str) -> Result<Chess, PositionError> {
     let fen = fen.trim();
-    let parsed: Fen =
-        fen.parse()
-            .map_err(|e: shakmaty::fen::ParseFenError| PositionError::BadFen {
-                fen: fen.to_string(),
-                why: e.to_string(),
-            })?;
+    let parsed: Fen = fen
+        .parse()
+        .map_err(|e: ParseFenError| PositionError::BadFen {
+            fen: fen.to_string(),
+            why: fen_field_error(fen, e),
+        })?;
     playable(parsed.into_setup(), CastlingMode::Standard).map_err(|e| PositionError::Illegal {
         fen: fen.to_string(),
         why: e.to_string(),
     })
+}
+
+/// Which field of `fen` shakmaty's error `e` is about, with its text and what it should be
+/// (`field 2, the side to move, 'x': not w or b`). The fields are split as shakmaty splits them,
+/// at spaces and underscores.
+fn fen_field_error(fen: &str, e: ParseFenError) -> String {
+    let fields: Vec<&str> = fen.split([' ', '_']).filter(|f| !f.is_empty()).collect();
+    let field = |i: usize, name: &str, rule: &str| {
+        let text = fields
+            .get(i)
+            .map_or(String::new(), |f| crate::text::quote(f));
+        format!("field {}, {name}, {text}: {rule}", i + 1)
+    };
+    match e {
+        ParseFenError::InvalidFen if fields.is_empty() => "it is empty".to_string(),
+        ParseFenError::InvalidFen => format!(
+            "{} fields, more than a FEN's six (board, side to move, castling, en passant, \
+             halfmove clock, fullmove number)",
+            fields.len()
+        ),
+        ParseFenError::InvalidBoard | ParseFenError::InvalidPocket => field(
+            0,
+            "the board",
+            "not eight ranks of eight squares, separated by '/', each rank pieces \
+             (PNBRQK, pnbrqk) and digits 1 to 8 for empty squares",
+        ),
+        ParseFenError::InvalidTurn => field(1, "the side to move", "not w or b"),
+        ParseFenError::InvalidCastling => field(
+            2,
+            "castling",
+            "not - or letters of KQkq (or rook files, A-H and a-h)",
+        ),
+        ParseFenError::InvalidEpSquare => field(3, "en passant", "not - or a square such as e3"),
+        ParseFenError::InvalidHalfmoveClock => {
+            field(4, "the halfmove clock", "not a whole number from 0")
+        }
+        ParseFenError::InvalidFullmoves => {
+            field(5, "the fullmove number", "not a whole number from 1")
+        }
+        e => e.to_string(),
+    }
 }
 
 /// [`parse_fen`], also appending the position's FEN as [`fen_of`] writes it to `fen_out`.
@@ -247,8 +289,24 @@ pub fn fen_of(pos: &Chess) -> String {
     Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string()
 }
 
-/// Reads one move in UCI (`e2e4`, `e1g1`, `e7e8q`) or SAN (`e4`, `O-O`, `exd8=Q+`).
+/// Why a null move is refused: a position's moves are real moves (no book holds a null move).
+pub const NULL_MOVE: &str = "a null move (polybook plays none)";
+
+/// Whether a move's text is a null move: UCI's `0000`, or `--` or `Z0` as PGN writers spell it
+/// (a check or annotation mark after it aside).
+pub fn is_null_move(text: &str) -> bool {
+    matches!(
+        text.trim_end_matches(['+', '#', '!', '?']),
+        "0000" | "--" | "Z0"
+    )
+}
+
+/// Reads one move in UCI (`e2e4`, `e1g1`, `e7e8q`) or SAN (`e4`, `O-O`, `exd8=Q+`). A null move
+/// ([`is_null_move`]) is refused as [`NULL_MOVE`].
 pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, &'static str> {
+    if is_null_move(text) {
+        return Err(NULL_MOVE);
+    }
     if let Ok(m) = text
         .parse::<UciMove>()
         .map_err(drop)
@@ -265,7 +323,8 @@ pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, &'static str> {
 }
 
 /// Plays a whitespace-separated list of moves; move numbers (`1.`, `12...`) and a trailing
-/// result are skipped.
+/// result are skipped. A null move (`0000`, `--`, `Z0`) is refused, named with its number, as
+/// any move that cannot be played.
 pub fn play_moves(pos: Chess, moves: &str) -> Result<Chess, PositionError> {
     play_moves_each(pos, moves, |_, _| {})
 }
@@ -278,9 +337,13 @@ pub fn play_moves_each(
 ) -> Result<Chess, PositionError> {
     let mut number = 0;
     for token in moves.split_whitespace() {
-        let token = token
-            .trim_start_matches(|c: char| c.is_ascii_digit())
-            .trim_start_matches('.');
+        // `0000` is a move (a null one), not a move number.
+        let token = match is_null_move(token) {
+            true => token,
+            false => token
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim_start_matches('.'),
+        };
         if token.is_empty() || matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*") {
             continue;
         }

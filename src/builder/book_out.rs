@@ -43,42 +43,27 @@ pub trait Sink {
 
 /// The book as a [`Sink`]: each position's entries.
 pub struct BookSink<'a> {
-    output: &'a Path,
-    fsync: bool,
     rules: &'a EntryRules,
     maker: EntryMaker<'a>,
-    writer: Option<BookWriter>,
+    writer: BookWriter,
     entries: Vec<Entry>,
 }
 
 impl<'a> BookSink<'a> {
-    pub fn new(output: &'a Path, fsync: bool, rules: &'a EntryRules) -> Self {
-        BookSink {
-            output,
-            fsync,
+    /// Starts the book (as a temporary file), before any game is read: an output that cannot be
+    /// written (no such folder, a folder, no permission) fails at once, not after the reading.
+    pub fn new(output: &Path, fsync: bool, rules: &'a EntryRules) -> Result<Self, BookError> {
+        Ok(BookSink {
             rules,
             maker: EntryMaker::new(rules),
-            writer: None,
+            writer: BookWriter::create(output)?.sync(fsync),
             entries: Vec::new(),
-        }
-    }
-
-    /// The book's writer, created (as a temporary file) on first use.
-    fn writer(&mut self) -> Result<&mut BookWriter, BookError> {
-        let writer = match self.writer.take() {
-            Some(w) => w,
-            None => BookWriter::create(self.output)?.sync(self.fsync),
-        };
-        Ok(self.writer.insert(writer))
+        })
     }
 
     /// Gives the book its name (an empty book if nothing was written).
-    pub fn finish(mut self) -> Result<(), BookError> {
-        self.writer()?;
-        match self.writer.take() {
-            Some(writer) => writer.finish(),
-            None => Ok(()),
-        }
+    pub fn finish(self) -> Result<(), BookError> {
+        self.writer.finish()
     }
 }
 
@@ -104,7 +89,7 @@ impl Sink for BookSink<'_> {
         report.entries_before_filter += part.before_filter;
         report.positions += part.positions;
         report.entries += part.entries;
-        Ok(self.writer()?.write_encoded(&part.bytes, part.entries)?)
+        Ok(self.writer.write_encoded(&part.bytes, part.entries)?)
     }
 
     fn write_group(
@@ -123,7 +108,7 @@ impl Sink for BookSink<'_> {
             report.positions += 1;
             report.entries += entries.len() as u64;
         }
-        let writer = self.writer()?;
+        let writer = &mut self.writer;
         let written = entries.iter().try_for_each(|e| writer.write(e));
         self.entries = entries;
         Ok(written?)

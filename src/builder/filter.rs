@@ -44,11 +44,24 @@ impl Speed {
     }
 }
 
-/// A player whose moves alone make the book (`--player`), optionally with one colour.
+/// A player whose moves alone make the book (`--player`, repeated for one person's accounts),
+/// optionally with one colour.
 #[derive(Clone, Debug, Default)]
 pub struct PlayerFilter {
-    pub name: String,
+    /// The player's names: a side is the player's when its tag is any of them.
+    pub names: Vec<String>,
     pub color: Option<Color>,
+}
+
+impl PlayerFilter {
+    /// Whether a `White` or `Black` tag names the player: it is one of the names, surrounding
+    /// spaces aside, in any case (lower-cased character by character, as `explore --player`
+    /// compares).
+    pub fn matches(&self, tag: &str) -> bool {
+        let lower = |s: &str| -> String { s.trim().chars().flat_map(char::to_lowercase).collect() };
+        let tag = lower(tag);
+        self.names.iter().any(|name| lower(name) == tag)
+    }
 }
 
 /// What decides which games and plies are counted.
@@ -165,11 +178,8 @@ impl GameFilter {
         let (mut white, mut black) = (true, true);
         if let Some(p) = &self.player {
             let is = |name: &Option<Vec<u8>>| {
-                name.as_deref().is_some_and(|n| {
-                    String::from_utf8_lossy(n)
-                        .trim()
-                        .eq_ignore_ascii_case(&p.name)
-                })
+                name.as_deref()
+                    .is_some_and(|n| p.matches(&String::from_utf8_lossy(n)))
             };
             white = is(&tags.white) && p.color != Some(Color::Black);
             black = is(&tags.black) && p.color != Some(Color::White);

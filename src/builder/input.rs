@@ -207,17 +207,43 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
     Ok(())
 }
 
-/// Counts the bytes read from the raw (possibly compressed) input, for progress.
+/// Counts the bytes read from the raw (possibly compressed) input: in `count`, shared by the
+/// inputs, for progress; in `own`, this input's alone, for where a cut lies ([`Truncated`]).
 struct Counting<R> {
     inner: R,
     count: Arc<AtomicU64>,
+    own: Arc<AtomicU64>,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.count.fetch_add(n as u64, Ordering::Relaxed);
+        self.own.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
+    }
+}
+
+/// A compressed input that stops before the end of its stream (a download cut short): its
+/// decompressor ran out of bytes. [`Chunks`] hands out the games read whole before the cut, then
+/// returns this (inside an `io::Error` of kind `UnexpectedEof`; [`Truncated::of`] finds it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("truncated: the compressed data stops at byte {at}, before the end of its stream")]
+pub struct Truncated {
+    /// The input's compressed bytes read, all there were: where the cut is.
+    pub at: u64,
+}
+
+impl Truncated {
+    /// The cut an error of [`Chunks::next_chunk`] reports, if it is one.
+    pub fn of(e: &io::Error) -> Option<&Truncated> {
+        e.get_ref()?.downcast_ref::<Truncated>()
+    }
+}
+
+impl From<Truncated> for io::Error {
+    fn from(t: Truncated) -> io::Error {
+        io::Error::new(io::ErrorKind::UnexpectedEof, t)
     }
 }
 
@@ -247,8 +273,14 @@ impl Compression {
     }
 }
 
-/// Opens an input and undoes its compression (told by magic bytes, whatever the file is called).
-pub fn open(input: &Input, count: Arc<AtomicU64>) -> io::Result<Box<dyn Read + Send>> {
+/// Opens an input and undoes its compression (told by magic bytes, whatever the file is called),
+/// which it returns with the stream. The raw bytes read are added to `count` and to `own` (see
+/// `Counting`).
+fn open(
+    input: &Input,
+    count: Arc<AtomicU64>,
+    own: Arc<AtomicU64>,
+) -> io::Result<(Box<dyn Read + Send>, Compression)> {
     let raw: Box<dyn Read + Send> = match input {
         Input::File(p) => {
             let file = File::open(p)?;
@@ -273,22 +305,31 @@ pub fn open(input: &Input, count: Arc<AtomicU64>) -> io::Result<Box<dyn Read + S
                 size,
                 read: 0,
             };
-            return Ok(Box::new(BufReader::with_capacity(
-                1 << 16,
-                Counting { inner: raw, count },
-            )));
+            let counted = Counting {
+                inner: raw,
+                count,
+                own,
+            };
+            let stream = BufReader::with_capacity(1 << 16, counted);
+            return Ok((Box::new(stream), Compression::None));
         }
         Input::Stdin => Box::new(io::stdin()),
     };
-    let mut buffered = BufReader::with_capacity(1 << 16, Counting { inner: raw, count });
-    let head = buffered.fill_buf()?;
-    Ok(match Compression::detect(head) {
+    let counted = Counting {
+        inner: raw,
+        count,
+        own,
+    };
+    let mut buffered = BufReader::with_capacity(1 << 16, counted);
+    let compression = Compression::detect(buffered.fill_buf()?);
+    let stream: Box<dyn Read + Send> = match compression {
         Compression::None => Box::new(buffered),
         Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(buffered)),
         Compression::Zstd => Box::new(zstd::Decoder::with_buffer(buffered)?),
         Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(buffered)),
         Compression::Xz => Box::new(xz2::bufread::XzDecoder::new_multi_decoder(buffered)),
-    })
+    };
+    Ok((stream, compression))
 }
 
 /// A raw input file that must yield as many bytes as it had when it was opened: a file that
@@ -317,45 +358,92 @@ impl<F: Read> Read for WholeFile<F> {
 /// stream: plain files are read, not mapped, so that a file truncated while it is read is an
 /// error that names it rather than a crash (mapping was about 2 % faster, within noise).
 ///
-/// PGN is text: an input whose first chunk holds a NUL byte (an executable, a book, a Parquet
-/// file, random bytes) is refused with an error rather than read as games of garbage.
+/// PGN is text: an input whose first [`HEAD`] bytes are binary data (an executable, a book, a
+/// Parquet file, random bytes; see [`binary_at`]) is refused with an error rather than read as
+/// games of garbage. A range of a file is judged by the file's first bytes, as the whole file is,
+/// so that the ranges of a file read what the whole file reads; offsets are the file's.
+///
+/// A compressed input that stops before the end of its stream ([`Truncated`]) gives the games
+/// read whole before the cut (the game the cut falls in is left out), then the error.
 pub struct Chunks {
     chunker: Chunker<Box<dyn Read + Send>>,
-    first: bool,
+    /// Whether the input is compressed: only a compressed stream tells that it was cut short.
+    compressed: bool,
+    /// This input's raw bytes read so far.
+    own: Arc<AtomicU64>,
+    /// The cut found: the error of every call after the games before it.
+    truncated: Option<Truncated>,
 }
 
 impl Chunks {
     pub fn open(input: &Input, count: Arc<AtomicU64>, target: usize) -> io::Result<Chunks> {
+        let own = Arc::new(AtomicU64::new(0));
+        let (stream, compression) = open(input, count, own.clone())?;
+        let chunker = match input {
+            Input::Range { path, .. } => {
+                let mut head = Vec::with_capacity(HEAD);
+                File::open(path)?.take(HEAD as u64).read_to_end(&mut head)?;
+                refuse_binary(&head)?;
+                Chunker::new(stream, target)
+            }
+            _ => Chunker::checking(stream, target),
+        };
         Ok(Chunks {
-            chunker: Chunker::new(open(input, count)?, target),
-            first: true,
+            chunker,
+            compressed: compression != Compression::None,
+            own,
+            truncated: None,
         })
     }
 
     /// The next chunk, or `None` at the end of the input.
     pub fn next_chunk(&mut self) -> io::Result<Option<Vec<u8>>> {
-        let chunk = self.chunker.next_chunk()?;
-        if std::mem::take(&mut self.first)
-            && let Some(c) = chunk.as_ref()
-            && let Some(at) = binary_at(c)
-        {
-            let what = if c.starts_with(&[0xff, 0xfe]) || c.starts_with(&[0xfe, 0xff]) {
-                "UTF-16 text: convert it to UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)".to_string()
-            } else {
-                format!("binary data, not PGN text (control bytes from byte {at} on)")
-            };
-            return Err(io::Error::new(io::ErrorKind::InvalidData, what));
+        if let Some(cut) = &self.truncated {
+            return Err(cut.clone().into());
         }
-        Ok(chunk)
+        match self.chunker.next_chunk() {
+            Err(e) if self.compressed && e.kind() == io::ErrorKind::UnexpectedEof => {
+                // The decompressor ran out of bytes: the games before the last game start read
+                // are whole, the rest is the game the cut falls in.
+                let mut rest = self.chunker.take_rest()?;
+                rest.truncate(last_game_start(&rest).unwrap_or(0));
+                let cut = Truncated {
+                    at: self.own.load(Ordering::Relaxed),
+                };
+                self.truncated = Some(cut.clone());
+                match rest.is_empty() {
+                    true => Err(cut.into()),
+                    false => Ok(Some(rest)),
+                }
+            }
+            other => other,
+        }
     }
 }
 
+/// How much of a stream's start [`binary_at`] judges.
+pub const HEAD: usize = 1 << 16;
+
+/// Refuses a stream whose start `head` is binary data (see [`binary_at`]), saying where its
+/// control bytes start and, for UTF-16 text, how to convert it.
+fn refuse_binary(head: &[u8]) -> io::Result<()> {
+    let Some(at) = binary_at(head) else {
+        return Ok(());
+    };
+    let what = if head.starts_with(&[0xff, 0xfe]) || head.starts_with(&[0xfe, 0xff]) {
+        "UTF-16 text: convert it to UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)".to_string()
+    } else {
+        format!("binary data, not PGN text (control bytes from byte {at} on)")
+    };
+    Err(io::Error::new(io::ErrorKind::InvalidData, what))
+}
+
 /// Whether the start of a file is binary data rather than text: at least one byte in twenty of its
-/// first 64 KiB is a control byte (not a tab, line end, form feed or DOS end-of-file), as in
-/// executables, books, Parquet files, compressed data or UTF-16 text. A damaged PGN file with a
+/// first [`HEAD`] bytes is a control byte (not a tab, line end, form feed or DOS end-of-file), as
+/// in executables, books, Parquet files, compressed data or UTF-16 text. A damaged PGN file with a
 /// few stray NUL bytes is still text. The answer is the offset of the first control byte.
 pub fn binary_at(head: &[u8]) -> Option<usize> {
-    let head = &head[..head.len().min(1 << 16)];
+    let head = &head[..head.len().min(HEAD)];
     let control = |b: &u8| *b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1a);
     let count = head.iter().filter(|b| control(b)).count();
     (count > 0 && count * 20 >= head.len())
@@ -370,6 +458,8 @@ pub struct Chunker<R> {
     carry: Vec<u8>,
     target: usize,
     eof: bool,
+    /// Whether the stream's first [`HEAD`] bytes are still to be judged (see [`binary_at`]).
+    check_head: bool,
 }
 
 impl<R: Read> Chunker<R> {
@@ -379,20 +469,52 @@ impl<R: Read> Chunker<R> {
             carry: Vec::new(),
             target,
             eof: false,
+            check_head: false,
         }
+    }
+
+    /// [`Chunker::new`] for a stream refused if its start is binary data: the first read takes
+    /// at least [`HEAD`] bytes, so that the verdict does not depend on `target`.
+    fn checking(input: R, target: usize) -> Self {
+        Chunker {
+            check_head: true,
+            ..Chunker::new(input, target)
+        }
+    }
+
+    /// The bytes read and not handed out: after a read error, those read before it (judged as
+    /// the first chunk would have been, if none was handed out).
+    fn take_rest(&mut self) -> io::Result<Vec<u8>> {
+        let rest = std::mem::take(&mut self.carry);
+        if std::mem::take(&mut self.check_head) {
+            refuse_binary(&rest)?;
+        }
+        Ok(rest)
     }
 
     /// The next chunk, or `None` at the end of the stream.
     pub fn next_chunk(&mut self) -> io::Result<Option<Vec<u8>>> {
         let mut buf = std::mem::take(&mut self.carry);
-        let mut want = self.target;
+        let mut want = match self.check_head {
+            true => self.target.max(HEAD),
+            false => self.target,
+        };
         loop {
             if !self.eof && buf.len() < want {
                 // Read straight into the buffer's spare room (no zero-filling first).
                 let room = want - buf.len();
                 buf.reserve_exact(room);
-                let n = (&mut self.input).take(room as u64).read_to_end(&mut buf)?;
-                self.eof = n < room;
+                match (&mut self.input).take(room as u64).read_to_end(&mut buf) {
+                    Ok(n) => self.eof = n < room,
+                    Err(e) => {
+                        // What was read before the error is kept for `take_rest`.
+                        self.carry = buf;
+                        return Err(e);
+                    }
+                }
+            }
+            if std::mem::take(&mut self.check_head) {
+                refuse_binary(&buf)?;
             }
             if self.eof {
                 return Ok((!buf.is_empty()).then_some(buf));

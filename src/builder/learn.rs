@@ -22,8 +22,9 @@ use crate::book::{Book, Key, Learn, LearnResult, Learner, RawMove};
 /// Whose moves learn.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LearnOptions {
-    /// Only the moves of this player (the `White` or `Black` tag, any case).
-    pub player: Option<String>,
+    /// Only the moves of this player: of a side whose `White` or `Black` tag is any of these
+    /// names (in any case; one person's several accounts). Empty: any player.
+    pub player: Vec<String>,
     /// Only the moves of this colour (with `player`: the games in which the player had it).
     pub color: Option<Color>,
 }
@@ -70,8 +71,8 @@ pub fn learn_from_games(
 ) -> Result<LearnReport, BuildError> {
     let filter = GameFilter {
         skip_unknown_results: true,
-        player: options.player.clone().map(|name| PlayerFilter {
-            name,
+        player: (!options.player.is_empty()).then(|| PlayerFilter {
+            names: options.player.clone(),
             color: options.color,
         }),
         ..GameFilter::default()

@@ -55,7 +55,7 @@ use thiserror::Error;
 pub use entries::{EntryRules, PairEntries, WeightScheme};
 pub use filter::{GameFilter, PlayerFilter, Speed, parse_date, parse_date_arg};
 pub use game::{is_standard_variant, play_san};
-pub use input::Input;
+pub use input::{Input, Truncated};
 pub use keyed_merge::KeyedMerge;
 pub use learn::{LearnOptions, LearnReport, LearnedMove, learn_from_games};
 pub use merge::{MergeReport, SortReport, merge_books, sort_book};
@@ -71,6 +71,10 @@ use game::BLACK_MOVED;
 pub enum BuildError {
     #[error("{name}: cannot read: {why}")]
     Input { name: String, why: String },
+    #[error(
+        "{name}: {cut}; no book written (--allow-truncated keeps the games read before the cut)"
+    )]
+    Truncated { name: String, cut: input::Truncated },
     #[error("{0}")]
     Book(#[from] BookError),
     #[error("temporary files in {dir}: {why}")]
@@ -113,6 +117,9 @@ pub struct BuildOptions {
     pub chunk_size: usize,
     /// Wait for the book to reach the disk before it takes its name.
     pub fsync: bool,
+    /// A compressed input cut short ([`input::Truncated`]) is read up to the cut, and the cut
+    /// reported ([`BuildReport::truncated_inputs`]), instead of failing the build.
+    pub allow_truncated: bool,
 }
 
 impl Default for BuildOptions {
@@ -126,6 +133,7 @@ impl Default for BuildOptions {
             strict: false,
             chunk_size: 1 << 20,
             fsync: false,
+            allow_truncated: false,
         }
     }
 }
@@ -238,6 +246,30 @@ pub struct BuildReport {
     pub games_per_second: f64,
     /// The first few games skipped or cut short (not those filtered out), for the user to look at.
     pub examples: Vec<String>,
+    /// The compressed inputs that stop before the end of their stream, read up to the cut
+    /// ([`BuildOptions::allow_truncated`]).
+    pub truncated_inputs: Vec<TruncatedInput>,
+}
+
+/// A compressed input read up to where it was cut short: the games read whole before the cut
+/// were counted, the one the cut falls in was left out.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TruncatedInput {
+    /// The input's name.
+    pub input: String,
+    /// Its compressed bytes, all there were: where the cut is.
+    pub at: u64,
+}
+
+impl std::fmt::Display for TruncatedInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cut = input::Truncated { at: self.at };
+        write!(
+            f,
+            "{}: {cut}; the games before the cut are counted, the one it falls in is left out",
+            self.input
+        )
+    }
 }
 
 /// Progress as the build goes: raw input bytes read so far, games parsed so far.
@@ -249,7 +281,9 @@ impl Progress for () {
     fn update(&self, _bytes: u64, _games: u64) {}
 }
 
-/// Builds a book from `inputs` and writes it to `output` atomically.
+/// Builds a book from `inputs` and writes it to `output` atomically. The output is checked first,
+/// before any game is read: one of the inputs, a folder, or a place that cannot be written is an
+/// error at once.
 pub fn build(
     inputs: &[Input],
     output: &Path,
@@ -257,13 +291,11 @@ pub fn build(
     cancel: &AtomicBool,
     progress: &dyn Progress,
 ) -> Result<BuildReport, BuildError> {
-    for input in inputs {
-        if input.path().is_some_and(|p| same_file(p, output)) {
-            return Err(BuildError::OutputIsInput(output.display().to_string()));
-        }
+    if output_is_input(inputs, output) {
+        return Err(BuildError::OutputIsInput(output.display().to_string()));
     }
     let start = std::time::Instant::now();
-    let mut out = Ordered::new(BookSink::new(output, opts.fsync, &opts.rules));
+    let mut out = Ordered::new(BookSink::new(output, opts.fsync, &opts.rules)?);
     let mut report = match opts.rules.weights {
         WeightScheme::Polyglot => {
             pipeline::run::<PolyglotCounts, _>(inputs, &mut out, opts, cancel, progress)
@@ -475,6 +507,14 @@ pub fn count_pairs(
     }
     let mut out = Ordered::new(PairSink::<ExactCounts>::new(out));
     pipeline::run::<ExactCounts, _>(inputs, &mut out, opts, cancel, progress)
+}
+
+/// Whether `output` is one of the files `inputs` reads (the check `build` and `tally` make before
+/// they create their output, which would replace it).
+pub fn output_is_input(inputs: &[Input], output: &Path) -> bool {
+    inputs
+        .iter()
+        .any(|input| input.path().is_some_and(|p| same_file(p, output)))
 }
 
 /// Whether two paths name the same file (the same inode, or the same canonical path).

@@ -40,7 +40,7 @@ use super::spill::reduce_runs;
 use super::tally_thread::{
     Bucketed, TallyChannels, TallyResult, TallyWork, all_runs, tally_thread,
 };
-use super::{BuildError, BuildOptions, BuildReport, Progress};
+use super::{BuildError, BuildOptions, BuildReport, Progress, TruncatedInput};
 
 /// A chunk of PGN on its way to a parser.
 pub struct Chunk {
@@ -100,8 +100,12 @@ pub fn run<C: Counts<Wide = S::Wide>, S: Sink>(
         // 1. The reader.
         let stop = || abort.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed);
         let bytes = bytes_read.clone();
+        let reading = Reading {
+            chunk_size: plan.chunk_size,
+            allow_truncated: opts.allow_truncated,
+        };
         let reader =
-            s.spawn(move || read_chunks(inputs, plan.chunk_size, bytes, (token_rx, work_tx), stop));
+            s.spawn(move || read_chunks(inputs, reading, bytes, (token_rx, work_tx), stop));
 
         // 2. The parsers.
         for _ in 0..workers {
@@ -144,8 +148,12 @@ pub fn run<C: Counts<Wide = S::Wide>, S: Sink>(
             cancel,
             &abort,
         );
-        if let Ok(Err(e)) = reader.join() {
-            failure.get_or_insert(e);
+        match reader.join() {
+            Ok(Ok(cuts)) => report.truncated_inputs = cuts,
+            Ok(Err(e)) => {
+                failure.get_or_insert(e);
+            }
+            Err(_) => {}
         }
         // 5. The output: the tally threads send each partition as they finish it.
         if failure.is_none()
@@ -196,17 +204,28 @@ pub fn run<C: Counts<Wide = S::Wide>, S: Sink>(
     Ok(report)
 }
 
+/// How the reader reads.
+#[derive(Clone, Copy)]
+struct Reading {
+    /// The bytes of a chunk, about.
+    chunk_size: usize,
+    /// A compressed input cut short is read up to the cut (the cut is reported), not an error.
+    allow_truncated: bool,
+}
+
 /// The reader: cuts `inputs`, one after the other, into chunks of whole games of about
-/// `chunk_size` bytes, numbered in input order, and sends them to the parsers. It takes a token
-/// before each chunk, and stops early (without error) when `stop` says so or nobody is left to
-/// take its chunks. `bytes_read` counts the raw (compressed) bytes read so far.
+/// `reading.chunk_size` bytes, numbered in input order, and sends them to the parsers. It takes a
+/// token before each chunk, and stops early (without error) when `stop` says so or nobody is left
+/// to take its chunks. `bytes_read` counts the raw (compressed) bytes read so far. A compressed
+/// input cut short ([`input::Truncated`]) is an error, or with `reading.allow_truncated` read up
+/// to the cut and returned among the cuts.
 fn read_chunks(
     inputs: &[Input],
-    chunk_size: usize,
+    reading: Reading,
     bytes_read: Arc<AtomicU64>,
     (tokens, chunks): (Receiver<()>, SyncSender<Chunk>),
     stop: impl Fn() -> bool,
-) -> Result<(), BuildError> {
+) -> Result<Vec<TruncatedInput>, BuildError> {
     // The inputs' raw size, which the bytes read are counted against (unknown for stdin).
     let total_size = inputs
         .iter()
@@ -214,16 +233,37 @@ fn read_chunks(
         .sum::<Option<u64>>()
         .filter(|&t| t > 0);
     let mut index = 0u64;
+    let mut cuts = Vec::new();
     for (source, input) in inputs.iter().enumerate() {
-        let read_err = |e: std::io::Error| BuildError::Input {
-            name: input.name(),
-            why: crate::text::reason(&e),
+        let read_err = |e: std::io::Error| match input::Truncated::of(&e) {
+            Some(cut) => BuildError::Truncated {
+                name: input.name(),
+                cut: cut.clone(),
+            },
+            None => BuildError::Input {
+                name: input.name(),
+                why: crate::text::reason(&e),
+            },
         };
         let mut chunker =
-            input::Chunks::open(input, bytes_read.clone(), chunk_size).map_err(read_err)?;
-        while let Some(data) = chunker.next_chunk().map_err(read_err)? {
+            input::Chunks::open(input, bytes_read.clone(), reading.chunk_size).map_err(read_err)?;
+        loop {
+            let data = match chunker.next_chunk() {
+                Ok(Some(data)) => data,
+                Ok(None) => break,
+                Err(e) => match input::Truncated::of(&e) {
+                    Some(cut) if reading.allow_truncated => {
+                        cuts.push(TruncatedInput {
+                            input: input.name(),
+                            at: cut.at,
+                        });
+                        break;
+                    }
+                    _ => return Err(read_err(e)),
+                },
+            };
             if stop() || tokens.recv().is_err() {
-                return Ok(());
+                return Ok(cuts);
             }
             let chunk = Chunk {
                 index,
@@ -234,12 +274,12 @@ fn read_chunks(
                 }),
             };
             if chunks.send(chunk).is_err() {
-                return Ok(());
+                return Ok(cuts);
             }
             index += 1;
         }
     }
-    Ok(())
+    Ok(cuts)
 }
 
 /// A parser: takes chunks from the shared queue until it is empty and closed, reads each into

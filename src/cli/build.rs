@@ -144,9 +144,10 @@ pub struct GameArgs {
         value_name = "SPEED"
     )]
     time_control: Vec<Speed>,
-    /// Only the moves this player made (White or Black tag, any case): a repertoire book.
+    /// Only the moves this player made (White or Black tag, any case): a repertoire book. Repeat
+    /// it for one person's several accounts: a side whose tag is any of the names is the player's.
     #[arg(long, value_name = "NAME")]
-    player: Option<String>,
+    player: Vec<String>,
     /// With --player: only the games in which the player had this colour.
     #[arg(long, value_name = "white|black", requires = "player", value_parser = parse_color)]
     color: Option<Color>,
@@ -169,8 +170,8 @@ impl GameArgs {
             since: date("since", &self.since)?,
             until: date("until", &self.until)?,
             speeds: self.time_control.clone(),
-            player: self.player.clone().map(|name| PlayerFilter {
-                name: name.trim().to_string(),
+            player: (!self.player.is_empty()).then(|| PlayerFilter {
+                names: self.player.iter().map(|n| n.trim().to_string()).collect(),
                 color: self.color,
             }),
             ratings: false,
@@ -197,6 +198,11 @@ pub struct ReadArgs {
     /// to a temporary file and renamed, so it is never seen half-written).
     #[arg(long)]
     fsync: bool,
+    /// Read a compressed input that stops before the end of its stream (a download cut short)
+    /// up to the cut, with a warning: the games before the cut count, the one it falls in does
+    /// not. Without it such an input is an error, and nothing is written.
+    #[arg(long)]
+    allow_truncated: bool,
 }
 
 impl ReadArgs {
@@ -216,6 +222,7 @@ impl ReadArgs {
             temp_dir: self.temp_dir.clone(),
             strict: self.strict,
             fsync: self.fsync,
+            allow_truncated: self.allow_truncated,
             ..BuildOptions::default()
         };
         if let Some(t) = self.threads {
@@ -305,10 +312,13 @@ pub fn run(args: Args) -> CliResult {
     end_report(&report, "book", counting.json)
 }
 
-/// The end of a build's or a tally's report: a warning when the filters left out every game
-/// (otherwise a build without a usable game fails, except on a range of a file), then the JSON
-/// report with `--json`.
+/// The end of a build's or a tally's report: a warning for each input cut short
+/// (`--allow-truncated`) and when the filters left out every game (otherwise a build without a
+/// usable game fails, except on a range of a file), then the JSON report with `--json`.
 pub(super) fn end_report(report: &BuildReport, what: &str, json: bool) -> CliResult {
+    for cut in &report.truncated_inputs {
+        eprintln!("polybook: warning: {cut}");
+    }
     if report.used == 0 && !report.filtered.is_empty() {
         let filters = list(&report.filtered);
         eprintln!(

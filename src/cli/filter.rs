@@ -11,8 +11,9 @@ use polybook::inspect::ProblemKind;
 use super::{CliError, CliResult};
 
 /// Write the part of BOOK the options keep (they combine). First per move, on the input book:
-/// --min-weight, --min-share and --max-loss; then per position: --max-ply, --only-white/--only-black and
-/// --reachable. When nothing is left, the empty book (a valid book) is written, with a warning.
+/// --min-weight, --min-share and --max-loss; then per position: --max-ply,
+/// --only-white/--only-black or --moves-of, and --reachable. When nothing is left, the empty book
+/// (a valid book) is written, with a warning.
 #[derive(clap::Args)]
 pub struct Args {
     /// The book to filter.
@@ -37,12 +38,24 @@ pub struct Args {
     /// `analyse` wrote (it carries a mark), polyglot otherwise.
     #[arg(long, value_name = "LAYOUT")]
     learn: Option<LearnLayout>,
-    /// Keep white's moves, and black's replies after which white still has a book move.
+    /// Keep white's moves, and black's replies after which white still has a book move (a
+    /// repertoire for White; White's moves alone, as `build --only-white` keeps them, are
+    /// --moves-of white).
     #[arg(long, conflicts_with = "only_black")]
     only_white: bool,
     /// Keep black's moves, and white's replies after which black still has a book move.
     #[arg(long)]
     only_black: bool,
+    /// Keep only the positions where this side is to move: its moves and no reply, the book
+    /// `build --only-white` or `--only-black` makes from the same games. Whose move it is is
+    /// learnt by walking from the start; a position no walk reaches is left out, with a warning.
+    #[arg(
+        long,
+        value_name = "white|black",
+        value_parser = super::build::parse_color,
+        conflicts_with_all = ["only_white", "only_black"]
+    )]
+    moves_of: Option<Color>,
     /// Drop the positions on no line from the start (the ones `info` counts as isolated).
     #[arg(long)]
     reachable: bool,
@@ -89,9 +102,17 @@ pub fn run(args: Args) -> CliResult {
         } else {
             None
         },
+        moves_of: args.moves_of,
         reachable: args.reachable,
     };
     let report = filter_book(&book, &options, &args.output).map_err(CliError::data)?;
+    if report.side_unknown > 0 {
+        eprintln!(
+            "polybook: warning: {}: {} positions left out: no walk from the start reaches them, so whose move it is there is not known",
+            args.book.display(),
+            report.side_unknown
+        );
+    }
     if report.entries_after == 0 && report.entries_before > 0 {
         eprintln!(
             "polybook: warning: {}: the filter left no entry; wrote the empty book",

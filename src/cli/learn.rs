@@ -25,9 +25,10 @@ pub struct Args {
     #[arg(required = true, value_name = "GAMES")]
     games: Vec<PathBuf>,
     /// Only this player's moves learn (the White or Black tag, any case); games without the
-    /// player are skipped.
+    /// player are skipped. Repeat it for one person's several accounts: a side whose tag is any
+    /// of the names is the player's.
     #[arg(long, value_name = "NAME")]
-    player: Option<String>,
+    player: Vec<String>,
     /// Only this colour's moves learn (with --player: the games in which the player had it).
     /// Without --player and --color both sides learn.
     #[arg(long, value_name = "white|black", value_parser = super::build::parse_color)]

@@ -10,8 +10,16 @@ use super::position::PositionArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The number of plies.
-    depth: u32,
+    /// The number of plies (or --depth N, as `search` takes it).
+    #[arg(
+        value_name = "DEPTH",
+        required_unless_present = "depth_flag",
+        conflicts_with = "depth_flag"
+    )]
+    depth: Option<u32>,
+    /// The number of plies (or DEPTH alone).
+    #[arg(long = "depth", id = "depth_flag", value_name = "N")]
+    depth_flag: Option<u32>,
     #[command(flatten)]
     position: PositionArgs,
     /// Print each root move (UCI) with the count below it.
@@ -23,24 +31,25 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
+    // clap asks for exactly one of the two.
+    let depth = args.depth.or(args.depth_flag).unwrap_or(0);
     let pos = args.position.position()?;
     let start = Instant::now();
-    let total = if args.divide && args.depth > 0 {
-        let split = divide(&pos, args.depth);
+    let total = if args.divide && depth > 0 {
+        let split = divide(&pos, depth);
         for (m, n) in &split {
             outln!("{}: {n}", m.to_uci(CastlingMode::Standard))?;
         }
         outln!()?;
         split.iter().map(|(_, n)| n).sum()
     } else {
-        perft(&pos, args.depth)
+        perft(&pos, depth)
     };
     let elapsed = start.elapsed();
     if args.time {
         let nps = total as f64 / elapsed.as_secs_f64().max(1e-9);
         eprintln!(
-            "perft {}: {total} nodes in {:.3} s, {:.0} nodes/s",
-            args.depth,
+            "perft {depth}: {total} nodes in {:.3} s, {:.0} nodes/s",
             elapsed.as_secs_f64(),
             nps
         );

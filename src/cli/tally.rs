@@ -211,15 +211,10 @@ fn tsv(
         let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout);
         return polybook::tally::tally_pgn_tsv(inputs, &mut out, &name, opts, cancel, bar);
     }
-    for input in inputs {
-        if input
-            .path()
-            .is_some_and(|p| polybook::builder::same_file(p, output))
-        {
-            return Err(TallyError::OutputIsInput(polybook::text::quote_path(
-                output,
-            )));
-        }
+    if polybook::builder::output_is_input(inputs, output) {
+        return Err(TallyError::OutputIsInput(polybook::text::quote_path(
+            output,
+        )));
     }
     let write_err = |e: std::io::Error| TallyError::Write {
         path: polybook::text::quote_path(output),

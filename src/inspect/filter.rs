@@ -14,6 +14,10 @@
 //!    - `only`: walking as `max_ply` does, keep that side's moves, and of the other side's moves
 //!      only the replies after which that side still has a book move (a repertoire for one
 //!      colour);
+//!    - `moves_of`: keep the positions where that side is to move, and nothing else: the book
+//!      `build --only-white` (or `--only-black`) makes from the same games. A key does not say
+//!      whose move it is, so it is learnt by walking from the start ([`sides_to_move`]); a
+//!      position no walk reaches is left out and counted;
 //!    - `reachable`: drop the positions on no line of either colour, the ones `info` counts as
 //!      isolated (its walk lets the side not in the book play any legal move that leads back into
 //!      the book, so books of one side's moves keep their positions).
@@ -43,6 +47,8 @@ pub struct FilterOptions {
     pub max_loss: Option<i32>,
     /// Keep only the moves of this side (and the other side's replies that stay in the book).
     pub only: Option<Color>,
+    /// Keep only the positions where this side is to move (its moves, and no reply).
+    pub moves_of: Option<Color>,
     /// Drop positions on no line from the start (`info`'s isolated ones).
     pub reachable: bool,
 }
@@ -54,6 +60,9 @@ pub struct FilterReport {
     pub entries_after: u64,
     pub positions_before: u64,
     pub positions_after: u64,
+    /// Positions `moves_of` left out because no walk from the start reaches them, so that whose
+    /// move it is there is not known.
+    pub side_unknown: u64,
 }
 
 impl FilterReport {
@@ -77,6 +86,8 @@ pub fn filter_book(
         positions.entry(e.key.0).or_default().push(e);
     }
     let positions_before = positions.len() as u64;
+    // Whose move it is, learnt on the whole book (what the cuts below leave is less to walk on).
+    let sides = options.moves_of.map(|_| sides_to_move(&positions));
 
     // 1. Per move, on the input book.
     if let Some(w) = options.min_weight {
@@ -131,6 +142,16 @@ pub fn filter_book(
             positions.retain(|_, entries| !entries.is_empty());
         }
     }
+    let mut side_unknown = 0;
+    if let (Some(side), Some(sides)) = (options.moves_of, &sides) {
+        positions.retain(|key, _| match sides.get(key) {
+            Some(&turn) => turn == side,
+            None => {
+                side_unknown += 1;
+                false
+            }
+        });
+    }
     if options.reachable {
         let mut entries = flatten(&positions);
         crate::book::sort_entries(&mut entries);
@@ -147,6 +168,7 @@ pub fn filter_book(
         entries_after: entries.len() as u64,
         positions_before,
         positions_after: positions.len() as u64,
+        side_unknown,
     })
 }
 
@@ -184,6 +206,45 @@ fn walk(positions: &Positions, max_ply: Option<u32>) -> HashMap<u64, Chess> {
         reached.insert(key, pos);
     }
     reached
+}
+
+/// Whose move it is in the positions of the book that a walk from the start reaches, by key: a
+/// breadth-first walk that, from a position of the book, plays every legal move and goes on
+/// where the move leads to a position of the book, or, where it leads out of the book, from the
+/// book's own moves alone, one ply: that position's moves may lead back into it (a book of one
+/// side's moves, a book position after a move that fell below `--min-games`). A position no such
+/// walk reaches (from a game that started elsewhere, or past a longer gap) is not in the answer.
+fn sides_to_move(positions: &Positions) -> HashMap<u64, Color> {
+    let mut sides = HashMap::new();
+    let start = Chess::default();
+    let start_key = Key::of(&start).0;
+    if positions.contains_key(&start_key) {
+        sides.insert(start_key, start.turn());
+    }
+    let mut seen = HashSet::from([start_key]);
+    let mut queue = VecDeque::from([(start, start_key)]);
+    while let Some((pos, key)) = queue.pop_front() {
+        // The book's moves here: none for a position out of the book, whose moves only lead back.
+        let book_moves: Vec<_> = positions
+            .get(&key)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.mv.to_move(&pos))
+            .collect();
+        for m in pos.legal_moves() {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            let key = Key::of(&after).0;
+            let in_book = positions.contains_key(&key);
+            if (in_book || book_moves.contains(&m)) && seen.insert(key) {
+                if in_book {
+                    sides.insert(key, after.turn());
+                }
+                queue.push_back((after, key));
+            }
+        }
+    }
+    sides
 }
 
 /// The keys on a line of either colour: the complement of `info`'s isolated positions.

@@ -60,7 +60,7 @@ pub use writer::TallyWriter;
 use crate::book::{BookError, BookWriter, Entry};
 use crate::builder::{
     BuildError, BuildOptions, BuildReport, EntryRules, GameFilter, Input, PairColumns, PairCount,
-    PairEntries, PositionSink, Progress, same_file,
+    PairEntries, PositionSink, Progress, output_is_input, same_file,
 };
 use crate::text::quote_path;
 
@@ -128,7 +128,9 @@ pub fn options_of(filter: &GameFilter) -> String {
         s += &format!(" --time-control {}", speeds.join(","));
     }
     if let Some(p) = &filter.player {
-        s += &format!(" --player {:?}", p.name);
+        for name in &p.names {
+            s += &format!(" --player {name:?}");
+        }
         if let Some(c) = p.color {
             s += &format!(" --color {c}");
         }
@@ -171,12 +173,11 @@ pub fn tally_pgn(
     cancel: &AtomicBool,
     progress: &dyn Progress,
 ) -> Result<BuildReport, TallyError> {
-    for input in inputs {
-        if input.path().is_some_and(|p| same_file(p, output)) {
-            return Err(TallyError::OutputIsInput(quote_path(output)));
-        }
+    if output_is_input(inputs, output) {
+        return Err(TallyError::OutputIsInput(quote_path(output)));
     }
     let start = Instant::now();
+    // Created before any game is read: an output that cannot be written fails at once.
     let writer = TallyWriter::create_with(output, opts.filter.ratings)?;
     let mut sink = FileSink(writer.threads(opts.threads.min(ENCODERS)));
     let mut report = crate::builder::count_pairs(inputs, &mut sink, opts, cancel, progress)

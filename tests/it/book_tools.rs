@@ -452,3 +452,105 @@ fn commands_that_write_books_never_write_a_corrupt_one() {
         );
     }
 }
+
+/// `filter --moves-of white` cuts from a whole book the book `build --only-white` makes from the
+/// same games (and black alike): the positions where that side is to move and no other. With
+/// `--min-games 1` every position lies on a line from the start, and the two are the same bytes;
+/// with 3, the positions no walk from the start reaches are left out and counted, and the rest is
+/// build's. `--only-white` keeps its old meaning (black's replies stay), and the two do not
+/// combine.
+#[test]
+fn filter_moves_of_one_side_is_builds_only_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = common::bundled("dortmund.pgn");
+    // A book's entries, 16 bytes each, and its keys.
+    let entries = |path: &Path| -> Vec<Vec<u8>> {
+        std::fs::read(path)
+            .unwrap()
+            .chunks(16)
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let keys = |entries: &[Vec<u8>]| -> std::collections::BTreeSet<Vec<u8>> {
+        entries.iter().map(|e| e[..8].to_vec()).collect()
+    };
+    for min_games in ["1", "3"] {
+        let built = |name: &str, extra: &[&str]| {
+            let out = dir.path().join(name);
+            let mut args = vec![
+                "build",
+                "-q",
+                s(&games),
+                "-o",
+                s(&out),
+                "--min-games",
+                min_games,
+            ];
+            args.extend_from_slice(extra);
+            polybook_ok(&args);
+            out
+        };
+        let full = built("full.bin", &[]);
+        for (side, flag) in [("white", "--only-white"), ("black", "--only-black")] {
+            let want = entries(&built("side.bin", &[flag]));
+            let cut = dir.path().join("cut.bin");
+            let report: serde_json::Value = serde_json::from_str(&polybook_ok(&[
+                "filter",
+                s(&full),
+                "-o",
+                s(&cut),
+                "--moves-of",
+                side,
+                "--json",
+            ]))
+            .unwrap();
+            verify(&cut);
+            let got = entries(&cut);
+            let unknown = report["side_unknown"].as_u64().unwrap();
+            assert!(want.len() > 50, "{side}");
+            let what = format!("--min-games {min_games} --moves-of {side}");
+            if min_games == "1" {
+                assert_eq!(unknown, 0, "{what}");
+                assert!(
+                    got == want,
+                    "{what}: {} entries, build's {}",
+                    got.len(),
+                    want.len()
+                );
+            } else {
+                // Build's entries, less the positions left out.
+                let left_out = keys(&want).difference(&keys(&got)).count() as u64;
+                assert!(
+                    unknown > 0 && left_out <= unknown,
+                    "{what}: {left_out} of {unknown}"
+                );
+                let got_keys = keys(&got);
+                let kept: Vec<Vec<u8>> = want
+                    .iter()
+                    .filter(|e| got_keys.contains(&e[..8]))
+                    .cloned()
+                    .collect();
+                assert!(got == kept, "{what}");
+            }
+            // The old meaning keeps some of the other side's replies.
+            let (old, _) = filter(dir.path(), &full, "old.bin", &[flag]);
+            let old = entries(&old);
+            assert!(!keys(&old).is_subset(&keys(&want)), "{what}: {flag}");
+        }
+    }
+    let book = dir.path().join("full.bin");
+    let out = dir.path().join("x.bin");
+    let o = polybook(&[
+        "filter",
+        s(&book),
+        "-o",
+        s(&out),
+        "--moves-of",
+        "white",
+        "--only-black",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = polybook(&["filter", s(&book), "-o", s(&out), "--moves-of", "green"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!out.exists());
+}

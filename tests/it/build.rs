@@ -1132,3 +1132,242 @@ fn an_input_that_shrinks_while_read_is_an_error() {
     assert!(err.contains("shrank"), "{err}");
     assert!(!out.exists());
 }
+
+/// Waits at most `limit` for `child` to end, killing it past that; whether it ended by itself.
+fn ends_within(child: &mut std::process::Child, limit: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    false
+}
+
+/// An output that cannot be written (its folder missing, a folder, a path under a file, one of
+/// the inputs) is refused before any game is read, by `build` as by `tally`: with standard input
+/// as the input, left open and empty (a big input that would take hours), the command ends at
+/// once, with one line and exit 1.
+#[test]
+fn an_output_that_cannot_be_written_is_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let file = common::write_file(dir.path(), "file", "x");
+    let missing = dir.path().join("no/such/folder/out.bin");
+    let under_file = file.join("out.bin");
+    let input = dir.path().join("in.pgn");
+    std::fs::copy(bundled("dortmund.pgn"), &input).unwrap();
+    let cases = [
+        (&missing, "No such file or directory"),
+        (&folder, "directory"),
+        (&under_file, "Not a directory"),
+        (&input, "is one of the inputs"),
+    ];
+    for command in ["build", "tally"] {
+        for (out, why) in cases {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_polybook"))
+                .args([command, "-q", "-", s(&input), "-o", s(out)])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let stdin = child.stdin.take();
+            let ended = ends_within(&mut child, std::time::Duration::from_secs(10));
+            drop(stdin);
+            let o = child.wait_with_output().unwrap();
+            assert!(
+                ended,
+                "{command} -o {}: still reading after 10 s",
+                out.display()
+            );
+            let err = failed(&o, 1, why);
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(err.starts_with("polybook: error: "), "{err}");
+        }
+    }
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        std::fs::read(bundled("dortmund.pgn")).unwrap()
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+}
+
+/// The text the decompressor of `name` (by its extension) gives of `bytes`, a compressed stream
+/// cut short, up to where it stops.
+fn decompressed_before_the_cut(name: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut reader: Box<dyn Read> = match name.rsplit('.').next() {
+        Some("xz") => Box::new(xz2::read::XzDecoder::new(bytes)),
+        Some("gz") => Box::new(flate2::read::GzDecoder::new(bytes)),
+        Some("bz2") => Box::new(bzip2::read::BzDecoder::new(bytes)),
+        _ => Box::new(zstd::Decoder::new(bytes).unwrap()),
+    };
+    let mut text = Vec::new();
+    let mut buf = [0u8; 1 << 14];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => return text,
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// A compressed input cut in half (a download cut short): without --allow-truncated, `build` and
+/// `tally` fail in one line that names the file, says it is truncated and at which byte, and
+/// points to the flag, and write nothing; with it they warn in one line and write what the
+/// games before the cut make: the book of those games alone (the games whose text the cut leaves
+/// whole; the one it falls in is left out). xz (the lichess games), gzip and bzip2 of the same
+/// text, and a zstd part written by `polybook split`.
+#[test]
+fn a_truncated_compressed_input_is_an_error_or_read_to_the_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name);
+    let xz_bytes = std::fs::read(data("pgn/lichess_magnus_analysed.pgn.xz")).unwrap();
+    let text = xz_text(&data("pgn/lichess_magnus_analysed.pgn.xz")).into_bytes();
+    let gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(&text).unwrap();
+        e.finish().unwrap()
+    };
+    let bz2 = {
+        let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+        e.write_all(&text).unwrap();
+        e.finish().unwrap()
+    };
+    let plain = common::write_file(dir.path(), "all.pgn", &text);
+    let parts = d("parts");
+    polybook_ok(&["split", s(&plain), "-o", s(&parts), "--games", "400", "-q"]);
+    let zst = std::fs::read(parts.join("part-00001.pgn.zst")).unwrap();
+
+    let cases: [(&str, &[u8]); 4] = [
+        ("cut.pgn.xz", &xz_bytes),
+        ("cut.pgn.gz", &gz),
+        ("cut.pgn.bz2", &bz2),
+        ("cut.pgn.zst", &zst),
+    ];
+    for (name, whole) in cases {
+        let half = &whole[..whole.len() / 2];
+        let cut = common::write_file(dir.path(), name, half);
+        // The games before the cut: the text up to the last game start the decompressor reached.
+        let before = decompressed_before_the_cut(name, half);
+        let last = before
+            .windows(8)
+            .rposition(|w| w == b"\n[Event ")
+            .expect("a game starts before the cut");
+        let games_before = &before[..=last];
+        let games = games_before
+            .windows(8)
+            .filter(|w| w == b"[Event \"")
+            .count() as u64;
+        assert!(games > 10, "{name}: {games} games before the cut");
+        let kept = common::write_file(dir.path(), "kept.pgn", games_before);
+
+        let at = format!("byte {}", half.len());
+        let _ = std::fs::remove_file(d("b.bin"));
+        for (command, out) in [("build", d("b.bin")), ("tally", d("t.parquet"))] {
+            let o = polybook(&[command, s(&cut), "-o", s(&out), "-q"]);
+            let err = failed(&o, 1, name);
+            assert_eq!(err.lines().count(), 1, "{err}");
+            for needed in ["truncated", at.as_str(), "--allow-truncated"] {
+                assert!(
+                    err.contains(needed),
+                    "{command} {name}: {needed:?} in {err}"
+                );
+            }
+            assert!(!out.exists(), "{command} {name}: wrote half an output");
+        }
+
+        let out = d("b.bin");
+        let o = polybook(&[
+            "build",
+            s(&cut),
+            "-o",
+            s(&out),
+            "-q",
+            "--json",
+            "--allow-truncated",
+        ]);
+        let err = common::stderr(&o);
+        assert!(o.status.success(), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: one warning: {err}");
+        assert!(err.starts_with("polybook: warning: "), "{err}");
+        for needed in [name, "truncated", at.as_str()] {
+            assert!(err.contains(needed), "{name}: {needed:?} in {err}");
+        }
+        let report: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+        assert_eq!(report["games"], games, "{name}");
+        assert_eq!(report["truncated_inputs"][0]["at"], half.len(), "{name}");
+        let expected = build(&[&kept], &d("kept.bin"), &[]);
+        assert!(
+            std::fs::read(&out).unwrap() == expected,
+            "{name}: other entries"
+        );
+
+        let tsv = |input: &Path, extra: &[&str]| {
+            let mut args = vec!["tally", s(input), "-q", "--format", "tsv", "-o", "-"];
+            args.extend_from_slice(extra);
+            polybook_ok(&args)
+        };
+        assert!(
+            tsv(&cut, &["--allow-truncated"]) == tsv(&kept, &[]),
+            "{name}: tally"
+        );
+    }
+}
+
+/// `--player` repeated (one person's two accounts) counts the moves of a side whose tag is either
+/// name, in any case: half of Magnus Carlsen's lichess games renamed to a second account, built
+/// and tallied with both names, give the book and the counts of all his games under one name.
+#[test]
+fn several_player_names_make_one_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = xz_text(&data("pgn/lichess_magnus_2018-2022.pgn.xz"));
+    let games = split_games(&text);
+    let renamed: String = games
+        .iter()
+        .enumerate()
+        .map(|(i, g)| match i % 2 {
+            0 => g.replace("\"DrNykterstein\"", "\"DrDrunkenstein\""),
+            _ => g.to_string(),
+        })
+        .collect();
+    assert!(renamed.matches("\"DrDrunkenstein\"").count() > 4000);
+    let original = common::write_file(dir.path(), "one.pgn", &text);
+    let two = common::write_file(dir.path(), "two.pgn", &renamed);
+    let one_name = ["--player", "DrNykterstein"];
+    let two_names = ["--player", "drnykterstein", "--player", "DRDRUNKENSTEIN"];
+    for color in [None, Some("white")] {
+        let with_color = |names: &[&'static str]| {
+            let mut options = vec!["--min-games", "1"];
+            options.extend_from_slice(names);
+            options.extend(color.iter().flat_map(|c| ["--color", *c]));
+            options
+        };
+        let want = build(
+            &[&original],
+            &dir.path().join("one.bin"),
+            &with_color(&one_name),
+        );
+        let got = build(
+            &[&two],
+            &dir.path().join("two.bin"),
+            &with_color(&two_names),
+        );
+        assert!(want.len() > 10_000 && got == want, "{color:?}");
+        // Only the names the options line spells differ.
+        let rows = |input: &Path, names: &[&'static str]| {
+            let mut args = vec!["tally", s(input), "-q", "--format", "tsv", "-o", "-"];
+            args.extend_from_slice(&with_color(names)[2..]);
+            let out = polybook_ok(&args);
+            out.lines().skip(1).collect::<Vec<_>>().join("\n")
+        };
+        assert!(
+            rows(&two, &two_names) == rows(&original, &one_name),
+            "{color:?}: tally"
+        );
+    }
+}

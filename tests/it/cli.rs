@@ -954,3 +954,34 @@ fn play_pgn_onto_a_fifo_streams_the_game() {
     assert!(kind.is_fifo());
     assert_eq!(listing(dir.path()), ["games"]);
 }
+
+/// `perft` takes its depth as `search` does (`--depth N`) or alone (`perft N`): the same counts;
+/// both or neither is a usage error.
+#[test]
+fn perft_takes_its_depth_either_way() {
+    for (args, count) in [
+        (&["perft", "3"][..], "8902"),
+        (&["perft", "--depth", "3"], "8902"),
+        (&["perft", "--depth", "2", "--moves", "e4"], "600"),
+        (&["perft", "--moves", "e4", "--depth=1", "--divide"], "20"),
+    ] {
+        let out = run(args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        assert_eq!(stdout.lines().last(), Some(count), "{args:?}: {stdout}");
+    }
+    for (args, what) in [
+        (&["perft", "3", "--depth", "3"][..], "cannot be used with"),
+        (&["perft"], "required"),
+        (&["perft", "--depth", "x"], "invalid value"),
+    ] {
+        let out = run(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("polybook: error: ") && err.contains(what),
+            "{args:?}: {err}"
+        );
+        assert!(err.lines().count() <= 2, "{args:?}: {err}");
+    }
+}

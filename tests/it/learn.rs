@@ -672,3 +672,44 @@ print(games, points, learn >> 16, learn & 0xffff)
     assert_eq!(n[0], 6, "three pairings of two games: {out}");
     assert_eq!((n[2], n[3]), (n[0], n[1]), "{out}");
 }
+
+/// `--player` repeated: the moves of a side whose tag is any of the names learn (one person's
+/// accounts), any case; the others' do not.
+#[test]
+fn several_player_names_learn_together() {
+    let (dir, book, pgn) = temp_book_and_games(
+        "accounts.pgn",
+        "[White \"Alice\"]\n[Black \"Bob\"]\n[Result \"1-0\"]\n\n1. e4 c5 2. Nf3 1-0\n\n\
+         [White \"Bob\"]\n[Black \"alice\"]\n[Result \"0-1\"]\n\n1. d4 Nf6 2. c4 0-1\n\n\
+         [White \"Carol\"]\n[Black \"Bob\"]\n[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n",
+    );
+    let out = dir.path().join("out.bin");
+    polybook_ok(&[
+        "learn",
+        s(&book),
+        s(&pgn),
+        "--player",
+        "ALICE",
+        "--player",
+        "carol",
+        "-o",
+        s(&out),
+    ]);
+    let script = r#"
+import sys, chess, chess.polyglot
+with chess.polyglot.open_reader(sys.argv[1]) as reader:
+    for line in ("e2e4 c7c5 g1f3", "d2d4 g8f6 c2c4", "e2e4 e7e5"):
+        board, out = chess.Board(), []
+        for uci in line.split():
+            move = chess.Move.from_uci(uci)
+            out.append(hex(next(e.learn for e in reader.find_all(board, minimum_weight=0) if e.move == move)))
+            board.push(move)
+        print(" ".join(out))
+"#;
+    // 1. e4: Alice's win and Carol's draw (2 games, 3 points); Alice's other moves: wins; Bob's
+    // moves: nothing.
+    assert_eq!(
+        python(script, &[s(&out)]),
+        "0x20003 0x0 0x10002\n0x0 0x10002 0x0\n0x20003 0x0\n"
+    );
+}

@@ -328,3 +328,135 @@ with chess.polyglot.open_reader(sys.argv[1]) as r:
         assert_eq!(got.join(" "), expected, "{fen}");
     }
 }
+
+/// A null move in a move list (UCI's `0000`, PGN's `--` and `Z0`) is refused, named with its
+/// number, not skipped as if it were a move number (which shifted the moves after it to the
+/// other side and blamed the wrong move).
+#[test]
+fn a_null_move_in_a_move_list_is_refused_by_its_number() {
+    let book = data("books/gnuchess.bin");
+    for (moves, number, null) in [
+        ("e4 0000 e5", 2, "0000"),
+        ("1. e4 e5 2. 0000", 3, "0000"),
+        ("e2e4 e7e5 -- Nc6", 3, "--"),
+        ("e4 Z0", 2, "Z0"),
+    ] {
+        for args in [
+            vec!["probe", s(&book), "--moves", moves],
+            vec!["key", "--moves", moves],
+            vec!["perft", "1", "--moves", moves],
+        ] {
+            let o = polybook(&args);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+            let want = format!("move {number} '{null}' is a null move");
+            assert!(err.contains(&want), "{args:?}: {want:?} in {err}");
+        }
+    }
+    // Move numbers are still skipped.
+    let a = key_of(&["key", "--moves", "1. e4 e5 2. Nf3"]);
+    assert_eq!(a, key_of(&["key", "--moves", "e4 e5 Nf3"]));
+}
+
+/// A FEN that does not parse is refused with the field that is wrong, its text and what it
+/// should be.
+#[test]
+fn a_bad_fen_names_its_wrong_field() {
+    let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR";
+    let cases = [
+        (format!("{start}/8 w KQkq - 0 1"), "field 1, the board"),
+        (
+            "rnbqkbnr/ppppXppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".to_string(),
+            "field 1, the board, 'rnbqkbnr/ppppXppp",
+        ),
+        (
+            "rnbqkbnr/ppppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w - - 0 1".to_string(),
+            "field 1, the board",
+        ),
+        (
+            format!("{start} x KQkq - 0 1"),
+            "field 2, the side to move, 'x': not w or b",
+        ),
+        (format!("{start} w KQkz - 0 1"), "field 3, castling, 'KQkz'"),
+        (
+            format!("{start} w KQkq e9 0 1"),
+            "field 4, en passant, 'e9'",
+        ),
+        (
+            format!("{start} w KQkq - x 1"),
+            "field 5, the halfmove clock, 'x'",
+        ),
+        (
+            format!("{start} w KQkq - 0 y"),
+            "field 6, the fullmove number, 'y'",
+        ),
+        (format!("{start} w KQkq - 0 1 z"), "7 fields"),
+        (" ".to_string(), "it is empty"),
+    ];
+    for (fen, want) in &cases {
+        for args in [
+            vec!["key", "--fen", fen.as_str()],
+            vec!["perft", "1", "--fen", fen.as_str()],
+        ] {
+            let o = polybook(&args);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+            assert!(err.contains("invalid FEN"), "{args:?}: {err}");
+            assert!(err.contains(want), "{args:?}: {want:?} in {err}");
+        }
+    }
+}
+
+/// Every command of the position arguments exits 1 (bad data) on a bad --fen, whatever is wrong
+/// with it (a field, the position), with one line.
+#[test]
+fn a_bad_fen_exits_1_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("book.bin");
+    std::fs::copy(data("books/gnuchess.bin"), &book).unwrap();
+    let out = dir.path().join("out.bin");
+    for fen in [
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e9 0 1",
+        "8/8/8/8/8/8/8/8 w - - 0 1",
+        "",
+    ] {
+        for args in [
+            vec!["key", "--fen", fen],
+            vec!["probe", s(&book), "--fen", fen],
+            vec!["probe", s(&book), "--fen", fen, "--json"],
+            vec!["perft", "2", "--fen", fen],
+            vec!["perft", "--depth", "2", "--fen", fen],
+            vec!["search", "--depth", "2", "--fen", fen],
+            vec![
+                "edit",
+                s(&book),
+                "-o",
+                s(&out),
+                "--fen",
+                fen,
+                "--remove",
+                "e2e4",
+            ],
+            vec![
+                "analyse",
+                s(&book),
+                "-o",
+                s(&out),
+                "--depth",
+                "1",
+                "--fen",
+                fen,
+            ],
+            vec!["explore", s(&book), "--port", "0", "--fen", fen],
+        ] {
+            let o = polybook(&args);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+            assert!(!out.exists(), "{args:?}");
+        }
+    }
+}

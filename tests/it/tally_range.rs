@@ -291,3 +291,76 @@ fn bad_ranges_are_usage_errors() {
     let o = polybook(&["tally", "--merge", s(&out), "--range", "0:1", "-o", s(&out)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// `world_matches.pgn` with a comment of `nuls` NUL bytes before the first move of its first game
+/// that starts at or after byte `after`: the file, and where the NULs start.
+fn with_nuls(dir: &Path, after: usize, nuls: usize) -> (PathBuf, usize) {
+    let mut text = std::fs::read(common::bundled("world_matches.pgn")).unwrap();
+    let game = after
+        + text[after..]
+            .windows(8)
+            .position(|w| w == b"[Event \"")
+            .unwrap();
+    let moves = game + text[game..].windows(3).position(|w| w == b"\n1.").unwrap() + 1;
+    let mut comment = b"{".to_vec();
+    comment.extend(std::iter::repeat_n(0u8, nuls));
+    comment.extend_from_slice(b"} ");
+    text.splice(moves..moves, comment);
+    (common::write_file(dir, "nuls.pgn", text), moves + 1)
+}
+
+/// One rule for binary data, whole file and ranges alike: a run of NUL bytes in a comment far
+/// into a file (its start is text) is read by the whole file's tally and by every range, and the
+/// ranges summed are the whole, wherever the cut; a file whose start is binary is refused by the
+/// whole tally and by a range far past its start alike, at the same byte, counted from the file's
+/// start.
+#[test]
+fn binary_bytes_are_judged_alike_whole_and_in_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pgn, nuls_at) = with_nuls(dir.path(), 200_000, 4000);
+    let whole_file = dir.path().join("whole.parquet");
+    assert!(tally(&Input::File(pgn.clone()), &whole_file));
+    let whole = rows(&whole_file);
+    for k in [
+        nuls_at - 3000,
+        nuls_at - 10,
+        nuls_at,
+        nuls_at + 2000,
+        nuls_at + 5000,
+    ] {
+        let k = k as u64;
+        let (a, b) = (dir.path().join("a.parquet"), dir.path().join("b.parquet"));
+        assert!(tally(&Input::range(&pgn, 0, Some(k)).unwrap(), &a));
+        assert!(tally(&Input::range(&pgn, k, None).unwrap(), &b));
+        assert!(summed(&[&a, &b]) == whole, "cut at {k}");
+    }
+    // The same through the command, and `--merge`.
+    let at = format!("{}:", nuls_at - 100);
+    let upto = format!("0:{}", nuls_at - 100);
+    let (a, b) = (dir.path().join("ca.parquet"), dir.path().join("cb.parquet"));
+    for (range, out) in [(&upto, &a), (&at, &b)] {
+        let o = polybook(&["tally", "-q", s(&pgn), "--range", range, "-o", s(out)]);
+        assert!(o.status.success(), "--range {range}: {}", stderr(&o));
+    }
+    let merged = dir.path().join("merged.parquet");
+    let o = polybook(&["tally", "-q", "--merge", s(&a), s(&b), "-o", s(&merged)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(rows(&merged) == whole);
+
+    let (binary, nuls_at) = with_nuls(dir.path(), 0, 4000);
+    let out = dir.path().join("refused.parquet");
+    let byte = format!("control bytes from byte {nuls_at} on");
+    for range in [None, Some("0:"), Some("300000:"), Some("400000:500000")] {
+        let mut args = vec!["tally", "-q", s(&binary), "-o", s(&out)];
+        args.extend(range.iter().flat_map(|r| ["--range", *r]));
+        let o = polybook(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{range:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{range:?}: {err}");
+        assert!(
+            err.contains("binary data") && err.contains(&byte),
+            "{range:?}: {err}"
+        );
+        assert!(!out.exists());
+    }
+}
