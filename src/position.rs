@@ -337,14 +337,18 @@ pub fn play_moves_each(
 ) -> Result<Chess, PositionError> {
     let mut number = 0;
     for token in moves.split_whitespace() {
-        // `0000` is a move (a null one), not a move number.
+        // A result as written (before a move number's digits are taken off it, which would make
+        // `1-0` a move `-0`), and `0000`, a move (a null one), not a move number.
+        if matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*") {
+            continue;
+        }
         let token = match is_null_move(token) {
             true => token,
             false => token
                 .trim_start_matches(|c: char| c.is_ascii_digit())
                 .trim_start_matches('.'),
         };
-        if token.is_empty() || matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*") {
+        if token.is_empty() {
             continue;
         }
         number += 1;

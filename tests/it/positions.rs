@@ -354,9 +354,13 @@ fn a_null_move_in_a_move_list_is_refused_by_its_number() {
             assert!(err.contains(&want), "{args:?}: {want:?} in {err}");
         }
     }
-    // Move numbers are still skipped.
+    // Move numbers are still skipped, and a trailing result of any kind (a line pasted from PGN).
     let a = key_of(&["key", "--moves", "1. e4 e5 2. Nf3"]);
     assert_eq!(a, key_of(&["key", "--moves", "e4 e5 Nf3"]));
+    for result in ["1-0", "0-1", "1/2-1/2", "*"] {
+        let moves = format!("1. e4 e5 2. Nf3 {result}");
+        assert_eq!(a, key_of(&["key", "--moves", &moves]), "{moves}");
+    }
 }
 
 /// A FEN that does not parse is refused with the field that is wrong, its text and what it
