@@ -77,11 +77,13 @@ pub fn parse_fen(fen: &str) -> Result<Chess, PositionError> {
 /// at spaces and underscores.
 fn fen_field_error(fen: &str, e: ParseFenError) -> String {
     let fields: Vec<&str> = fen.split([' ', '_']).filter(|f| !f.is_empty()).collect();
-    let field = |i: usize, name: &str, rule: &str| {
-        let text = fields
-            .get(i)
-            .map_or(String::new(), |f| crate::text::quote(f));
-        format!("field {}, {name}, {text}: {rule}", i + 1)
+    // A field's text is shown when it is short and printable; the whole FEN is quoted beside
+    // the message anyway, so that the line stays short whatever was given.
+    let field = |i: usize, name: &str, rule: &str| match fields.get(i) {
+        Some(f) if f.chars().count() <= 16 && !f.chars().any(char::is_control) => {
+            format!("field {}, {name}, {}: {rule}", i + 1, crate::text::quote(f))
+        }
+        _ => format!("field {}, {name}: {rule}", i + 1),
     };
     match e {
         ParseFenError::InvalidFen if fields.is_empty() => "it is empty".to_string(),
@@ -93,8 +95,7 @@ fn fen_field_error(fen: &str, e: ParseFenError) -> String {
         ParseFenError::InvalidBoard | ParseFenError::InvalidPocket => field(
             0,
             "the board",
-            "not eight ranks of eight squares, separated by '/', each rank pieces \
-             (PNBRQK, pnbrqk) and digits 1 to 8 for empty squares",
+            "not 8 ranks of 8 squares split by '/' (pieces PNBRQKpnbrqk, digits 1-8 for empty ones)",
         ),
         ParseFenError::InvalidTurn => field(1, "the side to move", "not w or b"),
         ParseFenError::InvalidCastling => field(

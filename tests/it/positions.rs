@@ -372,7 +372,7 @@ fn a_bad_fen_names_its_wrong_field() {
         (format!("{start}/8 w KQkq - 0 1"), "field 1, the board"),
         (
             "rnbqkbnr/ppppXppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".to_string(),
-            "field 1, the board, 'rnbqkbnr/ppppXppp",
+            "field 1, the board: not 8 ranks of 8 squares",
         ),
         (
             "rnbqkbnr/ppppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w - - 0 1".to_string(),
