@@ -124,6 +124,19 @@ impl Xboard {
     }
 }
 
+/// python-chess's reading of a book's learn values along three lines (1.e4 c5 2.Nf3, 1.d4 Nf6
+/// 2.c4, 1.e4 e5), one line of hex values each.
+const LEARN_OF_THREE_LINES: &str = r#"
+import sys, chess, chess.polyglot
+with chess.polyglot.open_reader(sys.argv[1]) as reader:
+    for line in ("e2e4 c7c5 g1f3", "d2d4 g8f6 c2c4", "e2e4 e7e5"):
+        board, out = chess.Board(), []
+        for uci in line.split():
+            move = chess.Move.from_uci(uci)
+            out.append(hex(next(e.learn for e in reader.find_all(board, minimum_weight=0) if e.move == move)))
+            board.push(move)
+        print(" ".join(out))
+"#;
 #[test]
 fn polyglot_book_learn_writes_what_polybook_learn_writes() {
     let (dir, original) = temp_book();
@@ -318,17 +331,7 @@ fn player_and_color_choose_the_learning_side() {
     );
     // python-chess reads the learn field of each move of the three games, in order.
     let fields = |learned: &Path| {
-        let script = r#"
-import sys, chess, chess.polyglot
-with chess.polyglot.open_reader(sys.argv[1]) as reader:
-    for line in ("e2e4 c7c5 g1f3", "d2d4 g8f6 c2c4", "e2e4 e7e5"):
-        board, out = chess.Board(), []
-        for uci in line.split():
-            move = chess.Move.from_uci(uci)
-            out.append(hex(next(e.learn for e in reader.find_all(board, minimum_weight=0) if e.move == move)))
-            board.push(move)
-        print(" ".join(out))
-"#;
+        let script = LEARN_OF_THREE_LINES;
         python(script, &[s(learned)])
     };
     let out = dir.path().join("out.bin");
@@ -695,17 +698,7 @@ fn several_player_names_learn_together() {
         "-o",
         s(&out),
     ]);
-    let script = r#"
-import sys, chess, chess.polyglot
-with chess.polyglot.open_reader(sys.argv[1]) as reader:
-    for line in ("e2e4 c7c5 g1f3", "d2d4 g8f6 c2c4", "e2e4 e7e5"):
-        board, out = chess.Board(), []
-        for uci in line.split():
-            move = chess.Move.from_uci(uci)
-            out.append(hex(next(e.learn for e in reader.find_all(board, minimum_weight=0) if e.move == move)))
-            board.push(move)
-        print(" ".join(out))
-"#;
+    let script = LEARN_OF_THREE_LINES;
     // 1. e4: Alice's win and Carol's draw (2 games, 3 points); Alice's other moves: wins; Bob's
     // moves: nothing.
     assert_eq!(
