@@ -220,9 +220,15 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
     }
     let mut killed = false;
     while start.elapsed() < Duration::from_secs(150) && !killed {
+        // Running on two looks 10 ms apart: searching a move (50 ms), not the moment of work
+        // that a new game's commands cost between two games.
         if let Some(&pid) = children(child.id(), "stockfish")
             .first()
             .filter(|&&pid| searching(pid))
+            .filter(|&&pid| {
+                std::thread::sleep(Duration::from_millis(10));
+                searching(pid)
+            })
         {
             killed = Command::new("kill")
                 .args(["-9", &pid.to_string()])
