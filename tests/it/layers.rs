@@ -8,7 +8,8 @@
 //!   the search).
 //!
 //! A file's uses are the `crate::…`, `super::…` and `self::…` paths in its code (in `use` lines,
-//! brace groups included, and inline; comments skipped), up to its `#[cfg(test)]` section. A path
+//! brace groups included, and inline; comments skipped), up to its `#[cfg(test)] mod tests`.
+//! The table is the real graph: an edge it declares that no file uses fails too. A path
 //! through a `mod.rs` that names an item the `mod.rs` re-exports (`pub use search::Engine`)
 //! counts as a use of the file that defines it.
 
@@ -62,10 +63,19 @@ struct File {
     text: String,
 }
 
-/// The code of a source file: up to its `#[cfg(test)]` section, without comments (line and doc
-/// comments; the crate has no block comments).
+/// The code of a source file: all of it up to its `#[cfg(test)] mod tests` section (test-only
+/// items above it count: they are code of the file), without comments (line and doc comments; the
+/// crate has no block comments).
 fn code_of(text: &str) -> String {
-    let text = &text[..text.find("#[cfg(test)]").unwrap_or(text.len())];
+    let end = text
+        .match_indices("#[cfg(test)]")
+        .find(|(at, attribute)| {
+            text[at + attribute.len()..]
+                .trim_start()
+                .starts_with("mod tests")
+        })
+        .map_or(text.len(), |(at, _)| at);
+    let text = &text[..end];
     text.lines()
         .map(|line| &line[..line.find("//").unwrap_or(line.len())])
         .collect::<Vec<_>>()
@@ -294,7 +304,7 @@ fn the_layers_lean_only_downwards() {
         );
     }
     let mut wrong = Vec::new();
-    for (file, path, to) in found.across {
+    for (file, path, to) in &found.across {
         let allowed = &layers[file.split("::").next().unwrap()];
         if !allowed.contains(&to) {
             wrong.push(format!("{file} uses {path}"));
@@ -304,6 +314,23 @@ fn the_layers_lean_only_downwards() {
         wrong.is_empty(),
         "uses against the layers:\n{}",
         wrong.join("\n")
+    );
+    // And every edge the table declares is used by some file of that module.
+    let used: BTreeSet<(String, String)> = found
+        .across
+        .iter()
+        .map(|(file, _, to)| (file.split("::").next().unwrap().to_string(), to.clone()))
+        .collect();
+    let unused: Vec<String> = layers
+        .iter()
+        .flat_map(|(module, allowed)| allowed.iter().map(move |to| (module, to)))
+        .filter(|&(module, to)| !used.contains(&(module.clone(), to.clone())))
+        .map(|(module, to)| format!("`{module}` is declared to use `{to}` but does not"))
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "ARCHITECTURE.md's table of the layers declares edges the code does not have:\n{}",
+        unused.join("\n")
     );
 }
 
@@ -363,7 +390,7 @@ fn the_files_of_a_module_use_each_other_without_a_circle() {
 #[test]
 fn the_reader_sees_uses_and_skips_comments() {
     let code = code_of(
-        "use super::{eval::Params, see as x, self};\n// use super::search\nlet x = crate::text::quote(s); // crate::book\n#[cfg(test)]\nmod tests { use crate::arena; }",
+        "use super::{eval::Params, see as x, self};\n// use super::search\nlet x = crate::text::quote(s); // crate::book\n#[cfg(test)]\nfn only_in_tests() { crate::hash::key(); }\n#[cfg(test)]\nmod tests { use crate::arena; }",
     );
     let file = File {
         module: vec!["engine".into(), "search".into()],
@@ -374,6 +401,7 @@ fn the_reader_sees_uses_and_skips_comments() {
         paths,
         [
             "text::quote",
+            "hash::key",
             "engine::eval::Params",
             "engine::see",
             "engine"
