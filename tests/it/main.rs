@@ -1,40 +1,41 @@
 //! The integration tests, one crate (one optimised binary to build and link), a module per
 //! subject. The fuzz targets are a crate of their own (`tests/fuzz.rs`).
 //!
-//! Run one subject with `./test.sh --test it -- build::`; `./test.sh --fast` leaves out the
-//! tests that need Spark, Chromium or a long engine match.
+//! The tiers: `./test.sh` runs everything (CI); `./test.sh --fast` leaves out the tests that need
+//! Spark or Chromium and the run of every documented command; `./test.sh --test it -- build::`
+//! runs one subject.
 
 #[path = "../common/mod.rs"]
 mod common;
 
-mod analyse;
-mod arena;
-mod book_format;
-mod book_tools;
-mod build;
-mod cli;
-mod docs;
-mod engine;
-mod explore;
-mod games;
-mod inspect;
-mod layers;
-mod learn;
-mod merge;
-mod openings;
-mod play;
-mod positions;
-mod several_books;
-mod smp;
-mod spark;
-mod split;
-mod tablebase;
-mod tally;
-mod tally_range;
-mod tally_ratings;
-mod threads;
-mod tournament;
-mod training;
-mod tune;
-mod uci;
-mod unsorted_books;
+mod analyse; // `analyse`: the negamax back-up, the cache and resume, scored books against Stockfish
+mod arena; // `match` with real engines (Stockfish, crashes, hangs, clocks, the PGN log, SPRT)
+mod book_format; // the Polyglot format against the spec's key vectors and python-chess's probe
+mod book_tools; // `filter`, `edit`, `export` against python-chess
+mod build; // `build` byte for byte against `polyglot make-book`, every option, bad input
+mod cli; // the command line as a whole: closed pipes, signals, exit codes, messages
+mod docs; // the documents against the code: the reference, every README and guide command run
+mod engine; // the engine on perft suites, mates, draws, test suites, `bench`
+mod explore; // `explore`'s JSON API and page over HTTP, and in a real browser
+mod games; // `explore GAMES.pgn`: the games explorer's counts against python-chess
+mod inspect; // `lines`, `info`, `dump`, `probe`, `verify` against polyglot and python-chess
+mod layers; // ARCHITECTURE.md's table of the layers against the uses in `src/`
+mod learn; // `learn` against PolyGlot's own book learning
+mod merge; // `merge` against `polyglot merge-book`
+mod openings; // opening names against python-chess and lichess's table
+mod play; // `play` driven through its stdin
+mod positions; // positions as lichess allows them (setups, odd FENs)
+mod several_books; // several books, first hit wins: `BookFile` lists, `probe`, `match`
+mod smp; // Lazy SMP in `search` and UCI; the `bench` signature
+mod spark; // the Spark job on `local[2]` and a standalone cluster
+mod split; // `split` into parts, each game whole and once
+mod tablebase; // the 3-man tablebase against KRvK1000.epd
+mod tally; // `tally`, `tally --merge`, `book`, `probe TALLY` against DuckDB and `build`
+mod tally_range; // `tally --range`: the ranges of any cut sum to the whole
+mod tally_ratings; // `tally --ratings` against a python-chess recount
+mod threads; // every command at 1 to 256 threads and cores: the same output
+mod tournament; // `match` with more than two engines
+mod training; // `datagen` and `train`: the same labels and net at any thread count, resume
+mod tune; // `tune` on real games against a python-chess count
+mod uci; // `uci` with real clients (python-chess) and bad input
+mod unsorted_books; // books with keys not fully sorted, as found in the wild
