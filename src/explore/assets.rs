@@ -1,7 +1,8 @@
 //! The page's files, compiled into the binary (`include_bytes!`): `cargo build` needs no Node,
 //! and no request path reaches the filesystem.
 //!
-//! `explore.js` and `explore.css` are built from `web/explore/` (the page's script with
+//! `index.html` and `favicon.svg` are written here, in `assets/explore/`; `explore.js` and
+//! `explore.css` are built from `web/explore/` (the page's script with
 //! chessground and chessops, the lichess board and its chess rules, bundled by esbuild; the board's
 //! colours and the cburnett piece set are data URIs inside the style sheet). Rebuild them with
 //! `cd web/explore && npm ci && npm run build`; the bundles are committed in `assets/explore/`.

@@ -1,11 +1,12 @@
 // Builds the page of `polybook explore` into ../../assets/explore/, which the binary embeds:
 // explore.js (this page's script with chessground and chessops, bundled and minified),
 // explore.css (the page's style sheet with chessground's, whose board and cburnett pieces are
-// data URIs), and index.html and favicon.svg as they are.
+// data URIs). index.html and favicon.svg are not built: they are edited where the binary embeds
+// them, in ../../assets/explore/.
 //
 //   npm ci && npm run build
 import * as esbuild from 'esbuild';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 
 const out = '../../assets/explore';
 mkdirSync(out, { recursive: true });
@@ -35,4 +36,3 @@ await esbuild.build({
   entryPoints: ['src/explore.css'],
   outfile: `${out}/explore.css`,
 });
-for (const file of ['index.html', 'favicon.svg']) copyFileSync(`src/${file}`, `${out}/${file}`);
