@@ -14,7 +14,7 @@ use crate::{common, fuzz, mutate, tally_seeds};
 
 /// The limits of the server under fuzzing: the defaults, with deadlines short enough that a case
 /// can outwait them and a cap that a burst of connections passes.
-fn fuzz_limits() -> polybook::explore::Limits {
+pub(crate) fn fuzz_limits() -> polybook::explore::Limits {
     polybook::explore::Limits {
         connections: 32,
         head_timeout: Duration::from_secs(1),
@@ -361,7 +361,7 @@ fn http_case(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// A client's connection: what it sends, and a thread reading all that comes back.
-struct HttpConn {
+pub(crate) struct HttpConn {
     stream: Arc<std::net::TcpStream>,
     reader: std::thread::JoinHandle<(Vec<u8>, bool)>,
     /// Reset by the client (what came back may end anywhere).
@@ -371,7 +371,7 @@ struct HttpConn {
 }
 
 impl HttpConn {
-    fn open(addr: std::net::SocketAddr) -> HttpConn {
+    pub(crate) fn open(addr: std::net::SocketAddr) -> HttpConn {
         let stream = Arc::new(
             std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))
                 .unwrap_or_else(|e| panic!("cannot connect to the server: {e}")),
@@ -408,7 +408,7 @@ impl HttpConn {
         }
     }
 
-    fn send(&mut self, bytes: &[u8]) {
+    pub(crate) fn send(&mut self, bytes: &[u8]) {
         if !self.done && (&*self.stream).write_all(bytes).is_err() {
             // The server closed (after an error's answer): no more to send.
             self.done = true;
@@ -424,7 +424,7 @@ impl HttpConn {
     }
 
     /// Ends the connection (the server then closes it) and checks all that came back.
-    fn finish(self) {
+    pub(crate) fn finish(self) {
         if !self.reset {
             let _ = self.stream.shutdown(std::net::Shutdown::Write);
         }
@@ -579,9 +579,9 @@ fn run_http_case(addr: std::net::SocketAddr, steps: Vec<HttpStep>) {
     }
 }
 
-/// A good request after a case: answered whole and correctly within 2 s (a 503 is allowed while
-/// the connections of the case are still ending, within the same 2 s).
-fn probe_promptly(addr: std::net::SocketAddr, expected: &[u8]) {
+/// A good request for `target` after a case: answered whole and correctly within 2 s (a 503 is
+/// allowed while the connections of the case are still ending, within the same 2 s).
+pub(crate) fn probe_promptly(addr: std::net::SocketAddr, target: &str, expected: &[u8]) {
     let start = Instant::now();
     loop {
         let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2))
@@ -591,7 +591,7 @@ fn probe_promptly(addr: std::net::SocketAddr, expected: &[u8]) {
             .unwrap();
         write!(
             stream,
-            "GET /api/probe?moves=e4 HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+            "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
         )
         .unwrap();
         let mut got = Vec::new();
@@ -645,7 +645,7 @@ fn explore_http() {
         |rng| http_case(rng, &seeds),
         |input| {
             run_http_case(addr, decode_steps(input));
-            probe_promptly(addr, &expected);
+            probe_promptly(addr, "/api/probe?moves=e4", &expected);
         },
     );
     server.stop();

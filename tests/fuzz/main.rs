@@ -1,16 +1,25 @@
-//! Fuzz targets that run on stable Rust: real files mutated by a seeded generator, fed to the
-//! PGN → book path, the book reader and everything that walks a book, the FEN/EPD parsers and the
-//! engine behind them, the UCI loop, the commands that read Parquet tallies (run as the binary:
+//! Fuzz targets that run on stable Rust, a file each in this folder: real files mutated by a seeded
+//! generator, fed to the PGN → book path (`pgn_build`), the book reader and everything that walks a
+//! book (`book_reader`), the FEN/EPD parsers and the engine behind them (`fen_and_epd`), the UCI
+//! loop (`uci_session`), the commands that read Parquet tallies (`tally_reader`, run as the binary:
 //! `book`, `tally --merge`, `probe`), the commands that read books and PGN and write books or text
 //! (`book_commands`: `learn`, `edit`, `filter`, `export`, `sort`, `merge`, `verify`, `dump`),
-//! `match` against engines that crash, hang, flood or lie (`bad_engines`), and the HTTP server of
-//! `explore` (`explore_http`: in process, over real sockets). Every target checks the same
-//! promises: no panic, no hang, errors of one short line, and the properties that must hold
-//! whatever the input (the book does not depend on `--threads` or the chunk size; `merge` writes a
-//! book `verify` accepts; a command on a damaged tally exits 1 with one line naming it; a book a
-//! command writes passes `verify`, and a command that fails leaves no file behind; a match ends,
-//! scores a forfeit against the engine that failed, and leaves no engine running; every answer of
-//! the server is well-formed HTTP, and a good request after each case is answered at once).
+//! `match` against engines that crash, hang, flood or lie (`bad_engines`), the HTTP server of
+//! `explore` (`explore_http`: in process, over real sockets) and its games explorer
+//! (`games_explorer`: `/api/games` and `/api/game` under every filter), `split` and `tally --range`
+//! on damaged PGN (`split_and_range`), `analyse --resume` on a damaged cache (`analyse_resume`),
+//! `datagen` resuming a damaged label file (`datagen_resume`), `train` on one (`train_labels`), and
+//! `match --pgn` while another process meddles with the log (`match_log`). Every target checks the
+//! same promises: no panic, no hang, errors of one short line (exit 1 on bad data, no file left
+//! half-written), and the properties that must hold whatever the input (the book does not depend
+//! on `--threads` or the chunk size; `merge` writes a book `verify` accepts; a command on a damaged
+//! tally exits 1 with one line naming it; a book a command writes passes `verify`, and a command
+//! that fails leaves no file behind; a match ends, scores a forfeit against the engine that failed,
+//! and leaves no engine running; every answer of the server is well-formed HTTP, and a good
+//! request after each case is answered at once; a filter never adds games; the parts of `split`
+//! are the input and the tallies of ranges add up to the whole's; a resumed `analyse` or `datagen`
+//! writes what an undamaged run writes; `train` writes a whole net or none; the games a match logs
+//! after the log was tampered with are whole in it).
 //!
 //! In the normal test command each target runs a fixed number of cases from a fixed seed, so a run
 //! is repeatable. For a long run:
@@ -18,6 +27,7 @@
 //! ```sh
 //! FUZZ_SECONDS=3600 cargo test --release --test fuzz -- --nocapture --test-threads 1
 //! FUZZ_SECONDS=600 FUZZ_SEED=7 cargo test --release --test fuzz book -- --nocapture
+//! FUZZ_SECONDS=120 cargo test --release --test fuzz split_and_range -- --nocapture
 //! ```
 //!
 //! A failing case is written to `target/fuzz-failures/` and named in the failure. A long run does not
@@ -27,7 +37,8 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-// The targets, one a file (the test of each is named after its file).
+// The targets, a file each (its test is named after it: `pgn_build::pgn_build`, which the filter
+// `pgn_build` runs).
 
 // Mutated real PGN built into books: the same book whatever the threads and the chunk size.
 mod pgn_build;
@@ -45,6 +56,18 @@ mod book_commands;
 mod bad_engines;
 // The HTTP server of `explore`, in process, under mutated requests.
 mod explore_http;
+// The games explorer of `explore GAMES…` (`/api/games`, `/api/game`) under every filter parameter.
+mod games_explorer;
+// `split` and `tally --range` on damaged PGN: the parts are the input, the ranges add up.
+mod split_and_range;
+// `analyse --resume` on a damaged analysis cache: the book of an undamaged run.
+mod analyse_resume;
+// `datagen` resuming a damaged label file: the labels of an undamaged run.
+mod datagen_resume;
+// `train` on damaged label files: a whole net, or one line naming the file.
+mod train_labels;
+// `match --pgn LOG` while another process meddles with the log between games.
+mod match_log;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
