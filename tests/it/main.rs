@@ -1,5 +1,5 @@
 //! The integration tests, one crate (one optimised binary to build and link), a module per
-//! subject. The fuzz targets are a crate of their own (`tests/fuzz.rs`).
+//! subject. The fuzz targets are a crate of their own (`tests/fuzz/`, a file per target).
 //!
 //! The tiers: `./test.sh` runs everything (CI); `./test.sh --fast` leaves out the tests that need
 //! Spark or Chromium and the run of every documented command; `./test.sh --test it -- build::`

@@ -317,7 +317,7 @@ duckdb.sql(f"COPY (SELECT first, losses, 'x' AS note, draws, wins, games, black,
     }
 }
 
-/// Damaged tallies, as found by the fuzz target `tally_reader` (tests/fuzz.rs): every command
+/// Damaged tallies, as found by the fuzz target `tally_reader` (tests/fuzz/tally_reader.rs): every command
 /// that reads tallies fails at once with one line naming the file, where the parquet crate
 /// panicked (exit 101) on the first and read the second for half a minute.
 #[test]

@@ -1,0 +1,221 @@
+//! `match_log`: `match --pgn LOG` while another process truncates, overwrites, replaces, deletes
+//! or appends junk to the log between games.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::{assert_one_line, common, fuzz, run_in, said};
+
+/// What the other process does to the log after a game was appended.
+const MEDDLING: &[&str] = &[
+    "nothing",
+    "truncate",
+    "cut",
+    "overwrite",
+    "junk_line",
+    "junk",
+    "junk_no_newline",
+    "replace",
+    "delete",
+];
+
+/// Does `what` to the log at `path` (text junk: python-chess reads the file as UTF-8).
+fn meddle(path: &Path, what: &str, rng: &mut StdRng) {
+    let junk: String = (0..rng.random_range(1..200))
+        .map(|_| {
+            let chars = b"abcxyz019 []\"{}().*-/%;\t";
+            chars[rng.random_range(0..chars.len())] as char
+        })
+        .collect();
+    let open = || std::fs::OpenOptions::new().write(true).open(path);
+    match what {
+        "truncate" => {
+            let _ = open().and_then(|f| f.set_len(0));
+        }
+        "cut" => {
+            let len = std::fs::metadata(path).map_or(0, |m| m.len());
+            let _ = open().and_then(|f| f.set_len(rng.random_range(0..=len)));
+        }
+        "overwrite" => {
+            let _ = open().and_then(|mut f| f.write_all(junk.as_bytes()));
+        }
+        "junk_line" | "junk" | "junk_no_newline" => {
+            let text = match what {
+                "junk_line" => format!("{junk}\n"),
+                "junk" => format!("[Event \"{junk}\"]\n\n1. e4 {junk}"),
+                _ => junk,
+            };
+            let _ = std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .and_then(|mut f| f.write_all(text.as_bytes()));
+        }
+        "replace" => {
+            let other = path.with_extension("new");
+            std::fs::write(&other, format!("{junk}\n")).unwrap();
+            std::fs::rename(&other, path).unwrap();
+        }
+        "delete" => {
+            let _ = std::fs::remove_file(path);
+        }
+        _ => {}
+    }
+}
+
+/// A match of 4 short games between two builtin engines (movetime 10, adjudicated as a draw
+/// early) at concurrency 1, logged to `games.pgn`, while a thread watches the log: after each
+/// game appended (the file grew), now and then it meddles with the file before the next game
+/// ends. The match ends and exits 0 (or 1 with one line); the games appended after the last
+/// meddling are, in the whole file as python-chess reads it, the last games, each whole: their
+/// tags (the engines' names, a Termination), every move (as many as PlyCount says), a result
+/// that follows from the end.
+#[test]
+fn match_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let check_pgn = common::root().join("tests/match_check.py");
+    let python = common::python_chess();
+    fuzz(
+        "match_log",
+        4,
+        Duration::from_secs(120),
+        |rng| {
+            // The seed of the meddling, then what is done after each game.
+            let mut input = rng.random::<u64>().to_le_bytes().to_vec();
+            for _ in 0..4 {
+                input.push(rng.random_range(0..MEDDLING.len() as u8));
+            }
+            input.push(rng.random_range(0..3));
+            input
+        },
+        |input| {
+            let mut rng = StdRng::seed_from_u64(u64::from_le_bytes(input[..8].try_into().unwrap()));
+            let plan: Vec<&str> = input[8..12]
+                .iter()
+                .map(|&i| MEDDLING[usize::from(i) % MEDDLING.len()])
+                .collect();
+            let log = d.join("games.pgn");
+            let _ = std::fs::remove_file(&log);
+            // A log that exists before the match: empty, or a game without a blank line after it.
+            match input[12] {
+                0 => {}
+                1 => std::fs::write(&log, "").unwrap(),
+                _ => std::fs::write(&log, "[Event \"earlier\"]\n\n1. e4 *").unwrap(),
+            }
+            let done = Arc::new(AtomicBool::new(false));
+            // The watcher: counts the games appended, meddles after some; returns the games seen
+            // before the last meddling and the log's length right after it.
+            let watcher = {
+                let (done, log, plan) = (done.clone(), log.clone(), plan.clone());
+                let mut rng = StdRng::seed_from_u64(rng.random());
+                std::thread::spawn(move || {
+                    let mut seen = 0usize;
+                    let mut mark = (0usize, None::<u64>);
+                    let mut last = std::fs::metadata(&log).map_or(0, |m| m.len());
+                    while !done.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(2));
+                        let len = std::fs::metadata(&log).map_or(0, |m| m.len());
+                        if len > last {
+                            seen += 1;
+                            let what = plan.get(seen - 1).copied().unwrap_or("nothing");
+                            if what != "nothing" {
+                                std::thread::sleep(Duration::from_millis(rng.random_range(0..20)));
+                                meddle(&log, what, &mut rng);
+                                mark = (seen, Some(std::fs::metadata(&log).map_or(0, |m| m.len())));
+                            }
+                        }
+                        last = std::fs::metadata(&log).map_or(0, |m| m.len());
+                    }
+                    mark
+                })
+            };
+            let args = [
+                "match",
+                "--engine",
+                "a=builtin:Hash=4",
+                "--engine",
+                "b=builtin:Hash=4",
+                "--movetime",
+                "10",
+                "--games",
+                "4",
+                "--draw",
+                "movenumber=12,score=100000,moves=1",
+                "--seed",
+                "7",
+                "--json",
+                "--pgn",
+                "games.pgn",
+            ];
+            let ran = run_in(d, &args, Duration::from_secs(60), &[]);
+            done.store(true, Ordering::Relaxed);
+            let (before, mark) = watcher.join().unwrap();
+            let told = said(&ran.stderr);
+            assert!(!ran.stderr.contains("panicked"), "match panics: {told}");
+            match ran.code {
+                Some(0) => {}
+                Some(1) => {
+                    assert_one_line(ran.stderr.lines().last().unwrap_or(""));
+                    return;
+                }
+                code => panic!("match ends with {code:?}: {told}"),
+            }
+            let report: serde_json::Value = serde_json::from_slice(&ran.stdout)
+                .unwrap_or_else(|e| panic!("match --json prints no JSON ({e})"));
+            let played = report["games"].as_u64().expect("the games played") as usize;
+            let after = played.saturating_sub(before);
+            if after == 0 && !log.exists() {
+                return; // Deleted after the last game.
+            }
+            let text = std::fs::read(&log).unwrap_or_default();
+            if let Some(mark) = mark {
+                assert!(
+                    text.len() as u64 >= mark,
+                    "the log is shorter than after the last meddling"
+                );
+            }
+            let out = std::process::Command::new(python)
+                .arg(&check_pgn)
+                .arg(&log)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "python-chess can't read the log: {}",
+                common::text(&out.stderr).lines().last().unwrap_or("")
+            );
+            let games: Vec<serde_json::Value> = common::text(&out.stdout)
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert!(
+                games.len() >= after,
+                "{} games in the log, {after} written after the last meddling ({plan:?})",
+                games.len()
+            );
+            for g in &games[games.len() - after..] {
+                assert!(
+                    g["event"] == "polybook match"
+                        && g["white"] != g["black"]
+                        && ["a", "b"].contains(&g["white"].as_str().unwrap_or(""))
+                        && ["a", "b"].contains(&g["black"].as_str().unwrap_or("")),
+                    "a game of the log lost its players ({plan:?}): {g}"
+                );
+                assert!(
+                    g["errors"].as_array().is_some_and(|e| e.is_empty())
+                        && g["consistent"] == true
+                        && g["termination"].as_str().is_some_and(|t| !t.is_empty())
+                        && g["plycount"].as_u64()
+                            == Some(g["moves"].as_array().unwrap().len() as u64),
+                    "a game of the log is damaged ({plan:?}): {g}"
+                );
+            }
+        },
+    );
+}
