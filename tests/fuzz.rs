@@ -33,10 +33,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use polybook::book::{Book, Key};
-use polybook::builder::{BuildOptions, Input, build};
+use polybook::builder::{BuildOptions, build};
 use polybook::engine::perft::perft;
 use polybook::engine::suite::parse_epd_line;
 use polybook::engine::{Engine, Limits, SearchOptions};
+use polybook::pgn::input::Input;
 use polybook::position::{parse_fen, play_moves};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -1767,7 +1768,7 @@ fn fuzz_explorer() -> polybook::explore::Explorer {
         memory: 1 << 30,
     };
     let index = polybook::repertoire::Index::read(
-        &[polybook::builder::Input::File(games)],
+        &[polybook::pgn::input::Input::File(games)],
         &opts,
         &std::sync::atomic::AtomicBool::new(false),
         &(),
