@@ -1,6 +1,8 @@
 //! polybook: a Polyglot opening-book toolkit.
 //!
 //! - [`book`]: the Polyglot format: keys, the move codec, entries, reading, writing and choosing a move.
+//! - [`pgn`]: reading PGN games: files, folders, compression, stdin, chunks of whole games, the
+//!   game-by-game reader, SAN with its lenient readings, the variant rule, `polybook split`.
 //! - [`builder`]: PGN games to a book, as `polyglot make-book` does and more.
 //! - [`tally`]: exact counts per (position, move) as Parquet files; books and statistics from them.
 //! - [`inspect`]: walks over a whole book: lines per colour, statistics, verification.
@@ -34,6 +36,7 @@ pub mod engine;
 pub mod explore;
 pub mod inspect;
 pub mod openings;
+pub mod pgn;
 pub mod position;
 pub mod repertoire;
 pub mod tally;

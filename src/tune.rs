@@ -29,9 +29,8 @@ use rand::{Rng, SeedableRng};
 use shakmaty::{Chess, Position};
 
 use crate::atomic::AtomicFile;
-use crate::builder::Input;
-use crate::builder::input::Chunks;
 use crate::engine::eval::{self, Params, Weight, evaluate, index::COUNT, see_value};
+use crate::pgn::input::{Chunks, Input};
 use crate::text::{quote_path, reason};
 
 /// What to sample and how long to fit.
@@ -237,7 +236,7 @@ pub fn read_positions(
     inputs: &[Input],
     options: &TuneOptions,
     start: &Params,
-    progress: &dyn crate::builder::Progress,
+    progress: &dyn crate::pgn::Progress,
 ) -> Result<(Dataset, Dataset, ReadReport), TuneError> {
     let bytes_read = Arc::new(AtomicU64::new(0));
     let mut visitor = Sampler {

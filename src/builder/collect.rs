@@ -8,8 +8,10 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 use super::game::Incident;
-use super::reorder::Reorder;
-use super::{BuildError, BuildReport, Input, Progress};
+use super::{BuildError, BuildReport};
+use crate::pgn::Progress;
+use crate::pgn::input::Input;
+use crate::pgn::reorder::Reorder;
 
 /// The games skipped or cut short that the report names, at most.
 const MAX_EXAMPLES: usize = 20;

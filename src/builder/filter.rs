@@ -11,6 +11,7 @@ use pgn_reader::RawTag;
 use shakmaty::Color;
 
 use super::Reason;
+use crate::pgn::tags::parse_date;
 
 /// The lichess speed classes, by estimated duration: base + 40 × increment, in seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -189,15 +190,6 @@ impl GameFilter {
         }
         Ok((white, black))
     }
-}
-
-/// A PGN date `YYYY.MM.DD` with `??` parts (unknown parts count as 0); `None` if the year is unknown.
-pub fn parse_date(text: &str) -> Option<(u32, u32, u32)> {
-    let mut parts = text.trim().split(['.', '-', '/']);
-    let year = parts.next()?.parse().ok()?;
-    let month = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
-    let day = parts.next().and_then(|d| d.parse().ok()).unwrap_or(0);
-    Some((year, month, day))
 }
 
 /// A date given on the command line (`--since`, `--until`): `YYYY`, `YYYY.MM`, `YYYY.MM.DD`,

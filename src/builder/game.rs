@@ -9,12 +9,13 @@ use std::ops::ControlFlow;
 use pgn_reader::{RawTag, SanPlus, Skip, Visitor};
 use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanError};
-use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role, Square};
+use shakmaty::{CastlingMode, Chess, Color, Position};
 
 use super::Reason;
 use super::filter::{FilterTags, GameFilter};
 use crate::book::{Key, KeyUpdate, RawMove};
+use crate::pgn::san::play_san;
+use crate::pgn::tags::{VariantKind, classify_variant, parse_date};
 use crate::position::playable;
 use crate::text::quote;
 
@@ -63,17 +64,18 @@ impl GameRatings {
             b"WhiteElo" => self.white = elo().unwrap_or(0),
             b"BlackElo" => self.black = elo().unwrap_or(0),
             b"Date" => {
-                self.date = std::str::from_utf8(value)
-                    .ok()
-                    .and_then(super::filter::parse_date)
-                    .map_or(0, |(y, m, d)| {
-                        if !(1..=9999).contains(&y) {
-                            return 0;
-                        }
-                        let m = if (1..=12).contains(&m) { m } else { 0 };
-                        let d = if (1..=31).contains(&d) { d } else { 0 };
-                        y * 10000 + m * 100 + d
-                    })
+                self.date =
+                    std::str::from_utf8(value)
+                        .ok()
+                        .and_then(parse_date)
+                        .map_or(0, |(y, m, d)| {
+                            if !(1..=9999).contains(&y) {
+                                return 0;
+                            }
+                            let m = if (1..=12).contains(&m) { m } else { 0 };
+                            let d = if (1..=31).contains(&d) { d } else { 0 };
+                            y * 10000 + m * 100 + d
+                        })
             }
             _ => {}
         }
@@ -275,28 +277,6 @@ impl<'a> GameVisitor<'a> {
     }
 }
 
-enum VariantKind {
-    Standard,
-    Chess960,
-    Other,
-}
-
-/// Whether a `Variant` tag names standard chess (`Standard`, `From Position`, …).
-pub fn is_standard_variant(name: &[u8]) -> bool {
-    matches!(classify_variant(name), VariantKind::Standard)
-}
-
-fn classify_variant(name: &[u8]) -> VariantKind {
-    let name = String::from_utf8_lossy(name).trim().to_ascii_lowercase();
-    match name.as_str() {
-        "" | "standard" | "chess" | "normal" | "from position" | "fromposition"
-        | "from_position" => VariantKind::Standard,
-        "chess960" | "chess 960" | "fischerandom" | "fischer random" | "fischerrandom" | "frc"
-        | "960" => VariantKind::Chess960,
-        _ => VariantKind::Other,
-    }
-}
-
 impl Visitor for GameVisitor<'_> {
     type Tags = Tags;
     type Movetext = Movetext;
@@ -448,46 +428,6 @@ impl Visitor for GameVisitor<'_> {
     }
 }
 
-/// The move `san` names in `pos`, as the build reads it: the common cases settled cheaply, then
-/// shakmaty's reading, then the lenient readings other readers accept (see [`lenient`]).
-#[inline]
-pub fn play_san(san: San, pos: &Chess) -> Result<Move, SanError> {
-    match super::resolve::resolve(&san, pos) {
-        Some(m) => Ok(m),
-        None => san.to_move(pos).or_else(|err| lenient(san, pos).ok_or(err)),
-    }
-}
-
-/// Readings of a move that is not legal as written SAN, as other readers (python-chess) accept:
-/// a capture written without `x` or a move with a wrong `x` (`Raf8` for `Raxf8`), and UCI
-/// coordinates (`g1f3`, `e1g1`, `e7e8q`), which read as a pawn move with a full origin square.
-fn lenient(san: San, pos: &Chess) -> Option<Move> {
-    let mut flipped = san;
-    if let San::Normal { capture, .. } = &mut flipped {
-        *capture = !*capture;
-        if let Ok(m) = flipped.to_move(pos) {
-            return Some(m);
-        }
-    }
-    match san {
-        San::Normal {
-            role: Role::Pawn,
-            file: Some(file),
-            rank: Some(rank),
-            to,
-            promotion,
-            ..
-        } => UciMove::Normal {
-            from: Square::from_coords(file, rank),
-            to,
-            promotion,
-        }
-        .to_move(pos)
-        .ok(),
-        _ => None,
-    }
-}
-
 fn reason_word(reason: Reason) -> &'static str {
     match reason {
         Reason::AmbiguousMove => "ambiguous",
@@ -502,7 +442,7 @@ mod tests {
 
     fn run(pgn: &str, filter: &GameFilter) -> ChunkOutput {
         let mut visitor = GameVisitor::new(filter);
-        crate::builder::parse::read_games(pgn.as_bytes(), &mut visitor);
+        crate::pgn::read::read_games(pgn.as_bytes(), &mut visitor);
         visitor.out
     }
 

@@ -14,10 +14,10 @@ use std::sync::atomic::AtomicU64;
 use shakmaty::Color;
 
 use super::game::BLACK_MOVED;
-use super::input::{Chunks, Input};
 use super::parse::parse_chunk;
 use super::{BuildError, GameFilter, PlayerFilter, Reason};
 use crate::book::{Book, Key, Learn, LearnResult, Learner, RawMove};
+use crate::pgn::input::{Chunks, Input};
 
 /// Whose moves learn.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

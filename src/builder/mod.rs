@@ -7,20 +7,19 @@
 //!                                        └─► game counts, incidents ─► collector ─► report
 //! ```
 //!
-//! Where each part lives:
-//! - `input`: the inputs (files, folders, stdin; compressed or not) cut into chunks of whole games.
+//! The inputs, their chunks, the game-by-game reader, SAN and the order of chunks are
+//! [`crate::pgn`]'s, shared with every command that reads games. Where each part of the build lives:
 //! - `pipeline`: the threads and the channels between them; [`build`] starts here.
-//! - `parse`, `game`, `resolve`, `filter`: PGN text to plies (the moves played, the filters).
+//! - `parse`, `game`, `filter`: PGN text to plies (the build's visitor, the moves played, the
+//!   filters).
 //! - `tally_thread`, `tally`, `spill`: the counts per (position, move), in memory or on disk.
 //! - `entries`, `book_out`: which moves are kept, with what weight, and the written book; or
 //!   every pair as it was counted ([`count_pairs`], for the tallies of `polybook tally`).
 //! - `memory`: how `--memory` is shared among the parts.
 //! - `collect`: the report (games read, used, left out, and why; the reasons are [`Reason`]).
-//! - `reorder`, `keyed_merge`: results put back in input order; sorted sources merged by key.
+//! - `keyed_merge`: sorted sources merged by key.
 //! - `merge`: books merged into one, a book sorted (the same key-by-key merge).
 //! - `learn`: a book's learn fields updated from games (`polybook learn`), with the same reader.
-//! - `split`: an input cut into zstd-compressed parts of N games at the same game starts
-//!   (`polybook split`).
 //!
 //! By default the result is byte for byte what `polyglot make-book` writes. polyglot's halving of
 //! a position at 16384 games depends on the order in which games arrive, so each tally thread
@@ -33,17 +32,13 @@ mod count_table;
 mod entries;
 mod filter;
 mod game;
-pub mod input;
 mod keyed_merge;
 mod learn;
 mod memory;
 mod merge;
-pub mod parse;
+mod parse;
 mod pipeline;
-mod reorder;
-mod resolve;
 mod spill;
-mod split;
 mod tally_thread;
 
 use std::collections::BTreeMap;
@@ -53,15 +48,14 @@ use std::sync::atomic::AtomicBool;
 use thiserror::Error;
 
 pub use entries::{EntryRules, PairEntries, WeightScheme};
-pub use filter::{GameFilter, PlayerFilter, Speed, parse_date, parse_date_arg};
-pub use game::{is_standard_variant, play_san};
-pub use input::{Input, Truncated};
+pub use filter::{GameFilter, PlayerFilter, Speed, parse_date_arg};
 pub use keyed_merge::KeyedMerge;
 pub use learn::{LearnOptions, LearnReport, LearnedMove, learn_from_games};
 pub use merge::{MergeReport, SortReport, merge_books, sort_book};
-pub use split::{SplitError, SplitOptions, SplitReport, split_pgn};
 
 use crate::book::BookError;
+use crate::pgn::Progress;
+use crate::pgn::input::{self, Input};
 use book_out::{BookSink, Ordered, PairSink};
 use count_table::{ExactCounts, PolyglotCounts, RatedCounts, Tallied, WideCounts};
 use game::BLACK_MOVED;
@@ -270,15 +264,6 @@ impl std::fmt::Display for TruncatedInput {
             self.input
         )
     }
-}
-
-/// Progress as the build goes: raw input bytes read so far, games parsed so far.
-pub trait Progress: Sync {
-    fn update(&self, bytes: u64, games: u64);
-}
-
-impl Progress for () {
-    fn update(&self, _bytes: u64, _games: u64) {}
 }
 
 /// Builds a book from `inputs` and writes it to `output` atomically. The output is checked first,

@@ -33,14 +33,15 @@ use super::book_out::{Ordered, Sink};
 use super::collect::{ChunkStats, Collector, no_usable_game};
 use super::count_table::Counts;
 use super::filter::GameFilter;
-use super::input::{self, Input};
 use super::memory::MemoryPlan;
 use super::parse::parse_chunk;
 use super::spill::reduce_runs;
 use super::tally_thread::{
     Bucketed, TallyChannels, TallyResult, TallyWork, all_runs, tally_thread,
 };
-use super::{BuildError, BuildOptions, BuildReport, Progress, TruncatedInput};
+use super::{BuildError, BuildOptions, BuildReport, TruncatedInput};
+use crate::pgn::Progress;
+use crate::pgn::input::{self, Input};
 
 /// A chunk of PGN on its way to a parser.
 pub struct Chunk {

@@ -15,9 +15,9 @@ use super::book_out::Sink;
 use super::count_table::{Counts, PARTITIONS, Pressure, Tally, partition};
 use super::game::{GameRatings, Ply};
 use super::memory::MemoryPlan;
-use super::reorder::Reorder;
 use super::spill::{Run, spill_tally};
 use super::{BuildError, BuildOptions};
+use crate::pgn::reorder::Reorder;
 
 /// The plies of one chunk grouped by partition (input order kept within each partition).
 pub struct Bucketed {

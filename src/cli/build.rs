@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use indicatif::{ProgressBar, ProgressStyle};
 use polybook::builder::{
     BuildOptions, BuildReport, EntryRules, GameFilter, PlayerFilter, Speed, WeightScheme,
-    input::expand, parse_date_arg,
+    parse_date_arg,
 };
+use polybook::pgn::input::expand;
 use shakmaty::Color;
 
 use super::output::clause;
@@ -54,7 +55,7 @@ impl CountArgs {
     pub fn inputs(
         &self,
         paths: &[PathBuf],
-    ) -> Result<(Vec<polybook::builder::Input>, Bar), CliError> {
+    ) -> Result<(Vec<polybook::pgn::input::Input>, Bar), CliError> {
         let inputs = expand(paths).map_err(CliError::data)?;
         let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
         Ok((inputs, self.bar(total)))
@@ -406,7 +407,7 @@ impl Bar {
     }
 }
 
-impl polybook::builder::Progress for Bar {
+impl polybook::pgn::Progress for Bar {
     fn update(&self, bytes: u64, games: u64) {
         if let Some(b) = &self.0 {
             b.set_position(bytes);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use polybook::builder::input::expand;
+use polybook::pgn::input::expand;
 use polybook::training::data::{
     BLOCK, LabelFile, LabelHeader, Selection, enumerate, label_all, label_file_size, label_options,
     read_labels, write_labels,

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use std::io::IsTerminal;
 
 use polybook::book::Books;
-use polybook::builder::input::expand;
 use polybook::explore::{ExploreError, Explorer, Server};
+use polybook::pgn::input::expand;
 use polybook::repertoire::{Index, IndexOptions, Player, is_games_input};
 use polybook::tally::TallyLookup;
 use polybook::text::{quote, thousands};

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use polybook::builder::{LearnOptions, LearnReport, input::expand, learn_from_games};
+use polybook::builder::{LearnOptions, LearnReport, learn_from_games};
+use polybook::pgn::input::expand;
 use shakmaty::Color;
 
 use polybook::inspect::ProblemKind;

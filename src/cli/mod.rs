@@ -242,10 +242,10 @@ impl Warnings {
 }
 
 /// A text input (a test suite, an EPD file) whose start is binary data (see
-/// [`polybook::builder::input::binary_at`]) is refused in one line instead of read line by line
+/// [`polybook::pgn::input::binary_at`]) is refused in one line instead of read line by line
 /// as garbage.
 pub fn refuse_binary(path: &std::path::Path, head: &[u8], expected: &str) -> CliResult {
-    match polybook::builder::input::binary_at(head) {
+    match polybook::pgn::input::binary_at(head) {
         Some(at) => Err(CliError::data(format!(
             "{}: binary data, not {expected} (control bytes from byte {at} on)",
             path.display()

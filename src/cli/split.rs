@@ -3,7 +3,8 @@
 use std::num::NonZeroU64;
 use std::path::PathBuf;
 
-use polybook::builder::{SplitError, SplitOptions, input::expand};
+use polybook::pgn::input::expand;
+use polybook::pgn::split::{SplitError, SplitOptions};
 
 use super::build::Bar;
 use super::{CliError, CliResult};
@@ -64,7 +65,7 @@ pub fn run(args: Args) -> CliResult {
         input.size(),
     );
     let cancel = super::interrupt::flag();
-    let result = polybook::builder::split_pgn(input, &args.output, &opts, &cancel, &bar);
+    let result = polybook::pgn::split::split_pgn(input, &args.output, &opts, &cancel, &bar);
     bar.finish();
     let report = result.map_err(|e| match e {
         SplitError::Interrupted { .. } => CliError {

@@ -141,7 +141,7 @@ pub fn run(args: Args) -> CliResult {
 
 /// `--range START:END` (or `START:`) of the one input, which must be a plain PGN file: the
 /// input that reads the games starting there.
-fn range_input(inputs: &[PathBuf], range: &str) -> Result<polybook::builder::Input, CliError> {
+fn range_input(inputs: &[PathBuf], range: &str) -> Result<polybook::pgn::input::Input, CliError> {
     let bad =
         |why: &str| CliError::usage(format!("--range {}: {why}", polybook::text::quote(range)));
     let (start, end) = range
@@ -187,19 +187,19 @@ fn range_input(inputs: &[PathBuf], range: &str) -> Result<polybook::builder::Inp
         )));
     }
     meta.map_err(read_err)?;
-    let compression = polybook::builder::input::compression_of(path).map_err(read_err)?;
-    if compression != polybook::builder::input::Compression::None {
+    let compression = polybook::pgn::input::compression_of(path).map_err(read_err)?;
+    if compression != polybook::pgn::input::Compression::None {
         return Err(CliError::usage(format!(
             "--range reads plain PGN files, and {name} is compressed ({}); decompress it first, or use 'polybook split'",
             format!("{compression:?}").to_lowercase()
         )));
     }
-    polybook::builder::Input::range(path, start, end).map_err(read_err)
+    polybook::pgn::input::Input::range(path, start, end).map_err(read_err)
 }
 
 /// The tally as text, to standard output (`-`) or to a file that appears whole.
 fn tsv(
-    inputs: &[polybook::builder::Input],
+    inputs: &[polybook::pgn::input::Input],
     output: &Path,
     opts: &polybook::builder::BuildOptions,
     cancel: &std::sync::atomic::AtomicBool,

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use polybook::atomic::AtomicFile;
-use polybook::builder::input::expand;
+use polybook::pgn::input::expand;
 use polybook::training::data::{BLOCK, LabelHeader, enumerate, read_labels, samples};
 use polybook::training::trainer::{TrainOptions, train};
 

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use polybook::builder::input::expand;
 use polybook::engine::eval::Params;
+use polybook::pgn::input::expand;
 use polybook::tune::{TuneOptions, create_output, read_positions, tune, write_params};
 
 use super::{CliError, CliResult};

@@ -11,8 +11,9 @@ use shakmaty::{CastlingMode, Chess, Position};
 
 use super::{Player, Record, Word};
 use crate::book::{Key, KeyUpdate, RawMove};
-use crate::builder::parse::ChunkVisitor;
-use crate::builder::{is_standard_variant, parse_date, play_san};
+use crate::pgn::read::ChunkVisitor;
+use crate::pgn::san::play_san;
+use crate::pgn::tags::{is_standard_variant, parse_date};
 use crate::position::playable;
 
 /// The index's partitions: records go to one of these by their key's top bits, so that each
@@ -237,7 +238,7 @@ pub struct Movetext {
     stopped: bool,
 }
 
-/// Reads a chunk's games (see `builder::parse::read_games`).
+/// Reads a chunk's games (see [`crate::pgn::read::read_games`]).
 pub struct IndexVisitor<'a> {
     player: Option<&'a Player>,
     max_ply: usize,
@@ -522,7 +523,7 @@ impl ChunkVisitor for IndexVisitor<'_> {
 pub fn index_chunk(data: &[u8], player: Option<&Player>, max_ply: usize) -> ChunkIndex {
     let mut visitor = IndexVisitor::new(player, max_ply);
     visitor.out.moves.reserve(data.len() / 8);
-    crate::builder::parse::read_games(data, &mut visitor);
+    crate::pgn::read::read_games(data, &mut visitor);
     visitor.out
 }
 

@@ -16,9 +16,9 @@
 //! The records are kept in [`game::PARTITIONS`] partitions by the key's top bits, each sorted by
 //! (key, game), so a position's records are one run found by binary search, in game order.
 //!
-//! The games are read by the build's reader (`builder::input`, `builder::parse`): the same chunks
+//! The games are read by the build's reader (`pgn::input`, `pgn::read`): the same chunks
 //! of whole games, the same rule for where a game starts, and the same reading of moves
-//! (`builder::play_san`). Games are numbered in input order, whatever `--threads`.
+//! (`pgn::san::play_san`). Games are numbered in input order, whatever `--threads`.
 
 pub mod game;
 pub mod query;
@@ -32,8 +32,8 @@ use std::time::Instant;
 
 use thiserror::Error;
 
-use crate::builder::Progress;
-use crate::builder::input::{self, Chunks, Input};
+use crate::pgn::Progress;
+use crate::pgn::input::{self, Chunks, Input};
 use crate::text::{quote, thousands};
 use game::{
     ChunkIndex, Counts, GameInfo, Mode, PARTITIONS, Speed, Strings, index_chunk, partition,
@@ -219,7 +219,7 @@ pub struct Index {
 }
 
 impl Index {
-    /// Reads `inputs` (files, folders expanded by `builder::input::expand`) into an index.
+    /// Reads `inputs` (files, folders expanded by [`input::expand`]) into an index.
     pub fn read(
         inputs: &[Input],
         opts: &IndexOptions,

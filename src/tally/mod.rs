@@ -59,9 +59,11 @@ pub use writer::TallyWriter;
 
 use crate::book::{BookError, BookWriter, Entry};
 use crate::builder::{
-    BuildError, BuildOptions, BuildReport, EntryRules, GameFilter, Input, PairColumns, PairCount,
-    PairEntries, PositionSink, Progress, output_is_input, same_file,
+    BuildError, BuildOptions, BuildReport, EntryRules, GameFilter, PairColumns, PairCount,
+    PairEntries, PositionSink, output_is_input, same_file,
 };
+use crate::pgn::Progress;
+use crate::pgn::input::Input;
 use crate::text::quote_path;
 
 /// Why a tally could not be made, read or used.

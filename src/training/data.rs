@@ -35,10 +35,9 @@ use pgn_reader::{RawTag, SanPlus, Skip, Visitor};
 use shakmaty::{Chess, Color, Position};
 
 use super::Sample;
-use crate::builder::Input;
-use crate::builder::input::Chunks;
 use crate::engine::hash::hash_of;
 use crate::engine::{Engine, Limits, Score, SearchOptions};
+use crate::pgn::input::{Chunks, Input};
 use crate::text::reason;
 
 /// Positions labelled together by one cleared engine.
@@ -121,7 +120,7 @@ pub enum DataError {
 pub fn enumerate(
     inputs: &[Input],
     selection: Selection,
-    progress: &dyn crate::builder::Progress,
+    progress: &dyn crate::pgn::Progress,
     stop: &AtomicBool,
 ) -> Result<(Vec<Candidate>, u64, ReadReport), DataError> {
     let bytes_read = Arc::new(AtomicU64::new(0));
@@ -133,7 +132,7 @@ pub fn enumerate(
         };
         let mut chunks = Chunks::open(input, bytes_read.clone(), 1 << 22).map_err(read_error)?;
         while let Some(chunk) = chunks.next_chunk().map_err(read_error)? {
-            crate::builder::parse::read_games(&chunk, &mut visitor);
+            crate::pgn::read::read_games(&chunk, &mut visitor);
             progress.update(bytes_read.load(Ordering::Relaxed), visitor.report.games);
             if stop.load(Ordering::Relaxed) {
                 return Err(DataError::Stopped);
@@ -218,7 +217,7 @@ impl Visitor for Enumerator {
                 )
             }
             b"Variant" => {
-                tags.other_variant |= !crate::builder::is_standard_variant(value.as_bytes())
+                tags.other_variant |= !crate::pgn::tags::is_standard_variant(value.as_bytes())
             }
             _ => {}
         }
@@ -248,7 +247,7 @@ impl Visitor for Enumerator {
         if game.stopped {
             return ControlFlow::Continue(());
         }
-        let Ok(mv) = crate::builder::play_san(san_plus.san, &game.pos) else {
+        let Ok(mv) = crate::pgn::san::play_san(san_plus.san, &game.pos) else {
             // An illegal move ends the game here; the positions before it still count.
             game.stopped = true;
             return ControlFlow::Continue(());
@@ -294,7 +293,7 @@ struct EnumeratorMark {
     fingerprint: u64,
 }
 
-impl crate::builder::parse::ChunkVisitor for Enumerator {
+impl crate::pgn::read::ChunkVisitor for Enumerator {
     type Mark = EnumeratorMark;
     fn mark(&mut self) -> EnumeratorMark {
         self.journal.clear();
@@ -643,7 +642,7 @@ pub fn write_labels(out: &mut impl Write, index: usize, labels: &[i16]) -> io::R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builder::parse::read_games;
+    use crate::pgn::read::read_games;
 
     /// What enumerating a text gives: the report, the fingerprint, and each kept position with
     /// its game's number.

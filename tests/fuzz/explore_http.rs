@@ -43,7 +43,7 @@ fn fuzz_explorer() -> polybook::explore::Explorer {
         memory: 1 << 30,
     };
     let index = polybook::repertoire::Index::read(
-        &[polybook::builder::Input::File(games)],
+        &[polybook::pgn::input::Input::File(games)],
         &opts,
         &std::sync::atomic::AtomicBool::new(false),
         &(),

@@ -24,7 +24,7 @@ fn explorer_of(games: &str, player: Option<&str>) -> Explorer {
         memory: 1 << 30,
     };
     let index = polybook::repertoire::Index::read(
-        &[polybook::builder::Input::File(common::data(games))],
+        &[polybook::pgn::input::Input::File(common::data(games))],
         &opts,
         &std::sync::atomic::AtomicBool::new(false),
         &(),

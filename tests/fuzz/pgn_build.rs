@@ -4,7 +4,8 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use polybook::builder::{BuildOptions, Input, build};
+use polybook::builder::{BuildOptions, build};
+use polybook::pgn::input::Input;
 
 use crate::{PGN_TOKENS, assert_one_line, fuzz, mutate, pgn_seeds};
 

@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use polybook::builder::{BuildError, BuildOptions, Input, PairCount};
+use polybook::builder::{BuildError, BuildOptions, PairCount};
+use polybook::pgn::input::Input;
 use polybook::tally::{TallyError, TallyMerge, TallyReader, tally_pgn};
 
 /// The rows of a tally file as stored, and its count of games.

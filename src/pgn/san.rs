@@ -1,19 +1,61 @@
-//! A fast path from SAN to the move it names, for the moves that make up almost every game.
+//! SAN to the move it names, as every PGN reader of polybook reads it: [`play_san`] tries the
+//! fast path, then shakmaty's reading, then the lenient readings other readers accept.
 //!
-//! shakmaty's `San::to_move` generates the legal moves to the target square and filters them;
-//! that was a third of a build's time. Most SAN moves have exactly one piece of the named kind
-//! that can reach the target, and the move is legal unless it uncovers the king (only possible
-//! when the piece stood on a line through it) or leaves a check unanswered. [`resolve`] settles
-//! those, and castling, with a few small tables; it answers `None` for everything else (en
-//! passant, double check, ambiguity before the legality test, illegal or malformed SAN), which
+//! The fast path: shakmaty's `San::to_move` generates the legal moves to the target square and
+//! filters them; that was a third of a build's time. Most SAN moves have exactly one piece of the
+//! named kind that can reach the target, and the move is legal unless it uncovers the king (only
+//! possible when the piece stood on a line through it) or leaves a check unanswered. [`resolve`]
+//! settles those, and castling, with a few small tables; it answers `None` for everything else
+//! (en passant, double check, ambiguity before the legality test, illegal or malformed SAN), which
 //! the caller hands to shakmaty. So every answer is the one shakmaty gives: the tests below
 //! compare the two on every legal move of random games and on illegal ones.
 
-use shakmaty::san::San;
+use shakmaty::san::{San, SanError};
+use shakmaty::uci::UciMove;
 use shakmaty::{Bitboard, CastlingSide, Chess, Color, Move, Position, Rank, Role, Square, attacks};
 
+/// The move `san` names in `pos`, as the build reads it: the common cases settled cheaply, then
+/// shakmaty's reading, then the lenient readings other readers accept (see [`lenient`]).
+#[inline]
+pub fn play_san(san: San, pos: &Chess) -> Result<Move, SanError> {
+    match resolve(&san, pos) {
+        Some(m) => Ok(m),
+        None => san.to_move(pos).or_else(|err| lenient(san, pos).ok_or(err)),
+    }
+}
+
+/// Readings of a move that is not legal as written SAN, as other readers (python-chess) accept:
+/// a capture written without `x` or a move with a wrong `x` (`Raf8` for `Raxf8`), and UCI
+/// coordinates (`g1f3`, `e1g1`, `e7e8q`), which read as a pawn move with a full origin square.
+fn lenient(san: San, pos: &Chess) -> Option<Move> {
+    let mut flipped = san;
+    if let San::Normal { capture, .. } = &mut flipped {
+        *capture = !*capture;
+        if let Ok(m) = flipped.to_move(pos) {
+            return Some(m);
+        }
+    }
+    match san {
+        San::Normal {
+            role: Role::Pawn,
+            file: Some(file),
+            rank: Some(rank),
+            to,
+            promotion,
+            ..
+        } => UciMove::Normal {
+            from: Square::from_coords(file, rank),
+            to,
+            promotion,
+        }
+        .to_move(pos)
+        .ok(),
+        _ => None,
+    }
+}
+
 /// The move `san` names in `pos` if it is a common case settled cheaply, else `None`.
-pub fn resolve(san: &San, pos: &Chess) -> Option<Move> {
+fn resolve(san: &San, pos: &Chess) -> Option<Move> {
     let San::Normal {
         role,
         file,

@@ -1,8 +1,8 @@
-//! The PGN inputs of a build: files (plain or compressed), folders of them, or standard input, read
+//! The PGN inputs: files (plain or compressed), folders of them, or standard input, read
 //! as one stream of chunks that each end at a game boundary, so that chunks can be parsed apart.
 //!
 //! Where a game starts is decided here, once, by [`next_game_start`]: the chunks are cut there,
-//! and the game reader (`super::parse::read_games`) never lets pgn-reader read across such a place
+//! and the game reader ([`super::read::read_games`]) never lets pgn-reader read across such a place
 //! either (see [`run_end`]). So a game is read the same way whatever chunk it falls in, and the
 //! book does not depend on `--threads` or `--memory`.
 
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::BuildError;
+use thiserror::Error;
 
 /// One input: a file, the games of a plain file that start in a byte range, or standard input.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -157,27 +157,35 @@ fn is_pgn_name(path: &Path) -> bool {
     name.ends_with(".pgn")
 }
 
+/// An input that cannot be read: its name and why.
+#[derive(Debug, Error)]
+#[error("{name}: cannot read: {why}")]
+pub struct InputError {
+    pub name: String,
+    pub why: String,
+}
+
 /// Expands the command-line inputs: `-` is standard input, a folder gives every PGN file below it
 /// (sorted by path, so the order is reproducible), a file is itself. Each must exist.
-pub fn expand(args: &[PathBuf]) -> Result<Vec<Input>, BuildError> {
+pub fn expand(args: &[PathBuf]) -> Result<Vec<Input>, InputError> {
     let mut out = Vec::new();
     for arg in args {
         if arg.as_os_str() == "-" {
             out.push(Input::Stdin);
             continue;
         }
-        let meta = std::fs::metadata(arg).map_err(|e| BuildError::Input {
+        let meta = std::fs::metadata(arg).map_err(|e| InputError {
             name: arg.display().to_string(),
             why: crate::text::reason(&e),
         })?;
         if meta.is_dir() {
             let mut files = Vec::new();
-            walk(arg, &mut files).map_err(|e| BuildError::Input {
+            walk(arg, &mut files).map_err(|e| InputError {
                 name: arg.display().to_string(),
                 why: crate::text::reason(&e),
             })?;
             if files.is_empty() {
-                return Err(BuildError::Input {
+                return Err(InputError {
                     name: arg.display().to_string(),
                     why: "a folder with no PGN files (*.pgn, *.pgn.gz, .zst, .bz2, .xz)".into(),
                 });
@@ -185,7 +193,7 @@ pub fn expand(args: &[PathBuf]) -> Result<Vec<Input>, BuildError> {
             files.sort();
             out.extend(files.into_iter().map(Input::File));
         } else {
-            File::open(arg).map_err(|e| BuildError::Input {
+            File::open(arg).map_err(|e| InputError {
                 name: arg.display().to_string(),
                 why: crate::text::reason(&e),
             })?;
