@@ -20,6 +20,7 @@ mod games;
 mod inspect;
 mod layers;
 mod learn;
+mod match_openings;
 mod merge;
 mod openings;
 mod play;
