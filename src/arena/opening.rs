@@ -74,7 +74,7 @@ pub enum Order {
 /// let lines: Vec<StartLine> = (1..=3)
 ///     .map(|n| {
 ///         let pos = Chess::default();
-///         let m = pos.legal_moves()[n].clone();
+///         let m = pos.legal_moves()[n];
 ///         StartLine { start: pos, moves: vec![m] }
 ///     })
 ///     .collect();
@@ -346,7 +346,7 @@ mod tests {
             .iter()
             .map(|m| StartLine {
                 start: Chess::default(),
-                moves: vec![m.clone()],
+                moves: vec![*m],
             })
             .collect();
         let shuffled = arrange(lines.clone(), Order::Random, 1, 7);
