@@ -3,9 +3,10 @@
 
     match_check.py GAMES.pgn [BOOK.bin]
 
-Prints one JSON object per game: its tags, the moves (UCI), the moves marked {book}, whether
-each of those is in BOOK for its position (python-chess's polyglot reader), and whether the
-result agrees with the final position:
+Prints one JSON object per game: its tags, the moves (UCI), the moves marked {book} and their
+plies (0-based), whether each of those is in BOOK for its position (python-chess's polyglot
+reader), for every ply whether BOOK has a move in the position before it, and whether the result
+agrees with the final position:
   - Termination "normal": a checkmate is won by the side that gave it; a draw is a stalemate,
     insufficient material, the fifty-move rule or a threefold repetition.
   - A forfeit ("time forfeit", "illegal move", "abandoned", "stalled connection"): the side to
@@ -27,12 +28,15 @@ with open(pgn_path) as f:
         if game is None:
             break
         board = game.board()
-        moves, book_moves, in_book = [], [], []
+        moves, book_moves, book_plies, in_book, book_has = [], [], [], [], []
         node = game
         while node.variations:
             node = node.variations[0]
+            if book is not None:
+                book_has.append(any(True for _ in book.find_all(board)))
             if node.comment.strip() == "book":
                 book_moves.append(node.move.uci())
+                book_plies.append(len(moves))
                 if book is not None:
                     in_book.append(any(e.move == node.move for e in book.find_all(board)))
             moves.append(node.move.uci())
@@ -64,7 +68,10 @@ with open(pgn_path) as f:
             "plycount": int(h.get("PlyCount", "-1")),
             "moves": moves,
             "book_moves": book_moves,
+            "book_plies": book_plies,
             "in_book": in_book,
+            "book_has": book_has,
+            "fen": h.get("FEN"),
             "consistent": consistent,
             "errors": [str(e) for e in game.errors],
             "final_comment": node.comment if node is not game else "",

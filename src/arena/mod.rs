@@ -3,8 +3,8 @@
 //!
 //! - [`game`]: one game and the rules that end it; [`clock`]: time controls and clocks.
 //! - [`pgn`]: PGN text (tags, result, a game's moves) and PGN files.
-//! - [`player`]: a UCI engine process; [`opening`]: openings walked from a book; [`learn`]:
-//!   the books learning from a match's games.
+//! - [`player`]: a UCI engine process; [`opening`]: openings from EPD and PGN files and walked
+//!   from a book; [`learn`]: the books learning from a match's games.
 //! - [`runner`]: a match's games, played in parallel and reported as data; [`stats`]: the
 //!   match's tally, Elo and SPRT.
 //! - [`tournament`]: several engines, in a round robin or a gauntlet, played by the same

@@ -8,6 +8,7 @@ use std::io::{BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::thread;
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
+use crate::book::Books;
 use crate::engine::Score;
 
 /// How to run an engine: the program, its arguments and the UCI options to set.
@@ -28,6 +30,41 @@ pub struct EngineSpec {
     pub label: String,
     /// The name the user gave it (`NAME=SPEC`), shown instead of its `id name`.
     pub name: Option<String>,
+    /// The engine's own opening book, whose moves the runner plays for it (cutechess's
+    /// `book=FILE bookdepth=N`).
+    pub book: Option<EngineBook>,
+}
+
+/// An engine's own books, played by the runner for it: while the game is within `depth` and a
+/// book has a move for the position, the runner picks one (as the match's book walk picks, from
+/// the match's seed) instead of asking the engine.
+#[derive(Clone)]
+pub struct EngineBook {
+    /// In priority order: the first with a move that counts gives it.
+    pub books: Arc<Books>,
+    /// The most full moves from the game's start in which the book is asked (cutechess's
+    /// `bookdepth`): while fewer than twice as many plies have been played. `None`: as long as it
+    /// has a move.
+    pub depth: Option<usize>,
+}
+
+impl PartialEq for EngineBook {
+    /// The same books (the same loaded files, not equal contents) and depth.
+    fn eq(&self, other: &EngineBook) -> bool {
+        Arc::ptr_eq(&self.books, &other.books) && self.depth == other.depth
+    }
+}
+
+impl Eq for EngineBook {}
+
+impl std::fmt::Debug for EngineBook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.books.iter().map(|(name, _)| name).collect();
+        f.debug_struct("EngineBook")
+            .field("books", &names)
+            .field("depth", &self.depth)
+            .finish()
+    }
 }
 
 impl EngineSpec {
@@ -79,6 +116,7 @@ impl EngineSpec {
                 options,
                 label: text.to_string(),
                 name: None,
+                book: None,
             });
         }
         if let Some(command) = text.strip_prefix("cmd:") {
@@ -92,6 +130,7 @@ impl EngineSpec {
                 options: Vec::new(),
                 label: text.to_string(),
                 name: None,
+                book: None,
             });
         }
         // A bare program name or path is the usual slip: say what was meant.

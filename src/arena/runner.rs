@@ -20,7 +20,7 @@ use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, KnownOutcome, Move, Po
 
 use super::clock::{Clock, PerMove, TimeControl};
 use super::game::{Game, Termination};
-use super::opening::book_walk;
+use super::opening::{StartLine, book_walk};
 use super::pgn::{game_text, result_text, roster};
 use super::player::{EngineError, EngineSpec, GoError, UciEngine};
 use crate::book::{Books, ChooseOptions};
@@ -69,9 +69,10 @@ pub struct MatchConfig {
     pub book: Option<Arc<Books>>,
     pub book_plies: usize,
     pub choose: ChooseOptions,
-    /// The positions the openings start from: pair k starts from `starts[k % len]` (then the
-    /// book walk, if there is a book). Never empty.
-    pub starts: Vec<Chess>,
+    /// The lines the openings start from (a position and the moves played from it): pair k
+    /// plays `starts[k % len]`, then the book walk from where it ends, if there is a book.
+    /// Never empty.
+    pub starts: Vec<StartLine>,
     pub games: usize,
     pub limit: MoveLimit,
     /// Extra time past a clock's zero before the flag falls.
@@ -143,26 +144,72 @@ fn distinct_names(a: &str, b: &str) -> [String; 2] {
     }
 }
 
-/// A pair's opening: where the games start and the book moves played from there.
+/// A pair's opening: where the games start and the moves played from there, those of its
+/// line of the openings file first, then the book moves.
 #[derive(Clone, Debug)]
 pub struct Opening {
     pub start: Chess,
     pub moves: Vec<Move>,
+    /// How many of `moves` come from the openings file (the rest from the book walk).
+    pub file_moves: usize,
+}
+
+impl Opening {
+    /// The book walk's part: the position it starts from and its moves.
+    pub fn book_part(&self) -> (Chess, &[Move]) {
+        let (line, book) = self.moves.split_at(self.file_moves);
+        let mut pos = self.start.clone();
+        for &m in line {
+            pos.play_unchecked(m);
+        }
+        (pos, book)
+    }
 }
 
 /// The opening of pair `pair`: the same whatever the concurrency, for a given seed.
 pub fn opening_for(config: &MatchConfig, pair: usize) -> Opening {
-    let start = config.starts[pair % config.starts.len()].clone();
-    let Some(book) = &config.book else {
-        return Opening {
-            start,
-            moves: Vec::new(),
-        };
+    let line = &config.starts[pair % config.starts.len()];
+    let mut opening = Opening {
+        start: line.start.clone(),
+        moves: line.moves.clone(),
+        file_moves: line.moves.len(),
     };
-    let mut rng =
-        StdRng::seed_from_u64(config.seed ^ (pair as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let moves = book_walk(book, &start, config.book_plies, &config.choose, &mut rng);
-    Opening { start, moves }
+    if let Some(book) = &config.book {
+        let mut rng =
+            StdRng::seed_from_u64(config.seed ^ (pair as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let (from, _) = opening.book_part();
+        let walk = book_walk(book, &from, config.book_plies, &config.choose, &mut rng);
+        opening.moves.extend(walk);
+    }
+    opening
+}
+
+/// The random numbers of engine `which`'s own book in the game of PGN round `round`: the same
+/// whatever the concurrency, for a given seed.
+fn engine_book_rng(seed: u64, round: usize, which: usize) -> StdRng {
+    let salt =
+        (round as u64).wrapping_mul(0xD1B5_4A32_D192_ED03) ^ (which as u64 + 1).rotate_left(32);
+    StdRng::seed_from_u64(seed ^ salt)
+}
+
+/// The move engine `spec`'s own book gives in `game`'s position, if it has one and the game is
+/// still within its depth (cutechess's rule: fewer plies played from the game's start than
+/// twice the depth in moves).
+fn engine_book_move(
+    spec: &EngineSpec,
+    game: &Game,
+    choose: &ChooseOptions,
+    rng: &mut StdRng,
+) -> Option<Move> {
+    let book = spec.book.as_ref()?;
+    if book
+        .depth
+        .is_some_and(|d| game.moves().len() >= d.saturating_mul(2))
+    {
+        return None;
+    }
+    let (_, pick) = book.books.pick(game.position(), choose, rng)?;
+    Some(pick.book_move.mv)
 }
 
 /// The openings of the games being started, each walked once and shared by the games that play
@@ -331,6 +378,8 @@ impl Worker<'_> {
         };
         // Each engine's scores, its own view, newest last (for adjudication).
         let mut scores: [Vec<Option<i32>>; 2] = [Vec::new(), Vec::new()];
+        // The random numbers of each engine's own book, if it has one.
+        let mut book_rngs = [0, 1].map(|which| engine_book_rng(config.seed, round, which));
 
         let mut uci_moves = game.uci_moves();
         while game.end.is_none() {
@@ -343,6 +392,18 @@ impl Worker<'_> {
             }
             let side = game.position().turn();
             let which = engine_of(side);
+            // The engine's own book, played for it by the runner (as cutechess does): no search,
+            // no time off its clock, no score.
+            if let Some(mv) = engine_book_move(
+                &config.engines[which],
+                &game,
+                &config.choose,
+                &mut book_rngs[which],
+            ) {
+                uci_moves.push(mv.to_uci(CastlingMode::Standard).to_string());
+                game.play(mv, Some("book".to_string()));
+                continue;
+            }
             let position = match &start_fen {
                 Some(fen) => format!("position fen {fen}"),
                 None => "position startpos".to_string(),

@@ -664,15 +664,10 @@ fn learn_from_game(
     let (Some(books), Some(outcome)) = (&settings.book, report.outcome) else {
         return Ok(());
     };
+    // The moves of the openings file came from no book: only the book walk learns.
     let opening = runner::opening_for(settings, report.index / 2);
-    let updates = learn_opening(
-        books,
-        paths,
-        &settings.choose,
-        &opening.start,
-        &opening.moves,
-        outcome,
-    )?;
+    let (start, moves) = opening.book_part();
+    let updates = learn_opening(books, paths, &settings.choose, &start, moves, outcome)?;
     for update in updates {
         learned[update.book] += update.moves;
     }

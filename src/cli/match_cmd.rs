@@ -1,6 +1,7 @@
 //! `polybook match`: two UCI engines play a match whose openings come from a book; more engines
 //! play a tournament (round robin or gauntlet, see `match_cmd/tournament.rs`).
 
+mod openings;
 mod tournament;
 
 use std::io::Write;
@@ -9,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use polybook::arena::clock::TimeControl;
-use polybook::arena::opening::{OpeningsError, parse_openings};
-use polybook::arena::player::{EngineSpec, parse_option};
+use polybook::arena::opening::{Order, StartLine};
+use polybook::arena::player::{EngineBook, EngineSpec, parse_option};
 use polybook::arena::runner::{DrawRule, MatchConfig, MoveLimit, ResignRule};
 use polybook::arena::session::{
     MatchReport, Progress, Report, Session, SessionConfig, SessionError,
@@ -40,7 +41,11 @@ EXAMPLES:
   polybook match --tournament gauntlet --engine builtin \\
       --engine SF=cmd:/usr/games/stockfish --engine cmd:/usr/games/glaurung \\
       --each Hash=16 --option 2:UCI_LimitStrength=true --option 2:UCI_Elo=1500 \\
-      --book books/bundled.bin --games 20 --tc 2+0.05 --concurrency 2")]
+      --book books/bundled.bin --games 20 --tc 2+0.05 --concurrency 2
+  polybook match --engine builtin --engine cmd:/usr/games/stockfish \\
+      --engine-book 2:books/bundled.bin --engine-book-depth 2:8 \\
+      --openings file=openings.pgn format=pgn order=random plies=8 start=3 \\
+      --games 100 --tc 10+0.1 --srand 42")]
 pub struct Args {
     /// An engine (twice, or more for a tournament): `builtin`, `builtin:Name=Value,...` or
     /// `cmd:PROGRAM [ARGS]`, each optionally named: `NAME=SPEC`.
@@ -53,6 +58,17 @@ pub struct Args {
     /// options, which win).
     #[arg(long, value_name = "NAME=VALUE")]
     each: Vec<String>,
+    /// Engine N's own book: `N:FILE` (cutechess's `book=FILE`; repeatable: several books of one
+    /// engine are asked in order). The runner plays its moves for that engine (weighted by
+    /// --book-selection, from the seed) while the game is within --engine-book-depth and the
+    /// book has a move; the engine searches the others. A `builtin` engine's own book is turned
+    /// off (OwnBook=false).
+    #[arg(long = "engine-book", value_name = "N:FILE")]
+    engine_books: Vec<String>,
+    /// How deep engine N's own book is asked: `N:MOVES`, full moves from the game's start
+    /// (cutechess's `bookdepth=MOVES`) [default: as long as the book has a move].
+    #[arg(long = "engine-book-depth", value_name = "N:MOVES")]
+    engine_book_depths: Vec<String>,
     /// Play a tournament: `round-robin` (every engine against every other) or `gauntlet` (the
     /// first engine against each of the others). More than two engines make a round robin
     /// when this is not given.
@@ -83,11 +99,15 @@ pub struct Args {
     /// The position the openings start from (default: the standard start).
     #[arg(long, conflicts_with = "openings")]
     fen: Option<String>,
-    /// Start positions, one FEN or EPD a line (`#` comments and blank lines skipped): pair k
-    /// starts from line k (cycling), then walks the book if there is one.
-    #[arg(long, value_name = "FILE.epd")]
-    openings: Option<PathBuf>,
-    /// Take the --openings lines in a random order (from the seed) instead of file order.
+    /// The openings file, then settings: `FILE [format=epd|pgn] [order=sequential|random]
+    /// [plies=N] [start=N]` (or cutechess's and fastchess's `file=FILE format=... ...`). EPD
+    /// (any extension but .pgn): one FEN or EPD a line (`#` comments and blank lines skipped).
+    /// PGN: each game's moves from its start (its FEN tag), the first `plies` of them (default:
+    /// all). Pair k plays opening k (cycling), then walks the book if there is one; `order=random`
+    /// shuffles them by the seed, `start=N` begins at the Nth (wrapping around).
+    #[arg(long, value_name = "FILE [KEY=VALUE...]", num_args = 1..)]
+    openings: Vec<String>,
+    /// The same as `--openings ... order=random`.
     #[arg(long, requires = "openings")]
     shuffle_openings: bool,
     /// Games to play (each opening is played twice, colours swapped); in a tournament, the
@@ -111,8 +131,9 @@ pub struct Args {
     /// Append every game to this PGN file as soon as it ends.
     #[arg(long, value_name = "FILE")]
     pgn: Option<PathBuf>,
-    /// Seed for the openings (default: random, printed so a match can be repeated).
-    #[arg(long, value_name = "S")]
+    /// Seed for the openings and the engines' books (default: random, printed so a match can be
+    /// repeated).
+    #[arg(long, visible_alias = "srand", value_name = "S")]
     seed: Option<u64>,
     /// Stop when a sequential test decides: `elo0=0,elo1=5,alpha=0.05,beta=0.05`.
     #[arg(long, value_name = "SPEC")]
@@ -191,11 +212,6 @@ fn engine_specs(args: &Args) -> Result<Vec<EngineSpec>, CliError> {
         .map(|text| EngineSpec::parse(text, &exe).map_err(CliError::usage))
         .collect::<Result<Vec<_>, _>>()?;
     let count = engines.len();
-    let numbers = if count == 2 {
-        "1 or 2".to_string()
-    } else {
-        format!("1 to {count}")
-    };
     let each = args
         .each
         .iter()
@@ -213,15 +229,10 @@ fn engine_specs(args: &Args) -> Result<Vec<EngineSpec>, CliError> {
         let bad = |why: String| {
             CliError::usage(format!("--option {}: {why}", polybook::text::quote(text)))
         };
-        let (n, option) = text
-            .split_once(':')
-            .ok_or_else(|| bad(format!("expected N:Name=Value, N being {numbers}")))?;
-        let n = match n.trim().parse::<usize>() {
-            Ok(n) if (1..=count).contains(&n) => n - 1,
-            _ => return Err(bad(format!("engine number '{n}' is not {numbers}"))),
-        };
+        let (n, option) = engine_number("option", text, "Name=Value", count)?;
         engines[n].options.push(parse_option(option).map_err(bad)?);
     }
+    engine_books(args, &mut engines, &exe)?;
     // Two engines given the same name could not be told apart in the PGN and the table.
     for (i, engine) in engines.iter().enumerate() {
         if let Some(name) = &engine.name
@@ -234,6 +245,83 @@ fn engine_specs(args: &Args) -> Result<Vec<EngineSpec>, CliError> {
         }
     }
     Ok(engines)
+}
+
+/// The numbers an engine may be given by, for messages: `1 or 2`, `1 to 5`.
+fn engine_numbers(count: usize) -> String {
+    if count == 2 {
+        "1 or 2".to_string()
+    } else {
+        format!("1 to {count}")
+    }
+}
+
+/// `N:REST` of `--FLAG` (whose `REST` is `what`) as engine N's index (0-based) among `count`
+/// engines, and `REST`.
+fn engine_number<'a>(
+    flag: &str,
+    text: &'a str,
+    what: &str,
+    count: usize,
+) -> Result<(usize, &'a str), CliError> {
+    let numbers = engine_numbers(count);
+    let bad =
+        |why: String| CliError::usage(format!("--{flag} {}: {why}", polybook::text::quote(text)));
+    let (n, rest) = text
+        .split_once(':')
+        .ok_or_else(|| bad(format!("expected N:{what}, N being {numbers}")))?;
+    match n.trim().parse::<usize>() {
+        Ok(n) if (1..=count).contains(&n) => Ok((n - 1, rest)),
+        _ => Err(bad(format!("engine number '{n}' is not {numbers}"))),
+    }
+}
+
+/// The engines' own books (`--engine-book`, `--engine-book-depth`), opened and given to their
+/// specs; a `builtin` engine with one has its own book turned off (OwnBook=false, sent first so
+/// that an OwnBook the user gives wins).
+fn engine_books(args: &Args, engines: &mut [EngineSpec], exe: &std::path::Path) -> CliResult {
+    let count = engines.len();
+    let mut books: Vec<Books> = (0..count).map(|_| Books::new()).collect();
+    for text in &args.engine_books {
+        let (n, path) = engine_number("engine-book", text, "FILE", count)?;
+        let path = PathBuf::from(path);
+        books[n].push(path.display().to_string(), open_book(&path)?);
+    }
+    for engine_books in &books {
+        super::warn_unscored(engine_books, args.book_selection);
+    }
+    let mut depths = vec![None; count];
+    for text in &args.engine_book_depths {
+        let (n, depth) = engine_number("engine-book-depth", text, "MOVES", count)?;
+        let bad = |why: &str| {
+            CliError::usage(format!(
+                "--engine-book-depth {}: {why}",
+                polybook::text::quote(text)
+            ))
+        };
+        match depth.trim().parse::<usize>() {
+            Ok(d) if d >= 1 => depths[n] = Some(d),
+            _ => return Err(bad("expected N:MOVES, MOVES a whole number of at least 1")),
+        }
+        if books[n].is_empty() {
+            return Err(bad(&format!("engine {} has no --engine-book", n + 1)));
+        }
+    }
+    for ((engine, books), depth) in engines.iter_mut().zip(books).zip(depths) {
+        if books.is_empty() {
+            continue;
+        }
+        if engine.program == exe && engine.args == ["uci"] {
+            engine
+                .options
+                .insert(0, ("OwnBook".to_string(), "false".to_string()));
+        }
+        engine.book = Some(EngineBook {
+            books: Arc::new(books),
+            depth,
+        });
+    }
+    Ok(())
 }
 
 /// The match's settings; `engines` are the first two of `specs`.
@@ -275,18 +363,20 @@ fn config(args: &Args, specs: &[EngineSpec]) -> Result<MatchConfig, CliError> {
         None => None,
     };
     let seed = args.seed.unwrap_or_else(rand::random);
-    let starts = match (&args.fen, &args.openings) {
-        (Some(fen), _) => vec![polybook::position::parse_fen(fen).map_err(CliError::data)?],
-        (None, Some(path)) => {
-            let mut starts = read_openings(path)?;
+    let starts: Vec<StartLine> = match (&args.fen, &args.openings[..]) {
+        (Some(fen), _) => vec![
+            polybook::position::parse_fen(fen)
+                .map_err(CliError::data)?
+                .into(),
+        ],
+        (None, []) => vec![shakmaty::Chess::default().into()],
+        (None, words) => {
+            let mut spec = openings::OpeningsSpec::parse(words)?;
             if args.shuffle_openings {
-                use rand::SeedableRng;
-                use rand::seq::SliceRandom;
-                starts.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
+                spec.order = Order::Random;
             }
-            starts
+            spec.read(seed)?
         }
-        (None, None) => vec![shakmaty::Chess::default()],
     };
     let mut books = Books::new();
     for path in &args.book {
@@ -329,16 +419,6 @@ fn config(args: &Args, specs: &[EngineSpec]) -> Result<MatchConfig, CliError> {
         event: args.event.clone(),
         handshake_timeout: Duration::from_secs_f64(args.handshake_timeout),
         move_timeout: Duration::from_secs_f64(args.move_timeout),
-    })
-}
-
-/// The start positions of an openings file (see [`parse_openings`]).
-fn read_openings(path: &std::path::Path) -> Result<Vec<shakmaty::Chess>, CliError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| super::file_error("read openings", path, &e))?;
-    parse_openings(&text).map_err(|e| match e {
-        OpeningsError::BadLine { .. } => CliError::data(format!("{} {e}", path.display())),
-        OpeningsError::Empty => CliError::data(format!("{}: {e}", path.display())),
     })
 }
 

@@ -807,7 +807,7 @@ fn session_config(
             book: books.map(Arc::new),
             book_plies: 4,
             choose: ChooseOptions::default(),
-            starts: vec![shakmaty::Chess::default()],
+            starts: vec![shakmaty::Chess::default().into()],
             games,
             limit: MoveLimit::PerMove(PerMove {
                 nodes: Some(300),

@@ -21,6 +21,7 @@ mod games; // `explore GAMES.pgn`: the games explorer's counts against python-ch
 mod inspect; // `lines`, `info`, `dump`, `probe`, `verify` against polyglot and python-chess
 mod layers; // ARCHITECTURE.md's table of the layers against the uses in `src/`
 mod learn; // `learn` against PolyGlot's own book learning
+mod match_openings; // `match --openings` (PGN, EPD, order, start) and engines' own books played by the runner
 mod merge; // `merge` against `polyglot merge-book`
 mod openings; // opening names against python-chess and lichess's table
 mod play; // `play` driven through its stdin
