@@ -60,16 +60,60 @@ pub struct Unplayable(pub String);
 /// that is wrong ([`fen_field_error`]).
 pub fn parse_fen(fen: &str) -> Result<Chess, PositionError> {
     let fen = fen.trim();
+    playable(parse_setup(fen)?, CastlingMode::Standard).map_err(|e| illegal(fen, e))
+}
+
+/// Parses the FEN of a game of standard chess or, with `chess960`, of Chess960 (UCI's
+/// `UCI_Chess960`, `perft --chess960`) into a position that can be played (see [`playable`]).
+///
+/// In Chess960 the castling field names the castling rooks by their files (Shredder-FEN, `HFhf`)
+/// or as `KQkq` for the outermost rooks, with a file letter for an inner one (X-FEN); a standard
+/// FEN is a Chess960 position too. In standard chess, castling rights that only Chess960 has (a
+/// king or rook off its standard square) are refused, where [`parse_fen`] drops them: a Chess960
+/// position played as standard chess would lose its castling without a word.
+pub fn parse_fen_for(fen: &str, chess960: bool) -> Result<Chess, PositionError> {
+    let fen = fen.trim();
+    let setup = parse_setup(fen)?;
+    if chess960 {
+        return playable(setup, CastlingMode::Chess960).map_err(|e| illegal(fen, e));
+    }
+    let pos = playable(setup.clone(), CastlingMode::Standard).map_err(|e| illegal(fen, e))?;
+    let rights = pos.castles().castling_rights();
+    if playable(setup, CastlingMode::Chess960)
+        .is_ok_and(|p| p.castles().castling_rights() != rights)
+    {
+        let fields: Vec<&str> = fen.split([' ', '_']).filter(|f| !f.is_empty()).collect();
+        return Err(PositionError::BadFen {
+            fen: fen.to_string(),
+            why: field_text(
+                &fields,
+                2,
+                "castling",
+                "castling rights of Chess960 (a king or rook off its standard square), not of \
+                 standard chess",
+            ),
+        });
+    }
+    Ok(pos)
+}
+
+/// The setup a FEN describes, or the field that is wrong ([`fen_field_error`]).
+fn parse_setup(fen: &str) -> Result<Setup, PositionError> {
     let parsed: Fen = fen
         .parse()
         .map_err(|e: ParseFenError| PositionError::BadFen {
             fen: fen.to_string(),
             why: fen_field_error(fen, e),
         })?;
-    playable(parsed.into_setup(), CastlingMode::Standard).map_err(|e| PositionError::Illegal {
+    Ok(parsed.into_setup())
+}
+
+/// `fen` refused as a position that cannot be played, for `why`.
+fn illegal(fen: &str, why: Unplayable) -> PositionError {
+    PositionError::Illegal {
         fen: fen.to_string(),
-        why: e.to_string(),
-    })
+        why: why.to_string(),
+    }
 }
 
 /// Which field of `fen` shakmaty's error `e` is about, with its text and what it should be
@@ -77,14 +121,7 @@ pub fn parse_fen(fen: &str) -> Result<Chess, PositionError> {
 /// at spaces and underscores.
 fn fen_field_error(fen: &str, e: ParseFenError) -> String {
     let fields: Vec<&str> = fen.split([' ', '_']).filter(|f| !f.is_empty()).collect();
-    // A field's text is shown when it is short and printable; the whole FEN is quoted beside
-    // the message anyway, so that the line stays short whatever was given.
-    let field = |i: usize, name: &str, rule: &str| match fields.get(i) {
-        Some(f) if f.chars().count() <= 16 && !f.chars().any(char::is_control) => {
-            format!("field {}, {name}, {}: {rule}", i + 1, crate::text::quote(f))
-        }
-        _ => format!("field {}, {name}: {rule}", i + 1),
-    };
+    let field = |i: usize, name: &str, rule: &str| field_text(&fields, i, name, rule);
     match e {
         ParseFenError::InvalidFen if fields.is_empty() => "it is empty".to_string(),
         ParseFenError::InvalidFen => format!(
@@ -111,6 +148,19 @@ fn fen_field_error(fen: &str, e: ParseFenError) -> String {
             field(5, "the fullmove number", "not a whole number from 1")
         }
         e => e.to_string(),
+    }
+}
+
+/// Field `i` (from 0) of a FEN split into `fields`, called `name`, and what is wrong with it
+/// (`field 2, the side to move, 'x': not w or b`). The field's text is shown when it is short and
+/// printable; the whole FEN is quoted beside the message anyway, so that the line stays short
+/// whatever was given.
+fn field_text(fields: &[&str], i: usize, name: &str, rule: &str) -> String {
+    match fields.get(i) {
+        Some(f) if f.chars().count() <= 16 && !f.chars().any(char::is_control) => {
+            format!("field {}, {name}, {}: {rule}", i + 1, crate::text::quote(f))
+        }
+        _ => format!("field {}, {name}: {rule}", i + 1),
     }
 }
 
@@ -441,6 +491,61 @@ impl<'a> EpdLine<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chess960_fens_are_read_in_chess960_and_refused_in_standard_chess() {
+        use Square::{A1, A8, B1, B8, H1, H8};
+        let rights = |fen: &str, chess960: bool| {
+            parse_fen_for(fen, chess960)
+                .unwrap()
+                .castles()
+                .castling_rights()
+        };
+        // Shredder-FEN and X-FEN of one Chess960 position: the rooks on b1 and h1.
+        let shredder = "1r2k2r/pppppppp/8/8/8/8/PPPPPPPP/1R2K2R w HBhb - 0 1";
+        let xfen = "1r2k2r/pppppppp/8/8/8/8/PPPPPPPP/1R2K2R w KQkq - 0 1";
+        let b_and_h = Bitboard::from_iter([B1, H1, B8, H8]);
+        assert_eq!(rights(shredder, true), b_and_h);
+        assert_eq!(rights(xfen, true), b_and_h);
+        // A standard FEN, and its Shredder-FEN, in both.
+        for fen in [
+            "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
+            "r3k2r/8/8/8/8/8/8/R3K2R w HAha - 0 1",
+        ] {
+            assert_eq!(rights(fen, true), Bitboard::from_iter([A1, H1, A8, H8]));
+            assert_eq!(rights(fen, false), Bitboard::from_iter([A1, H1, A8, H8]));
+        }
+        // Standard chess refuses the b-file rights (parse_fen drops them), naming the field.
+        for fen in [shredder, xfen] {
+            let e = parse_fen_for(fen, false).unwrap_err();
+            assert!(matches!(e, PositionError::BadFen { .. }), "{e}");
+            let text = e.to_string();
+            assert!(
+                text.contains("field 3, castling,") && text.contains("castling rights of Chess960"),
+                "{text}"
+            );
+            let dropped = parse_fen(fen).unwrap();
+            assert_eq!(
+                dropped.castles().castling_rights(),
+                Bitboard::from_iter([H1, H8])
+            );
+        }
+        // Rights without a rook to castle with are dropped in both, as parse_fen drops them.
+        let no_rooks = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/QQQQKQQQ w KQkq - 0 1";
+        assert_eq!(rights(no_rooks, false), Bitboard::from_iter([A8, H8]));
+        assert_eq!(rights(no_rooks, true), Bitboard::from_iter([A8, H8]));
+        // Other errors are the same in both.
+        for chess960 in [false, true] {
+            assert!(matches!(
+                parse_fen_for("8/8/8/8/8/8/8/8 w - - 0 1", chess960),
+                Err(PositionError::Illegal { .. })
+            ));
+            assert!(matches!(
+                parse_fen_for("not a fen", chess960),
+                Err(PositionError::BadFen { .. })
+            ));
+        }
+    }
 
     #[test]
     fn epd_lines_split_into_position_and_operations() {

@@ -5,11 +5,14 @@
                                                         analyses of book positions are searched
     python3 tests/uci_client.py analyse POLYBOOK        an info stream: depths rise, PVs legal, scores
     python3 tests/uci_client.py game POLYBOOK BOOK      a whole game against Stockfish, Skill Level 0
+    python3 tests/uci_client.py chess960 POLYBOOK       Chess960 games against Stockfish (UCI_Chess960),
+                                                        and castling mates played as king takes rook
 
 Any failed check raises (exit status 1) with what went wrong.
 """
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -140,6 +143,86 @@ def check_game(polybook, book):
     print("game ok")
 
 
+class Said(logging.Handler):
+    """The lines one engine wrote, as python-chess logs them (`<protocol>: >> line`)."""
+
+    def __init__(self, engine):
+        super().__init__(logging.DEBUG)
+        self.protocol = engine.protocol
+        self.lines = []
+
+    def emit(self, record):
+        args = record.args if isinstance(record.args, tuple) else ()
+        if record.msg == "%s: >> %s" and len(args) == 2 and args[0] is self.protocol:
+            self.lines.append(args[1])
+
+
+def check_chess960(polybook):
+    """Chess960 games against Stockfish: python-chess sets UCI_Chess960 on both (polybook must list
+    it), sends Shredder-FENs and castling as king takes rook, and pushes every move (an illegal one
+    raises). polybook's moves must be spelled as python-chess spells them in Chess960."""
+    pb = chess.engine.SimpleEngine.popen_uci([polybook, "uci"])
+    sf = chess.engine.SimpleEngine.popen_uci(games.STOCKFISH)
+    said = Said(pb)
+    logger = logging.getLogger("chess.engine")
+    logger.addHandler(said)
+    logger.setLevel(logging.DEBUG)
+    try:
+        assert "UCI_Chess960" in pb.options, "UCI_Chess960 is not listed"
+        pb.configure({"Hash": 16})
+        sf.configure({"Skill Level": 0, "Threads": 1, "Hash": 16})
+
+        def play(engine, board, limit):
+            said.lines.clear()
+            result = engine.play(board, limit)
+            if engine is pb:
+                best = [line.split()[1] for line in said.lines if line.startswith("bestmove ")]
+                assert best == [result.move.uci()], (board.fen(), best, result.move.uci())
+                bad = [line for line in said.lines if line.startswith("info string")
+                       and any(w in line for w in ("invalid", "illegal", "impossible", "keeping"))]
+                assert not bad, (board.fen(), bad)
+            assert result.move in board.legal_moves, (board.fen(), result.move)
+            return result.move
+
+        castles = set()
+        for n, polybook_white in [(0, True), (100, False), (518, True), (959, False)]:
+            board = chess.Board.from_chess960_pos(n)
+            for e in (pb, sf):
+                e.protocol.send_line("ucinewgame")
+            while not board.is_game_over(claim_draw=True) and len(board.move_stack) < 600:
+                polybook_to_move = (board.turn == chess.WHITE) == polybook_white
+                engine = pb if polybook_to_move else sf
+                move = play(engine, board, chess.engine.Limit(time=0.02))
+                if board.is_castling(move):
+                    castles.add(("polybook" if polybook_to_move else "stockfish",
+                                 "O-O" if board.is_kingside_castling(move) else "O-O-O"))
+                board.push(move)
+            outcome = board.outcome(claim_draw=True)
+            print(f"chess960 position {n}: {board.result(claim_draw=True)} "
+                  f"({outcome.termination.name.lower() if outcome else 'move limit'}, "
+                  f"{len(board.move_stack)} plies)")
+            assert outcome is not None, f"position {n}: no end in {len(board.move_stack)} plies"
+        print("castles in the games:", sorted(castles))
+        # Castling that mates, each way: the king stays on g1 (O-O), the king steps from b1 to c1
+        # (O-O-O); both are written as king takes rook.
+        for fen, expected in [("4rkr1/4p1p1/8/8/8/8/6PP/6KR w H - 0 1", "g1h1"),
+                              ("2rkr3/2p1p3/8/8/8/8/PP6/RK6 w A - 0 1", "b1a1")]:
+            board = chess.Board(fen, chess960=True)
+            move = play(pb, board, chess.engine.Limit(depth=3))
+            assert move.uci() == expected and board.is_castling(move), (fen, move)
+        # After castling each way in the moves of `position`, polybook plays on from there.
+        board = chess.Board("1r2k2r/pppppppp/8/8/8/8/PPPPPPPP/1R2K2R w HBhb - 0 1", chess960=True)
+        for uci in ["e1h1", "e8b8"]:
+            board.push_uci(uci)
+        move = play(pb, board, chess.engine.Limit(depth=4))
+        assert move in board.legal_moves
+    finally:
+        logger.removeHandler(said)
+        pb.quit()
+        sf.quit()
+    print("chess960 ok")
+
+
 if __name__ == "__main__":
     mode, polybook = sys.argv[1], sys.argv[2]
     if mode == "book":
@@ -148,5 +231,7 @@ if __name__ == "__main__":
         check_analyse(polybook)
     elif mode == "game":
         check_game(polybook, sys.argv[3])
+    elif mode == "chess960":
+        check_chess960(polybook)
     else:
         sys.exit(f"unknown mode {mode}")

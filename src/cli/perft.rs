@@ -25,6 +25,11 @@ pub struct Args {
     /// Print each root move (UCI) with the count below it.
     #[arg(long)]
     divide: bool,
+    /// Chess960: --fen may name the castling rooks by their files (Shredder-FEN, `HFhf`) or as
+    /// X-FEN, and --divide writes castling as king takes rook (`g1h1`). Without it, a FEN with
+    /// castling rights that only Chess960 has is refused.
+    #[arg(long)]
+    chess960: bool,
     /// Print the time taken and the speed on stderr.
     #[arg(long)]
     time: bool,
@@ -33,12 +38,13 @@ pub struct Args {
 pub fn run(args: Args) -> CliResult {
     // clap asks for exactly one of the two.
     let depth = args.depth.or(args.depth_flag).unwrap_or(0);
-    let pos = args.position.position()?;
+    let pos = args.position.position_for(args.chess960, "--chess960")?;
+    let mode = CastlingMode::from_chess960(args.chess960);
     let start = Instant::now();
     let total = if args.divide && depth > 0 {
         let split = divide(&pos, depth);
         for (m, n) in &split {
-            outln!("{}: {n}", m.to_uci(CastlingMode::Standard))?;
+            outln!("{}: {n}", m.to_uci(mode))?;
         }
         outln!()?;
         split.iter().map(|(_, n)| n).sum()

@@ -4,7 +4,7 @@
 use clap::Args;
 use polybook::book::Key;
 use polybook::openings::LineName;
-use polybook::position::{parse_fen, play_moves_each};
+use polybook::position::{parse_fen, parse_fen_for, play_moves_each};
 use shakmaty::Chess;
 
 use super::CliError;
@@ -35,13 +35,36 @@ impl PositionArgs {
         Ok((pos, line))
     }
 
+    /// The position of a game of standard chess or, with `chess960`, of Chess960
+    /// ([`parse_fen_for`]: Shredder-FEN and X-FEN castling; without it, castling rights that only
+    /// Chess960 has are refused, with a word on `flag`, the option that takes them).
+    pub fn position_for(&self, chess960: bool, flag: &str) -> Result<Chess, CliError> {
+        let pos = match &self.fen {
+            Some(fen) => parse_fen_for(fen, chess960).map_err(|e| {
+                let hint = if !chess960 && parse_fen_for(fen, true).is_ok() {
+                    format!(" ({flag} plays Chess960)")
+                } else {
+                    String::new()
+                };
+                CliError::data(format!("{e}{hint}"))
+            })?,
+            None => Chess::default(),
+        };
+        self.play_from(pos, |_| {})
+    }
+
     /// The same, calling `before` with each position a move of `--moves` is played from (the
     /// game so far, for the repetition rule).
-    pub fn position_after(&self, mut before: impl FnMut(&Chess)) -> Result<Chess, CliError> {
+    pub fn position_after(&self, before: impl FnMut(&Chess)) -> Result<Chess, CliError> {
         let pos = match &self.fen {
             Some(fen) => parse_fen(fen).map_err(CliError::data)?,
             None => Chess::default(),
         };
+        self.play_from(pos, before)
+    }
+
+    /// `pos` after `--moves`, calling `before` with each position a move is played from.
+    fn play_from(&self, pos: Chess, mut before: impl FnMut(&Chess)) -> Result<Chess, CliError> {
         match &self.moves {
             Some(moves) => {
                 play_moves_each(pos, moves, |pos, _| before(pos)).map_err(CliError::data)

@@ -506,6 +506,37 @@ mod tests {
         }
     }
 
+    /// Chess960's castling: the king onto its rook's square, king and rook swapping squares, a
+    /// rook or a king that stays where it is.
+    #[test]
+    fn updated_sums_equal_sums_from_scratch_after_chess960_castling() {
+        let net = random_net(5);
+        let mut castles = 0;
+        for fen in [
+            "1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w GBgb - 0 1",
+            "2rk1r2/pppppppp/8/8/8/8/PPPPPPPP/2RK1R2 w FCfc - 0 1",
+            "2rk1r2/pppppppp/8/8/8/8/PPPPPPPP/2RK1R2 b FCfc - 0 1",
+            "rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w HAha - 0 1",
+            "k4r2/8/8/8/8/7p/7P/6KR w H - 0 1",
+        ] {
+            let pos: Chess = fen
+                .parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Chess960)
+                .unwrap();
+            let acc = Accumulator::new(&net, pos.board());
+            for m in pos.legal_moves() {
+                castles += usize::from(m.is_castle());
+                let mut next = Accumulator::default();
+                acc.play(&net, &pos, m, &mut next);
+                let mut after = pos.clone();
+                after.play_unchecked(m);
+                assert_eq!(next.v, Accumulator::new(&net, after.board()).v, "{fen} {m}");
+            }
+        }
+        assert_eq!(castles, 9);
+    }
+
     #[test]
     fn a_net_file_reads_back_as_written() {
         let net = random_net(4);

@@ -81,4 +81,26 @@ mod tests {
         }
         assert_eq!(PackedMove::NONE.unpack(&pos), None);
     }
+
+    /// Chess960's castling is packed as king-takes-rook, which no other move is: a king that
+    /// castles onto its rook's square, swaps squares with it or stays where it is still packs apart
+    /// from its plain king moves.
+    #[test]
+    fn chess960_castling_packs_apart_and_back() {
+        for fen in [
+            "1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w GBgb - 0 1",
+            "2rk1r2/pppppppp/8/8/8/8/PPPPPPPP/2RK1R2 w FCfc - 0 1",
+            "rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w HAha - 0 1",
+            "k4r2/8/8/8/8/7p/7P/6KR w H - 0 1",
+        ] {
+            let pos = crate::position::parse_fen_for(fen, true).expect("a valid FEN");
+            let moves = pos.legal_moves();
+            assert!(moves.iter().any(|m| m.is_castle()), "{fen}");
+            for &m in &moves {
+                let p = PackedMove::new(m);
+                assert_eq!(p.unpack(&pos), Some(m), "{fen} {m}");
+                assert_eq!(moves.iter().filter(|&&o| p.is(o)).count(), 1, "{fen} {m}");
+            }
+        }
+    }
 }

@@ -641,6 +641,48 @@ mod tests {
         }
     }
 
+    /// Chess960's castling in the tree: a mate that only castling gives (the king stays, the
+    /// rook comes to f1) is found, and the net's accumulators follow castling that swaps king and
+    /// rook or moves only one of them.
+    #[test]
+    fn the_search_castles_in_chess960() {
+        let pos =
+            crate::position::parse_fen_for("4rkr1/4p1p1/8/8/8/8/6PP/6KR w H - 0 1", true).unwrap();
+        let limits = Limits {
+            depth: Some(3),
+            ..Limits::default()
+        };
+        let mut engine = Engine::new(SearchOptions {
+            hash_mb: 1,
+            ..SearchOptions::default()
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let r = engine.search(&pos, &[], &limits, stop, &mut |_| {});
+        let best = r.best_move.unwrap();
+        assert_eq!(
+            (best.to_uci(CastlingMode::Chess960).to_string(), r.score),
+            ("g1h1".to_string(), Score::Mate(1))
+        );
+        for fen in [
+            "2rk1r2/pppppppp/8/8/8/8/PPPPPPPP/2RK1R2 w FCfc - 0 1",
+            "1r2k1r1/ppp2ppp/3pp3/8/8/3PP3/PPP2PPP/1R2K1R1 b GBgb - 0 1",
+        ] {
+            let pos = crate::position::parse_fen_for(fen, true).unwrap();
+            let mut engine = Engine::new(SearchOptions {
+                hash_mb: 1,
+                nnue: true,
+                ..SearchOptions::default()
+            });
+            let limits = Limits {
+                depth: Some(6),
+                ..Limits::default()
+            };
+            let stop = Arc::new(AtomicBool::new(false));
+            let r = engine.search(&pos, &[], &limits, stop, &mut |_| {});
+            assert!(r.best_move.is_some() && r.nodes > 1000, "{fen}");
+        }
+    }
+
     #[test]
     fn root_moves_restrict_the_root() {
         // A back-rank mate: Rd8# when allowed, else one of the moves allowed.

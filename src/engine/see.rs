@@ -118,4 +118,19 @@ mod tests {
         let fen = "3rk3/8/8/8/8/8/8/3RK3 w - - 0 1";
         assert!(see(fen, "Rxd8+", 0));
     }
+
+    #[test]
+    fn castling_exchanges_nothing() {
+        // Chess960's castling, the king onto its rook's square and king and rook swapping: no
+        // capture, whatever squares the move names.
+        for fen in [
+            "1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w GBgb - 0 1",
+            "2rk1r2/pppppppp/8/8/8/8/PPPPPPPP/2RK1R2 w FCfc - 0 1",
+        ] {
+            let pos = crate::position::parse_fen_for(fen, true).unwrap();
+            for m in pos.legal_moves().into_iter().filter(|m| m.is_castle()) {
+                assert!(see_ge(&pos, m, 0) && !see_ge(&pos, m, 1), "{fen} {m}");
+            }
+        }
+    }
 }

@@ -8,6 +8,12 @@
 //! `infinite` without a clock) is searched, for its scores. `BookFile` may name several books
 //! (`a.bin;b.bin`): the first with a move that counts gives it ([`crate::book::Books`]).
 //!
+//! With `UCI_Chess960` the positions are Chess960's: `position fen` reads Shredder-FEN and X-FEN
+//! castling, and castling is read and written as king-takes-rook (`e1h1`). The same books are
+//! consulted: a position's Polyglot key does not depend on the variant, and it is the key that
+//! `polybook build --chess960` gives the positions of Chess960 games, whose castling it stores as
+//! king-takes-rook too.
+//!
 //! Bad input never ends the loop: an unknown command, a malformed `position` or an out-of-range
 //! option value is answered with an `info string` naming the problem.
 //!
@@ -54,7 +60,7 @@ use std::time::Instant;
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use shakmaty::{Chess, Color, Move, Position};
+use shakmaty::{CastlingMode, Chess, Color, Move, Position};
 
 use crate::book::{Book, Books, ChooseOptions, Key, LearnLayout, Pick, Selection, book_paths};
 use crate::engine::eval::{Params, evaluate};
@@ -62,7 +68,7 @@ use crate::engine::hash::hash_of;
 use crate::engine::options::SWITCHES;
 use crate::engine::tt::memory_free_mb;
 use crate::engine::{Engine, SearchOptions};
-use crate::position::{fen_of, parse_fen, parse_move};
+use crate::position::{fen_of, parse_fen_for, parse_move};
 use crate::text::quote;
 use go::Go;
 use options::Options;
@@ -149,6 +155,11 @@ impl Session {
         self.out.line(&format!("info string {text}"));
     }
 
+    /// How castling is written: king-takes-rook in Chess960 (`UCI_Chess960`).
+    fn castling_mode(&self) -> CastlingMode {
+        CastlingMode::from_chess960(self.options.chess960)
+    }
+
     /// Handles one command; `false` to quit.
     fn command(&mut self, line: &str) -> bool {
         let mut words = line.split_whitespace();
@@ -231,7 +242,7 @@ impl Session {
                 // Its `bestmove` never came: answer with a legal move all the same.
                 self.info("the search failed; starting a fresh engine");
                 let first = self.pos.legal_moves().first().copied();
-                self.say(&bestmove_line(first.as_ref(), None));
+                self.say(&bestmove_line(first.as_ref(), None, self.castling_mode()));
                 self.engine = Some(Engine::new(self.search_options.clone()));
             }
         }
@@ -414,13 +425,22 @@ impl Session {
         };
         let start = match setup.first() {
             Some(&"startpos") if setup.len() == 1 => Chess::default(),
-            Some(&"fen") if setup.len() > 1 => match parse_fen(&setup[1..].join(" ")) {
-                Ok(pos) => pos,
-                Err(e) => {
-                    self.info(&format!("{}; keeping the last position", e));
-                    return;
+            Some(&"fen") if setup.len() > 1 => {
+                let fen = setup[1..].join(" ");
+                match parse_fen_for(&fen, self.options.chess960) {
+                    Ok(pos) => pos,
+                    Err(e) => {
+                        // A Chess960 position sent without `UCI_Chess960`: say what would take it.
+                        let hint = if !self.options.chess960 && parse_fen_for(&fen, true).is_ok() {
+                            " (setoption name UCI_Chess960 value true plays Chess960)"
+                        } else {
+                            ""
+                        };
+                        self.info(&format!("{e}{hint}; keeping the last position"));
+                        return;
+                    }
                 }
-            },
+            }
             _ => {
                 self.info(&format!(
                     "malformed position command {}: expected 'position startpos|fen <fen> [moves ...]'; keeping the last position",
@@ -537,7 +557,11 @@ impl Session {
             }
             if root_moves.len() == 1 {
                 self.info("only one legal move");
-                self.say(&bestmove_line(root_moves.first(), None));
+                self.say(&bestmove_line(
+                    root_moves.first(),
+                    None,
+                    self.castling_mode(),
+                ));
                 return;
             }
         }
@@ -560,6 +584,7 @@ impl Session {
             !root_moves.is_empty(),
             control,
             self.out.clone(),
+            self.castling_mode(),
         ));
     }
 
@@ -600,12 +625,12 @@ impl Session {
         // The share is within the book that gave the move, named at the end.
         self.info(&format!(
             "book move {} weight {} share {:.1}% from {}",
-            uci(&pick.mv),
+            uci(&pick.mv, self.castling_mode()),
             pick.entry.weight,
             100.0 * share,
             self.books.name(index)
         ));
-        self.say(&bestmove_line(Some(&pick.mv), None));
+        self.say(&bestmove_line(Some(&pick.mv), None, self.castling_mode()));
         true
     }
 }

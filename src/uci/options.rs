@@ -222,6 +222,16 @@ pub(super) const BOOK_MAX_LOSS: UciOption = UciOption {
     name: "BookMaxLoss",
     kind: spin(0, 0, 1000, |s, cp| s.options.max_loss = cp as u16),
 };
+/// Chess960: `position fen` takes Shredder-FEN and X-FEN castling, and castling is written and
+/// read as king-takes-rook (`e1h1`). Off, a FEN with castling rights that only Chess960 has is
+/// refused.
+pub(super) const UCI_CHESS960: UciOption = UciOption {
+    name: "UCI_Chess960",
+    kind: Kind::Check {
+        default: false,
+        set: |s, on| s.options.chess960 = on,
+    },
+};
 /// In full moves; 0 means no limit.
 pub(super) const BOOK_DEPTH: UciOption = UciOption {
     name: "BookDepth",
@@ -229,7 +239,7 @@ pub(super) const BOOK_DEPTH: UciOption = UciOption {
 };
 
 /// Every option but the search switches, in the order `uci` lists them.
-const OPTIONS: [UciOption; 12] = [
+const OPTIONS: [UciOption; 13] = [
     // The transposition table's size in MB (its default is the engine's). A size the machine
     // cannot give is cut down to what it can, with a word.
     UciOption {
@@ -274,6 +284,7 @@ const OPTIONS: [UciOption; 12] = [
             set: |_, _| {},
         },
     },
+    UCI_CHESS960,
     OWN_BOOK,
     // One book, or several separated by `;` (tried in order; a path cannot contain `;`).
     UciOption {
@@ -301,23 +312,12 @@ const OPTIONS: [UciOption; 12] = [
 ];
 
 /// Options GUIs send whether or not they are offered, accepted without being listed.
-const UNLISTED: [UciOption; 3] = [
+const UNLISTED: [UciOption; 2] = [
     UciOption {
         name: "UCI_AnalyseMode",
         kind: Kind::Check {
             default: false,
             set: |_, _| {},
-        },
-    },
-    UciOption {
-        name: "UCI_Chess960",
-        kind: Kind::Check {
-            default: false,
-            set: |s, on| {
-                if on {
-                    s.info("UCI_Chess960 is not supported; playing standard chess");
-                }
-            },
         },
     },
     UciOption {
@@ -357,6 +357,8 @@ pub(super) struct Options {
     pub max_loss: u16,
     /// In full moves; 0 means no limit.
     pub book_depth: u32,
+    /// `UCI_Chess960`: positions and moves are Chess960's.
+    pub chess960: bool,
 }
 
 impl Default for Options {
@@ -372,6 +374,7 @@ impl Default for Options {
             min_weight: BOOK_MIN_WEIGHT.spin_default() as u16,
             max_loss: BOOK_MAX_LOSS.spin_default() as u16,
             book_depth: BOOK_DEPTH.spin_default() as u32,
+            chess960: UCI_CHESS960.check_default(),
         }
     }
 }
@@ -425,6 +428,8 @@ mod tests {
             ]
         );
         assert!(lines.contains(&"option name BookFile type string default <empty>".to_string()));
+        // Listed, so that clients (python-chess, lichess-bot) know Chess960 is played.
+        assert!(lines.contains(&"option name UCI_Chess960 type check default false".to_string()));
         assert!(lines.contains(
             &"option name BookSelection type combo default weighted var best var weighted var uniform var learned var score"
                 .to_string()
@@ -439,5 +444,6 @@ mod tests {
         assert_eq!(o.move_overhead, Duration::from_millis(30));
         assert!(o.own_book);
         assert_eq!((o.min_weight, o.book_depth), (1, 0));
+        assert!(!o.chess960);
     }
 }

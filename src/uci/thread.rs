@@ -107,8 +107,9 @@ pub(super) struct Running {
 }
 
 /// Starts searching `pos` (after the positions `past`) on a new thread, writing `info` lines
-/// and finally `bestmove` to `out`. With `search` false (no root move to search) the thread only
-/// waits for its turn to answer `bestmove 0000`.
+/// and finally `bestmove` to `out`, castling spelled as `mode` says (see [`uci`]). With `search`
+/// false (no root move to search) the thread only waits for its turn to answer `bestmove 0000`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn spawn(
     mut engine: Engine,
     pos: Chess,
@@ -117,6 +118,7 @@ pub(super) fn spawn(
     search: bool,
     control: Arc<Control>,
     out: Arc<Output>,
+    mode: CastlingMode,
 ) -> Running {
     let c = control.clone();
     let handle = std::thread::spawn(move || {
@@ -134,7 +136,7 @@ pub(super) fn spawn(
         let (best, ponder) = if search {
             let mut stability = Stability::new();
             let result = engine.search(&pos, &past, &limits, c.stop.clone(), &mut |it| {
-                out.line(&info_line(it));
+                out.line(&info_line(it, mode));
                 if c.past_soft(stability.scale(it.depth, it.pv.first(), it.best_share)) {
                     c.stop.store(true, Ordering::Relaxed);
                 }
@@ -148,7 +150,7 @@ pub(super) fn spawn(
         while !c.may_answer() {
             std::thread::park_timeout(Duration::from_millis(1));
         }
-        out.line(&bestmove_line(best.as_ref(), ponder.as_ref()));
+        out.line(&bestmove_line(best.as_ref(), ponder.as_ref(), mode));
         c.finished.store(true, Ordering::Release);
         watchdog.thread().unpark();
         let _ = watchdog.join();
@@ -157,12 +159,14 @@ pub(super) fn spawn(
     Running { handle, control }
 }
 
-pub(super) fn uci(m: &Move) -> String {
-    m.to_uci(CastlingMode::Standard).to_string()
+/// A move in UCI: castling as the king's two-square step (`e1g1`) in standard chess, as
+/// king-takes-rook (`e1h1`, `g1h1`) in Chess960 (`UCI_Chess960`), as the protocol says.
+pub(super) fn uci(m: &Move, mode: CastlingMode) -> String {
+    m.to_uci(mode).to_string()
 }
 
 /// The `info` line of an iteration, with `multipv 1` as GUIs expect.
-fn info_line(it: &Iteration) -> String {
+fn info_line(it: &Iteration, mode: CastlingMode) -> String {
     let mut s = format!(
         "info depth {} seldepth {} multipv 1 score {} nodes {} nps {} hashfull {} time {} pv",
         it.depth,
@@ -175,15 +179,20 @@ fn info_line(it: &Iteration) -> String {
     );
     for m in &it.pv {
         s.push(' ');
-        s.push_str(&uci(m));
+        s.push_str(&uci(m, mode));
     }
     s
 }
 
-pub(super) fn bestmove_line(best: Option<&Move>, ponder: Option<&Move>) -> String {
+/// The `bestmove` line, castling spelled as `mode` says.
+pub(super) fn bestmove_line(
+    best: Option<&Move>,
+    ponder: Option<&Move>,
+    mode: CastlingMode,
+) -> String {
     match (best, ponder) {
-        (Some(b), Some(p)) => format!("bestmove {} ponder {}", uci(b), uci(p)),
-        (Some(b), None) => format!("bestmove {}", uci(b)),
+        (Some(b), Some(p)) => format!("bestmove {} ponder {}", uci(b, mode), uci(p, mode)),
+        (Some(b), None) => format!("bestmove {}", uci(b, mode)),
         (None, _) => "bestmove 0000".to_string(),
     }
 }

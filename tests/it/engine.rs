@@ -18,7 +18,7 @@ use polybook::engine::mate::{MateLimits, MateOutcome, MateSearch, MateTable};
 use polybook::engine::perft::perft;
 use polybook::engine::suite::{is_solved, parse_epd, parse_puzzles};
 use polybook::engine::{Engine, Limits, Score, SearchOptions, SearchResult};
-use polybook::position::{parse_fen, play_moves};
+use polybook::position::{parse_fen, parse_fen_for, play_moves};
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position, PositionError};
 
@@ -79,6 +79,16 @@ fn perft_position(fen: &str) -> Chess {
 }
 
 fn check_perft(name: &str, max_count: u64, max_positions: usize) -> usize {
+    check_perft_of(name, max_count, max_positions, perft_position)
+}
+
+/// [`check_perft`] with the suite's FENs read by `position`.
+fn check_perft_of(
+    name: &str,
+    max_count: u64,
+    max_positions: usize,
+    position: fn(&str) -> Chess,
+) -> usize {
     let cases = perft_cases(name);
     assert!(!cases.is_empty(), "{name} has perft cases");
     let mut checked = 0;
@@ -95,7 +105,7 @@ fn check_perft(name: &str, max_count: u64, max_positions: usize) -> usize {
         }
         // The suites include a position shakmaty calls an impossible check (two bishops giving
         // check along diagonals a real game can't produce); perft is still well defined there.
-        let pos = perft_position(&fen);
+        let pos = position(&fen);
         assert_eq!(perft(&pos, depth), expected, "{name}: {fen} depth {depth}");
         checked += 1;
     }
@@ -108,6 +118,23 @@ fn perft_suites_fast_positions() {
     assert!(check_perft("perftsuite2.epd", 2_000_000, usize::MAX) > 0);
     assert!(check_perft("tricky.perft", 2_000_000, usize::MAX) > 20);
     assert!(check_perft("random.perft", 200_000, 300) > 600);
+}
+
+/// The Chess960 suites, their FENs (Shredder-FEN castling) read as `UCI_Chess960` and `perft
+/// --chess960` read them: the 960 positions of chess960.perft at every depth up to
+/// 10^5 nodes (1 to 3, and 4 for seven of them), and pychess's suite (castling with the king or rook already on its
+/// destination, rooks beside the king) up to 2·10^6.
+#[test]
+fn chess960_perft_suites() {
+    let chess960 = |fen: &str| parse_fen_for(fen, true).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        check_perft_of("chess960.perft", 100_000, usize::MAX, chess960),
+        960 * 3 + 7
+    );
+    assert_eq!(
+        check_perft_of("perftsuite_chess960.epd", 2_000_000, usize::MAX, chess960),
+        35
+    );
 }
 
 /// The full run: every position of every standard suite, at every depth whose count is at most
@@ -573,6 +600,48 @@ fn cli_refuses_bad_positions_with_one_line() {
     assert!(stderr.contains("move 3 'Ke3' is illegal"), "{stderr}");
     let (code, _, _) = polybook(&["search", "--set", "Nonsense=1"]);
     assert_eq!(code, 2);
+}
+
+/// `perft --chess960`: Shredder-FEN and X-FEN castling, castling divided as king takes rook;
+/// without the flag such a FEN is refused with one line that names it.
+#[test]
+fn cli_perft_of_chess960() {
+    // Position 0 of chess960.perft in Shredder-FEN and in X-FEN (F is not the outermost rook,
+    // but the outermost rook on the queen's side of a king on g1).
+    for fen in [
+        "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 0 1",
+        "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w KQkq - 0 1",
+    ] {
+        let (code, stdout, stderr) = polybook(&["perft", "3", "--chess960", "--fen", fen]);
+        assert_eq!((code, stdout.trim()), (0, "12189"), "{fen}: {stderr}");
+    }
+    // Both castlings, king takes rook; the king's two-square step is no castling here.
+    let fen = "1r2k2r/pppppppp/8/8/8/8/PPPPPPPP/1R2K2R w HBhb - 0 1";
+    let (code, stdout, _) = polybook(&["perft", "1", "--chess960", "--divide", "--fen", fen]);
+    assert_eq!(code, 0);
+    for line in ["e1h1: 1", "e1b1: 1"] {
+        assert!(stdout.lines().any(|l| l == line), "{line}: {stdout}");
+    }
+    assert!(
+        !stdout.contains("e1g1") && !stdout.contains("e1c1"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.lines().last(), Some("25"));
+    // Standard chess: the Chess960 rights are refused, not dropped.
+    let (code, stdout, stderr) = polybook(&["perft", "1", "--fen", fen]);
+    assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("castling rights of Chess960") && stderr.contains("--chess960"),
+        "{stderr}"
+    );
+    // A standard FEN is read alike in both, its castling written as the king's step or as
+    // king takes rook.
+    let fen = "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1";
+    let (_, standard, _) = polybook(&["perft", "1", "--divide", "--fen", fen]);
+    let (_, chess960, _) = polybook(&["perft", "1", "--chess960", "--divide", "--fen", fen]);
+    assert!(standard.contains("e1g1: 1") && chess960.contains("e1h1: 1"));
+    assert_eq!(standard.lines().last(), chess960.lines().last());
 }
 
 #[test]

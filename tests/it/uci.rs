@@ -599,6 +599,106 @@ fn works_behind_the_polyglot_adapter() {
     }
 }
 
+/// `UCI_Chess960`: listed; Shredder-FEN and X-FEN read; castling read and written as king takes
+/// rook, a king that stays where it is included; `startpos` is the standard start, whose castling
+/// is king takes rook too. Off, a Chess960 FEN is refused with one line saying what would take it.
+#[test]
+fn chess960_positions_and_castling_as_king_takes_rook() {
+    let out = session(
+        "uci\n\
+         setoption name UCI_Chess960 value true\n\
+         position fen 1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w GBgb - 0 1 moves e1g1 e8b8\n\
+         d\n\
+         position fen 1r2k2r/pppppppp/8/8/8/8/PPPPPPPP/1R2K2R w KQkq - 0 1 moves e1h1 e8b8\n\
+         d\n\
+         position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 f8c5 e1h1\n\
+         d\n\
+         position fen k4r2/8/8/8/8/7p/7P/6KR w H - 0 1\n\
+         go depth 3\n\
+         position fen 4rkr1/4p1p1/8/8/8/8/6PP/6KR w H - 0 1\n\
+         go depth 3\n\
+         position fen 2rkr3/2p1p3/8/8/8/8/PP6/RK6 w A - 0 1\n\
+         go depth 3\n\
+         setoption name UCI_Chess960 value false\n\
+         position fen 1r2k2r/pppppppp/8/8/8/8/PPPPPPPP/1R2K2R w HBhb - 0 1\n\
+         d\n\
+         position fen r3k2r/8/8/8/8/8/8/R3K2R w HAha - 0 1 moves e1g1\n\
+         d\n",
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.contains(&"option name UCI_Chess960 type check default false"));
+    // The FENs after castling, as python-chess writes them.
+    assert_eq!(
+        fen_line(&out),
+        [
+            "2kr2r1/pppppppp/8/8/8/8/PPPPPPPP/1R3RK1 w - - 2 2",
+            "2kr3r/pppppppp/8/8/8/8/PPPPPPPP/1R3RK1 w - - 2 2",
+            "r1bqk1nr/pppp1ppp/2n5/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQ1RK1 b kq - 5 4",
+            // Refused without UCI_Chess960: the last position stays (its castling in X-FEN).
+            "2rkr3/2p1p3/8/8/8/8/PP6/RK6 w Q - 0 1",
+            // A standard FEN in Shredder-FEN, castling as the king's step.
+            "r3k2r/8/8/8/8/8/8/R4RK1 b kq - 1 1",
+        ]
+    );
+    // The only legal move, and two mates that only castling gives: king takes rook.
+    assert_eq!(bestmoves(&out), ["g1h1", "g1h1", "b1a1"], "{out}");
+    assert!(lines.contains(&"info string only one legal move"));
+    for pv in ["score mate 1 ", "pv g1h1", "pv b1a1"] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("info depth") && l.contains(pv)),
+            "{pv}: {out}"
+        );
+    }
+    let refused: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains("castling rights of Chess960"))
+        .collect();
+    assert_eq!(refused.len(), 1, "{out}");
+    assert!(
+        refused[0].starts_with("info string invalid FEN '1r2k2r/")
+            && refused[0].ends_with(
+                "(setoption name UCI_Chess960 value true plays Chess960); keeping the last position"
+            ),
+        "{}",
+        refused[0]
+    );
+}
+
+/// A Chess960 game's book is probed with the keys `build --chess960` gives its positions, and a
+/// castling entry is played as king takes rook; a standard book's castling too, from the standard
+/// start (which is a Chess960 start).
+#[test]
+fn chess960_book_moves_castle_as_king_takes_rook() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("960.pgn");
+    std::fs::write(
+        &pgn,
+        "[Event \"?\"]\n[Variant \"Chess960\"]\n[SetUp \"1\"]\n\
+         [FEN \"1r2k2r/pppppppp/8/8/8/8/PPPPPPPP/1R2K2R w HBhb - 0 1\"]\n\
+         [Result \"1/2-1/2\"]\n\n1. O-O O-O-O 1/2-1/2\n",
+    )
+    .unwrap();
+    let bin = dir.path().join("960.bin");
+    let (pgn, bin) = (pgn.to_str().unwrap(), bin.to_str().unwrap());
+    common::polybook_ok(&["build", pgn, "-o", bin, "--min-games", "1", "--chess960"]);
+    let fen = "1r2k2r/pppppppp/8/8/8/8/PPPPPPPP/1R2K2R w KQkq - 0 1";
+    let out = session(&format!(
+        "setoption name UCI_Chess960 value true\nsetoption name BookFile value {bin}\n\
+         position fen {fen}\ngo wtime 10000 btime 10000\n\
+         position fen {fen} moves e1h1\ngo wtime 10000 btime 10000\n\
+         setoption name BookFile value {}\nsetoption name BookSelection value best\n\
+         position startpos moves e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4 g8f6\n\
+         go wtime 10000 btime 10000\n",
+        book().display()
+    ));
+    assert_eq!(bestmoves(&out), ["e1h1", "e8b8", "e1h1"], "{out}");
+    for said in ["info string book move e1h1 ", "info string book move e8b8 "] {
+        assert!(out.lines().any(|l| l.starts_with(said)), "{said}: {out}");
+    }
+}
+
 // ---- python-chess --------------------------------------------------------------------------------
 
 fn python(mode: &str, extra: &[&Path]) {
@@ -633,6 +733,12 @@ fn python_chess_analysis_stream() {
 fn python_chess_game_against_stockfish() {
     common::stockfish();
     python("game", &[&book()]);
+}
+
+#[test]
+fn python_chess_chess960_games_against_stockfish() {
+    common::stockfish();
+    python("chess960", &[]);
 }
 
 /// A client's `Hash` past half the memory free (a typo's extra digits) is cut to that half with a
