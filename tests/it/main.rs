@@ -37,4 +37,5 @@ mod tournament;
 mod training;
 mod tune;
 mod uci;
+mod uci_book;
 mod unsorted_books;
