@@ -70,7 +70,10 @@ fn client(options: &Value, args: &[&str]) -> Vec<Value> {
 
 /// The engine's moves in `answers`.
 fn moves(answers: &[Value]) -> Vec<&str> {
-    answers.iter().map(|a| a["move"].as_str().unwrap()).collect()
+    answers
+        .iter()
+        .map(|a| a["move"].as_str().unwrap())
+        .collect()
 }
 
 /// Where each answer's book move came from (the end of its `info string book move … from
@@ -92,16 +95,36 @@ fn sources(answers: &[Value]) -> Vec<String> {
 fn white_and_black_play_from_their_own_books() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let white = built_book(d, "white", "1. e4 e5 2. Nf3 Nc6 3. Bb5 *\n", &["--only-white"]);
-    let black = built_book(d, "black", "1. e4 c5 2. Nf3 d6 3. d4 cxd4 *\n", &["--only-black"]);
+    let white = built_book(
+        d,
+        "white",
+        "1. e4 e5 2. Nf3 Nc6 3. Bb5 *\n",
+        &["--only-white"],
+    );
+    let black = built_book(
+        d,
+        "black",
+        "1. e4 c5 2. Nf3 d6 3. d4 cxd4 *\n",
+        &["--only-black"],
+    );
     // BookFile: another answer for Black, and White's first move too.
     let both = built_book(d, "both", "1. e4 e6 2. d4 d5 *\n", &[]);
     let options = json!({"BookFile": both, "BookFileWhite": white, "BookFileBlack": black,
                          "BookSelection": "best_move"});
-    let game = client(&options, &["--game", "white", r#"["e7e5", "b8c6", "a7a6"]"#]);
+    let game = client(
+        &options,
+        &["--game", "white", r#"["e7e5", "b8c6", "a7a6"]"#],
+    );
     assert_eq!(moves(&game)[..3], ["e2e4", "g1f3", "f1b5"], "{game:?}");
-    assert_eq!(sources(&game), [white.as_str(), &white, &white, "search"], "{game:?}");
-    let game = client(&options, &["--game", "black", r#"["e2e4", "g1f3", "d2d4"]"#]);
+    assert_eq!(
+        sources(&game),
+        [white.as_str(), &white, &white, "search"],
+        "{game:?}"
+    );
+    let game = client(
+        &options,
+        &["--game", "black", r#"["e2e4", "g1f3", "d2d4"]"#],
+    );
     assert_eq!(moves(&game), ["c7c5", "d7d6", "c5d4"], "{game:?}");
     assert_eq!(sources(&game), [black.as_str(); 3], "{game:?}");
     // No book for Black: BookFile's.
@@ -133,7 +156,11 @@ fn a_book_move_that_repeats_a_position_is_skipped() {
         let options = json!({"BookFile": s(&path), "BookSelection": selection,
                              "BookAllowRepetitions": allow, "BookSeed": 3});
         let answers = client(&options, &[&position, "10"]);
-        assert_eq!(moves(&answers), [expected; 10], "{selection} {allow}: {answers:?}");
+        assert_eq!(
+            moves(&answers),
+            [expected; 10],
+            "{selection} {allow}: {answers:?}"
+        );
         assert_eq!(sources(&answers), [s(&path); 10]);
     }
     // The repeating move alone: the engine searches.
@@ -171,7 +198,11 @@ fn width_share_and_variety_follow_their_formulas() {
     // The curve as docs/uci.md gives it: variety v raises the weights to (100 - v) / 50 from
     // 50 up, to 50 / v below; 0 is the heaviest alone.
     let powered = |v: f64, keep: usize| -> Vec<f64> {
-        let e = if v >= 50.0 { (100.0 - v) / 50.0 } else { 50.0 / v };
+        let e = if v >= 50.0 {
+            (100.0 - v) / 50.0
+        } else {
+            50.0 / v
+        };
         let w: Vec<f64> = (0..4)
             .map(|i| if i < keep { weights[i].powf(e) } else { 0.0 })
             .collect();
@@ -275,9 +306,17 @@ fn a_bad_book_is_named_once_and_the_engine_plays_on() {
     common::start_book(&good, &[("c2c4", 1)]);
     let html = common::data("books/invalid/html-page-saved-as.bin");
     for (option, value, why) in [
-        ("BookFile", "/no/such/book.bin".to_string(), "cannot open book"),
+        (
+            "BookFile",
+            "/no/such/book.bin".to_string(),
+            "cannot open book",
+        ),
         ("BookFileWhite", s(&html).to_string(), ""),
-        ("BookFileBlack", "/no/such/book.bin".to_string(), "cannot open book"),
+        (
+            "BookFileBlack",
+            "/no/such/book.bin".to_string(),
+            "cannot open book",
+        ),
     ] {
         let out = session(&format!(
             "setoption name {option} value {value}\nposition startpos\ngo wtime 1000 btime 1000\n\
@@ -319,7 +358,16 @@ fn match_s_builtin_engines_take_the_book_options() {
     let first = format!("builtin:Hash=8,BookFileWhite={}", s(&a3));
     common::polybook_match_ok(
         &[&first, "builtin:Hash=8"],
-        &["--games", "2", "--depth", "1", "--movetime", "1000", "--pgn", s(&pgn)],
+        &[
+            "--games",
+            "2",
+            "--depth",
+            "1",
+            "--movetime",
+            "1000",
+            "--pgn",
+            s(&pgn),
+        ],
     );
     let games = common::match_check(&pgn, None);
     assert_eq!(games.len(), 2);
