@@ -26,13 +26,30 @@
 //! in 10 of 10 games `weight × 21/22`, one lost in 10 of 10 `weight × 1/22`.) Which moves count is
 //! the same rule; with this selection a move's share is its learned weight over the sum of the
 //! learned weights of the moves that count.
+//!
+//! **Candidates.** Of the moves that count, only the *candidates* may be picked: those whose share
+//! is at least [`ChooseOptions::min_share`] percent, and of them the [`ChooseOptions::width`]
+//! heaviest (0: all; equal weights keep the stored order). Shares stay the share rule's.
+//!
+//! **Variety** ([`ChooseOptions::variety`], WinBoard's "Book Variation", 0 to 100) bends the
+//! [`Selection::Weighted`] pick: each candidate is drawn in proportion to `weight ^ exponent`,
+//!
+//! ```text
+//! exponent = (100 - variety) / 50   for variety 50..=100   (50: 1, the weights; 100: 0, uniform)
+//! exponent = 50 / variety           for variety 1..50      (25: 2, 10: 5, 1: 50)
+//! variety 0                         the heaviest candidate (the first stored on ties)
+//! ```
+//!
+//! so that `v` and `100 - v` have reciprocal exponents, and the further below 50, the more the
+//! heaviest move dominates. Variety 50 is the plain weighted pick, draw for draw.
 
+use std::collections::HashSet;
 use std::str::FromStr;
 
 use rand::Rng;
 use shakmaty::{Move, Position};
 
-use super::{Book, BookMove, Learn, LearnLayout, MoveScore};
+use super::{Book, BookMove, Key, Learn, LearnLayout, MoveScore};
 
 /// How to pick among a position's book moves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,10 +83,12 @@ impl FromStr for Selection {
 
     fn from_str(s: &str) -> Result<Selection, String> {
         let quoted = crate::text::quote(s);
+        // `best_move`, `weighted_random` and `uniform_random` are the bots' words (lichess-bot's
+        // and BotLi's `selection`).
         match s.to_ascii_lowercase().as_str() {
-            "best" => Ok(Selection::Best),
-            "weighted" | "weight" | "random" => Ok(Selection::Weighted),
-            "uniform" => Ok(Selection::Uniform),
+            "best" | "best_move" => Ok(Selection::Best),
+            "weighted" | "weight" | "random" | "weighted_random" => Ok(Selection::Weighted),
+            "uniform" | "uniform_random" => Ok(Selection::Uniform),
             "learned" | "learn" => Ok(Selection::Learned),
             "score" | "scored" => Ok(Selection::Score),
             _ => Err(format!(
@@ -90,7 +109,17 @@ pub struct ChooseOptions {
     /// With [`Selection::Score`]: the centipawns a move may lose against the best-scored one and
     /// still be picked (UCI `BookMaxLoss`); 0 plays the best.
     pub max_loss: u16,
+    /// Only the this many heaviest moves that count are candidates (UCI `BookWidth`); 0: all.
+    pub width: usize,
+    /// Moves whose share is below this percentage are not candidates (UCI `BookMinShare`).
+    pub min_share: u8,
+    /// WinBoard's book variation, 0 to 100, for [`Selection::Weighted`] (UCI `BookVariety`; see
+    /// the module's overview): 50 is the weights as they are.
+    pub variety: u8,
 }
+
+/// The variety of the plain weighted pick.
+pub const PLAIN_VARIETY: u8 = 50;
 
 impl Default for ChooseOptions {
     fn default() -> Self {
@@ -99,7 +128,20 @@ impl Default for ChooseOptions {
             minimum_weight: 1,
             exclude_moves: Vec::new(),
             max_loss: 0,
+            width: 0,
+            min_share: 0,
+            variety: PLAIN_VARIETY,
         }
+    }
+}
+
+/// The exponent a variety raises the weights to (see the module's overview); `None` for
+/// variety 0, the heaviest move alone. Varieties above 100 are 100.
+pub fn variety_exponent(variety: u8) -> Option<f64> {
+    match variety.min(100) {
+        0 => None,
+        v if v >= PLAIN_VARIETY => Some(f64::from(100 - v) / 50.0),
+        v => Some(50.0 / f64::from(v)),
     }
 }
 
@@ -175,8 +217,9 @@ impl ChooseOptions {
         if self.selection != Selection::Score || layout != LearnLayout::Scored {
             return self.pick(moves, rng);
         }
-        let scored: Vec<(usize, i32)> = (0..moves.len())
-            .filter(|&i| self.counts(&moves[i]))
+        let scored: Vec<(usize, i32)> = self
+            .candidates(moves)
+            .into_iter()
             .filter_map(|i| {
                 MoveScore::from_learn(moves[i].entry.learn).map(|s| (i, i32::from(s.score)))
             })
@@ -199,8 +242,7 @@ impl ChooseOptions {
                 Selection::Weighted
             },
             minimum_weight: 0,
-            exclude_moves: Vec::new(),
-            max_loss: 0,
+            ..ChooseOptions::default()
         };
         among.pick(&candidates, rng)
     }
@@ -215,45 +257,69 @@ impl ChooseOptions {
         })
     }
 
+    /// The indices in `moves` of the candidates (see the module's overview), in stored order.
+    pub fn candidates(&self, moves: &[BookMove]) -> Vec<usize> {
+        let shares = self.weight_shares(moves);
+        let mut candidates: Vec<usize> = (0..moves.len())
+            .filter(|&i| self.counts(&moves[i]))
+            .filter(|&i| shares[i] * 100.0 >= f64::from(self.min_share))
+            .collect();
+        if self.width > 0 && candidates.len() > self.width {
+            // The heaviest first (a stable sort keeps the stored order of equal weights), cut
+            // to the width, then back in stored order.
+            candidates.sort_by_key(|&i| std::cmp::Reverse(moves[i].entry.weight));
+            candidates.truncate(self.width);
+            candidates.sort_unstable();
+        }
+        candidates
+    }
+
+    /// The share of each move by weight (the share rule without learning), for
+    /// [`ChooseOptions::min_share`].
+    fn weight_shares(&self, moves: &[BookMove]) -> Vec<f64> {
+        ChooseOptions {
+            selection: Selection::Weighted,
+            ..self.clone()
+        }
+        .shares(moves)
+    }
+
     /// The index in `moves` of the move [`ChooseOptions::pick`] picks.
     fn pick_index<R: Rng + ?Sized>(&self, moves: &[BookMove], rng: &mut R) -> Option<usize> {
-        let eligible: Vec<usize> = (0..moves.len())
-            .filter(|&i| self.counts(&moves[i]))
-            .collect();
+        let eligible = self.candidates(moves);
         if eligible.is_empty() {
             return None;
         }
         let weight = |i: usize| u64::from(moves[i].entry.weight);
         let total: u64 = eligible.iter().map(|&i| weight(i)).sum();
+        let bent = self.selection == Selection::Weighted && self.variety != PLAIN_VARIETY;
         match self.selection {
+            Selection::Weighted if bent => match variety_exponent(self.variety) {
+                None => {
+                    let best = eligible.iter().map(|&i| weight(i)).max()?;
+                    eligible.into_iter().find(|&i| weight(i) == best)
+                }
+                Some(exponent) => {
+                    // Weights over the heaviest, so that no power overflows.
+                    let max = eligible.iter().map(|&i| weight(i)).max()?.max(1) as f64;
+                    let bent: Vec<f64> = eligible
+                        .iter()
+                        .map(|&i| (weight(i) as f64 / max).powf(exponent))
+                        .collect();
+                    Some(eligible[draw(&bent, rng)])
+                }
+            },
             Selection::Best => {
                 let best = eligible.iter().map(|&i| weight(i)).max()?;
                 eligible.into_iter().find(|&i| weight(i) == best)
             }
             Selection::Uniform => Some(eligible[rng.random_range(0..eligible.len())]),
             Selection::Learned => {
-                let total: f64 = eligible.iter().map(|&i| learned_weight(&moves[i])).sum();
-                if total <= 0.0 {
-                    return Some(eligible[rng.random_range(0..eligible.len())]);
-                }
-                // A ticket below the total, and the move whose running sum passes it (the last
-                // one if rounding leaves the ticket past them all).
-                let mut ticket = rng.random_range(0.0..total);
-                let last = *eligible.last()?;
-                Some(
-                    eligible
-                        .into_iter()
-                        .find(|&i| {
-                            let w = learned_weight(&moves[i]);
-                            if ticket < w {
-                                true
-                            } else {
-                                ticket -= w;
-                                false
-                            }
-                        })
-                        .unwrap_or(last),
-                )
+                let learned: Vec<f64> = eligible
+                    .iter()
+                    .map(|&i| learned_weight(&moves[i]))
+                    .collect();
+                Some(eligible[draw(&learned, rng)])
             }
             // Every move that counts weighs 0: python-chess has nothing to draw from; here
             // (possible only with a minimum weight of 0) the pick is uniform.
@@ -277,6 +343,28 @@ impl ChooseOptions {
     }
 }
 
+/// The index of a draw in proportion to `weights` (not empty): a ticket below their total, and
+/// the one whose running sum passes it (the last if rounding leaves the ticket past them all);
+/// uniform when they are all 0.
+fn draw<R: Rng + ?Sized>(weights: &[f64], rng: &mut R) -> usize {
+    let total: f64 = weights.iter().sum();
+    if total <= 0.0 || !total.is_finite() {
+        return rng.random_range(0..weights.len());
+    }
+    let mut ticket = rng.random_range(0.0..total);
+    weights
+        .iter()
+        .position(|&w| {
+            if ticket < w {
+                true
+            } else {
+                ticket -= w;
+                false
+            }
+        })
+        .unwrap_or(weights.len() - 1)
+}
+
 /// Picks one of `moves` (the legal book moves of a position), or `None` when none counts: the
 /// move of [`ChooseOptions::pick`] without its share.
 pub fn choose<R: Rng + ?Sized>(
@@ -297,6 +385,44 @@ impl Book {
         rng: &mut R,
     ) -> Option<Pick> {
         options.pick_in(&self.find_all(pos), self.learn_layout(), rng)
+    }
+
+    /// Whether this book holds a line of at least `plies` book moves from `pos` on: each legal
+    /// and at least `minimum_weight`, each from the position the one before leads to (UCI
+    /// `BookMinLinePlies`). Each position is looked at once per number of plies still wanted.
+    pub fn has_line<P: Position + Clone>(&self, pos: &P, plies: u32, minimum_weight: u16) -> bool {
+        let mut seen = HashSet::new();
+        self.line_from(pos, plies, minimum_weight, &mut seen)
+    }
+
+    /// [`Book::has_line`], knowing that the (key, plies) pairs of `failed` have no such line.
+    fn line_from<P: Position + Clone>(
+        &self,
+        pos: &P,
+        plies: u32,
+        minimum_weight: u16,
+        failed: &mut HashSet<(Key, u32)>,
+    ) -> bool {
+        if plies == 0 {
+            return true;
+        }
+        let key = Key::of(pos);
+        if failed.contains(&(key, plies)) {
+            return false;
+        }
+        let found = self
+            .find_all(pos)
+            .iter()
+            .filter(|m| m.entry.weight >= minimum_weight)
+            .any(|m| {
+                let mut next = pos.clone();
+                next.play_unchecked(m.mv);
+                self.line_from(&next, plies - 1, minimum_weight, failed)
+            });
+        if !found {
+            failed.insert((key, plies));
+        }
+        found
     }
 }
 
@@ -415,6 +541,160 @@ mod tests {
             );
         }
         assert_eq!("Learned".parse::<Selection>(), Ok(Selection::Learned));
+    }
+
+    #[test]
+    fn the_variety_curve() {
+        // 50 is the weights, 100 uniform, 0 the heaviest alone; v and 100 - v are reciprocal.
+        assert_eq!(variety_exponent(50), Some(1.0));
+        assert_eq!(variety_exponent(100), Some(0.0));
+        assert_eq!(variety_exponent(75), Some(0.5));
+        assert_eq!(variety_exponent(25), Some(2.0));
+        assert_eq!(variety_exponent(10), Some(5.0));
+        assert_eq!(variety_exponent(1), Some(50.0));
+        assert_eq!(variety_exponent(0), None);
+        assert_eq!(variety_exponent(200), Some(0.0));
+        for v in 1..50u8 {
+            let (low, high) = (
+                variety_exponent(v).unwrap(),
+                variety_exponent(100 - v).unwrap(),
+            );
+            assert!((low * high - 1.0).abs() < 1e-12, "{v}");
+            // Falling: more variety, a flatter pick.
+            assert!(low > variety_exponent(v + 1).unwrap(), "{v}");
+        }
+    }
+
+    /// Counts of `picks` picks from `m` by `opts` with a fixed seed.
+    fn counts(m: &[BookMove], opts: &ChooseOptions, picks: usize) -> Vec<usize> {
+        let mut rng = StdRng::seed_from_u64(5);
+        let mut counts = vec![0; m.len()];
+        for _ in 0..picks {
+            let pick = opts.pick(m, &mut rng).unwrap();
+            counts[m.iter().position(|x| *x == pick.book_move).unwrap()] += 1;
+        }
+        counts
+    }
+
+    #[test]
+    fn variety_bends_the_weighted_pick() {
+        let m = moves(&[1, 4, 9]);
+        let with = |variety| ChooseOptions {
+            variety,
+            ..Default::default()
+        };
+        // 0: the heaviest alone.
+        assert_eq!(counts(&m, &with(0), 200), [0, 0, 200]);
+        // 25: the squares, 1 : 16 : 81 of 98; 100: uniform; 75: the roots, 1 : 2 : 3.
+        for (variety, expected) in [
+            (25, [1.0 / 98.0, 16.0 / 98.0, 81.0 / 98.0]),
+            (100, [1.0 / 3.0; 3]),
+            (75, [1.0 / 6.0, 2.0 / 6.0, 3.0 / 6.0]),
+        ] {
+            let n = 9000;
+            let c = counts(&m, &with(variety), n);
+            for i in 0..3 {
+                let e = n as f64 * expected[i];
+                assert!(
+                    (c[i] as f64 - e).abs() < 4.0 * e.sqrt() + 5.0,
+                    "variety {variety}: {c:?}"
+                );
+            }
+        }
+        // 50 is the plain weighted pick, draw for draw.
+        assert_eq!(
+            counts(&m, &with(50), 500),
+            counts(&m, &ChooseOptions::default(), 500)
+        );
+        // Other selections ignore it.
+        let best = ChooseOptions {
+            selection: Selection::Best,
+            variety: 100,
+            ..Default::default()
+        };
+        assert_eq!(counts(&m, &best, 50), [0, 0, 50]);
+    }
+
+    #[test]
+    fn width_and_min_share_leave_the_candidates() {
+        let m = moves(&[5, 20, 5, 10, 60]);
+        let opts = ChooseOptions {
+            width: 2,
+            ..Default::default()
+        };
+        assert_eq!(opts.candidates(&m), [1, 4]);
+        // Equal weights at the cut: the first stored.
+        let opts = ChooseOptions {
+            width: 4,
+            ..Default::default()
+        };
+        assert_eq!(opts.candidates(&m), [0, 1, 3, 4]);
+        let c = counts(
+            &m,
+            &ChooseOptions {
+                width: 2,
+                ..Default::default()
+            },
+            8000,
+        );
+        assert_eq!((c[0], c[2], c[3]), (0, 0, 0), "{c:?}");
+        // 20 : 60 among the two.
+        assert!((c[1] as f64 - 2000.0).abs() < 4.0 * 2000f64.sqrt(), "{c:?}");
+        // Shares 5%, 20%, 5%, 10%, 60%: at least 10%.
+        let opts = ChooseOptions {
+            min_share: 10,
+            ..Default::default()
+        };
+        assert_eq!(opts.candidates(&m), [1, 3, 4]);
+        // The shares shown stay the share rule's.
+        assert_eq!(opts.shares(&m)[4], 0.6);
+        // Nothing left: no pick.
+        let opts = ChooseOptions {
+            min_share: 61,
+            ..Default::default()
+        };
+        assert!(opts.pick(&m, &mut rand::rng()).is_none());
+    }
+
+    #[test]
+    fn the_bots_selection_words() {
+        for (word, selection) in [
+            ("best_move", Selection::Best),
+            ("weighted_random", Selection::Weighted),
+            ("uniform_random", Selection::Uniform),
+        ] {
+            assert_eq!(word.parse::<Selection>(), Ok(selection));
+        }
+    }
+
+    #[test]
+    fn a_line_of_book_moves_below_a_position() {
+        use crate::book::{ENTRY_SIZE, sort_entries};
+        // 1. e4 e5 2. Nf3 in the book; 1. d4 without an answer.
+        let mut entries = Vec::new();
+        let mut pos = Chess::default();
+        for uci in ["e2e4", "e7e5", "g1f3"] {
+            entries.push(Entry::from_uci(Key::of(&pos), uci, 1).unwrap());
+            let m = uci
+                .parse::<shakmaty::uci::UciMove>()
+                .unwrap()
+                .to_move(&pos)
+                .unwrap();
+            pos.play_unchecked(m);
+        }
+        entries.push(Entry::from_uci(Key::of(&Chess::default()), "d2d4", 5).unwrap());
+        sort_entries(&mut entries);
+        let mut bytes = Vec::with_capacity(entries.len() * ENTRY_SIZE);
+        for e in &entries {
+            bytes.extend_from_slice(&e.to_bytes());
+        }
+        let book = Book::from_bytes("line", bytes).unwrap();
+        let start = Chess::default();
+        assert!(book.has_line(&start, 3, 1));
+        assert!(!book.has_line(&start, 4, 1));
+        assert!(book.has_line(&start, 0, 1));
+        // Weights below the minimum do not make a line.
+        assert!(!book.has_line(&start, 1, 6));
     }
 
     #[test]

@@ -29,7 +29,9 @@ mod scored;
 mod writer;
 
 pub use books::{BOOK_LIST_SEPARATOR, Books, book_paths};
-pub use choose::{ChooseOptions, Pick, Selection, choose, learned_weight};
+pub use choose::{
+    ChooseOptions, PLAIN_VARIETY, Pick, Selection, choose, learned_weight, variety_exponent,
+};
 pub use edit::{EditAction, EditError, EditReport, edit_book};
 pub use entry::{ENTRY_SIZE, Entry};
 pub use error::BookError;

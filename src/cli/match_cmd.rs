@@ -405,8 +405,8 @@ fn config(args: &Args, specs: &[EngineSpec]) -> Result<MatchConfig, CliError> {
         choose: ChooseOptions {
             selection: args.book_selection,
             minimum_weight: args.book_min_weight,
-            exclude_moves: Vec::new(),
             max_loss: args.book_max_loss,
+            ..ChooseOptions::default()
         },
         starts,
         games: args.games,

@@ -48,6 +48,7 @@
 //! assert!(text.lines().last().unwrap().starts_with("bestmove "));
 //! ```
 
+mod book;
 mod go;
 mod options;
 mod thread;
@@ -89,6 +90,8 @@ struct Session {
     engine: Option<Engine>,
     /// The books of `BookFile`, in priority order (none: no book).
     books: Books,
+    /// The books of `BookFileWhite` and `BookFileBlack`; `None` while the option is empty.
+    colour_books: [Option<Books>; 2],
     rng: StdRng,
     pos: Chess,
     /// Keys of the positions before `pos`, oldest first (for repetitions).
@@ -140,6 +143,7 @@ impl Session {
             engine: Some(engine),
             search_options,
             books: Books::new(),
+            colour_books: [None, None],
             rng: StdRng::from_os_rng(),
             pos: Chess::default(),
             past: Vec::new(),
@@ -370,9 +374,16 @@ impl Session {
     fn set_book(&mut self, value: &str) {
         let list = value.trim();
         self.options.book_file = list.to_string();
-        self.books = Books::new();
+        self.books = self.load_books("BookFile", list);
+        self.note_unscored_books();
+    }
+
+    /// The books of a list of `option` (`BookFile` or one colour's): each loaded with an `info
+    /// string`; one that cannot be used is named in an `info string` and left out.
+    fn load_books(&self, option: &str, list: &str) -> Books {
+        let mut books = Books::new();
         if list == "<empty>" {
-            return;
+            return books;
         }
         let paths: Vec<&str> = book_paths(list).collect();
         for &path in &paths {
@@ -382,18 +393,18 @@ impl Session {
                     if let Some(disorder) = book.disorder() {
                         self.info(&format!("warning: {}", disorder.warning(book.path())));
                     }
-                    self.books.push(path, book);
+                    books.push(path, book);
                 }
                 // One book: today's words. Several: the others are still played from.
                 Err(e) if paths.len() == 1 => {
-                    self.info(&format!("cannot use BookFile: {e}; playing without a book"))
+                    self.info(&format!("cannot use {option}: {e}; playing without a book"))
                 }
                 Err(e) => self.info(&format!(
-                    "cannot use BookFile: {e}; playing without this book"
+                    "cannot use {option}: {e}; playing without this book"
                 )),
             }
         }
-        self.note_unscored_books();
+        books
     }
 
     /// With `BookSelection` score, says once per book that one without scores is played by
@@ -405,6 +416,7 @@ impl Session {
         let unscored: Vec<String> = self
             .books
             .iter()
+            .chain(self.colour_books.iter().flatten().flat_map(Books::iter))
             .filter(|(_, b)| b.learn_layout() != LearnLayout::Scored)
             .map(|(name, _)| name.to_string())
             .collect();
@@ -594,23 +606,34 @@ impl Session {
         if !o.own_book {
             return false;
         }
-        if self.books.is_empty() {
+        if self.books_to_play().is_empty() {
             return false;
         }
         if o.book_depth > 0 && self.pos.fullmoves().get() > o.book_depth {
             return false;
         }
-        // Moves outside `go searchmoves` do not count.
+        if o.max_moves > 0 && self.own_moves() >= o.max_moves {
+            return false;
+        }
+        // Moves outside `go searchmoves` do not count, nor (unless allowed) moves that repeat a
+        // position of the game.
+        let mut exclude_moves: Vec<Move> = self
+            .pos
+            .legal_moves()
+            .into_iter()
+            .filter(|m| !root_moves.contains(m))
+            .collect();
+        if !o.allow_repetitions {
+            exclude_moves.extend(self.repeating_moves());
+        }
         let choose_options = ChooseOptions {
             selection: o.selection,
             minimum_weight: o.min_weight,
             max_loss: o.max_loss,
-            exclude_moves: self
-                .pos
-                .legal_moves()
-                .into_iter()
-                .filter(|m| !root_moves.contains(m))
-                .collect(),
+            exclude_moves,
+            width: o.width,
+            min_share: o.min_share,
+            variety: o.variety,
         };
         let Some((
             index,
@@ -618,7 +641,7 @@ impl Session {
                 book_move: pick,
                 share,
             },
-        )) = self.books.pick(&self.pos, &choose_options, &mut self.rng)
+        )) = self.pick_book_move(&choose_options)
         else {
             return false;
         };
@@ -628,7 +651,7 @@ impl Session {
             uci(&pick.mv, self.castling_mode()),
             pick.entry.weight,
             100.0 * share,
-            self.books.name(index)
+            self.books_to_play().name(index)
         ));
         self.say(&bestmove_line(Some(&pick.mv), None, self.castling_mode()));
         true

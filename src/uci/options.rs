@@ -11,8 +11,10 @@ use std::time::Duration;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
+use shakmaty::Color;
+
 use super::Session;
-use crate::book::Selection;
+use crate::book::{PLAIN_VARIETY, Selection};
 use crate::engine::SearchOptions;
 use crate::engine::options::{SWITCHES, max_threads};
 
@@ -202,7 +204,18 @@ pub(super) const BOOK_SELECTION: UciOption = UciOption {
     name: "BookSelection",
     kind: Kind::Combo {
         default: "weighted",
-        vars: &["best", "weighted", "uniform", "learned", "score"],
+        // The last three are the bots' words for the first three (lichess-bot's and BotLi's
+        // `selection`), so that their settings can be passed on as they are.
+        vars: &[
+            "best",
+            "weighted",
+            "uniform",
+            "learned",
+            "score",
+            "best_move",
+            "weighted_random",
+            "uniform_random",
+        ],
         set: |s, value| match value.parse::<Selection>() {
             Ok(selection) => {
                 s.options.selection = selection;
@@ -238,8 +251,44 @@ pub(super) const BOOK_DEPTH: UciOption = UciOption {
     kind: spin(0, 0, 1000, |s, d| s.options.book_depth = d as u32),
 };
 
+/// Whether a book move may repeat a position of the game.
+pub(super) const BOOK_ALLOW_REPETITIONS: UciOption = UciOption {
+    name: "BookAllowRepetitions",
+    kind: Kind::Check {
+        default: false,
+        set: |s, on| s.options.allow_repetitions = on,
+    },
+};
+/// The number of heaviest moves that are candidates; 0 means all.
+pub(super) const BOOK_WIDTH: UciOption = UciOption {
+    name: "BookWidth",
+    kind: spin(0, 0, 256, |s, n| s.options.width = n as usize),
+};
+/// In percent of the weight of the moves that count.
+pub(super) const BOOK_MIN_SHARE: UciOption = UciOption {
+    name: "BookMinShare",
+    kind: spin(0, 0, 100, |s, pct| s.options.min_share = pct as u8),
+};
+/// WinBoard's book variation: 0 the heaviest, 50 by weight, 100 uniform.
+pub(super) const BOOK_VARIETY: UciOption = UciOption {
+    name: "BookVariety",
+    kind: spin(PLAIN_VARIETY as i64, 0, 100, |s, v| {
+        s.options.variety = v as u8
+    }),
+};
+/// The engine's own moves of a game that may come from the book; 0 means no limit.
+pub(super) const BOOK_MAX_MOVES: UciOption = UciOption {
+    name: "BookMaxMoves",
+    kind: spin(0, 0, 1000, |s, n| s.options.max_moves = n as u32),
+};
+/// The book moves a line must go on for below a book move for it to be played; 0: no check.
+pub(super) const BOOK_MIN_LINE_PLIES: UciOption = UciOption {
+    name: "BookMinLinePlies",
+    kind: spin(0, 0, 100, |s, n| s.options.min_line_plies = n as u32),
+};
+
 /// Every option but the search switches, in the order `uci` lists them.
-const OPTIONS: [UciOption; 13] = [
+const OPTIONS: [UciOption; 21] = [
     // The transposition table's size in MB (its default is the engine's). A size the machine
     // cannot give is cut down to what it can, with a word.
     UciOption {
@@ -294,10 +343,31 @@ const OPTIONS: [UciOption; 13] = [
             set: |s, value| s.set_book(value),
         },
     },
+    // The books of one colour; empty: `BookFile`'s.
+    UciOption {
+        name: "BookFileWhite",
+        kind: Kind::Text {
+            default: "<empty>",
+            set: |s, value| s.set_colour_book(Color::White, value),
+        },
+    },
+    UciOption {
+        name: "BookFileBlack",
+        kind: Kind::Text {
+            default: "<empty>",
+            set: |s, value| s.set_colour_book(Color::Black, value),
+        },
+    },
     BOOK_SELECTION,
     BOOK_MIN_WEIGHT,
     BOOK_MAX_LOSS,
     BOOK_DEPTH,
+    BOOK_MAX_MOVES,
+    BOOK_ALLOW_REPETITIONS,
+    BOOK_WIDTH,
+    BOOK_MIN_SHARE,
+    BOOK_VARIETY,
+    BOOK_MIN_LINE_PLIES,
     // 0: a new seed from the system; else the book's random picks repeat from this seed.
     UciOption {
         name: "BookSeed",
@@ -359,6 +429,19 @@ pub(super) struct Options {
     pub book_depth: u32,
     /// `UCI_Chess960`: positions and moves are Chess960's.
     pub chess960: bool,
+    /// `BookFileWhite` and `BookFileBlack` as set (empty: `BookFile`'s books).
+    pub book_file_white: String,
+    pub book_file_black: String,
+    /// The engine's own moves of a game that may come from the book; 0 means no limit.
+    pub max_moves: u32,
+    pub allow_repetitions: bool,
+    /// The heaviest moves that are candidates; 0 means all.
+    pub width: usize,
+    /// In percent.
+    pub min_share: u8,
+    pub variety: u8,
+    /// 0: no check.
+    pub min_line_plies: u32,
 }
 
 impl Default for Options {
@@ -375,6 +458,14 @@ impl Default for Options {
             max_loss: BOOK_MAX_LOSS.spin_default() as u16,
             book_depth: BOOK_DEPTH.spin_default() as u32,
             chess960: UCI_CHESS960.check_default(),
+            book_file_white: String::new(),
+            book_file_black: String::new(),
+            max_moves: BOOK_MAX_MOVES.spin_default() as u32,
+            allow_repetitions: BOOK_ALLOW_REPETITIONS.check_default(),
+            width: BOOK_WIDTH.spin_default() as usize,
+            min_share: BOOK_MIN_SHARE.spin_default() as u8,
+            variety: BOOK_VARIETY.spin_default() as u8,
+            min_line_plies: BOOK_MIN_LINE_PLIES.spin_default() as u32,
         }
     }
 }
@@ -431,7 +522,7 @@ mod tests {
         // Listed, so that clients (python-chess, lichess-bot) know Chess960 is played.
         assert!(lines.contains(&"option name UCI_Chess960 type check default false".to_string()));
         assert!(lines.contains(
-            &"option name BookSelection type combo default weighted var best var weighted var uniform var learned var score"
+            &"option name BookSelection type combo default weighted var best var weighted var uniform var learned var score var best_move var weighted_random var uniform_random"
                 .to_string()
         ));
         assert_eq!(
@@ -445,5 +536,8 @@ mod tests {
         assert!(o.own_book);
         assert_eq!((o.min_weight, o.book_depth), (1, 0));
         assert!(!o.chess960);
+        assert!(!o.allow_repetitions);
+        assert_eq!((o.width, o.min_share, o.variety), (0, 0, 50));
+        assert_eq!((o.max_moves, o.min_line_plies), (0, 0));
     }
 }

@@ -39,4 +39,5 @@ mod tournament; // `match` with more than two engines
 mod training; // `datagen` and `train`: the same labels and net at any thread count, resume
 mod tune; // `tune` on real games against a python-chess count
 mod uci; // `uci` with real clients (python-chess) and bad input
+mod uci_book; // the bots' book options through python-chess (a book per colour, repetitions, width, variety)
 mod unsorted_books; // books with keys not fully sorted, as found in the wild

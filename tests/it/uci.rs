@@ -820,11 +820,11 @@ fn a_combo_takes_only_the_values_it_lists() {
         .unwrap();
     assert_eq!(
         vars,
-        "option name BookSelection type combo default weighted var best var weighted var uniform var learned var score"
+        "option name BookSelection type combo default weighted var best var weighted var uniform var learned var score var best_move var weighted_random var uniform_random"
     );
     for bad in ["'random'", "'Uniformly'"] {
         let word = format!(
-            "info string option BookSelection: {bad} is not one of its values (best, weighted, uniform, learned, score); unchanged"
+            "info string option BookSelection: {bad} is not one of its values (best, weighted, uniform, learned, score, best_move, weighted_random, uniform_random); unchanged"
         );
         assert!(out.contains(&word), "{out}");
     }
