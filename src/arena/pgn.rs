@@ -184,28 +184,23 @@ pub fn default_stem() -> String {
 /// need be) before the first game, so that a bad path fails early; each game is on disk when
 /// [`PgnLog::append`] returns.
 ///
-/// The first game appended to a file that does not end with a blank line (written by another
-/// program, or edited by hand) comes after the line breaks it lacks, so that it is not glued to
-/// the file's last game. A file moved or deleted while the games are appended (by another
+/// A game appended to a file that does not end with a blank line (written by another program,
+/// edited by hand, or appended to or cut by another program between two games) comes after the
+/// line breaks it lacks, so that it is not glued to the file's last text. A file moved or deleted while the games are appended (by another
 /// process) is created anew at its path for the next game, which [`PgnLog::append`] reports,
 /// so that no later game is lost.
 pub struct PgnLog {
     path: PathBuf,
     file: File,
-    /// Written before the next game: the line breaks that the file's end lacks (empty once a
-    /// game has been written).
-    separator: &'static str,
 }
 
 impl PgnLog {
     /// Opens `path` for appending, creating it if it does not exist.
     pub fn open(path: &Path) -> io::Result<PgnLog> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        let separator = separator_after(&last_bytes(path, &file));
         Ok(PgnLog {
             path: path.to_path_buf(),
             file,
-            separator,
         })
     }
 
@@ -221,7 +216,8 @@ impl PgnLog {
         if gone {
             *self = PgnLog::open(&self.path)?;
         }
-        let separator = std::mem::take(&mut self.separator);
+        // The file's end as it is now: another program may have written to it since.
+        let separator = separator_after(&last_bytes(&self.path, &self.file));
         self.file
             .write_all(format!("{separator}{text}").as_bytes())?;
         self.file.sync_data()?;
@@ -296,5 +292,30 @@ mod tests {
         assert_eq!(std::fs::read(&a).unwrap(), b"one\n\nthree\n");
         let stem = default_stem();
         assert!(stem.starts_with("game-2") && stem.len() == "game-2026-11-23-142501".len());
+    }
+
+    /// Text another program appends to the log between two games (a line without its line
+    /// break, or a line) or a cut it makes is followed by a blank line before the next game, as
+    /// the file's end is when the log is opened (found by the fuzz target `match_log`: the next
+    /// game's first tag was glued to the text, and the game lost its tags).
+    #[test]
+    fn a_game_after_what_another_program_wrote_starts_after_a_blank_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.pgn");
+        let mut log = PgnLog::open(&path).unwrap();
+        log.append("[Event \"1\"]\n\n1. e4 *\n\n").unwrap();
+        let outside = |text: &str| {
+            let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+            f.write_all(text.as_bytes()).unwrap();
+        };
+        outside("junk");
+        log.append("[Event \"2\"]\n\n1. d4 *\n\n").unwrap();
+        outside("a line\n");
+        log.append("[Event \"3\"]\n\n1. c4 *\n\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "[Event \"1\"]\n\n1. e4 *\n\njunk\n\n[Event \"2\"]\n\n1. d4 *\n\n\
+             a line\n\n[Event \"3\"]\n\n1. c4 *\n\n"
+        );
     }
 }

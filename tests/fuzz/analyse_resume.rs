@@ -115,13 +115,14 @@ fn damage(rng: &mut StdRng, cache: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The lines of a cache after its header, each without a trailing `\r`, that a run may use.
+/// The lines of a cache after its header that a run may use, each without a trailing `\r` and
+/// in lower case (its hexadecimal numbers are read in either case).
 fn body_lines(cache: &[u8]) -> Vec<Vec<u8>> {
     let whole = cache.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     cache[..whole]
         .split(|&b| b == b'\n')
         .skip(1)
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l).to_vec())
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l).to_ascii_lowercase())
         .filter(|l| !l.is_empty())
         .collect()
 }

@@ -98,12 +98,13 @@ pub(crate) fn damage_labels(rng: &mut StdRng, labels: &[u8]) -> Vec<u8> {
                 let first = b[HEADER..HEADER + BLOCK_BYTES].to_vec();
                 b[HEADER + BLOCK_BYTES..HEADER + 2 * BLOCK_BYTES].copy_from_slice(&first);
             }
-            _ => {
-                let i = rng.random_range(HEADER.min(n)..n);
+            _ if n > HEADER => {
+                let i = rng.random_range(HEADER..n);
                 let end = (i + rng.random_range(1..4096)).min(n);
                 let piece = b[i..end].to_vec();
                 b.splice(end..end, piece);
             }
+            _ => {}
         }
     }
     b
