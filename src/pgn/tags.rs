@@ -1,5 +1,6 @@
 //! What polybook's readers read in a game's tags the same way: the variant rule (which `Variant`
-//! tags name standard chess, which Chess960), the `Date` tag and the speed of a `TimeControl`.
+//! tags name standard chess, which Chess960), the `Date` tag, the `Result` tag and the speed of a
+//! `TimeControl`.
 
 /// What a `Variant` tag names, as far as the readers care.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +37,43 @@ pub fn parse_date(text: &str) -> Option<(u32, u32, u32)> {
     let month = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
     let day = parts.next().and_then(|d| d.parse().ok()).unwrap_or(0);
     Some((year, month, day))
+}
+
+/// A game's result as its `Result` tag says it: the one reading of the tag for every reader.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Outcome {
+    /// `1-0`.
+    WhiteWins,
+    /// `1/2-1/2`.
+    Draw,
+    /// `0-1`.
+    BlackWins,
+    /// `*`, a missing tag or anything else.
+    #[default]
+    Unknown,
+}
+
+impl Outcome {
+    /// The result a `Result` tag's value says (spaces around it aside): `1-0`, `1/2-1/2`, `0-1`;
+    /// anything else is [`Outcome::Unknown`].
+    pub fn of_tag(value: &[u8]) -> Outcome {
+        match value.trim_ascii() {
+            b"1-0" => Outcome::WhiteWins,
+            b"1/2-1/2" => Outcome::Draw,
+            b"0-1" => Outcome::BlackWins,
+            _ => Outcome::Unknown,
+        }
+    }
+
+    /// White's points: 2 for a win, 1 a draw, 0 a loss; `None` when unknown.
+    pub fn white_points(self) -> Option<u8> {
+        match self {
+            Outcome::WhiteWins => Some(2),
+            Outcome::Draw => Some(1),
+            Outcome::BlackWins => Some(0),
+            Outcome::Unknown => None,
+        }
+    }
 }
 
 /// How fast a game was, by lichess's rule: estimated seconds = initial + 40 × increment, under 30
@@ -122,6 +160,23 @@ impl Speed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The four results, spaces around them aside; anything else is unknown.
+    #[test]
+    fn result_tags() {
+        for (tag, outcome, points) in [
+            ("1-0", Outcome::WhiteWins, Some(2)),
+            (" 1/2-1/2 ", Outcome::Draw, Some(1)),
+            ("0-1", Outcome::BlackWins, Some(0)),
+            ("*", Outcome::Unknown, None),
+            ("½-½", Outcome::Unknown, None),
+            ("1-0 ", Outcome::WhiteWins, Some(2)),
+            ("", Outcome::Unknown, None),
+        ] {
+            assert_eq!(Outcome::of_tag(tag.as_bytes()), outcome, "{tag}");
+            assert_eq!(outcome.white_points(), points, "{tag}");
+        }
+    }
 
     /// lichess's bounds, on both sides of each: the estimate is base + 40 × increment.
     #[test]

@@ -13,7 +13,7 @@ use super::{Player, Record, Word};
 use crate::book::{Key, KeyUpdate, RawMove};
 use crate::pgn::read::ChunkVisitor;
 use crate::pgn::san::play_san;
-use crate::pgn::tags::{Speed, is_standard_variant, parse_date};
+use crate::pgn::tags::{Outcome, Speed, is_standard_variant, parse_date};
 use crate::position::playable;
 
 /// The index's partitions: records go to one of these by their key's top bits, so that each
@@ -150,8 +150,7 @@ pub struct Tags {
     time_control: Option<String>,
     date: Option<(u32, u32, u32)>,
     utc_date: Option<(u32, u32, u32)>,
-    /// 0 white wins, 1 draw, 2 black wins; `None`: no result.
-    result: Option<u64>,
+    result: Outcome,
     fen: Option<String>,
     variant_ok: bool,
     variant_seen: bool,
@@ -242,14 +241,7 @@ impl Visitor for IndexVisitor<'_> {
             b"Date" => tags.date = date(value.as_bytes()),
             b"UTCDate" => tags.utc_date = date(value.as_bytes()),
             b"WhiteRatingDiff" | b"BlackRatingDiff" => tags.rating_diff = true,
-            b"Result" => {
-                tags.result = match value.as_bytes().trim_ascii() {
-                    b"1-0" => Some(0),
-                    b"1/2-1/2" => Some(1),
-                    b"0-1" => Some(2),
-                    _ => None,
-                }
-            }
+            b"Result" => tags.result = Outcome::of_tag(value.as_bytes()),
             b"FEN" => tags.fen = Some(text()),
             b"Variant" => {
                 tags.variant_seen = true;
@@ -267,7 +259,8 @@ impl Visitor for IndexVisitor<'_> {
             counts.variant += 1;
             return ControlFlow::Break(());
         }
-        let Some(result) = tags.result else {
+        // The word's result: 0 White won, 1 draw, 2 Black won.
+        let Some(result) = tags.result.white_points().map(|p| u64::from(2 - p)) else {
             counts.no_result += 1;
             return ControlFlow::Break(());
         };
