@@ -31,6 +31,7 @@ use shakmaty::{Chess, Position};
 use crate::atomic::AtomicFile;
 use crate::engine::eval::{self, Params, Weight, evaluate, index::COUNT, see_value};
 use crate::pgn::input::{Chunks, Input};
+use crate::pgn::tags::Outcome;
 use crate::text::{quote_path, reason};
 
 /// What to sample and how long to fit.
@@ -359,7 +360,7 @@ struct Sampler<'a> {
 /// position in standard chess.
 #[derive(Default)]
 struct GameTags {
-    result: Option<f32>,
+    result: Outcome,
     other_start: bool,
 }
 
@@ -383,14 +384,7 @@ impl Visitor for Sampler<'_> {
 
     fn tag(&mut self, tags: &mut GameTags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
         match name {
-            b"Result" => {
-                tags.result = match value.as_bytes().trim_ascii() {
-                    b"1-0" => Some(1.0),
-                    b"0-1" => Some(0.0),
-                    b"1/2-1/2" => Some(0.5),
-                    _ => None,
-                }
-            }
+            b"Result" => tags.result = Outcome::of_tag(value.as_bytes()),
             b"FEN" | b"SetUp" => tags.other_start = true,
             b"Variant" => {
                 let v = value.decode().to_ascii_lowercase();
@@ -403,7 +397,9 @@ impl Visitor for Sampler<'_> {
     }
 
     fn begin_movetext(&mut self, tags: GameTags) -> ControlFlow<(), Game> {
-        let Some(result) = tags.result.filter(|_| !tags.other_start) else {
+        // White's result: 1, ½ or 0.
+        let result = tags.result.white_points().map(|p| f32::from(p) / 2.0);
+        let Some(result) = result.filter(|_| !tags.other_start) else {
             return ControlFlow::Break(());
         };
         self.report.games_used += 1;

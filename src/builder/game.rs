@@ -15,7 +15,7 @@ use super::Reason;
 use super::filter::{FilterTags, GameFilter};
 use crate::book::{Key, KeyUpdate, RawMove};
 use crate::pgn::san::play_san;
-use crate::pgn::tags::{VariantKind, classify_variant, parse_date};
+use crate::pgn::tags::{Outcome, VariantKind, classify_variant, parse_date};
 use crate::position::playable;
 use crate::text::quote;
 
@@ -85,16 +85,6 @@ impl GameRatings {
 /// Bit 15 of [`Ply::mv`]: the mover is Black.
 pub const BLACK_MOVED: u16 = 0x8000;
 
-/// Which game results count and how (the `Result` tag is the only source, as in polyglot).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum GameResult {
-    WhiteWins,
-    BlackWins,
-    Draw,
-    /// `*`, a missing tag or anything else: a draw unless `--skip-unknown-results`.
-    Unknown,
-}
-
 /// A game that was skipped or cut short, for the report.
 #[derive(Clone, Debug)]
 pub struct Incident {
@@ -120,7 +110,9 @@ pub struct ChunkOutput {
 pub struct Tags {
     /// Whether the game had any tag at all.
     any: bool,
-    result: Option<GameResult>,
+    /// The `Result` tag (the only source, as in polyglot); unknown counts as a draw unless
+    /// `--skip-unknown-results`.
+    result: Outcome,
     fen: Option<Vec<u8>>,
     variant: Option<Vec<u8>>,
     /// The tags the filters read.
@@ -293,14 +285,7 @@ impl Visitor for GameVisitor<'_> {
         let f = self.filter;
         tags.any = true;
         match name {
-            b"Result" => {
-                tags.result = Some(match value.as_bytes().trim_ascii() {
-                    b"1-0" => GameResult::WhiteWins,
-                    b"0-1" => GameResult::BlackWins,
-                    b"1/2-1/2" => GameResult::Draw,
-                    _ => GameResult::Unknown,
-                })
-            }
+            b"Result" => tags.result = Outcome::of_tag(value.as_bytes()),
             b"FEN" => tags.fen = Some(value.decode().into_owned()),
             b"Variant" => tags.variant = Some(value.decode().into_owned()),
             _ => {
@@ -315,7 +300,7 @@ impl Visitor for GameVisitor<'_> {
 
     fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<(), Movetext> {
         self.in_tags = false;
-        let unknown = matches!(tags.result, None | Some(GameResult::Unknown));
+        let unknown = tags.result == Outcome::Unknown;
         let (record_white, record_black) = match self.filter.admit(&tags.for_filters, unknown) {
             Ok(sides) => sides,
             Err((reason, detail)) => {
@@ -337,11 +322,7 @@ impl Visitor for GameVisitor<'_> {
         if tags.any {
             self.out.used += 1;
         }
-        let white_points = match tags.result {
-            Some(GameResult::WhiteWins) => 2,
-            Some(GameResult::BlackWins) => 0,
-            _ => 1,
-        };
+        let white_points = tags.result.white_points().unwrap_or(1);
         let key = if tags.fen.is_none() {
             START_KEY
         } else {

@@ -48,7 +48,7 @@ use std::sync::atomic::AtomicBool;
 use thiserror::Error;
 
 pub use entries::{EntryRules, PairEntries, WeightScheme};
-pub use filter::{GameFilter, PlayerFilter, Speed, parse_date_arg};
+pub use filter::{GameFilter, PlayerFilter, parse_date_arg};
 pub use keyed_merge::KeyedMerge;
 pub use learn::{LearnOptions, LearnReport, LearnedMove, learn_from_games};
 pub use merge::{MergeReport, SortReport, merge_books, sort_book};

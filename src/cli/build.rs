@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use polybook::builder::{
-    BuildOptions, BuildReport, EntryRules, GameFilter, PlayerFilter, Speed, WeightScheme,
-    parse_date_arg,
+    BuildOptions, BuildReport, EntryRules, GameFilter, PlayerFilter, WeightScheme, parse_date_arg,
 };
 use polybook::pgn::input::expand;
+use polybook::pgn::tags::Speed;
 use shakmaty::Color;
 
 use super::output::clause;
@@ -136,7 +136,10 @@ pub struct GameArgs {
     /// Only games played on or before DATE (a year or a month counts to its end).
     #[arg(long, value_name = "DATE")]
     until: Option<String>,
-    /// Only games of these speeds (lichess's classes, from the TimeControl tag), comma-separated.
+    /// Only games of these speeds, comma-separated: lichess's classes of the TimeControl tag, by
+    /// base + 40 × increment seconds (under 30 ultrabullet, 180 bullet, 480 blitz, 1500 rapid,
+    /// 21600 classical, else correspondence; `-` is correspondence). A game without a readable
+    /// TimeControl is left out.
     #[arg(
         long,
         value_enum,

@@ -38,6 +38,13 @@ impl<T> Reorder<T> {
     }
 }
 
+impl<T> Default for Reorder<T> {
+    /// An empty buffer whose first item is number 0.
+    fn default() -> Self {
+        Reorder::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 //! From PGN to the index's pieces: the pgn-reader visitor that reads a chunk of games into a
 //! [`ChunkIndex`], what it keeps of each game's tags, and the classes the filters ask about
-//! (speed by lichess's rule, rated or casual).
+//! (speed by lichess's rule, [`Speed`], rated or casual).
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -13,7 +13,7 @@ use super::{Player, Record, Word};
 use crate::book::{Key, KeyUpdate, RawMove};
 use crate::pgn::read::ChunkVisitor;
 use crate::pgn::san::play_san;
-use crate::pgn::tags::{is_standard_variant, parse_date};
+use crate::pgn::tags::{Outcome, Speed, is_standard_variant, parse_date};
 use crate::position::playable;
 
 /// The index's partitions: records go to one of these by their key's top bits, so that each
@@ -24,77 +24,6 @@ pub const PARTITIONS: usize = 16;
 #[inline]
 pub fn partition(key: u64) -> usize {
     (key >> 60) as usize
-}
-
-/// How fast a game was, by lichess's rule: estimated seconds = initial + 40 × increment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Speed {
-    Unknown = 0,
-    UltraBullet = 1,
-    Bullet = 2,
-    Blitz = 3,
-    Rapid = 4,
-    Classical = 5,
-    Correspondence = 6,
-}
-
-impl Speed {
-    pub const ALL: [Speed; 7] = [
-        Speed::UltraBullet,
-        Speed::Bullet,
-        Speed::Blitz,
-        Speed::Rapid,
-        Speed::Classical,
-        Speed::Correspondence,
-        Speed::Unknown,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Speed::Unknown => "unknown",
-            Speed::UltraBullet => "ultrabullet",
-            Speed::Bullet => "bullet",
-            Speed::Blitz => "blitz",
-            Speed::Rapid => "rapid",
-            Speed::Classical => "classical",
-            Speed::Correspondence => "correspondence",
-        }
-    }
-
-    pub fn from_bits(bits: u64) -> Speed {
-        Speed::ALL
-            .into_iter()
-            .find(|s| *s as u64 == bits)
-            .unwrap_or(Speed::Unknown)
-    }
-
-    /// The class of a `TimeControl` tag: `60+0`, `180+2`, `600` (no increment), `40/7200:3600`
-    /// (the first stage's seconds), `-` (correspondence). lichess's bounds: under 30 s ultrabullet,
-    /// 180 bullet, 480 blitz, 1500 rapid, 21600 classical, else correspondence.
-    pub fn of_time_control(tc: &str) -> Speed {
-        let tc = tc.trim();
-        if tc == "-" {
-            return Speed::Correspondence;
-        }
-        let seconds = || -> Option<u64> {
-            let first = tc.split(':').next()?.trim();
-            let first = first.rsplit('/').next()?;
-            let (base, inc) = match first.split_once('+') {
-                Some((b, i)) => (b.trim().parse::<u64>().ok()?, i.trim().parse::<u64>().ok()?),
-                None => (first.parse::<u64>().ok()?, 0),
-            };
-            base.checked_add(inc.checked_mul(40)?)
-        };
-        match seconds() {
-            None => Speed::Unknown,
-            Some(s) if s < 30 => Speed::UltraBullet,
-            Some(s) if s < 180 => Speed::Bullet,
-            Some(s) if s < 480 => Speed::Blitz,
-            Some(s) if s < 1500 => Speed::Rapid,
-            Some(s) if s < 21600 => Speed::Classical,
-            Some(_) => Speed::Correspondence,
-        }
-    }
 }
 
 /// Rated or casual: lichess writes `Rated …` or `Casual …` in `Event`, and a rating change
@@ -221,8 +150,7 @@ pub struct Tags {
     time_control: Option<String>,
     date: Option<(u32, u32, u32)>,
     utc_date: Option<(u32, u32, u32)>,
-    /// 0 white wins, 1 draw, 2 black wins; `None`: no result.
-    result: Option<u64>,
+    result: Outcome,
     fen: Option<String>,
     variant_ok: bool,
     variant_seen: bool,
@@ -313,14 +241,7 @@ impl Visitor for IndexVisitor<'_> {
             b"Date" => tags.date = date(value.as_bytes()),
             b"UTCDate" => tags.utc_date = date(value.as_bytes()),
             b"WhiteRatingDiff" | b"BlackRatingDiff" => tags.rating_diff = true,
-            b"Result" => {
-                tags.result = match value.as_bytes().trim_ascii() {
-                    b"1-0" => Some(0),
-                    b"1/2-1/2" => Some(1),
-                    b"0-1" => Some(2),
-                    _ => None,
-                }
-            }
+            b"Result" => tags.result = Outcome::of_tag(value.as_bytes()),
             b"FEN" => tags.fen = Some(text()),
             b"Variant" => {
                 tags.variant_seen = true;
@@ -338,7 +259,8 @@ impl Visitor for IndexVisitor<'_> {
             counts.variant += 1;
             return ControlFlow::Break(());
         }
-        let Some(result) = tags.result else {
+        // The word's result: 0 White won, 1 draw, 2 Black won.
+        let Some(result) = tags.result.white_points().map(|p| u64::from(2 - p)) else {
             counts.no_result += 1;
             return ControlFlow::Break(());
         };

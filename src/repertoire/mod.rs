@@ -34,10 +34,9 @@ use thiserror::Error;
 
 use crate::pgn::Progress;
 use crate::pgn::input::{self, Chunks, Input};
+use crate::pgn::tags::Speed;
 use crate::text::{quote, thousands};
-use game::{
-    ChunkIndex, Counts, GameInfo, Mode, PARTITIONS, Speed, Strings, index_chunk, partition,
-};
+use game::{ChunkIndex, Counts, GameInfo, Mode, PARTITIONS, Strings, index_chunk, partition};
 
 pub use query::{FilterError, Filters, GameDetail, GameJson, MoveGames, PositionGames};
 

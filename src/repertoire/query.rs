@@ -10,11 +10,12 @@ use shakmaty::san::SanPlus;
 use shakmaty::{CastlingMode, Chess, Move, Position};
 use thiserror::Error;
 
-use super::game::{GameInfo, Mode, NONE, Speed};
+use super::game::{GameInfo, Mode, NONE};
 use super::{Index, MAX_ELO, Word};
 use crate::book::{Key, RawMove};
 use crate::inspect::fen_string;
 use crate::openings::Openings;
+use crate::pgn::tags::Speed;
 use crate::text::quote;
 
 /// A parameter the filters refuse.

@@ -38,6 +38,7 @@ use super::Sample;
 use crate::engine::hash::hash_of;
 use crate::engine::{Engine, Limits, Score, SearchOptions};
 use crate::pgn::input::{Chunks, Input};
+use crate::pgn::tags::Outcome;
 use crate::text::reason;
 
 /// Positions labelled together by one cleared engine.
@@ -175,7 +176,7 @@ impl Enumerator {
 
 #[derive(Default)]
 struct GameTags {
-    result: Option<u8>,
+    result: Outcome,
     /// The start position of a game with a FEN tag (`None` if it does not read).
     fen: Option<Option<Chess>>,
     other_variant: bool,
@@ -201,14 +202,7 @@ impl Visitor for Enumerator {
 
     fn tag(&mut self, tags: &mut GameTags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
         match name {
-            b"Result" => {
-                tags.result = match value.as_bytes().trim_ascii() {
-                    b"1-0" => Some(2),
-                    b"0-1" => Some(0),
-                    b"1/2-1/2" => Some(1),
-                    _ => None,
-                }
-            }
+            b"Result" => tags.result = Outcome::of_tag(value.as_bytes()),
             b"FEN" => {
                 tags.fen = Some(
                     shakmaty::fen::Fen::from_ascii(value.as_bytes())
@@ -230,7 +224,9 @@ impl Visitor for Enumerator {
             Some(fen) if self.selection.fen => fen,
             Some(_) => None,
         };
-        let (Some(result), Some(start), false) = (tags.result, start, tags.other_variant) else {
+        let (Some(result), Some(start), false) =
+            (tags.result.white_points(), start, tags.other_variant)
+        else {
             return ControlFlow::Break(());
         };
         self.report.games_used += 1;

@@ -181,10 +181,12 @@ fn lichess_games_and_filters_match_polyglot() {
         };
         let secs = base.parse::<f64>().unwrap() + 40.0 * inc.parse::<f64>().unwrap();
         match secs {
-            s if s < 179.0 => "bullet",
-            s if s < 479.0 => "blitz",
-            s if s < 1499.0 => "rapid",
-            _ => "classical",
+            s if s < 30.0 => "ultrabullet",
+            s if s < 180.0 => "bullet",
+            s if s < 480.0 => "blitz",
+            s if s < 1500.0 => "rapid",
+            s if s < 21600.0 => "classical",
+            _ => "correspondence",
         }
     };
     type Pick<'a> = Box<dyn Fn(&&str) -> bool + 'a>;
@@ -236,6 +238,53 @@ fn lichess_games_and_filters_match_polyglot() {
         pb_opts.extend(&pb);
         let got = build(&[&standard], &dir.path().join("pb.bin"), &pb_opts);
         assert!(got == expected, "filter {pb:?} ({} games)", subset.len());
+    }
+}
+
+/// `--time-control` puts a game in lichess's class (base + 40 × increment seconds: under 30
+/// ultrabullet, 180 bullet, 480 blitz, 1500 rapid, 21600 classical, else correspondence): a game of
+/// `179+0` is bullet and not blitz, `180+0` blitz, chess.com's daily `1/259200` correspondence.
+/// Each game has its own number of plies, so the report's plies say which game was kept.
+#[test]
+fn time_control_classes_are_lichesss() {
+    let dir = tempfile::tempdir().unwrap();
+    let knights = ["Nf3", "Nf6", "Ng1", "Ng8"];
+    let games = [
+        ("29+0", 2),
+        ("30+0", 3),
+        ("179+0", 4),
+        ("180+0", 5),
+        ("479+0", 6),
+        ("480+0", 7),
+        ("1499", 8),
+        ("1500", 9),
+        ("1/259200", 10),
+    ];
+    let mut pgn = String::new();
+    for (tc, plies) in games {
+        let moves: Vec<&str> = knights.iter().cycle().take(plies).copied().collect();
+        pgn += &format!(
+            "[TimeControl \"{tc}\"]\n[Result \"1-0\"]\n\n{} 1-0\n\n",
+            moves.join(" ")
+        );
+    }
+    let input = common::write_file(dir.path(), "tc.pgn", pgn);
+    let out = dir.path().join("tc.bin");
+    for (speed, plies) in [
+        ("ultrabullet", 2),
+        ("bullet", 3 + 4),
+        ("blitz", 5 + 6),
+        ("rapid", 7 + 8),
+        ("classical", 9),
+        ("correspondence", 10),
+    ] {
+        let report = build_json(&input, &out, &["--time-control", speed]);
+        assert_eq!(report["plies"], plies, "{speed}: {report}");
+        assert_eq!(
+            report["filtered"]["time_control_filter"],
+            9 - report["used"].as_u64().unwrap(),
+            "{speed}"
+        );
     }
 }
 
