@@ -306,7 +306,7 @@ fn the_layers_lean_only_downwards() {
     let mut wrong = Vec::new();
     for (file, path, to) in &found.across {
         let allowed = &layers[file.split("::").next().unwrap()];
-        if !allowed.contains(&to) {
+        if !allowed.contains(to) {
             wrong.push(format!("{file} uses {path}"));
         }
     }
