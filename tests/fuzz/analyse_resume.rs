@@ -48,12 +48,13 @@ fn damage(rng: &mut StdRng, cache: &[u8]) -> Vec<u8> {
     let n = lines.len();
     for _ in 0..rng.random_range(1..4) {
         // Line 0 is the header: it is damaged only now and then.
-        let i = if rng.random_ratio(1, 20) {
+        let i = if rng.random_ratio(1, 20) || n < 2 {
             0
         } else {
             rng.random_range(1..n)
         };
-        if i >= lines.len() {
+        // A line that earlier damage emptied, or a cache cut to its header, is left as it is.
+        if i >= lines.len() || lines[i].is_empty() || lines.len() < 2 {
             continue;
         }
         match rng.random_range(0..9) {
@@ -78,7 +79,7 @@ fn damage(rng: &mut StdRng, cache: &[u8]) -> Vec<u8> {
                 let next = lines.remove(i + 1);
                 let cut = rng.random_range(0..lines[i].len());
                 lines[i].truncate(cut);
-                lines[i].extend_from_slice(&next[rng.random_range(0..next.len())..]);
+                lines[i].extend_from_slice(&next[rng.random_range(0..=next.len())..]);
             }
             5 => lines[i].push(b'\r'),
             6 => {

@@ -137,7 +137,16 @@ fn fuzz(
     let mut failures: std::collections::BTreeMap<String, (u64, PathBuf)> = Default::default();
     while budget.more(done) {
         let mut rng = StdRng::seed_from_u64(budget.seed ^ done.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let input = case(&mut rng);
+        // A generator that panics is a bug of the target: said with its numbers even in a long
+        // run, whose panic hook is silent.
+        let input = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mut rng)))
+            .unwrap_or_else(|panic| {
+                eprintln!(
+                    "fuzz {target}: the generator of case {done} (seed {}) panics",
+                    budget.seed
+                );
+                std::panic::resume_unwind(panic)
+            });
         let finished = Arc::new(AtomicBool::new(false));
         let watchdog = {
             let finished = finished.clone();
