@@ -138,8 +138,14 @@ pub fn run(args: Args) -> CliResult {
         validation.extend(v);
     }
     if train_set.is_empty() || validation.is_empty() {
+        let files: Vec<String> = args
+            .data
+            .iter()
+            .map(|d| polybook::text::quote(d.split_once('=').map_or(d.as_str(), |d| d.0)))
+            .collect();
         return Err(CliError::data(format!(
-            "too few labelled positions to train on: {} and {} held out",
+            "{}: too few labelled positions to train on: {} and {} held out (label more games with datagen)",
+            files.join(", "),
             train_set.len(),
             validation.len()
         )));

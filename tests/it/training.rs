@@ -73,6 +73,14 @@ fn labels_are_the_same_on_any_thread_count_and_after_a_resume() {
     assert!(said.contains("1024 labelled, 2048 to label"), "{said}");
     assert_eq!(std::fs::read(d("cut")).unwrap(), one);
 
+    // A file with no whole block: `train` names it.
+    std::fs::write(d("header_only"), &one[..HEADER]).unwrap();
+    let data_arg = format!("{}={}", s(&d("header_only")), s(&games()));
+    // (After the line that says what each data set holds.)
+    let out = polybook(&["train", "--data", &data_arg, "-o", s(&d("net.nnue"))]);
+    common::failed(&out, 1, "header_only': too few labelled positions");
+    assert!(!d("net.nnue").exists());
+
     // A damaged block (one byte of block 1 changed on disk) is found by its checksum: `train`
     // refuses the file, naming the block; `datagen` labels it again from there, to the same bytes.
     let mut damaged = one.clone();
