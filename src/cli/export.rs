@@ -93,19 +93,14 @@ pub fn run(args: Args) -> CliResult {
         name,
     };
     let mut out = Output::create(args.output.as_deref())?;
-    let report = export_pgn(&book, &options, &mut out).map_err(|e| match &args.output {
-        Some(path) => super::output::cannot_write(path, &e),
-        None => write_error(e),
-    })?;
+    let report = export_pgn(&book, &options, &mut out).map_err(|e| output_error(&args, e))?;
     out.finish()?;
     let line = if args.json {
         serde_json::to_string(&report).map_err(CliError::data)?
     } else {
         format!(
             "{}: {} move{} written{}{}",
-            args.output
-                .as_ref()
-                .map_or_else(|| "stdout".to_string(), |p| p.display().to_string()),
+            destination(&args),
             report.moves,
             if report.moves == 1 { "" } else { "s" },
             if report.cycles > 0 {
@@ -121,6 +116,21 @@ pub fn run(args: Args) -> CliResult {
         )
     };
     report_line(&args, &line)
+}
+
+/// The error for output that could not be written: to `--output`'s file, or to stdout.
+fn output_error(args: &Args, e: std::io::Error) -> CliError {
+    match &args.output {
+        Some(path) => super::output::cannot_write(path, &e),
+        None => write_error(e),
+    }
+}
+
+/// Where the export went, as its summary names it: `--output`'s path, or `stdout`.
+fn destination(args: &Args) -> String {
+    args.output
+        .as_ref()
+        .map_or_else(|| "stdout".to_string(), |p| p.display().to_string())
 }
 
 /// The summary: on stdout after a file, on stderr when the export has stdout to itself.
@@ -163,10 +173,7 @@ fn suite(args: &Args, book: &Book, ply: u32) -> CliResult {
     } else {
         write_pgn_suite(&openings, &mut out)
     };
-    written.map_err(|e| match &args.output {
-        Some(path) => super::output::cannot_write(path, &e),
-        None => write_error(e),
-    })?;
+    written.map_err(|e| output_error(args, e))?;
     out.finish()?;
     let line = if args.json {
         serde_json::to_string(&report).map_err(CliError::data)?
@@ -180,9 +187,7 @@ fn suite(args: &Args, book: &Book, ply: u32) -> CliResult {
         }
         format!(
             "{}: {} opening{} at ply {ply}{}",
-            args.output
-                .as_ref()
-                .map_or_else(|| "stdout".to_string(), |p| p.display().to_string()),
+            destination(args),
             report.openings,
             if report.openings == 1 { "" } else { "s" },
             if left_out.is_empty() {

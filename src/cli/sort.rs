@@ -48,40 +48,33 @@ pub fn run(args: Args) -> CliResult {
 fn summary(name: &str, r: &SortReport) -> String {
     let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut changes = Vec::new();
-    if r.out_of_order > 0 {
-        changes.push(format!(
-            "{} out of key order put in place",
-            plural(r.out_of_order, "entry", "entries")
-        ));
-    }
-    if r.reordered_positions > 0 {
-        changes.push(format!(
-            "the moves of {} put in order of weight",
-            plural(r.reordered_positions, "position", "positions")
-        ));
-    }
-    if r.duplicates > 0 {
-        changes.push(format!(
-            "{} repeating the key and move of an earlier one merged into it (weights summed{})",
-            plural(r.duplicates, "entry", "entries"),
+    // Each count that is not zero says what was done to that many of its kind.
+    let mut note = |n: u64, one: &str, many: &str, done: &dyn Fn(String) -> String| {
+        if n > 0 {
+            changes.push(done(plural(n, one, many)));
+        }
+    };
+    note(r.out_of_order, "entry", "entries", &|n| {
+        format!("{n} out of key order put in place")
+    });
+    note(r.reordered_positions, "position", "positions", &|n| {
+        format!("the moves of {n} put in order of weight")
+    });
+    note(r.duplicates, "entry", "entries", &|n| {
+        format!(
+            "{n} repeating the key and move of an earlier one merged into it (weights summed{})",
             clause(r.saturated > 0, || format!(
                 ", {} held at 65535",
                 r.saturated
             ))
-        ));
-    }
-    if r.dropped > 0 {
-        changes.push(format!(
-            "{} with impossible move codes left out",
-            plural(r.dropped, "entry", "entries")
-        ));
-    }
-    if r.stray_bytes > 0 {
-        changes.push(format!(
-            "{} after the last whole entry left out",
-            plural(r.stray_bytes, "stray byte", "stray bytes")
-        ));
-    }
+        )
+    });
+    note(r.dropped, "entry", "entries", &|n| {
+        format!("{n} with impossible move codes left out")
+    });
+    note(r.stray_bytes, "stray byte", "stray bytes", &|n| {
+        format!("{n} after the last whole entry left out")
+    });
     let what = if !r.changed {
         "already in canonical order, written unchanged".to_string()
     } else if changes.is_empty() {

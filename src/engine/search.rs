@@ -591,9 +591,21 @@ mod tests {
     use super::*;
     use crate::position::{parse_fen, parse_move};
 
+    /// Searches the position of `fen` to `depth`, among the moves `allowed` (UCI) when given.
     fn search(fen: &str, depth: u32, allowed: Option<&[&str]>) -> SearchResult {
         let pos = parse_fen(fen).unwrap();
         let root_moves = allowed.map(|a| a.iter().map(|m| parse_move(&pos, m).unwrap()).collect());
+        search_position(&pos, depth, root_moves, false)
+    }
+
+    /// Searches `pos` to `depth` with a fresh one-megabyte engine, among `root_moves` when
+    /// given, evaluating with the net when `nnue`.
+    fn search_position(
+        pos: &Chess,
+        depth: u32,
+        root_moves: Option<Vec<Move>>,
+        nnue: bool,
+    ) -> SearchResult {
         let limits = Limits {
             depth: Some(depth),
             root_moves,
@@ -601,10 +613,11 @@ mod tests {
         };
         let mut engine = Engine::new(SearchOptions {
             hash_mb: 1,
+            nnue,
             ..SearchOptions::default()
         });
         let stop = Arc::new(AtomicBool::new(false));
-        engine.search(&pos, &[], &limits, stop, &mut |_| {})
+        engine.search(pos, &[], &limits, stop, &mut |_| {})
     }
 
     fn uci(m: Option<Move>) -> String {
@@ -625,18 +638,7 @@ mod tests {
             "rnbqkb1r/pp1p1ppp/5n2/2pPp3/8/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 4",
         ];
         for fen in fens {
-            let pos = parse_fen(fen).unwrap();
-            let mut engine = Engine::new(SearchOptions {
-                hash_mb: 1,
-                nnue: true,
-                ..SearchOptions::default()
-            });
-            let limits = Limits {
-                depth: Some(7),
-                ..Limits::default()
-            };
-            let stop = Arc::new(AtomicBool::new(false));
-            let r = engine.search(&pos, &[], &limits, stop, &mut |_| {});
+            let r = search_position(&parse_fen(fen).unwrap(), 7, None, true);
             assert!(r.best_move.is_some() && r.nodes > 1000, "{fen}");
         }
     }
@@ -648,16 +650,7 @@ mod tests {
     fn the_search_castles_in_chess960() {
         let pos =
             crate::position::parse_fen_for("4rkr1/4p1p1/8/8/8/8/6PP/6KR w H - 0 1", true).unwrap();
-        let limits = Limits {
-            depth: Some(3),
-            ..Limits::default()
-        };
-        let mut engine = Engine::new(SearchOptions {
-            hash_mb: 1,
-            ..SearchOptions::default()
-        });
-        let stop = Arc::new(AtomicBool::new(false));
-        let r = engine.search(&pos, &[], &limits, stop, &mut |_| {});
+        let r = search_position(&pos, 3, None, false);
         let best = r.best_move.unwrap();
         assert_eq!(
             (best.to_uci(CastlingMode::Chess960).to_string(), r.score),
@@ -668,17 +661,7 @@ mod tests {
             "1r2k1r1/ppp2ppp/3pp3/8/8/3PP3/PPP2PPP/1R2K1R1 b GBgb - 0 1",
         ] {
             let pos = crate::position::parse_fen_for(fen, true).unwrap();
-            let mut engine = Engine::new(SearchOptions {
-                hash_mb: 1,
-                nnue: true,
-                ..SearchOptions::default()
-            });
-            let limits = Limits {
-                depth: Some(6),
-                ..Limits::default()
-            };
-            let stop = Arc::new(AtomicBool::new(false));
-            let r = engine.search(&pos, &[], &limits, stop, &mut |_| {});
+            let r = search_position(&pos, 6, None, true);
             assert!(r.best_move.is_some() && r.nodes > 1000, "{fen}");
         }
     }

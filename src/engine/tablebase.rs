@@ -328,40 +328,31 @@ mod tests {
 
     #[test]
     fn mates_and_draws() {
-        // Checkmated now, either colour.
-        assert_eq!(
-            value("R5k1/8/6K1/8/8/8/8/8 b - - 0 1"),
-            Some(Value::Loss { plies: 0 })
-        );
-        assert_eq!(
-            value("8/8/8/8/8/6k1/8/r5K1 w - - 0 1"),
-            Some(Value::Loss { plies: 0 })
-        );
-        // Mate in one, either colour.
-        assert_eq!(
-            value("6k1/8/6K1/8/8/8/8/R7 w - - 0 1"),
-            Some(Value::Win { plies: 1 })
-        );
-        assert_eq!(
-            value("r7/8/8/8/8/6k1/8/6K1 b - - 0 1"),
-            Some(Value::Win { plies: 1 })
-        );
-        assert_eq!(
-            value("6k1/8/5QK1/8/8/8/8/8 w - - 0 1"),
-            Some(Value::Win { plies: 1 })
-        );
-        // Stalemate, and the king takes the undefended queen.
-        assert_eq!(value("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"), Some(Value::Draw));
-        assert_eq!(value("7k/6Q1/8/8/8/8/8/K7 b - - 0 1"), Some(Value::Draw));
-        // Black to move, must move into a mate in one: lost in two plies.
-        assert_eq!(
-            value("7k/8/6K1/8/8/8/8/R7 b - - 0 1"),
-            Some(Value::Loss { plies: 2 })
-        );
-        // Not covered.
-        assert_eq!(value("8/8/8/8/8/6k1/8/4K2R w K - 0 1"), None);
-        assert_eq!(value("8/8/8/8/8/6k1/8/4K2B w - - 0 1"), None);
-        assert_eq!(value("8/8/8/8/8/6k1/6P1/4K3 w - - 0 1"), None);
+        let lost_now = Some(Value::Loss { plies: 0 });
+        let mate_in_one = Some(Value::Win { plies: 1 });
+        for (fen, expected) in [
+            // Checkmated now, either colour.
+            ("R5k1/8/6K1/8/8/8/8/8 b - - 0 1", lost_now),
+            ("8/8/8/8/8/6k1/8/r5K1 w - - 0 1", lost_now),
+            // Mate in one, either colour.
+            ("6k1/8/6K1/8/8/8/8/R7 w - - 0 1", mate_in_one),
+            ("r7/8/8/8/8/6k1/8/6K1 b - - 0 1", mate_in_one),
+            ("6k1/8/5QK1/8/8/8/8/8 w - - 0 1", mate_in_one),
+            // Stalemate, and the king takes the undefended queen.
+            ("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", Some(Value::Draw)),
+            ("7k/6Q1/8/8/8/8/8/K7 b - - 0 1", Some(Value::Draw)),
+            // Black to move, must move into a mate in one: lost in two plies.
+            (
+                "7k/8/6K1/8/8/8/8/R7 b - - 0 1",
+                Some(Value::Loss { plies: 2 }),
+            ),
+            // Not covered.
+            ("8/8/8/8/8/6k1/8/4K2R w K - 0 1", None),
+            ("8/8/8/8/8/6k1/8/4K2B w - - 0 1", None),
+            ("8/8/8/8/8/6k1/6P1/4K3 w - - 0 1", None),
+        ] {
+            assert_eq!(value(fen), expected, "{fen}");
+        }
     }
 
     #[test]

@@ -548,8 +548,16 @@ fn gradients(
             slice.run(net, samples, part(first + k), wdl);
         }
     };
+    in_groups(slices, per_thread, work);
+}
+
+/// Runs `work(first, group)` on `items` cut into groups of `per_thread`, each group on a thread
+/// of its own but the first, which runs on this one; `first` is the index of the group's first
+/// item.
+fn in_groups<T: Send>(items: &mut [T], per_thread: usize, work: impl Fn(usize, &mut [T]) + Sync) {
+    let work = &work;
     std::thread::scope(|scope| {
-        let mut groups = slices.chunks_mut(per_thread).enumerate();
+        let mut groups = items.chunks_mut(per_thread).enumerate();
         let first = groups.next();
         for (t, group) in groups {
             scope.spawn(move || work(t * per_thread, group));
@@ -585,16 +593,7 @@ fn loss(
             }
         }
     };
-    std::thread::scope(|scope| {
-        let mut groups = sums.chunks_mut(per_thread).enumerate();
-        let first = groups.next();
-        for (t, group) in groups {
-            scope.spawn(move || work(t * per_thread, group));
-        }
-        if let Some((_, group)) = first {
-            work(0, group);
-        }
-    });
+    in_groups(&mut sums, per_thread, work);
     if stop.load(Ordering::Relaxed) {
         return Err(Stopped);
     }

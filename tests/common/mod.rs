@@ -566,6 +566,52 @@ pub fn send_signal(pid: u32, signal: &str) {
     assert!(status.success());
 }
 
+/// Sends `signal` (`INT`, `KILL`, …) to `child` and waits for its output. After `INT` it must
+/// have stopped within a second, with exit status 130 and a message containing `says`.
+pub fn signal_and_wait(child: std::process::Child, signal: &str, says: &str) -> Output {
+    send_signal(child.id(), signal);
+    let signalled = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    if signal == "INT" {
+        assert!(signalled.elapsed() < std::time::Duration::from_secs(1));
+        assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+    o
+}
+
+/// The paths in folder `dir`, sorted.
+pub fn sorted_paths(dir: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// Every game of the PGN file `path` as python-chess reads it: for each, the JSON of the Python
+/// expression `game` over the game `g` (a `chess.pgn.Game`).
+pub fn python_games(path: &Path, game: &str) -> Vec<serde_json::Value> {
+    let script = format!(
+        r#"
+import sys, json, chess.pgn
+games = []
+with open(sys.argv[1]) as f:
+    while (g := chess.pgn.read_game(f)) is not None:
+        games.append({game})
+print(json.dumps(games))
+"#
+    );
+    serde_json::from_str(&python(&script, &[path_str(path)])).unwrap()
+}
+
+/// Asserts that `text` contains `part`, showing `text` when it does not.
+#[track_caller]
+pub fn assert_contains(text: &str, part: &str) {
+    assert!(text.contains(part), "{text}");
+}
+
 /// Makes a FIFO (named pipe) at `path`.
 pub fn mkfifo(path: &Path) {
     let made = Command::new("mkfifo").arg(path).status().unwrap();

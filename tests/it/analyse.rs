@@ -96,7 +96,7 @@ fn the_back_up_is_python_chess_s_negamax_over_the_same_scores() {
         }
         // Every book polybook writes passes verify, mark and all.
         let verify = polybook_ok(&["verify", s(&out)]);
-        assert!(verify.contains(": OK:"), "{verify}");
+        common::assert_contains(&verify, ": OK:");
         let _ = std::fs::remove_file(cache(&out));
     }
 }
@@ -278,7 +278,7 @@ fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
         1,
         "analysed by an earlier run",
     );
-    assert!(err.contains("--resume"), "{err}");
+    common::assert_contains(&err, "--resume");
     // Other settings: refused, naming what differs.
     let err = polybook_fails(
         &[
@@ -293,7 +293,7 @@ fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
         1,
         "the analysis cache of another run",
     );
-    assert!(err.contains("limits"), "{err}");
+    common::assert_contains(&err, "limits");
 }
 
 #[test]
@@ -309,7 +309,7 @@ fn corrupt_books_are_refused_in_one_line() {
         1,
         "impossible move codes",
     );
-    assert!(err.contains("polybook sort"), "{err}");
+    common::assert_contains(&err, "polybook sort");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     let trailing = data("books/invalid/gnuchess-smallbook-trailing-byte.bin");
     let err = polybook_fails(
@@ -368,7 +368,7 @@ fn probe_shows_scores_and_depths_of_a_scored_book() {
     let json = dir.path().join("a.jsonl");
     let (book, out) = scored_guide(dir.path(), "800", &["--json", s(&json)]);
     let text = stdout(&polybook(&["probe", s(&out), "--no-board"]));
-    assert!(text.contains("score depth"), "{text}");
+    common::assert_contains(&text, "score depth");
     let probe: serde_json::Value =
         serde_json::from_str(&stdout(&polybook(&["probe", s(&out), "--json"]))).unwrap();
     for e in probe["entries"].as_array().unwrap() {
@@ -474,7 +474,7 @@ fn filter_max_loss_keeps_what_python_chess_keeps_and_the_mark() {
         let line = python(SUITE_CHECK, &["maxloss", s(&book), s(&out), cp]);
         assert!(line.starts_with("kept "), "{line}");
         let verify = polybook_ok(&["verify", s(&out)]);
-        assert!(verify.contains(": OK:"), "{verify}");
+        common::assert_contains(&verify, ": OK:");
     }
     polybook_fails(
         &[

@@ -243,7 +243,7 @@ fn an_engine_killed_mid_match_loses_that_game_and_the_match_goes_on() {
     reader.join().unwrap();
     let stderr = log.lock().unwrap().clone();
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("restarted"), "{stderr}");
+    common::assert_contains(&stderr, "restarted");
     let games = match_check(&pgn, None);
     assert_eq!(games.len(), 4, "{stderr}");
     let abandoned = with_termination(&games, "abandoned");
@@ -311,7 +311,7 @@ fn an_illegal_move_loses() {
 fn a_crash_loses_and_the_engine_is_restarted() {
     let (games, stderr) = against_fake("crash", 2, &["--depth", "2"]);
     assert_fake_lost(&games, "abandoned");
-    assert!(stderr.contains("restarted"), "{stderr}");
+    common::assert_contains(&stderr, "restarted");
 }
 
 #[test]
@@ -685,7 +685,7 @@ fn openings_from_an_epd_file_then_the_book() {
     let out = polybook_match(&["builtin", "builtin"], &["--openings", s(&epd)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("o.epd line 1"), "{stderr}");
+    common::assert_contains(&stderr, "o.epd line 1");
 }
 
 #[test]
@@ -1020,7 +1020,7 @@ pub fn a_billion_games_are_a_cap_not_a_reservation(args: &[&str]) {
         "{args:?}: stopped after {took:?}"
     );
     assert_eq!(out.status.code(), Some(130), "{args:?}: {stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
+    common::assert_contains(&stderr, "interrupted");
 }
 
 /// An SPRT's `--games` is a cap for a test that stops itself: a billion takes no more memory
@@ -1062,19 +1062,11 @@ fn a_concurrency_above_the_games_starts_one_worker_a_game() {
 
 /// The games of a PGN file as python-chess reads them: each one's tags and its number of moves.
 fn pgn_headers(path: &Path) -> Vec<Value> {
-    let script = r#"
-import sys, json, chess.pgn
-games = []
-with open(sys.argv[1]) as f:
-    while True:
-        g = chess.pgn.read_game(f)
-        if g is None:
-            break
-        games.append({"headers": dict(g.headers), "moves": len(list(g.mainline_moves())),
-                      "errors": [str(e) for e in g.errors]})
-print(json.dumps(games))
-"#;
-    serde_json::from_str(&common::python(script, &[s(path)])).unwrap()
+    common::python_games(
+        path,
+        r#"{"headers": dict(g.headers), "moves": len(list(g.mainline_moves())),
+            "errors": [str(e) for e in g.errors]}"#,
+    )
 }
 
 /// `--pgn` adds the games to a file that ends without a line break (or with one) after a blank
@@ -1115,7 +1107,7 @@ fn games_appended_to_a_pgn_without_a_final_newline_stand_apart() {
             assert!(g["moves"].as_u64().unwrap() > 0, "{name}: {g}");
         }
         let text = std::fs::read_to_string(&pgn).unwrap();
-        assert!(text.contains("1-0\n\n[Event \"polybook match\"]"), "{text}");
+        common::assert_contains(&text, "1-0\n\n[Event \"polybook match\"]");
     }
 }
 

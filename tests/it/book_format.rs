@@ -181,7 +181,7 @@ fn probe_matches_python_chess_on_every_bundled_book() {
             book.display(),
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(text.contains("positions match"), "{text}");
+        common::assert_contains(&text, "positions match");
     }
 }
 

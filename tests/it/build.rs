@@ -340,12 +340,12 @@ fn the_summary_reports_skipped_and_cut_games() {
     assert_eq!(report["truncated"]["ambiguous_move"], 4);
     assert!(report["plies"].as_u64().unwrap() > 1000);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(stderr.contains("10 variant"), "{stderr}");
-    assert!(stderr.contains("4 ambiguous move"), "{stderr}");
+    common::assert_contains(&stderr, "10 variant");
+    common::assert_contains(&stderr, "4 ambiguous move");
     let examples = report["examples"].to_string();
-    assert!(
-        examples.contains("immortal-games.pgn: game 1: move 5... Nd7 is ambiguous"),
-        "{examples}"
+    common::assert_contains(
+        &examples,
+        "immortal-games.pgn: game 1: move 5... Nd7 is ambiguous",
     );
 }
 
@@ -645,7 +645,7 @@ fn chess960_games_only_on_request() {
     // Without it no game is usable: an error that says why, and no book.
     let o = polybook(&["build", s(&frc), "-o", s(&out)]);
     let err = failed(&o, 1, "no usable game");
-    assert!(err.contains("112 read, none usable (112 variant)"), "{err}");
+    common::assert_contains(&err, "112 read, none usable (112 variant)");
     assert!(!out.exists());
     let with = build_json(&frc, &out, &["--chess960"]);
     assert_eq!(with["used"], 112);
@@ -1077,10 +1077,7 @@ print(n)
         "{examples}"
     );
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        stderr.contains(&format!("{} filtered out", 347 - used)),
-        "{stderr}"
-    );
+    common::assert_contains(&stderr, &format!("{} filtered out", 347 - used));
     assert!(!stderr.contains("warning"), "{stderr}");
 
     assert_eq!(count(4000), 0);
@@ -1088,10 +1085,7 @@ print(n)
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains("warning: the filters left out every game"),
-        "{stderr}"
-    );
+    common::assert_contains(&stderr, "warning: the filters left out every game");
     assert_eq!(std::fs::read(&out).unwrap().len(), 0);
 }
 
@@ -1108,7 +1102,7 @@ fn date_filters_take_the_documented_forms() {
             let o = polybook(&["build", s(&dortmund), "-o", s(&out), flag, bad]);
             let stderr = String::from_utf8_lossy(&o.stderr);
             assert_eq!(o.status.code(), Some(2), "{flag} {bad}: {stderr}");
-            assert!(stderr.contains("not a date"), "{stderr}");
+            common::assert_contains(&stderr, "not a date");
         }
     }
     let script = r#"
@@ -1178,7 +1172,7 @@ fn an_input_that_shrinks_while_read_is_an_error() {
         .unwrap();
     let o = child.wait_with_output().unwrap();
     let err = failed(&o, 1, "big.pgn");
-    assert!(err.contains("shrank"), "{err}");
+    common::assert_contains(&err, "shrank");
     assert!(!out.exists());
 }
 

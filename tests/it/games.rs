@@ -17,6 +17,16 @@ fn lichess() -> String {
         .to_string()
 }
 
+/// `games_check.py`: the server's answers about `games` agree with python-chess's reading of
+/// them, seen from `player` (`-`: every game from White's side) up to `max_ply`.
+fn agrees_with_python_chess(served: &Served, games: &str, player: &str, max_ply: &str) {
+    let out = common::python(
+        include_str!("../games_check.py"),
+        &[&served.url, games, player, max_ply],
+    );
+    assert!(out.ends_with("ok\n"), "{out}");
+}
+
 /// A player's games: each of 80 positions (the 40 most played and 40 drawn at random) under 17
 /// filter sets (colour, speed, rated, rating ranges, months, result, opponent, all at once), and
 /// 20 games replayed, agree with python-chess field by field.
@@ -24,11 +34,7 @@ fn lichess() -> String {
 fn a_players_counts_agree_with_python_chess() {
     let games = lichess();
     let served = Served::start(&[&games, "--player", "DrNykterstein"]);
-    let out = common::python(
-        include_str!("../games_check.py"),
-        &[&served.url, &games, "DrNykterstein", "50"],
-    );
-    assert!(out.ends_with("ok\n"), "{out}");
+    agrees_with_python_chess(&served, &games, "DrNykterstein", "50");
 }
 
 /// Without `--player`: every game, seen from White's side, and the rating filter on both players'
@@ -39,11 +45,7 @@ fn all_games_counts_agree_with_python_chess() {
         .display()
         .to_string();
     let served = Served::start(&[&games, "--max-ply", "30"]);
-    let out = common::python(
-        include_str!("../games_check.py"),
-        &[&served.url, &games, "-", "30"],
-    );
-    assert!(out.ends_with("ok\n"), "{out}");
+    agrees_with_python_chess(&served, &games, "-", "30");
 }
 
 /// One player under several names: a pattern and names in any case find the same games, and two
@@ -257,6 +259,6 @@ fn an_interrupt_stops_the_reading() {
         sent.elapsed()
     );
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+    common::assert_contains(&stderr(&out), "interrupted");
     assert!(out.stdout.is_empty(), "no URL printed");
 }

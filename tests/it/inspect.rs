@@ -444,14 +444,10 @@ fn verify_accepts_every_bundled_book() {
         );
         let text = stdout(&out);
         assert_eq!(text.lines().count(), 1, "{text}");
-        assert!(text.contains(": OK:"), "{text}");
+        common::assert_contains(&text, ": OK:");
     }
     let out = polybook(&[Path::new("verify"), &data("books/gnuchess.bin")]);
-    assert!(
-        stdout(&out).contains("180358 entries, 149694 positions"),
-        "{}",
-        stdout(&out)
-    );
+    common::assert_contains(&stdout(&out), "180358 entries, 149694 positions");
 }
 
 #[test]
@@ -492,11 +488,7 @@ fn verify_reports_the_invalid_data_books() {
         &data("books/invalid/gnuchess-smallbook-trailing-byte.bin"),
     ]);
     assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
-    assert!(
-        stderr(&out).contains("2417 entries read"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_contains(&stderr(&out), "2417 entries read");
     // A file recognised as something else (a web page, an LFS pointer) gets that one finding, not
     // the unsorted keys and impossible moves its bytes would give read as entries.
     for (name, what) in [
@@ -559,9 +551,9 @@ fn verify_names_each_problem_of_crafted_books() {
     assert!(has("entry 6:") && has("not sorted"), "{text}");
     assert!(has("size 115 bytes") && has("3 stray bytes"), "{text}");
     let err = stderr(&out);
-    assert!(
-        err.contains("1 size, 1 unsorted keys, 1 duplicate key and move, 3 impossible move codes"),
-        "{err}"
+    common::assert_contains(
+        &err,
+        "1 size, 1 unsorted keys, 1 duplicate key and move, 3 impossible move codes",
     );
 
     // Many problems of one kind: 20 listed, the rest counted.
@@ -570,10 +562,7 @@ fn verify_names_each_problem_of_crafted_books() {
     let out = polybook(&[Path::new("verify"), &path]);
     let text = stdout(&out);
     assert_eq!(text.lines().count(), 21, "{text}");
-    assert!(
-        text.contains("79 more problems of this kind (unsorted keys)"),
-        "{text}"
-    );
+    common::assert_contains(&text, "79 more problems of this kind (unsorted keys)");
 }
 
 /// Each command refuses what is not a book with one line on stderr that names the file, and

@@ -137,6 +137,13 @@ with chess.polyglot.open_reader(sys.argv[1]) as reader:
             board.push(move)
         print(" ".join(out))
 "#;
+
+/// Three games along those three lines: Alice beats Bob as White and (as `alice`) as Black;
+/// Carol and Bob draw.
+const THREE_GAMES: &str = "[White \"Alice\"]\n[Black \"Bob\"]\n[Result \"1-0\"]\n\n1. e4 c5 2. Nf3 1-0\n\n\
+     [White \"Bob\"]\n[Black \"alice\"]\n[Result \"0-1\"]\n\n1. d4 Nf6 2. c4 0-1\n\n\
+     [White \"Carol\"]\n[Black \"Bob\"]\n[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n";
+
 #[test]
 fn polyglot_book_learn_writes_what_polybook_learn_writes() {
     let (dir, original) = temp_book();
@@ -200,7 +207,7 @@ fn polyglot_book_learn_writes_what_polybook_learn_writes() {
         "-o",
         s(&ours),
     ]);
-    assert!(report.contains("2 games read, 2 used"), "{report}");
+    common::assert_contains(&report, "2 games read, 2 used");
     let theirs = std::fs::read(&learned_by_polyglot).unwrap();
     assert_ne!(
         theirs,
@@ -323,12 +330,7 @@ print(len(expected), wrong)
 
 #[test]
 fn player_and_color_choose_the_learning_side() {
-    let (dir, book, pgn) = temp_book_and_games(
-        "alice.pgn",
-        "[White \"Alice\"]\n[Black \"Bob\"]\n[Result \"1-0\"]\n\n1. e4 c5 2. Nf3 1-0\n\n\
-         [White \"Bob\"]\n[Black \"alice\"]\n[Result \"0-1\"]\n\n1. d4 Nf6 2. c4 0-1\n\n\
-         [White \"Carol\"]\n[Black \"Bob\"]\n[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n",
-    );
+    let (dir, book, pgn) = temp_book_and_games("alice.pgn", THREE_GAMES);
     // python-chess reads the learn field of each move of the three games, in order.
     let fields = |learned: &Path| {
         let script = LEARN_OF_THREE_LINES;
@@ -386,12 +388,9 @@ fn player_and_color_choose_the_learning_side() {
         fields(&out),
         "0x20003 0x10000 0x10002\n0x10000 0x10002 0x10000\n0x20003 0x10001\n"
     );
-    assert!(report.contains("3 games read, 3 used"), "{report}");
-    assert!(report.contains("7 entries changed"), "{report}");
-    assert!(
-        report.contains("463b96181691fc9c e2e4: - -> 2g 75%"),
-        "{report}"
-    );
+    common::assert_contains(&report, "3 games read, 3 used");
+    common::assert_contains(&report, "7 entries changed");
+    common::assert_contains(&report, "463b96181691fc9c e2e4: - -> 2g 75%");
 }
 
 #[test]
@@ -401,10 +400,7 @@ fn learning_twice_adds_up_and_in_place_is_atomic() {
     // In place (no -o), then with -o naming the book itself.
     polybook_ok(&["learn", s(&book), s(&pgn)]);
     let report = polybook_ok(&["learn", s(&book), s(&pgn), "-o", s(&book)]);
-    assert!(
-        report.contains("463b96181691fc9c e2e4: 1g 50% -> 2g 50%"),
-        "{report}"
-    );
+    common::assert_contains(&report, "463b96181691fc9c e2e4: 1g 50% -> 2g 50%");
     let names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -442,8 +438,8 @@ fn games_that_never_touch_the_book_change_nothing() {
     );
     let out = dir.path().join("out.bin");
     let report = polybook_ok(&["learn", s(&book), s(&pgn), "-o", s(&out)]);
-    assert!(report.contains("0 entries changed"), "{report}");
-    assert!(report.contains("1 without a result"), "{report}");
+    common::assert_contains(&report, "0 entries changed");
+    common::assert_contains(&report, "1 without a result");
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&book).unwrap());
 }
 
@@ -570,11 +566,7 @@ fn match_book_learn_updates_the_book_each_move_came_from() {
             s(&pgn),
         ],
     );
-    assert!(
-        stderr(&out).contains("book learning: 2 learn field updates in"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_contains(&stderr(&out), "book learning: 2 learn field updates in");
     // Only learn fields changed, both books stay valid.
     for (path, before) in [(&small, small_before), (&big, big_before)] {
         let after = std::fs::read(path).unwrap();
@@ -680,12 +672,7 @@ print(games, points, learn >> 16, learn & 0xffff)
 /// accounts), any case; the others' do not.
 #[test]
 fn several_player_names_learn_together() {
-    let (dir, book, pgn) = temp_book_and_games(
-        "accounts.pgn",
-        "[White \"Alice\"]\n[Black \"Bob\"]\n[Result \"1-0\"]\n\n1. e4 c5 2. Nf3 1-0\n\n\
-         [White \"Bob\"]\n[Black \"alice\"]\n[Result \"0-1\"]\n\n1. d4 Nf6 2. c4 0-1\n\n\
-         [White \"Carol\"]\n[Black \"Bob\"]\n[Result \"1/2-1/2\"]\n\n1. e4 e5 1/2-1/2\n",
-    );
+    let (dir, book, pgn) = temp_book_and_games("accounts.pgn", THREE_GAMES);
     let out = dir.path().join("out.bin");
     polybook_ok(&[
         "learn",

@@ -54,20 +54,21 @@ fn short_match(pgn: &Path, rest: &[&str], book: Option<&Path>) -> Vec<Value> {
 fn an_engines_own_book_is_played_for_it_by_the_runner() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("m.pgn");
-    let games = short_match(
-        &pgn,
-        &[
+    let book_arg = format!("1:{}", s(&book()));
+    // The first engine's own book for 4 moves, 4 games, seed 5 (`--seed` or its other name).
+    let args = |seed: &'static str| {
+        [
             "--engine-book",
-            &format!("1:{}", s(&book())),
+            &book_arg,
             "--engine-book-depth",
             "1:4",
             "--games",
             "4",
-            "--seed",
+            seed,
             "5",
-        ],
-        Some(&book()),
-    );
+        ]
+    };
+    let games = short_match(&pgn, &args("--seed"), Some(&book()));
     assert_eq!(games.len(), 4);
     for (i, g) in games.iter().enumerate() {
         // The first engine has White in games 1 and 3, Black in 2 and 4.
@@ -97,20 +98,7 @@ fn an_engines_own_book_is_played_for_it_by_the_runner() {
         );
     }
     // The picks come from the seed: the same seed, the same games.
-    let again = short_match(
-        &pgn,
-        &[
-            "--engine-book",
-            &format!("1:{}", s(&book())),
-            "--engine-book-depth",
-            "1:4",
-            "--games",
-            "4",
-            "--srand",
-            "5",
-        ],
-        None,
-    );
+    let again = short_match(&pgn, &args("--srand"), None);
     for (a, b) in games.iter().zip(&again) {
         assert_eq!(a["moves"], b["moves"]);
     }

@@ -139,9 +139,9 @@ for moves in lines:
     assert!(named > 50 && book_moves > 100, "{named} {book_moves}");
     // The transposition, by name.
     let got = polybook_ok(&["probe", s(&gnuchess_book()), "--moves", "Nf3 d5 d4"]);
-    assert!(
-        got.contains("\nopening  D02 Queen's Pawn Game: Zukertort Variation\n"),
-        "{got}"
+    assert_contains(
+        &got,
+        "\nopening  D02 Queen's Pawn Game: Zukertort Variation\n",
     );
 }
 
@@ -255,5 +255,5 @@ fn a_tally_names_its_positions_and_moves_as_a_book_does() {
         assert!(t_moves.contains(m), "{m:?} not in {t_moves:?}");
     }
     let text = polybook_ok(&["probe", s(&tally), "--moves", moves]);
-    assert!(text.contains("\nopening  B20 Sicilian Defense\n"), "{text}");
+    assert_contains(&text, "\nopening  B20 Sicilian Defense\n");
 }

@@ -25,12 +25,8 @@ fn play_in(dir: &Path, args: &[&str], input: &str) -> Output {
 
 /// The PGN files in `dir`.
 fn pgn_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pgn"))
-        .collect();
-    files.sort();
+    let mut files = common::sorted_paths(dir);
+    files.retain(|p| p.extension().is_some_and(|e| e == "pgn"));
     files
 }
 
@@ -65,27 +61,17 @@ fn session(args: &[&str], input: &str) -> (Output, tempfile::TempDir) {
 /// Every game of a PGN file as python-chess reads it: headers, moves (UCI), the comment after
 /// each move, the final position and whether it is mate, and the errors it met.
 fn read_pgn(path: &Path) -> Vec<Value> {
-    let script = r#"
-import sys, json, chess.pgn
-games = []
-with open(sys.argv[1]) as f:
-    while True:
-        g = chess.pgn.read_game(f)
-        if g is None:
-            break
-        end = g.end().board()
-        games.append({
+    let games = common::python_games(
+        path,
+        r#"{
             "headers": dict(g.headers),
             "moves": [n.move.uci() for n in g.mainline()],
             "comments": [n.comment for n in g.mainline()],
-            "fen": end.fen(),
-            "checkmate": end.is_checkmate(),
+            "fen": g.end().board().fen(),
+            "checkmate": g.end().board().is_checkmate(),
             "errors": [str(e) for e in g.errors],
-        })
-print(json.dumps(games))
-"#;
-    let json = python(script, &[s(path)]);
-    let games: Vec<Value> = serde_json::from_str(&json).unwrap();
+        }"#,
+    );
     for g in &games {
         assert_eq!(g["errors"], Value::Array(vec![]), "{g}");
     }
@@ -124,7 +110,7 @@ fn mating_in_one_wins_and_writes_the_pgn() {
         "Ra8#\nthis is never read\n",
     );
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("Game over: White mates (1-0)."), "{stdout}");
+    common::assert_contains(&stdout, "Game over: White mates (1-0).");
     assert!(
         text(&out.stdout).contains(&format!(
             "The game is in {}",
@@ -171,7 +157,7 @@ for m in list(b.legal_moves):
         mates.lines().any(|m| m == hint),
         "hint {hint}, mates {mates}"
     );
-    assert!(stdout.contains("+M1 for you"), "{stdout}");
+    common::assert_contains(&stdout, "+M1 for you");
 }
 
 #[test]
@@ -205,19 +191,16 @@ for san in sys.argv[2:]:
         verdicts,
         "Nd2 ambiguous\nKe3 illegal\nQd4 illegal\nNbd2 ok\n"
     );
-    assert!(
-        stdout.contains("'Nd2' is ambiguous here: say which, Nbd2 or Nfd2."),
-        "{stdout}"
-    );
-    assert!(stdout.contains("'Ke3' is illegal here."), "{stdout}");
-    assert!(stdout.contains("'Qd4' is illegal here."), "{stdout}");
+    common::assert_contains(&stdout, "'Nd2' is ambiguous here: say which, Nbd2 or Nfd2.");
+    common::assert_contains(&stdout, "'Ke3' is illegal here.");
+    common::assert_contains(&stdout, "'Qd4' is illegal here.");
     assert!(
         stdout.contains(
             "'frobnicate' is neither a move (SAN or UCI, e.g. Nf3 or g1f3) nor a command"
         ),
         "{stdout}"
     );
-    assert!(stdout.contains("'z9z9' is neither a move"), "{stdout}");
+    common::assert_contains(&stdout, "'z9z9' is neither a move");
     let g = only_game(&pgn);
     let m = moves(&g);
     assert_eq!(m.len(), 2, "Nbd2 and the engine's reply: {m:?}");
@@ -231,7 +214,7 @@ for san in sys.argv[2:]:
 fn undo_takes_back_a_move_pair() {
     let (out, pgn, _dir) = game(&["--depth", "1"], "undo\ne4\nundo\nd4\nNf3\nundo\nquit\n");
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("Nothing to take back."), "{stdout}");
+    common::assert_contains(&stdout, "Nothing to take back.");
     assert_eq!(stdout.matches("Took back e4 ").count(), 1, "{stdout}");
     assert_eq!(stdout.matches("Took back Nf3 ").count(), 1, "{stdout}");
     let g = only_game(&pgn);
@@ -298,10 +281,9 @@ fn draw_offers_depend_on_the_move_number_and_the_score() {
 
     // Declined where the engine (Black) stands better.
     let (out, _dir) = session(&["--fen", queen_down, "--depth", "4"], "draw\nquit\n");
-    assert!(
-        text(&out.stdout).contains("polybook declines the draw (its score +"),
-        "{}",
-        text(&out.stdout)
+    common::assert_contains(
+        &text(&out.stdout),
+        "polybook declines the draw (its score +",
     );
     // Stopped before a move, without a result: no game to keep.
     assert!(text(&out.stdout).contains("no game saved"));
@@ -377,12 +359,9 @@ fn the_book_command_equals_python_chess() {
         .collect();
     assert_eq!(rows, expected);
     let total: u64 = expected.iter().map(|r| r.1).sum();
-    assert!(
-        stdout.contains(&format!(
-            "{} book moves, total weight {total}",
-            expected.len()
-        )),
-        "{stdout}"
+    common::assert_contains(
+        &stdout,
+        &format!("{} book moves, total weight {total}", expected.len()),
     );
 }
 
@@ -410,9 +389,9 @@ print(e.move.uci(), chess.Board().san(e.move))
     );
     let (uci, san) = heaviest.trim().split_once(' ').unwrap();
     let stdout = text(&out.stdout);
-    assert!(
-        stdout.contains(&format!("1. {san}   polybook, from the book: {san} ")),
-        "{stdout}"
+    common::assert_contains(
+        &stdout,
+        &format!("1. {san}   polybook, from the book: {san} "),
     );
     let g = only_game(&pgn);
     assert_eq!(moves(&g), [uci]);
@@ -512,10 +491,7 @@ fn clocks_are_shown_and_a_fallen_flag_loses() {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    assert!(
-        stdout.contains("Game over: White loses on time (0-1)."),
-        "{stdout}"
-    );
+    common::assert_contains(&stdout, "Game over: White loses on time (0-1).");
     let files = pgn_files(dir.path());
     let g = only_game(&files[0]);
     assert_eq!(g["headers"]["Result"], "0-1");
@@ -603,22 +579,20 @@ print(e.move.uci(), board.san(e.move))
     ];
     let (out, pgn, _dir) = game(&args, "book\nd5\nquit\n");
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("books small.bin, gnuchess.bin"), "{stdout}");
-    assert!(
-        stdout.contains(&format!(
-            "1. d4   polybook, from the book {small}: d4 100.0%"
-        )),
-        "{stdout}"
+    common::assert_contains(&stdout, "books small.bin, gnuchess.bin");
+    common::assert_contains(
+        &stdout,
+        &format!("1. d4   polybook, from the book {small}: d4 100.0%"),
     );
-    assert!(
-        stdout.contains(&format!("2. {san}   polybook, from the book {big}: {san} ")),
-        "{stdout}"
+    common::assert_contains(
+        &stdout,
+        &format!("2. {san}   polybook, from the book {big}: {san} "),
     );
     // The book command (after 1. d4) shows the moves of each book that has some, under its
     // name: only the second book has moves there.
-    assert!(
-        stdout.contains(&format!("book {big}\nmove      weight   share\nNf6 ")),
-        "{stdout}"
+    common::assert_contains(
+        &stdout,
+        &format!("book {big}\nmove      weight   share\nNf6 "),
     );
     assert!(!stdout.contains(&format!("book {small}\n")), "{stdout}");
     let g = only_game(&pgn);
@@ -632,11 +606,7 @@ fn a_game_without_a_move_is_not_saved() {
     for input in ["quit\n", ""] {
         let out = play_in(dir.path(), &["--depth", "1"], input);
         assert!(out.status.success(), "{}", text(&out.stderr));
-        assert!(
-            text(&out.stdout).contains("no game saved"),
-            "{}",
-            text(&out.stdout)
-        );
+        common::assert_contains(&text(&out.stdout), "no game saved");
         assert!(pgn_files(dir.path()).is_empty());
     }
     let out = play_in(dir.path(), &["--depth", "1"], "e4\nquit\n");
@@ -648,17 +618,12 @@ fn a_game_without_a_move_is_not_saved() {
 #[test]
 fn time_controls_take_units_and_seconds_are_named() {
     let (out, _dir) = session(&["--tc", "5m+3"], "quit\n");
-    assert!(
-        text(&out.stdout).contains("time control 300+3"),
-        "{}",
-        text(&out.stdout)
-    );
+    common::assert_contains(&text(&out.stdout), "time control 300+3");
     assert!(!text(&out.stderr).contains("note"));
     let (out, _dir) = session(&["--tc", "5+3"], "quit\n");
-    assert!(
-        text(&out.stderr).contains("gives each side 5 seconds; for minutes write e.g. 5m+3"),
-        "{}",
-        text(&out.stderr)
+    common::assert_contains(
+        &text(&out.stderr),
+        "gives each side 5 seconds; for minutes write e.g. 5m+3",
     );
 }
 
@@ -747,10 +712,7 @@ fn a_game_that_cannot_be_saved_at_its_end_is_kept_elsewhere() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains("; the game's PGN is on standard output instead"),
-        "{stderr}"
-    );
+    common::assert_contains(&stderr, "; the game's PGN is on standard output instead");
     let stdout = text(&out.stdout);
     let printed = &stdout[stdout.rfind("[Event ").expect("the PGN on stdout")..];
     let copy = tmp.path().join("printed.pgn");

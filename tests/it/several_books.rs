@@ -69,28 +69,18 @@ fn the_engine_plays_from_the_first_book_with_a_move() {
          position startpos moves e2e4\ngo depth 1 wtime 60000 btime 60000\n"
     ));
     assert_eq!(bestmoves(&out), ["e2e4", "c7c5"], "{out}");
-    assert!(
-        out.contains(&format!("info string book {a} (1 entries)")),
-        "{out}"
-    );
-    assert!(
-        out.contains(&format!("info string book {b} (2 entries)")),
-        "{out}"
-    );
+    common::assert_contains(&out, &format!("info string book {a} (1 entries)"));
+    common::assert_contains(&out, &format!("info string book {b} (2 entries)"));
     // The first book has 1.e4; the second's 1.d4 is not looked at.
-    assert!(
-        out.contains(&format!(
-            "info string book move e2e4 weight 5 share 100.0% from {a}\n"
-        )),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &format!("info string book move e2e4 weight 5 share 100.0% from {a}\n"),
     );
     // After 1.e4 the first book has nothing: the second book's move, which python-chess finds
     // there (and not in the first book).
-    assert!(
-        out.contains(&format!(
-            "info string book move c7c5 weight 3 share 100.0% from {b}\n"
-        )),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &format!("info string book move c7c5 weight 3 share 100.0% from {b}\n"),
     );
     assert_eq!(python_moves(&second, &["e2e4"]), ["c7c5"]);
     assert!(python_moves(&first, &["e2e4"]).is_empty());
@@ -100,7 +90,7 @@ fn the_engine_plays_from_the_first_book_with_a_move() {
         "setoption name BookFile value {b};{a}\nposition startpos\ngo depth 1 wtime 60000 btime 60000\n"
     ));
     assert_eq!(bestmoves(&out), ["d2d4"], "{out}");
-    assert!(out.contains(&format!("share 100.0% from {b}\n")), "{out}");
+    common::assert_contains(&out, &format!("share 100.0% from {b}\n"));
     assert_eq!(python_moves(&second, &[]), ["d2d4"]);
 }
 

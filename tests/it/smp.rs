@@ -112,7 +112,7 @@ fn bench_ignores_threads() {
     let out = polybook(&["bench", "--set", "Threads=2"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("\n930169 nodes "), "{text}");
+    common::assert_contains(&text, "\n930169 nodes ");
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn search_with_two_threads() {
     let nodes = info_nodes(&text);
     assert!(nodes.len() >= 5, "{text}");
     assert!(nodes.windows(2).all(|w| w[0] < w[1]), "{nodes:?}");
-    assert!(text.contains("info depth 9 "), "{text}");
+    common::assert_contains(&text, "info depth 9 ");
     assert!(legal_in(MIDDLEGAME, bestmove(&text)), "{text}");
 
     // A time limit stops every thread: the answer comes in time (wide bounds for a loaded
@@ -165,12 +165,12 @@ fn search_threads_bad_and_too_many() {
         let out = polybook(&["search", "--depth", "2", &format!("--threads={bad}")]);
         assert_eq!(out.status.code(), Some(2), "{bad}");
         let err = stderr(&out);
-        assert!(err.contains("--threads"), "{err}");
+        common::assert_contains(&err, "--threads");
         assert!(!err.contains("panicked"), "{err}");
     }
     let out = polybook(&["search", "--depth", "2", "--set", "Threads=0"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("Threads"), "{}", stderr(&out));
+    common::assert_contains(&stderr(&out), "Threads");
     // More threads than cores: cut down to the cores, with one warning line.
     let too_many = (max_threads() + 1).to_string();
     let out = polybook(&["search", "--depth", "4", "--threads", &too_many]);
@@ -260,7 +260,7 @@ fn uci_with_two_threads() {
     let nodes = info_nodes(&text);
     assert!(nodes.len() >= 5, "{text}");
     assert!(nodes.windows(2).all(|w| w[0] < w[1]), "{nodes:?}");
-    assert!(text.contains("info depth 9 "), "{text}");
+    common::assert_contains(&text, "info depth 9 ");
     assert!(legal_in(FEN, bestmove(&text)), "{text}");
 
     // go movetime: in time.

@@ -5,7 +5,7 @@
 use crate::common;
 use common::{data, path_str as s, polybook, stderr};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -13,12 +13,7 @@ use polybook::tally::TallyReader;
 
 /// The parts in a folder, by name, each decompressed.
 fn parts(dir: &Path) -> Vec<(String, String)> {
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    names.sort();
-    names
+    common::sorted_paths(dir)
         .iter()
         .map(|p| {
             let bytes = zstd::decode_all(std::fs::File::open(p).unwrap())
@@ -114,14 +109,7 @@ fn an_interrupted_split_leaves_only_complete_parts() {
             assert!(start.elapsed() < Duration::from_secs(60), "no part written");
             std::thread::sleep(Duration::from_millis(20));
         }
-        common::send_signal(child.id(), signal);
-        let signalled = Instant::now();
-        let o = child.wait_with_output().unwrap();
-        if signal == "INT" {
-            assert!(signalled.elapsed() < Duration::from_secs(1));
-            assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
-            assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
-        }
+        common::signal_and_wait(child, signal, "interrupted");
         let got = parts(&out);
         assert!(
             !got.is_empty() && got.len() < 73,
@@ -181,7 +169,7 @@ fn bad_input_is_one_line() {
         assert!(!d("out").exists(), "{all:?}");
     }
     let o = polybook(&["split", s(&pgn), "--games", "1", "-o", s(&d("file"))]);
-    assert!(stderr(&o).contains("not a folder"), "{}", stderr(&o));
+    common::assert_contains(&stderr(&o), "not a folder");
     // One part per game, as many as tally reads (four lichess games and two tag sections alone).
     let six = data("pgn/edge/rust-pgn-reader/rewrite-example.pgn");
     split_ok(&["split", "-q", s(&six), "--games", "1", "-o", s(&d("ok"))]);

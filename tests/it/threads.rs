@@ -58,23 +58,29 @@ fn threads_args(threads: Option<usize>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// `run` with `--threads N` added to `args` when `threads` is given.
+fn run_at(threads: Option<usize>, cores: Option<usize>, args: &[&str]) -> Output {
+    let t = threads_args(threads);
+    let mut all = args.to_vec();
+    all.extend(t.iter().map(String::as_str));
+    run(cores, &all)
+}
+
 #[test]
 fn build_and_tally_make_the_same_files_at_every_thread_count() {
     let pgn = common::root().join("pgn");
     for memory in ["1G", "16M"] {
         same_at_every_count("build", |out, threads, cores| {
-            let mut args = vec!["build", s(&pgn), "-o", s(out), "-q", "--memory", memory];
-            let t = threads_args(threads);
-            args.extend(t.iter().map(String::as_str));
-            run(cores, &args);
+            run_at(
+                threads,
+                cores,
+                &["build", s(&pgn), "-o", s(out), "-q", "--memory", memory],
+            );
         });
     }
     let games = data("pgn/lichess_magnus_analysed.pgn.xz");
     same_at_every_count("tally", |out, threads, cores| {
-        let mut args = vec!["tally", s(&games), "-o", s(out), "-q"];
-        let t = threads_args(threads);
-        args.extend(t.iter().map(String::as_str));
-        run(cores, &args);
+        run_at(threads, cores, &["tally", s(&games), "-o", s(out), "-q"]);
     });
 }
 
@@ -164,58 +170,61 @@ fn datagen_train_and_tune_are_the_same_at_every_thread_count() {
     let dir = tempfile::tempdir().unwrap();
     let labels = dir.path().join("labels");
     same_at_every_count("datagen", |out, threads, cores| {
-        let mut args = vec![
-            "datagen",
-            s(&games),
-            "-o",
-            s(out),
-            "--positions",
-            "1024",
-            "--nodes",
-            "100",
-            "--quiet",
-        ];
-        let t = threads_args(threads);
-        args.extend(t.iter().map(String::as_str));
-        run(cores, &args);
+        run_at(
+            threads,
+            cores,
+            &[
+                "datagen",
+                s(&games),
+                "-o",
+                s(out),
+                "--positions",
+                "1024",
+                "--nodes",
+                "100",
+                "--quiet",
+            ],
+        );
         if threads == Some(1) {
             std::fs::copy(out, &labels).unwrap();
         }
     });
     let data_arg = format!("{}={}", s(&labels), s(&games));
     same_at_every_count("train", |out, threads, cores| {
-        let mut args = vec![
-            "train",
-            "--data",
-            &data_arg,
-            "-o",
-            s(out),
-            "--epochs",
-            "2",
-            "--batch-size",
-            "256",
-        ];
-        let t = threads_args(threads);
-        args.extend(t.iter().map(String::as_str));
-        run(cores, &args);
+        run_at(
+            threads,
+            cores,
+            &[
+                "train",
+                "--data",
+                &data_arg,
+                "-o",
+                s(out),
+                "--epochs",
+                "2",
+                "--batch-size",
+                "256",
+            ],
+        );
     });
     let tcec = data("pgn/tcec/TCEC_Season_5_-_Superfinal.pgn.xz");
     same_at_every_count("tune", |out, threads, cores| {
-        let mut args = vec![
-            "tune",
-            s(&tcec),
-            "-o",
-            s(out),
-            "--positions",
-            "20000",
-            "--epochs",
-            "5",
-            "--report-every",
-            "0",
-        ];
-        let t = threads_args(threads);
-        args.extend(t.iter().map(String::as_str));
-        run(cores, &args);
+        run_at(
+            threads,
+            cores,
+            &[
+                "tune",
+                s(&tcec),
+                "-o",
+                s(out),
+                "--positions",
+                "20000",
+                "--epochs",
+                "5",
+                "--report-every",
+                "0",
+            ],
+        );
     });
 }
 

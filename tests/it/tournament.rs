@@ -253,7 +253,7 @@ fn a_round_robin_of_three_builtin_engines() {
         let pairs: u32 = fields[2..].iter().map(|n| n.parse::<u32>().unwrap()).sum();
         assert_eq!(pairs, 2, "{line}");
     }
-    assert!(text.contains("games 12 of 12"), "{text}");
+    common::assert_contains(&text, "games 12 of 12");
 
     let games = match_check(&pgn, Some(&book));
     assert_eq!(games.len(), 12);
@@ -345,11 +345,7 @@ fn bad_tournaments_fail_before_any_game() {
         &["--tournament", "swiss"],
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("expected round-robin or gauntlet"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_contains(&stderr(&out), "expected round-robin or gauntlet");
 }
 
 /// An engine that crashes in every game (tests/fake_engine.py) loses those games, is started
@@ -373,7 +369,7 @@ fn a_crashing_engine_loses_its_games_and_the_tournament_goes_on() {
     );
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
-    assert!(err.contains("engine 3 (Crasher) restarted"), "{err}");
+    common::assert_contains(&err, "engine 3 (Crasher) restarted");
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["games"], 6);
     let crasher = common::json_find(&report["ranking"], "name", "Crasher");

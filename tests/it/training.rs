@@ -47,10 +47,7 @@ fn labels_are_the_same_on_any_thread_count_and_after_a_resume() {
     let dir = tempfile::tempdir().unwrap();
     let d = |name: &str| dir.path().join(name);
     let said = datagen(&d("one"), &["--positions", "3072", "--threads", "1"]);
-    assert!(
-        said.contains("0 labelled, 3072 to label at 300 nodes"),
-        "{said}"
-    );
+    common::assert_contains(&said, "0 labelled, 3072 to label at 300 nodes");
     let one = std::fs::read(d("one")).unwrap();
     assert_eq!(one.len(), HEADER + 3 * BLOCK_BYTES);
     assert_eq!(&one[..8], b"PBLABEL2");
@@ -62,7 +59,7 @@ fn labels_are_the_same_on_any_thread_count_and_after_a_resume() {
         (HEADER + BLOCK_BYTES) as u64
     );
     let said = datagen(&d("two"), &["--positions", "3072", "--threads", "2"]);
-    assert!(said.contains("1024 labelled, 2048 to label"), "{said}");
+    common::assert_contains(&said, "1024 labelled, 2048 to label");
     assert_eq!(std::fs::read(d("two")).unwrap(), one);
 
     // A file cut inside a block goes on from the block's start.
@@ -70,7 +67,7 @@ fn labels_are_the_same_on_any_thread_count_and_after_a_resume() {
     cut.truncate(HEADER + 2 * 1500);
     std::fs::write(d("cut"), &cut).unwrap();
     let said = datagen(&d("cut"), &["--positions", "3072"]);
-    assert!(said.contains("1024 labelled, 2048 to label"), "{said}");
+    common::assert_contains(&said, "1024 labelled, 2048 to label");
     assert_eq!(std::fs::read(d("cut")).unwrap(), one);
 
     // A file with no whole block: `train` names it.
@@ -92,14 +89,11 @@ fn labels_are_the_same_on_any_thread_count_and_after_a_resume() {
         1,
         "block 1 (positions 1024 to 2047) is damaged (wrong checksum)",
     );
-    assert!(err.contains("datagen"), "{err}");
+    common::assert_contains(&err, "datagen");
     assert!(!d("net.nnue").exists());
     let said = datagen(&d("damaged"), &["--positions", "3072"]);
-    assert!(
-        said.contains("block 1 (positions 1024 to 2047) is damaged"),
-        "{said}"
-    );
-    assert!(said.contains("1024 labelled, 2048 to label"), "{said}");
+    common::assert_contains(&said, "block 1 (positions 1024 to 2047) is damaged");
+    common::assert_contains(&said, "1024 labelled, 2048 to label");
     assert_eq!(std::fs::read(d("damaged")).unwrap(), one);
 
     // A file of the first format (no checksums) is written again in the current one.
@@ -108,7 +102,7 @@ fn labels_are_the_same_on_any_thread_count_and_after_a_resume() {
     first.extend(labels_of(&one).iter().flat_map(|l| l.to_le_bytes()));
     std::fs::write(d("first"), &first).unwrap();
     let said = datagen(&d("first"), &["--positions", "3072"]);
-    assert!(said.contains("a label file of the first format"), "{said}");
+    common::assert_contains(&said, "a label file of the first format");
     assert_eq!(std::fs::read(d("first")).unwrap(), one);
 
     // Most positions get a score; some are left out (a capture or a mate was best); scores are
@@ -182,18 +176,7 @@ fn stopped_labelling_goes_on_where_it_stopped() {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
-        common::send_signal(child.id(), signal);
-        let signalled = Instant::now();
-        let o = child.wait_with_output().unwrap();
-        if signal == "INT" {
-            assert!(signalled.elapsed() < Duration::from_secs(1));
-            assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
-            assert!(
-                stderr(&o).contains("the same command goes on from there"),
-                "{}",
-                stderr(&o)
-            );
-        }
+        common::signal_and_wait(child, signal, "the same command goes on from there");
         let now = std::fs::read(&out).unwrap();
         assert!(
             now.len() < whole.len(),
@@ -375,5 +358,5 @@ fn the_parts_of_every_share_the_candidates_out() {
     let out = d("net.nnue");
     let o = polybook(&["train", "--data", &data, "-o", s(&out), "--epochs", "1"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("1024 of "), "{}", stderr(&o));
+    common::assert_contains(&stderr(&o), "1024 of ");
 }
