@@ -650,3 +650,19 @@ impl XorShift {
         self.below(n as u64) as usize
     }
 }
+
+/// The rows of the tallies `paths` summed in order (as `tally --merge` sums them), and their
+/// games.
+pub fn summed_tallies(paths: &[&Path]) -> (Vec<polybook::builder::PairCount>, u64) {
+    let readers: Vec<polybook::tally::TallyReader> = paths
+        .iter()
+        .map(|p| polybook::tally::TallyReader::open(p).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    let games = readers.iter().map(|r| r.meta().games).sum();
+    let mut merge = polybook::tally::TallyMerge::new(readers).unwrap();
+    let (mut out, mut position) = (Vec::new(), Vec::new());
+    while merge.next_position(&mut position).unwrap() {
+        out.append(&mut position);
+    }
+    (out, games)
+}

@@ -3,12 +3,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use polybook::builder::PairCount;
-use polybook::tally::{TallyMerge, TallyReader};
 use rand::Rng;
 use rand::rngs::StdRng;
 
-use crate::{COMMAND_LIMIT, PGN_TOKENS, assert_one_line, fuzz, mutate, pgn_seeds, run_in, said};
+use crate::{
+    COMMAND_LIMIT, PGN_TOKENS, assert_one_line, common, fuzz, mutate, pgn_seeds, run_in, said,
+};
 
 /// A mutated real PGN, and now and then the damage of files found in the wild: line ends
 /// made CRLF, a byte-order mark first, a line of 200,000 bytes, a comment over many lines whose
@@ -60,22 +60,6 @@ fn damaged_pgn(rng: &mut StdRng, seeds: &[Vec<u8>]) -> Vec<u8> {
         pgn.splice(at..at, junk);
     }
     pgn
-}
-
-/// The rows of the tallies `paths` summed in order (as `tally --merge` sums them), and their
-/// games.
-fn summed(paths: &[&Path]) -> (Vec<PairCount>, u64) {
-    let readers: Vec<TallyReader> = paths
-        .iter()
-        .map(|p| TallyReader::open(p).unwrap_or_else(|e| panic!("{e}")))
-        .collect();
-    let games = readers.iter().map(|r| r.meta().games).sum();
-    let mut merge = TallyMerge::new(readers).unwrap();
-    let (mut out, mut position) = (Vec::new(), Vec::new());
-    while merge.next_position(&mut position).unwrap() {
-        out.append(&mut position);
-    }
-    (out, games)
 }
 
 /// Checks a failed run: exit 1, one line (after at most a few warnings), no panic.
@@ -177,7 +161,7 @@ fn split_and_range() {
                 &[],
             );
             let whole = match ran.code {
-                Some(0) => Some(summed(&[&d.join("whole.parquet")])),
+                Some(0) => Some(common::summed_tallies(&[&d.join("whole.parquet")])),
                 _ => {
                     failed_cleanly(&ran, "tally");
                     assert!(
@@ -226,7 +210,7 @@ fn split_and_range() {
                 ranges.push(d.join(out));
             }
             let ranges: Vec<&Path> = ranges.iter().map(|p| p.as_path()).collect();
-            let (rows, games) = summed(&ranges);
+            let (rows, games) = common::summed_tallies(&ranges);
             // A whole file refused for having no usable game: the ranges have none either.
             let whole = whole.unwrap_or_default();
             assert_eq!(

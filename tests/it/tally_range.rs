@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 
 use polybook::builder::{BuildError, BuildOptions, PairCount};
 use polybook::pgn::input::Input;
-use polybook::tally::{TallyError, TallyMerge, TallyReader, tally_pgn};
+use polybook::tally::{TallyError, TallyReader, tally_pgn};
 
 /// The rows of a tally file as stored, and its count of games.
 fn rows(path: &Path) -> (Vec<PairCount>, u64) {
@@ -20,21 +20,6 @@ fn rows(path: &Path) -> (Vec<PairCount>, u64) {
     let mut out = Vec::new();
     while let Some(p) = reader.next_pair().unwrap() {
         out.push(p);
-    }
-    (out, games)
-}
-
-/// The tallies `paths` summed in order, as `tally --merge` sums them, and their games.
-fn summed(paths: &[&Path]) -> (Vec<PairCount>, u64) {
-    let readers: Vec<TallyReader> = paths
-        .iter()
-        .map(|p| TallyReader::open(p).unwrap())
-        .collect();
-    let games = readers.iter().map(|r| r.meta().games).sum();
-    let mut merge = TallyMerge::new(readers).unwrap();
-    let (mut out, mut position) = (Vec::new(), Vec::new());
-    while merge.next_position(&mut position).unwrap() {
-        out.append(&mut position);
     }
     (out, games)
 }
@@ -107,7 +92,7 @@ fn every_cut_adds_up(path: &Path, dir: &Path) {
             _ => panic!("{}: cut at {k}: {a:?} {b:?}", path.display()),
         }
         let (a, b) = (tally_of(a), tally_of(b));
-        let sum = summed(&[&a, &b]);
+        let sum = common::summed_tallies(&[&a, &b]);
         assert!(
             sum == whole,
             "{}: cut at {k}: the halves' tallies summed differ from the whole file's",
@@ -333,7 +318,7 @@ fn binary_bytes_are_judged_alike_whole_and_in_ranges() {
         let (a, b) = (dir.path().join("a.parquet"), dir.path().join("b.parquet"));
         assert!(tally(&Input::range(&pgn, 0, Some(k)).unwrap(), &a));
         assert!(tally(&Input::range(&pgn, k, None).unwrap(), &b));
-        assert!(summed(&[&a, &b]) == whole, "cut at {k}");
+        assert!(common::summed_tallies(&[&a, &b]) == whole, "cut at {k}");
     }
     // The same through the command, and `--merge`.
     let at = format!("{}:", nuls_at - 100);
