@@ -186,9 +186,11 @@ pub fn default_stem() -> String {
 ///
 /// A game appended to a file that does not end with a blank line (written by another program,
 /// edited by hand, or appended to or cut by another program between two games) comes after the
-/// line breaks it lacks, so that it is not glued to the file's last text. A file moved or deleted while the games are appended (by another
-/// process) is created anew at its path for the next game, which [`PgnLog::append`] reports,
-/// so that no later game is lost.
+/// line breaks it lacks, so that it is not glued to the file's last text. A file moved or
+/// deleted while the games are appended (by another process) is created anew at its path for
+/// the next game, which [`PgnLog::append`] reports, so that no later game is lost. Each game is
+/// written under the file's lock: a program that takes it while it changes the file never
+/// collides with a game; one that takes no lock can, only if it writes in the same instant.
 pub struct PgnLog {
     path: PathBuf,
     file: File,
@@ -212,16 +214,37 @@ impl PgnLog {
     /// Appends one game's text and waits until it is on disk. `Ok(true)` says that the file
     /// was no longer at its path (moved or deleted) and was created anew there for this game.
     pub fn append(&mut self, text: &str) -> io::Result<bool> {
-        let gone = self.gone();
-        if gone {
+        // Under the file's lock (`flock`), so that a program taking it too (another match
+        // logging to the same file, a script under `flock(1)`, a log rotation that locks) changes
+        // nothing between the reading of the file's end and the game: it waits, or the game
+        // waits. Where the file system has no locks, or a program holds the lock for seconds,
+        // the game is appended without it.
+        let mut gone = false;
+        loop {
+            let locked = lock_briefly(&self.file);
+            if !self.gone() {
+                break;
+            }
+            // Moved or deleted (under the lock, by a locking program) before this game: a
+            // new file at the path, locked in turn.
+            if locked {
+                let _ = self.file.unlock();
+            }
             *self = PgnLog::open(&self.path)?;
+            gone = true;
         }
+        let written = self.write_locked(text);
+        let _ = self.file.unlock();
+        written.map(|()| gone)
+    }
+
+    /// Writes `text` after the line breaks the file's end lacks, and waits until it is on disk.
+    fn write_locked(&mut self, text: &str) -> io::Result<()> {
         // The file's end as it is now: another program may have written to it since.
         let separator = separator_after(&last_bytes(&self.path, &self.file));
         self.file
             .write_all(format!("{separator}{text}").as_bytes())?;
-        self.file.sync_data()?;
-        Ok(gone)
+        self.file.sync_data()
     }
 
     /// Whether the open file is no longer the one at the path: the path names nothing, or
@@ -236,6 +259,21 @@ impl PgnLog {
             Err(e) => e.kind() == io::ErrorKind::NotFound,
         }
     }
+}
+
+/// Takes `file`'s exclusive lock, waiting at most five seconds for a program holding it (a
+/// lock never let go must not hang the match); false when it was not taken.
+fn lock_briefly(file: &File) -> bool {
+    for _ in 0..500 {
+        match file.try_lock() {
+            Ok(()) => return true,
+            Err(std::fs::TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            Err(std::fs::TryLockError::Error(_)) => return false,
+        }
+    }
+    false
 }
 
 /// The last two bytes (or fewer) of the regular file `file` opened at `path`; none for an empty

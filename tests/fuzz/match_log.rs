@@ -25,8 +25,11 @@ const MEDDLING: &[&str] = &[
     "delete",
 ];
 
-/// Does `what` to the log at `path` (text junk: python-chess reads the file as UTF-8).
-fn meddle(path: &Path, what: &str, rng: &mut StdRng) {
+/// Does `what` to the log at `path` as a program that takes the file's lock (`flock`) while it
+/// changes it, and only if the log is still `expected` bytes long under the lock (no game was
+/// appended since the watcher saw it grow). Returns the log's length right after, or `None` when
+/// it did nothing. (Text junk: python-chess reads the file as UTF-8.)
+fn meddle(path: &Path, what: &str, expected: u64, rng: &mut StdRng) -> Option<u64> {
     let junk: String = (0..rng.random_range(1..200))
         .map(|_| {
             // No parentheses: python-chess fails on a `)` that closes no variation.
@@ -34,46 +37,44 @@ fn meddle(path: &Path, what: &str, rng: &mut StdRng) {
             chars[rng.random_range(0..chars.len())] as char
         })
         .collect();
-    let open = || std::fs::OpenOptions::new().write(true).open(path);
+    let mut file = std::fs::OpenOptions::new().write(true).open(path).ok()?;
+    file.lock().unwrap();
+    if file.metadata().ok()?.len() != expected {
+        return None;
+    }
+    let len = || std::fs::metadata(path).map_or(0, |m| m.len());
     match what {
-        "truncate" => {
-            let _ = open().and_then(|f| f.set_len(0));
-        }
-        "cut" => {
-            let len = std::fs::metadata(path).map_or(0, |m| m.len());
-            let _ = open().and_then(|f| f.set_len(rng.random_range(0..=len)));
-        }
-        "overwrite" => {
-            let _ = open().and_then(|mut f| f.write_all(junk.as_bytes()));
-        }
+        "truncate" => file.set_len(0).unwrap(),
+        "cut" => file.set_len(rng.random_range(0..=expected)).unwrap(),
+        "overwrite" => file.write_all(junk.as_bytes()).unwrap(),
         "junk_line" | "junk" | "junk_no_newline" => {
             let text = match what {
                 "junk_line" => format!("{junk}\n"),
                 "junk" => format!("[Event \"{junk}\"]\n\n1. e4 {junk}"),
                 _ => junk,
             };
-            let _ = std::fs::OpenOptions::new()
-                .append(true)
-                .open(path)
-                .and_then(|mut f| f.write_all(text.as_bytes()));
+            use std::io::Seek;
+            file.seek(std::io::SeekFrom::End(0)).unwrap();
+            file.write_all(text.as_bytes()).unwrap();
         }
         "replace" => {
             let other = path.with_extension("new");
             std::fs::write(&other, format!("{junk}\n")).unwrap();
             std::fs::rename(&other, path).unwrap();
         }
-        "delete" => {
-            let _ = std::fs::remove_file(path);
-        }
-        _ => {}
+        "delete" => std::fs::remove_file(path).unwrap(),
+        _ => return None,
     }
+    Some(len())
 }
 
 /// A match of 4 short games between two builtin engines (movetime 10, adjudicated as a draw
 /// early) at concurrency 1, logged to `games.pgn` (missing, empty, or holding a game without a
 /// blank line after it), while a thread watches the log: after each game appended (the file
 /// grew), now and then it truncates, cuts, overwrites, replaces or deletes the file, or appends
-/// junk to it (a line, a game cut short, text without a line end), before the next game ends. The
+/// junk to it (a line, a game cut short, text without a line end), under the file's lock as a
+/// careful program does (one that takes none can collide with a game in the instant it is
+/// written, which no writer can rule out), if no other game was appended meanwhile. The
 /// match ends and exits 0 (or 1 with one line); what it appended after the last meddling starts
 /// after a blank line (not glued to what was there), and holds the games played since, each whole
 /// as python-chess reads it: the match's Event and players, every move (as many as PlyCount says),
@@ -124,17 +125,19 @@ fn match_log() {
                     let mut last = std::fs::metadata(&log).map_or(0, |m| m.len());
                     while !done.load(Ordering::Relaxed) {
                         std::thread::sleep(Duration::from_millis(2));
-                        let len = std::fs::metadata(&log).map_or(0, |m| m.len());
+                        let mut len = std::fs::metadata(&log).map_or(0, |m| m.len());
                         if len > last {
                             seen += 1;
                             let what = plan.get(seen - 1).copied().unwrap_or("nothing");
                             if what != "nothing" {
                                 std::thread::sleep(Duration::from_millis(rng.random_range(0..20)));
-                                meddle(&log, what, &mut rng);
-                                mark = (seen, Some(std::fs::metadata(&log).map_or(0, |m| m.len())));
+                                if let Some(after) = meddle(&log, what, len, &mut rng) {
+                                    mark = (seen, Some(after));
+                                    len = after;
+                                }
                             }
                         }
-                        last = std::fs::metadata(&log).map_or(0, |m| m.len());
+                        last = len;
                     }
                     mark
                 })
