@@ -356,4 +356,36 @@ mod tests {
              a line\n\n[Event \"3\"]\n\n1. c4 *\n\n"
         );
     }
+
+    /// A program holding the log's lock (`flock`) while it writes: the game waits for it and
+    /// comes after what it wrote, not in the middle (the race the fuzz target `match_log` found
+    /// between the reading of the log's end and the game).
+    #[test]
+    fn a_game_waits_for_a_program_holding_the_log_s_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.pgn");
+        std::fs::write(&path, "[Event \"1\"]\n\n1. e4 *\n\n").unwrap();
+        let mut other = OpenOptions::new().append(true).open(&path).unwrap();
+        other.lock().unwrap();
+        let appending = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let mut log = PgnLog::open(&path).unwrap();
+                log.append("[Event \"2\"]\n\n1. d4 *\n\n").unwrap();
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "[Event \"1\"]\n\n1. e4 *\n\n",
+            "the game was written while another program held the lock"
+        );
+        other.write_all(b"text without a line end").unwrap();
+        other.unlock().unwrap();
+        appending.join().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "[Event \"1\"]\n\n1. e4 *\n\ntext without a line end\n\n[Event \"2\"]\n\n1. d4 *\n\n"
+        );
+    }
 }
