@@ -9,6 +9,11 @@ tests/it/uci_book.rs). It only plays and reports; the test judges.
         a game in which polybook plays COLOUR (white or black) and the opponent the moves of the
         JSON list OPPONENT_MOVES in turn, until they run out.
 
+    Either form may end with --limit JSON (a chess.engine.Limit's fields, e.g. the clocks of a
+    3+2 game: {"white_clock": 180, "black_clock": 180, "white_inc": 2, "black_inc": 2}; default:
+    0.2 s a move) and --opponent JSON (a chess.engine.Opponent's fields, sent as UCI_Opponent as
+    lichess-bot sends it).
+
 Prints one JSON list: for each engine move, {"position": [...], "move": "...", "string": "..."}
 ("string": the last `info string` before `bestmove`, or "").
 """
@@ -20,17 +25,36 @@ import chess
 import chess.engine
 
 LIMIT = chess.engine.Limit(time=0.2)
+OPPONENT = None
 
 
 def play(engine, moves):
     board = chess.Board()
     for m in moves:
         board.push_uci(m)
-    result = engine.play(board, LIMIT, info=chess.engine.INFO_ALL)
+    result = engine.play(board, LIMIT, info=chess.engine.INFO_ALL, opponent=OPPONENT)
     return {"position": moves, "move": result.move.uci(), "string": result.info.get("string", "")}
 
 
+def take_flag(name):
+    """The JSON value after `name` in the arguments (both removed), or None."""
+    if name not in sys.argv:
+        return None
+    i = sys.argv.index(name)
+    value = json.loads(sys.argv[i + 1])
+    del sys.argv[i : i + 2]
+    return value
+
+
 def main():
+    global LIMIT, OPPONENT
+    limit, opponent = take_flag("--limit"), take_flag("--opponent")
+    if limit is not None:
+        LIMIT = chess.engine.Limit(**limit)
+    if opponent is not None:
+        OPPONENT = chess.engine.Opponent(
+            opponent.get("name"), opponent.get("title"), opponent.get("rating"), opponent.get("is_engine")
+        )
     polybook, options = sys.argv[1], json.loads(sys.argv[2])
     engine = chess.engine.SimpleEngine.popen_uci([polybook, "uci"])
     out = []

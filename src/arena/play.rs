@@ -41,7 +41,7 @@ use shakmaty::{Chess, Color, KnownOutcome, Move, Position};
 use super::clock::{Clock, PerMove, TimeControl};
 use super::game::{Game, Termination};
 use super::pgn::{game_text, roster, write_atomic};
-use crate::book::{BookMove, Books, ChooseOptions, LearnLayout};
+use crate::book::{BookMove, Books, ChooseOptions};
 use crate::diagram::diagram;
 use crate::engine::time::{Stability, TimeLeft, TimePlan};
 use crate::engine::{Engine, Limits, Score, SearchOptions};
@@ -75,6 +75,23 @@ pub enum Thinking {
 /// A hook called with the PGN so far after every move.
 pub type OnMove = Box<dyn FnMut(&str) + Send>;
 
+/// When the engine plays from its books, beyond how it picks ([`ChooseOptions`]): the rules of
+/// the engine's UCI options of the same names (`BookAllowRepetitions`, `BookMaxMoves`,
+/// `BookMinLinePlies`) and BotLi's `max_depth`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BookRules {
+    /// A book move may lead to a position the game has had.
+    pub allow_repetitions: bool,
+    /// The engine's own moves of the game that may come from the book; 0: no limit.
+    pub max_moves: u32,
+    /// The book is asked while fewer plies than this have been played (as the move number
+    /// counts them); 0: no limit.
+    pub max_depth_plies: u32,
+    /// A book move is played only if its book holds a line of this many book moves below it; 0:
+    /// no check.
+    pub min_line_plies: u32,
+}
+
 /// Everything a game needs besides its start position.
 pub struct PlayOptions {
     /// The person's colour.
@@ -85,6 +102,8 @@ pub struct PlayOptions {
     pub books: Books,
     /// How the engine picks its book move.
     pub choose: ChooseOptions,
+    /// When it plays from the books at all.
+    pub book_rules: BookRules,
     pub search: SearchOptions,
     /// Show the board from the person's side (by default it is shown from White's).
     pub flip: bool,
@@ -105,6 +124,7 @@ impl PlayOptions {
             }),
             books: Books::new(),
             choose: ChooseOptions::default(),
+            book_rules: BookRules::default(),
             search: SearchOptions::default(),
             flip: false,
             seed: None,
@@ -530,6 +550,37 @@ impl<W: Write> PlaySession<W> {
         (result.best_move, result.score, result.depth)
     }
 
+    /// How the engine picks its book move now: the options with the moves that would repeat a
+    /// position of the game left out (unless allowed); `None` when the rules say no book move
+    /// (past `max_depth_plies`, or `max_moves` of its own moves played).
+    fn engine_choose(&self) -> Option<ChooseOptions> {
+        let rules = self.options.book_rules;
+        let pos = self.game.position();
+        let ply = 2 * (pos.fullmoves().get() - 1) + u32::from(pos.turn() == Color::Black);
+        if rules.max_depth_plies > 0 && ply >= rules.max_depth_plies {
+            return None;
+        }
+        // The engine's moves so far: every other move, from the first the engine made.
+        let played = self.game.moves().len();
+        let first = usize::from(self.game.start().turn() != pos.turn());
+        let own = played.saturating_sub(first).div_ceil(2);
+        if rules.max_moves > 0 && own >= rules.max_moves as usize {
+            return None;
+        }
+        let mut choose = self.options.choose.clone();
+        if !rules.allow_repetitions {
+            let seen = self.game.hashes();
+            choose
+                .exclude_moves
+                .extend(pos.legal_moves().into_iter().filter(|&m| {
+                    let mut next = pos.clone();
+                    next.play_unchecked(m);
+                    seen.contains(&crate::engine::hash::hash_of(&next))
+                }));
+        }
+        Some(choose)
+    }
+
     /// The legal moves of the book that gives the engine's book move here (the first with a
     /// move that counts), with that book's index; no moves when no book has one.
     fn book_moves(&self) -> (Option<usize>, Vec<BookMove>) {
@@ -689,56 +740,62 @@ impl<W: Write> PlaySession<W> {
         let me = !self.options.human;
         let pos = self.game.position().clone();
         let started = Instant::now();
-        let (giver, book) = self.book_moves();
-        let layout = giver
-            .and_then(|i| self.options.books.iter().nth(i))
-            .map_or(LearnLayout::Polyglot, |(_, b)| b.learn_layout());
+        let choose = self.engine_choose();
+        let picked = choose.as_ref().and_then(|choose| {
+            self.options.books.pick_with_line(
+                &pos,
+                choose,
+                self.options.book_rules.min_line_plies,
+                &mut self.rng,
+            )
+        });
         let legal = pos.legal_moves();
-        let (mv, comment, report) =
-            if let Some(pick) = self.options.choose.pick_in(&book, layout, &mut self.rng) {
-                let shares = self.options.choose.shares(&book);
-                let mut sorted: Vec<(&BookMove, f64)> = book.iter().zip(shares).collect();
-                sorted.sort_by_key(|(m, _)| std::cmp::Reverse(m.entry.weight));
-                let mut list: Vec<String> = sorted
-                    .iter()
-                    .take(BOOK_MOVES_SHOWN)
-                    .map(|(m, share)| {
-                        format!(
-                            "{} {:.1}%",
-                            SanPlus::from_move(pos.clone(), m.mv),
-                            100.0 * share
-                        )
-                    })
-                    .collect();
-                if sorted.len() > BOOK_MOVES_SHOWN {
-                    list.push(format!("{} more", sorted.len() - BOOK_MOVES_SHOWN));
-                }
-                (
-                    pick.book_move.mv,
-                    Some("book".to_string()),
-                    format!("from {}: {}", self.book_name(giver), list.join(", ")),
-                )
-            } else if legal.len() == 1 {
-                (legal[0], None, "the only legal move".to_string())
-            } else {
-                writeln!(self.out, "polybook is thinking...")?;
-                self.out.flush()?;
-                let (limits, soft) = self.engine_limits(me);
-                let (best, score, depth) = self.search_now(&limits, soft);
-                let secs = started.elapsed().as_secs_f64();
-                let Some(best) = best else {
-                    // Cannot happen: the position has legal moves.
-                    return Ok(());
-                };
-                (
-                    best,
-                    Some(format!("{}/{depth} {secs:.2}s", score.text())),
+        let (mv, comment, report) = if let (Some((giver, pick)), Some(choose)) = (picked, &choose) {
+            let (_, giver_book) = self.options.books.iter().nth(giver).expect("a book");
+            let book = giver_book.probe(&pos).legal;
+            let shares = choose.shares(&book);
+            let mut sorted: Vec<(&BookMove, f64)> = book.iter().zip(shares).collect();
+            sorted.sort_by_key(|(m, _)| std::cmp::Reverse(m.entry.weight));
+            let mut list: Vec<String> = sorted
+                .iter()
+                .take(BOOK_MOVES_SHOWN)
+                .map(|(m, share)| {
                     format!(
-                        "score {} for polybook, depth {depth}, {secs:.2} s",
-                        score.text()
-                    ),
-                )
+                        "{} {:.1}%",
+                        SanPlus::from_move(pos.clone(), m.mv),
+                        100.0 * share
+                    )
+                })
+                .collect();
+            if sorted.len() > BOOK_MOVES_SHOWN {
+                list.push(format!("{} more", sorted.len() - BOOK_MOVES_SHOWN));
+            }
+            (
+                pick.book_move.mv,
+                Some("book".to_string()),
+                format!("from {}: {}", self.book_name(Some(giver)), list.join(", ")),
+            )
+        } else if legal.len() == 1 {
+            (legal[0], None, "the only legal move".to_string())
+        } else {
+            writeln!(self.out, "polybook is thinking...")?;
+            self.out.flush()?;
+            let (limits, soft) = self.engine_limits(me);
+            let (best, score, depth) = self.search_now(&limits, soft);
+            let secs = started.elapsed().as_secs_f64();
+            let Some(best) = best else {
+                // Cannot happen: the position has legal moves.
+                return Ok(());
             };
+            (
+                best,
+                Some(format!("{}/{depth} {secs:.2}s", score.text())),
+                format!(
+                    "score {} for polybook, depth {depth}, {secs:.2} s",
+                    score.text()
+                ),
+            )
+        };
         if let Some(clocks) = self.clocks.as_mut()
             && !clocks[index(me)].spend(started.elapsed(), Duration::ZERO)
         {

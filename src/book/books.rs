@@ -17,6 +17,8 @@
 //! assert_eq!(paths, ["a.bin", "b.bin"]);
 //! ```
 
+use std::sync::Arc;
+
 use rand::Rng;
 use shakmaty::Position;
 
@@ -33,10 +35,11 @@ pub fn book_paths(list: &str) -> impl Iterator<Item = &str> {
         .filter(|path| !path.is_empty())
 }
 
-/// Books in priority order, each with the name it is shown under (its path as given).
-#[derive(Default)]
+/// Books in priority order, each with the name it is shown under (its path as given). A book may
+/// be in several lists at once (the sections of a book profile), opened once.
+#[derive(Default, Clone)]
 pub struct Books {
-    books: Vec<(String, Book)>,
+    books: Vec<(String, Arc<Book>)>,
 }
 
 impl Books {
@@ -47,6 +50,11 @@ impl Books {
 
     /// Adds `book` after the books already there (so it is tried after them).
     pub fn push(&mut self, name: impl Into<String>, book: Book) {
+        self.books.push((name.into(), Arc::new(book)));
+    }
+
+    /// Adds a book that other lists hold too, after the books already there.
+    pub fn push_shared(&mut self, name: impl Into<String>, book: Arc<Book>) {
         self.books.push((name.into(), book));
     }
 
@@ -65,7 +73,9 @@ impl Books {
 
     /// The books with their names, in priority order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Book)> {
-        self.books.iter().map(|(name, book)| (name.as_str(), book))
+        self.books
+            .iter()
+            .map(|(name, book)| (name.as_str(), book.as_ref()))
     }
 
     /// The index of the book that [`Books::pick`] takes its move from for `pos`: the first with
@@ -90,12 +100,48 @@ impl Books {
             .enumerate()
             .find_map(|(index, (_, book))| Some((index, book.pick(pos, options, rng)?)))
     }
+
+    /// As [`Books::pick`], each book leaving out the moves below which it holds no line of
+    /// `line_plies` more book moves (`Book::has_line`; 0: no check): the first book with a
+    /// candidate left picks it, by its learn layout.
+    pub fn pick_with_line<R: Rng + ?Sized>(
+        &self,
+        pos: &shakmaty::Chess,
+        options: &ChooseOptions,
+        line_plies: u32,
+        rng: &mut R,
+    ) -> Option<(usize, Pick)> {
+        for (index, (_, book)) in self.iter().enumerate() {
+            let moves = book.find_all(pos);
+            let mut options = options.clone();
+            if line_plies > 0 {
+                let short: Vec<shakmaty::Move> = moves
+                    .iter()
+                    .filter(|m| options.counts(m))
+                    .filter(|m| {
+                        let mut next = pos.clone();
+                        next.play_unchecked(m.mv);
+                        !book.has_line(&next, line_plies, options.minimum_weight)
+                    })
+                    .map(|m| m.mv)
+                    .collect();
+                options.exclude_moves.extend(short);
+            }
+            if let Some(pick) = options.pick_in(&moves, book.learn_layout(), rng) {
+                return Some((index, pick));
+            }
+        }
+        None
+    }
 }
 
 impl FromIterator<(String, Book)> for Books {
     fn from_iter<I: IntoIterator<Item = (String, Book)>>(iter: I) -> Books {
         Books {
-            books: iter.into_iter().collect(),
+            books: iter
+                .into_iter()
+                .map(|(name, book)| (name, Arc::new(book)))
+                .collect(),
         }
     }
 }

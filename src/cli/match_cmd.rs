@@ -69,6 +69,11 @@ pub struct Args {
     /// (cutechess's `bookdepth=MOVES`) [default: as long as the book has a move].
     #[arg(long = "engine-book-depth", value_name = "N:MOVES")]
     engine_book_depths: Vec<String>,
+    /// A book profile for every builtin engine (its BookProfile option: the books and book
+    /// settings of each game by time control, speed and colour; see docs/uci.md), read and its
+    /// books opened before the first game.
+    #[arg(long, value_name = "FILE")]
+    book_profile: Option<std::path::PathBuf>,
     /// Play a tournament: `round-robin` (every engine against every other) or `gauntlet` (the
     /// first engine against each of the others). More than two engines make a round robin
     /// when this is not given.
@@ -231,6 +236,24 @@ fn engine_specs(args: &Args) -> Result<Vec<EngineSpec>, CliError> {
         };
         let (n, option) = engine_number("option", text, "Name=Value", count)?;
         engines[n].options.push(parse_option(option).map_err(bad)?);
+    }
+    if let Some(path) = &args.book_profile {
+        let profile = polybook::uci::profile::BookProfile::load(path).map_err(CliError::data)?;
+        for section in &profile.sections {
+            for book in &section.1.books {
+                super::open_book_quietly(book)?;
+            }
+        }
+        // Absolute, so that the engine's working folder does not matter.
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+        for engine in engines.iter_mut().filter(|e| e.program == exe) {
+            // Before the engine's own options, which win.
+            let at = each.len();
+            engine.options.insert(
+                at.min(engine.options.len()),
+                ("BookProfile".to_string(), path.display().to_string()),
+            );
+        }
     }
     engine_books(args, &mut engines, &exe)?;
     // Two engines given the same name could not be told apart in the PGN and the table.

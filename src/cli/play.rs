@@ -8,12 +8,13 @@ use std::time::Duration;
 use clap::ValueEnum;
 use polybook::arena::clock::{PerMove, TimeControl};
 use polybook::arena::pgn::{append_atomic, default_stem, write_new};
-use polybook::arena::play::{PlayOptions, PlaySession, Thinking};
+use polybook::arena::play::{BookRules, PlayOptions, PlaySession, Thinking};
 use polybook::atomic::AtomicFile;
 use polybook::book::{Books, ChooseOptions, Selection};
 use polybook::engine::SearchOptions;
 use polybook::engine::tt::TranspositionTable;
 use polybook::position::parse_fen;
+use polybook::uci::profile::{BookProfile, GameFacts};
 use rand::Rng;
 use shakmaty::{Chess, Color, Position};
 
@@ -73,6 +74,32 @@ pub struct Args {
     /// best-scored one (0: the best).
     #[arg(long, default_value_t = 0, value_name = "CP")]
     book_max_loss: u16,
+    /// Book moves of less weight do not count.
+    #[arg(long, default_value_t = 1, value_name = "W")]
+    book_min_weight: u16,
+    /// Only the moves with at least P percent of the weight of those that count are candidates.
+    #[arg(long, default_value_t = 0, value_name = "P", value_parser = clap::value_parser!(u8).range(0..=100))]
+    book_min_share: u8,
+    /// Only the N heaviest candidates (0: all).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    book_width: usize,
+    /// WinBoard's book variation, 0-100: 0 always the heaviest move, 50 by weight, 100 uniform.
+    #[arg(long, default_value_t = 50, value_name = "V", value_parser = clap::value_parser!(u8).range(0..=100))]
+    book_variety: u8,
+    /// At most N of the engine's moves from the book (0: no limit).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    book_max_moves: u32,
+    /// A book move may repeat a position of the game (by default such moves are skipped).
+    #[arg(long)]
+    book_allow_repetitions: bool,
+    /// Play a book move only if its book goes on for K more book moves below it (0: no check).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    book_min_line_plies: u32,
+    /// A book profile (YAML, BotLi's `opening_books` or lichess-bot's `engine.polyglot`, as the
+    /// engine's BookProfile option reads it): the books and book settings of this game's time
+    /// control, speed and the engine's colour (against a human), over the --book* flags.
+    #[arg(long, value_name = "FILE", conflicts_with = "book")]
+    book_profile: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -116,22 +143,6 @@ pub fn run(args: Args) -> CliResult {
         )));
     }
     TranspositionTable::check_size(args.hash.max(1), 1).map_err(super::search::hash_error)?;
-    let mut books = Books::new();
-    for path in &args.book {
-        books.push(path.display().to_string(), open_book(path)?);
-    }
-    super::warn_unscored(&books, args.book_selection);
-    if let Some(path) = &args.pgn {
-        check_writable(path)?;
-    } else if !args.no_pgn {
-        // The game goes to a new file here: this folder must take it.
-        check_folder(Path::new("."), "save the game in").map_err(|e| {
-            CliError::data(format!(
-                "{}; --pgn FILE saves it elsewhere, --no-pgn nowhere",
-                e.message
-            ))
-        })?;
-    }
     let seed = args.seed.unwrap_or_else(|| rand::rng().random());
     let human = match args.color {
         Side::White => Color::White,
@@ -144,6 +155,73 @@ pub fn run(args: Args) -> CliResult {
             }
         }
     };
+    let mut choose = ChooseOptions {
+        selection: args.book_selection,
+        minimum_weight: args.book_min_weight,
+        max_loss: args.book_max_loss,
+        width: args.book_width,
+        min_share: args.book_min_share,
+        variety: args.book_variety,
+        ..ChooseOptions::default()
+    };
+    let mut book_rules = BookRules {
+        allow_repetitions: args.book_allow_repetitions,
+        max_moves: args.book_max_moves,
+        max_depth_plies: 0,
+        min_line_plies: args.book_min_line_plies,
+    };
+    let mut book_paths = args.book.clone();
+    if let Some(path) = &args.book_profile {
+        let profile = BookProfile::load(path).map_err(CliError::data)?;
+        for note in &profile.notes {
+            eprintln!("polybook: note: {}: {note}", path.display());
+        }
+        let facts = GameFacts {
+            white: human == Color::Black,
+            chess960: false,
+            clock: match thinking {
+                Thinking::Clock(tc) => {
+                    Some((tc.base.as_millis() as u64, tc.increment.as_millis() as u64))
+                }
+                Thinking::PerMove(_) => None,
+            },
+            human: Some(true),
+        };
+        match profile.section_for(&facts) {
+            Some((key, section)) => {
+                eprintln!("polybook: book profile section {key}");
+                book_paths = section.books.clone();
+                section.apply(&mut choose);
+                book_rules.allow_repetitions = section
+                    .allow_repetitions
+                    .unwrap_or(book_rules.allow_repetitions);
+                book_rules.max_moves = section.max_moves.unwrap_or(book_rules.max_moves);
+                book_rules.max_depth_plies = section.max_depth_plies.unwrap_or(0);
+                book_rules.min_line_plies =
+                    section.min_line_plies.unwrap_or(book_rules.min_line_plies);
+            }
+            None => {
+                eprintln!("polybook: the book profile has no section for this game: no book");
+                book_paths.clear();
+            }
+        }
+    }
+    let mut books = Books::new();
+    for path in &book_paths {
+        books.push(path.display().to_string(), open_book(path)?);
+    }
+    super::warn_unscored(&books, choose.selection);
+    if let Some(path) = &args.pgn {
+        check_writable(path)?;
+    } else if !args.no_pgn {
+        // The game goes to a new file here: this folder must take it.
+        check_folder(Path::new("."), "save the game in").map_err(|e| {
+            CliError::data(format!(
+                "{}; --pgn FILE saves it elsewhere, --no-pgn nowhere",
+                e.message
+            ))
+        })?;
+    }
 
     // The PGN so far, for Ctrl-C: written where the game would go, then the process ends.
     let snapshot: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
@@ -177,11 +255,8 @@ pub fn run(args: Args) -> CliResult {
         human,
         thinking,
         books,
-        choose: ChooseOptions {
-            selection: args.book_selection,
-            max_loss: args.book_max_loss,
-            ..ChooseOptions::default()
-        },
+        choose,
+        book_rules,
         search: SearchOptions {
             hash_mb: args.hash.max(1),
             ..SearchOptions::default()

@@ -123,6 +123,16 @@ impl Go {
         limit && !clock
     }
 
+    /// `side`'s clock and increment in milliseconds (the increment 0 when not sent); `None`
+    /// without a clock.
+    pub(super) fn clock_of(&self, side: Color) -> Option<(u64, u64)> {
+        let (time, inc) = match side {
+            Color::White => (self.wtime, self.winc),
+            Color::Black => (self.btime, self.binc),
+        };
+        Some((time?, inc.unwrap_or(0)))
+    }
+
     /// Does `bestmove` wait for `stop` (or `ponderhit`)?
     pub(super) fn waits(&self) -> bool {
         self.infinite || self.ponder

@@ -51,6 +51,7 @@
 mod book;
 mod go;
 mod options;
+pub mod profile;
 mod thread;
 
 use std::io::{self, BufRead, Write};
@@ -63,7 +64,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use shakmaty::{CastlingMode, Chess, Color, Move, Position};
 
-use crate::book::{Book, Books, ChooseOptions, Key, LearnLayout, Pick, Selection, book_paths};
+use crate::book::{Book, Books, Key, LearnLayout, Pick, Selection, book_paths};
 use crate::engine::eval::{Params, evaluate};
 use crate::engine::hash::hash_of;
 use crate::engine::options::SWITCHES;
@@ -92,6 +93,11 @@ struct Session {
     books: Books,
     /// The books of `BookFileWhite` and `BookFileBlack`; `None` while the option is empty.
     colour_books: [Option<Books>; 2],
+    /// `BookProfile`'s sections and their books; `None` while the option is empty.
+    profile: Option<book::LoadedProfile>,
+    /// The engine's clock and increment (ms) at its first `go` of the game: the game's time
+    /// control for the profile.
+    game_clock: Option<(u64, u64)>,
     rng: StdRng,
     pos: Chess,
     /// Keys of the positions before `pos`, oldest first (for repetitions).
@@ -144,6 +150,8 @@ impl Session {
             search_options,
             books: Books::new(),
             colour_books: [None, None],
+            profile: None,
+            game_clock: None,
             rng: StdRng::from_os_rng(),
             pos: Chess::default(),
             past: Vec::new(),
@@ -187,6 +195,7 @@ impl Session {
                 }
                 self.pos = Chess::default();
                 self.past.clear();
+                self.game_clock = None;
             }
             "position" => {
                 self.finish_search(true);
@@ -550,6 +559,10 @@ impl Session {
         let legal = self.pos.legal_moves();
         let root_moves = go.root_moves(&self.pos);
         let waits = go.waits();
+        // The engine's first move of a game: its clock now is the game's time control.
+        if self.own_moves() == 0 {
+            self.game_clock = go.clock_of(self.pos.turn());
+        }
 
         if root_moves.is_empty() {
             let score = if legal.is_empty() && self.pos.is_check() {
@@ -600,58 +613,59 @@ impl Session {
         ));
     }
 
-    /// Plays a book move if the options and the book allow one; `true` if it did.
+    /// Plays a book move if the options (or the profile) and the book allow one; `true` if it
+    /// did.
     fn book_move(&mut self, root_moves: &[Move]) -> bool {
-        let o = &self.options;
-        if !o.own_book {
+        if !self.options.own_book {
             return false;
         }
-        if self.books_to_play().is_empty() {
+        let Some(mut plan) = self.book_plan(root_moves) else {
             return false;
-        }
-        if o.book_depth > 0 && self.pos.fullmoves().get() > o.book_depth {
-            return false;
-        }
-        if o.max_moves > 0 && self.own_moves() >= o.max_moves {
-            return false;
-        }
-        // Moves outside `go searchmoves` do not count, nor (unless allowed) moves that repeat a
-        // position of the game.
-        let mut exclude_moves: Vec<Move> = self
-            .pos
-            .legal_moves()
-            .into_iter()
-            .filter(|m| !root_moves.contains(m))
-            .collect();
-        if !o.allow_repetitions {
-            exclude_moves.extend(self.repeating_moves());
-        }
-        let choose_options = ChooseOptions {
-            selection: o.selection,
-            minimum_weight: o.min_weight,
-            max_loss: o.max_loss,
-            exclude_moves,
-            width: o.width,
-            min_share: o.min_share,
-            variety: o.variety,
         };
+        if plan.books.is_empty() {
+            return false;
+        }
+        if plan.book_depth > 0 && self.pos.fullmoves().get() > plan.book_depth {
+            return false;
+        }
+        // BotLi's `max_depth`: python-chess's `Board.ply()`, the plies since the game's start as
+        // the move number says.
+        let ply = 2 * (self.pos.fullmoves().get() - 1) + u32::from(self.pos.turn() == Color::Black);
+        if plan.max_depth_plies > 0 && ply >= plan.max_depth_plies {
+            return false;
+        }
+        if plan.max_moves > 0 && self.own_moves() >= plan.max_moves {
+            return false;
+        }
+        // Unless allowed, moves that repeat a position of the game do not count.
+        if !plan.allow_repetitions {
+            plan.choose.exclude_moves.extend(self.repeating_moves());
+        }
         let Some((
             index,
             Pick {
                 book_move: pick,
                 share,
             },
-        )) = self.pick_book_move(&choose_options)
+        )) = plan
+            .books
+            .pick_with_line(&self.pos, &plan.choose, plan.min_line_plies, &mut self.rng)
         else {
             return false;
         };
-        // The share is within the book that gave the move, named at the end.
+        // The share is within the book that gave the move, named at the end (with the profile's
+        // key that chose the book).
+        let chosen_by = plan
+            .key
+            .as_ref()
+            .map(|k| format!(" (BookProfile section {k})"))
+            .unwrap_or_default();
         self.info(&format!(
-            "book move {} weight {} share {:.1}% from {}",
+            "book move {} weight {} share {:.1}% from {}{chosen_by}",
             uci(&pick.mv, self.castling_mode()),
             pick.entry.weight,
             100.0 * share,
-            self.books_to_play().name(index)
+            plan.books.name(index)
         ));
         self.say(&bestmove_line(Some(&pick.mv), None, self.castling_mode()));
         true

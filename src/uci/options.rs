@@ -288,7 +288,7 @@ pub(super) const BOOK_MIN_LINE_PLIES: UciOption = UciOption {
 };
 
 /// Every option but the search switches, in the order `uci` lists them.
-const OPTIONS: [UciOption; 21] = [
+const OPTIONS: [UciOption; 23] = [
     // The transposition table's size in MB (its default is the engine's). A size the machine
     // cannot give is cut down to what it can, with a word.
     UciOption {
@@ -368,6 +368,30 @@ const OPTIONS: [UciOption; 21] = [
     BOOK_MIN_SHARE,
     BOOK_VARIETY,
     BOOK_MIN_LINE_PLIES,
+    // A book profile (YAML, BotLi's `opening_books` or lichess-bot's `engine.polyglot`): the
+    // books and settings by time control, speed, colour and opponent.
+    UciOption {
+        name: "BookProfile",
+        kind: Kind::Text {
+            default: "<empty>",
+            set: |s, value| s.set_profile(value),
+        },
+    },
+    // `[title] [rating] computer|human NAME` (python-chess's `send_opponent_information`): the
+    // opponent's kind, for the profile's `_human` and `_bot` sections.
+    UciOption {
+        name: "UCI_Opponent",
+        kind: Kind::Text {
+            default: "<empty>",
+            set: |s, value| {
+                s.options.opponent_human = match value.split_whitespace().nth(2) {
+                    Some("human") => Some(true),
+                    Some("computer") => Some(false),
+                    _ => None,
+                }
+            },
+        },
+    },
     // 0: a new seed from the system; else the book's random picks repeat from this seed.
     UciOption {
         name: "BookSeed",
@@ -442,6 +466,10 @@ pub(super) struct Options {
     pub variety: u8,
     /// 0: no check.
     pub min_line_plies: u32,
+    /// `BookProfile` as set (empty: none).
+    pub book_profile: String,
+    /// From `UCI_Opponent`: against a person (`Some(true)`), a computer, or not said.
+    pub opponent_human: Option<bool>,
 }
 
 impl Default for Options {
@@ -466,6 +494,8 @@ impl Default for Options {
             min_share: BOOK_MIN_SHARE.spin_default() as u8,
             variety: BOOK_VARIETY.spin_default() as u8,
             min_line_plies: BOOK_MIN_LINE_PLIES.spin_default() as u32,
+            book_profile: String::new(),
+            opponent_human: None,
         }
     }
 }

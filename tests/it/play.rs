@@ -721,3 +721,73 @@ fn a_game_that_cannot_be_saved_at_its_end_is_kept_elsewhere() {
     assert_eq!(g["headers"]["Event"], "polybook play");
     assert_eq!(moves(&g).len(), 2);
 }
+
+/// `--book-profile`: the profile's section for the game's time control and the engine's colour
+/// (against a person) gives the engine's books: 3m+2 is blitz (`blitz_white`), 1m bullet, no
+/// clock `standard`; as Black, `standard` too.
+#[test]
+fn a_book_profile_chooses_the_engine_s_books_by_time_control_and_colour() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, mv) in [("d4", "d2d4"), ("c4", "c2c4"), ("e4", "e2e4")] {
+        common::start_book(&d.join(format!("{name}.bin")), &[(mv, 1)]);
+    }
+    let profile = d.join("profile.yml");
+    std::fs::write(
+        &profile,
+        "books:\n  D4: d4.bin\n  C4: c4.bin\n  E4: e4.bin\n\
+         opening_books:\n  books:\n    blitz_white:\n      names: [D4]\n    bullet:\n      names: [C4]\n\
+         \x20   standard:\n      names: [E4]\n",
+    )
+    .unwrap();
+    for (clock, section, first) in [
+        (&["--tc", "3m+2"][..], "blitz_white", "d4"),
+        (&["--tc", "1m"][..], "bullet", "c4"),
+        (&["--depth", "1"][..], "standard", "e4"),
+    ] {
+        let mut args = vec![
+            "--book-profile",
+            s(&profile),
+            "--color",
+            "black",
+            "--no-pgn",
+        ];
+        args.extend_from_slice(clock);
+        let (out, _dir) = session(&args, "quit\n");
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        common::assert_contains(&stderr, &format!("book profile section {section}"));
+        common::assert_contains(&stdout, &format!("1. {first}   polybook, from the book"));
+    }
+}
+
+/// The engine leaves out a book move that would repeat a position of the game (as the UCI
+/// engine does), unless --book-allow-repetitions: after 1. Nf3 Nf6 2. Ng1 Ng8 the book's 3. Nf3
+/// would bring back the position after 1. Nf3.
+#[test]
+fn the_engine_s_book_move_never_repeats_a_position_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("shuffle.pgn");
+    std::fs::write(&pgn, "1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 1/2-1/2\n").unwrap();
+    let bin = dir.path().join("shuffle.bin");
+    common::polybook_ok(&["build", s(&pgn), "-o", s(&bin), "--min-games", "1"]);
+    let base = [
+        "--book",
+        s(&bin),
+        "--color",
+        "black",
+        "--depth",
+        "1",
+        "--no-pgn",
+    ];
+    let (out, _dir) = session(&base, "Nf6\nNg8\nquit\n");
+    let stdout = text(&out.stdout);
+    common::assert_contains(&stdout, "2. Ng1   polybook, from the book");
+    assert!(
+        !stdout.contains("3. Nf3   polybook, from the book"),
+        "{stdout}"
+    );
+    let mut allowed = base.to_vec();
+    allowed.push("--book-allow-repetitions");
+    let (out, _dir) = session(&allowed, "Nf6\nNg8\nquit\n");
+    common::assert_contains(&text(&out.stdout), "3. Nf3   polybook, from the book");
+}

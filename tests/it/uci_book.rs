@@ -385,3 +385,217 @@ fn match_s_builtin_engines_take_the_book_options() {
     let a3_games: Vec<&String> = starts.values().filter(|m| *m == "a2a3").collect();
     assert_eq!(a3_games.len(), 1, "{starts:?}");
 }
+
+/// `BookProfile`: a BotLi configuration's `opening_books` and `books` sections, read as they
+/// stand; python-chess plays the games with a clock (its first `go` gives the time control and
+/// lichess's speed class) and an opponent (`UCI_Opponent`), and the section BotLi's rule gives
+/// (time control, then speed, then `standard`; the most suffixes first) plays, named in the
+/// book move's `info string`.
+#[test]
+fn a_book_profile_chooses_by_speed_colour_and_opponent() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    book_of_lines(&d.join("bullet.bin"), &[(&["d2d4"], 1)]);
+    book_of_lines(&d.join("blitz.bin"), &[(&["c2c4"], 1)]);
+    book_of_lines(&d.join("main.bin"), &[(&["e2e4", "e7e5"], 1)]);
+    book_of_lines(&d.join("human.bin"), &[(&["e2e4", "c7c5"], 1)]);
+    book_of_lines(&d.join("five.bin"), &[(&["g1f3"], 1)]);
+    let profile = d.join("config.yml");
+    std::fs::write(
+        &profile,
+        "# A BotLi configuration (its other sections are not the profile's).\n\
+         token: \"xxx\"\n\
+         opening_books:\n  enabled: false\n  books:\n\
+         \x20   bullet:\n      names:\n        - Bullet\n\
+         \x20   blitz_white:\n      names: [Blitz]\n\
+         \x20   5+3:\n      names: [Five]\n\
+         \x20   standard_black_human:\n      names: [Human]\n\
+         \x20   standard:\n      selection: best_move\n      names:\n        - Main\n\
+         books:\n  Bullet: bullet.bin\n  Blitz: blitz.bin\n  Main: main.bin\n  Human: human.bin\n  Five: five.bin\n",
+    )
+    .unwrap();
+    let options = json!({"BookProfile": s(&profile)});
+    let clock = |minutes: f64, inc: u32| {
+        json!({"white_clock": minutes * 60.0, "black_clock": minutes * 60.0,
+               "white_inc": inc, "black_inc": inc})
+        .to_string()
+    };
+    let person = json!({"name": "someone", "is_engine": false}).to_string();
+    let computer = json!({"name": "SomeBot", "title": "BOT", "is_engine": true}).to_string();
+    // (the position, the clock, the opponent) → the move and the section that chose it.
+    let cases: [(&str, Option<String>, &str, &str, &str); 8] = [
+        ("[[]]", Some(clock(1.0, 0)), "", "d2d4", "bullet"),
+        ("[[]]", Some(clock(2.0, 1)), "", "d2d4", "bullet"),
+        ("[[]]", Some(clock(3.0, 2)), "", "c2c4", "blitz_white"),
+        ("[[]]", Some(clock(5.0, 3)), "", "g1f3", "5+3"),
+        ("[[]]", Some(clock(15.0, 10)), "", "e2e4", "standard"),
+        (
+            r#"[["e2e4"]]"#,
+            Some(clock(3.0, 2)),
+            &person,
+            "c7c5",
+            "standard_black_human",
+        ),
+        (
+            r#"[["e2e4"]]"#,
+            Some(clock(3.0, 2)),
+            &computer,
+            "e7e5",
+            "standard",
+        ),
+        // No clock (a fixed time a move): neither time control nor speed, so `standard`.
+        ("[[]]", None, "", "e2e4", "standard"),
+    ];
+    for (position, limit, opponent, want, section) in cases {
+        let mut args = vec![position];
+        if let Some(limit) = &limit {
+            args.extend(["--limit", limit]);
+        }
+        if !opponent.is_empty() {
+            args.extend(["--opponent", opponent]);
+        }
+        let answers = client(&options, &args);
+        let text = answers[0]["string"].as_str().unwrap();
+        assert_eq!(moves(&answers), [want], "{limit:?} {opponent}: {text}");
+        assert!(
+            text.starts_with(&format!("book move {want} "))
+                && text.ends_with(&format!(" (BookProfile section {section})")),
+            "{limit:?} {opponent}: {text}"
+        );
+    }
+    // As Black against a computer in a game that the profile's sections all leave: after 1. d4
+    // no book of `standard` has a move, and the engine searches.
+    let answers = client(&options, &[r#"[["d2d4"]]"#, "--limit", &clock(3.0, 2)]);
+    assert!(
+        !answers[0]["string"]
+            .as_str()
+            .unwrap()
+            .starts_with("book move"),
+        "{answers:?}"
+    );
+}
+
+/// A profile that cannot be read, or one that names a book that cannot be opened: one `info
+/// string` each, and the engine plays on (from the other books of the section, or searching).
+#[test]
+fn a_bad_book_profile_is_named_once_and_the_engine_plays_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = d.join("good.bin");
+    common::start_book(&good, &[("c2c4", 1)]);
+    let write = |name: &str, text: &str| {
+        let path = d.join(name);
+        std::fs::write(&path, text).unwrap();
+        s(&path).to_string()
+    };
+    for (path, why) in [
+        ("/no/such/profile.yml".to_string(), "No such file"),
+        (write("bad.yml", "opening_books: [\n"), "not YAML"),
+        (
+            write(
+                "key.yml",
+                "opening_books:\n  books:\n    fast:\n      names: [a]\n",
+            ),
+            "unknown key 'fast'",
+        ),
+        (
+            write(
+                "set.yml",
+                "opening_books:\n  books:\n    standard:\n      depht: 3\n",
+            ),
+            "unknown setting",
+        ),
+    ] {
+        let out = session(&format!(
+            "setoption name BookProfile value {path}\nposition startpos\ngo wtime 1000 btime 1000\n"
+        ));
+        let infos: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with("info string"))
+            .collect();
+        assert_eq!(infos.len(), 1, "{path}: {out}");
+        assert!(
+            infos[0].starts_with(&format!("info string cannot use BookProfile {path}: "))
+                && infos[0].contains(why)
+                && infos[0].ends_with("; playing without the profile"),
+            "{}",
+            infos[0]
+        );
+        assert_eq!(bestmoves(&out).len(), 1, "{out}");
+    }
+    // A missing book: named, and the section's other book plays.
+    let path = write(
+        "missing.yml",
+        &format!(
+            "opening_books:\n  books:\n    standard:\n      names: [/no/such.bin, {}]\n",
+            s(&good)
+        ),
+    );
+    let out = session(&format!(
+        "setoption name BookProfile value {path}\nposition startpos\ngo wtime 1000 btime 1000\n"
+    ));
+    assert!(
+        out.contains(&format!(
+            "info string cannot use BookProfile {path}: section standard: cannot open book '/no/such.bin'"
+        )),
+        "{out}"
+    );
+    assert_eq!(bestmoves(&out), ["c2c4"], "{out}");
+}
+
+/// `match --book-profile`: every builtin engine gets the profile (its section for White opens
+/// with a3, for Black answers h6); a profile that cannot be read, or that names a missing book,
+/// is refused before the first game.
+#[test]
+fn match_s_book_profile_reaches_every_builtin_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    book_of_lines(&d.join("a3.bin"), &[(&["a2a3"], 1)]);
+    book_of_lines(
+        &d.join("h6.bin"),
+        &[(&["e2e4", "h7h6"], 1), (&["a2a3", "h7h6"], 1)],
+    );
+    let profile = d.join("profile.yml");
+    std::fs::write(
+        &profile,
+        "opening_books:\n  books:\n    standard_white:\n      names: [a3.bin]\n    standard_black:\n      names: [h6.bin]\n",
+    )
+    .unwrap();
+    let pgn = d.join("m.pgn");
+    common::polybook_match_ok(
+        &["builtin:Hash=8", "builtin:Hash=8"],
+        &[
+            "--games",
+            "2",
+            "--depth",
+            "1",
+            "--movetime",
+            "1000",
+            "--book-profile",
+            s(&profile),
+            "--pgn",
+            s(&pgn),
+        ],
+    );
+    let games = common::match_check(&pgn, None);
+    assert_eq!(games.len(), 2);
+    for g in &games {
+        assert_eq!(g["moves"][0], "a2a3", "{g}");
+        assert_eq!(g["moves"][1], "h7h6", "{g}");
+    }
+    std::fs::write(
+        &profile,
+        "opening_books:\n  books:\n    standard:\n      names: [missing.bin]\n",
+    )
+    .unwrap();
+    let out = common::polybook_match(
+        &["builtin", "builtin"],
+        &["--games", "2", "--book-profile", s(&profile)],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("missing.bin") && err.lines().count() == 1,
+        "{err}"
+    );
+}
