@@ -113,6 +113,10 @@ pub struct ChooseOptions {
     pub width: usize,
     /// Moves whose share is below this percentage are not candidates (UCI `BookMinShare`).
     pub min_share: u8,
+    /// Moves whose weight is below this percentage of the heaviest counting move's are not
+    /// candidates (UCI `BookMinPercentOfBest`; lichess-bot's `min_weight` with
+    /// `normalization: max`).
+    pub min_percent_of_best: u8,
     /// WinBoard's book variation, 0 to 100, for [`Selection::Weighted`] (UCI `BookVariety`; see
     /// the module's overview): 50 is the weights as they are.
     pub variety: u8,
@@ -130,6 +134,7 @@ impl Default for ChooseOptions {
             max_loss: 0,
             width: 0,
             min_share: 0,
+            min_percent_of_best: 0,
             variety: PLAIN_VARIETY,
         }
     }
@@ -260,9 +265,19 @@ impl ChooseOptions {
     /// The indices in `moves` of the candidates (see the module's overview), in stored order.
     pub fn candidates(&self, moves: &[BookMove]) -> Vec<usize> {
         let shares = self.weight_shares(moves);
+        let heaviest = moves
+            .iter()
+            .filter(|m| self.counts(m))
+            .map(|m| u64::from(m.entry.weight))
+            .max()
+            .unwrap_or(0);
         let mut candidates: Vec<usize> = (0..moves.len())
             .filter(|&i| self.counts(&moves[i]))
             .filter(|&i| shares[i] * 100.0 >= f64::from(self.min_share))
+            .filter(|&i| {
+                100 * u64::from(moves[i].entry.weight)
+                    >= u64::from(self.min_percent_of_best) * heaviest
+            })
             .collect();
         if self.width > 0 && candidates.len() > self.width {
             // The heaviest first (a stable sort keeps the stored order of equal weights), cut
@@ -654,6 +669,18 @@ mod tests {
             ..Default::default()
         };
         assert!(opts.pick(&m, &mut rand::rng()).is_none());
+        // lichess-bot's `normalization: max`: weights 5, 20, 5, 10, 60 are 8%, 33%, 8%, 16.7% and
+        // 100% of the heaviest: 16% keeps 20, 10 and 60; 17% leaves 10 out.
+        let opts = ChooseOptions {
+            min_percent_of_best: 16,
+            ..Default::default()
+        };
+        assert_eq!(opts.candidates(&m), [1, 3, 4]);
+        let opts = ChooseOptions {
+            min_percent_of_best: 17,
+            ..Default::default()
+        };
+        assert_eq!(opts.candidates(&m), [1, 4]);
     }
 
     #[test]

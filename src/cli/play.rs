@@ -80,6 +80,9 @@ pub struct Args {
     /// Only the moves with at least P percent of the weight of those that count are candidates.
     #[arg(long, default_value_t = 0, value_name = "P", value_parser = clap::value_parser!(u8).range(0..=100))]
     book_min_share: u8,
+    /// Only the moves with at least P percent of the heaviest move's weight are candidates.
+    #[arg(long, default_value_t = 0, value_name = "P", value_parser = clap::value_parser!(u8).range(0..=100))]
+    book_min_percent_of_best: u8,
     /// Only the N heaviest candidates (0: all).
     #[arg(long, default_value_t = 0, value_name = "N")]
     book_width: usize,
@@ -161,6 +164,7 @@ pub fn run(args: Args) -> CliResult {
         max_loss: args.book_max_loss,
         width: args.book_width,
         min_share: args.book_min_share,
+        min_percent_of_best: args.book_min_percent_of_best,
         variety: args.book_variety,
         ..ChooseOptions::default()
     };

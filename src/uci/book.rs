@@ -184,6 +184,7 @@ impl Session {
                     exclude_moves,
                     width: o.width,
                     min_share: o.min_share,
+                    min_percent_of_best: o.min_percent_of_best,
                     variety: o.variety,
                 };
                 section.apply(&mut choose);

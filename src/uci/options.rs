@@ -269,6 +269,13 @@ pub(super) const BOOK_MIN_SHARE: UciOption = UciOption {
     name: "BookMinShare",
     kind: spin(0, 0, 100, |s, pct| s.options.min_share = pct as u8),
 };
+/// In percent of the weight of the heaviest move that counts.
+pub(super) const BOOK_MIN_PERCENT_OF_BEST: UciOption = UciOption {
+    name: "BookMinPercentOfBest",
+    kind: spin(0, 0, 100, |s, pct| {
+        s.options.min_percent_of_best = pct as u8
+    }),
+};
 /// WinBoard's book variation: 0 the heaviest, 50 by weight, 100 uniform.
 pub(super) const BOOK_VARIETY: UciOption = UciOption {
     name: "BookVariety",
@@ -288,7 +295,7 @@ pub(super) const BOOK_MIN_LINE_PLIES: UciOption = UciOption {
 };
 
 /// Every option but the search switches, in the order `uci` lists them.
-const OPTIONS: [UciOption; 23] = [
+const OPTIONS: [UciOption; 24] = [
     // The transposition table's size in MB (its default is the engine's). A size the machine
     // cannot give is cut down to what it can, with a word.
     UciOption {
@@ -366,6 +373,7 @@ const OPTIONS: [UciOption; 23] = [
     BOOK_ALLOW_REPETITIONS,
     BOOK_WIDTH,
     BOOK_MIN_SHARE,
+    BOOK_MIN_PERCENT_OF_BEST,
     BOOK_VARIETY,
     BOOK_MIN_LINE_PLIES,
     // A book profile (YAML, BotLi's `opening_books` or lichess-bot's `engine.polyglot`): the
@@ -463,6 +471,8 @@ pub(super) struct Options {
     pub width: usize,
     /// In percent.
     pub min_share: u8,
+    /// In percent of the heaviest move's weight.
+    pub min_percent_of_best: u8,
     pub variety: u8,
     /// 0: no check.
     pub min_line_plies: u32,
@@ -492,6 +502,7 @@ impl Default for Options {
             allow_repetitions: BOOK_ALLOW_REPETITIONS.check_default(),
             width: BOOK_WIDTH.spin_default() as usize,
             min_share: BOOK_MIN_SHARE.spin_default() as u8,
+            min_percent_of_best: BOOK_MIN_PERCENT_OF_BEST.spin_default() as u8,
             variety: BOOK_VARIETY.spin_default() as u8,
             min_line_plies: BOOK_MIN_LINE_PLIES.spin_default() as u32,
             book_profile: String::new(),

@@ -49,6 +49,9 @@ pub struct Section {
     /// In percent of the weight of the moves that count (lichess-bot's `min_weight` with
     /// `normalization: sum`).
     pub min_share: Option<u8>,
+    /// In percent of the heaviest move's weight (lichess-bot's `min_weight` with
+    /// `normalization: max`).
+    pub min_percent_of_best: Option<u8>,
     pub width: Option<usize>,
     pub variety: Option<u8>,
     pub min_line_plies: Option<u32>,
@@ -60,6 +63,9 @@ impl Section {
         choose.selection = self.selection.unwrap_or(choose.selection);
         choose.minimum_weight = self.min_weight.unwrap_or(choose.minimum_weight);
         choose.min_share = self.min_share.unwrap_or(choose.min_share);
+        choose.min_percent_of_best = self
+            .min_percent_of_best
+            .unwrap_or(choose.min_percent_of_best);
         choose.width = self.width.unwrap_or(choose.width);
         choose.variety = self.variety.unwrap_or(choose.variety);
     }
@@ -287,9 +293,10 @@ impl BookProfile {
                 "min_weight" => match normalization.as_str() {
                     "none" => read_setting(&mut common, "min_weight", value, &at)?,
                     "sum" => read_setting(&mut common, "min_share", value, &at)?,
+                    "max" => read_setting(&mut common, "min_percent_of_best", value, &at)?,
                     other => {
                         return Err(format!(
-                            "engine.polyglot.normalization {}: polybook knows none and sum",
+                            "engine.polyglot.normalization {}: lichess-bot's are none, sum and max",
                             quote(other)
                         ));
                     }
@@ -429,12 +436,13 @@ fn read_setting(section: &mut Section, field: &str, value: &Yaml, at: &str) -> R
         }
         "min_weight" => section.min_weight = Some(number(value, at, 65535)?),
         "min_share" => section.min_share = Some(number(value, at, 100)?),
+        "min_percent_of_best" => section.min_percent_of_best = Some(number(value, at, 100)?),
         "width" => section.width = Some(number(value, at, 256)?),
         "variety" => section.variety = Some(number(value, at, 100)?),
         "min_line_plies" => section.min_line_plies = Some(number(value, at, 100)?),
         _ => {
             return Err(format!(
-                "{at}: unknown setting: a section has names, selection, max_depth, max_moves, allow_repetitions, min_weight, min_share, width, variety and min_line_plies"
+                "{at}: unknown setting: a section has names, selection, max_depth, max_moves, allow_repetitions, min_weight, min_share, min_percent_of_best, width, variety and min_line_plies"
             ));
         }
     }
@@ -683,8 +691,8 @@ engine:
                 "not a mapping of settings",
             ),
             (
-                "engine:\n  polyglot:\n    book: {standard: a.bin}\n    min_weight: 5\n    normalization: max",
-                "polybook knows none and sum",
+                "engine:\n  polyglot:\n    book: {standard: a.bin}\n    min_weight: 5\n    normalization: most",
+                "lichess-bot's are none, sum and max",
             ),
         ];
         for (text, want) in bad {
