@@ -105,7 +105,8 @@ pub struct Args {
     #[arg(long, conflicts_with = "openings")]
     fen: Option<String>,
     /// The openings file, then settings: `FILE [format=epd|pgn] [order=sequential|random]
-    /// [plies=N] [start=N]` (or cutechess's and fastchess's `file=FILE format=... ...`). EPD
+    /// [plies=N] [start=N] [policy=round]` (or cutechess's and fastchess's `file=FILE format=...
+    /// ...`). EPD
     /// (any extension but .pgn): one FEN or EPD a line (`#` comments and blank lines skipped).
     /// PGN: each game's moves from its start (its FEN tag), the first `plies` of them (default:
     /// all). Pair k plays opening k (cycling), then walks the book if there is one; `order=random`

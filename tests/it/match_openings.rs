@@ -245,6 +245,7 @@ fn openings_from_an_epd_file_in_cutechess_spelling() {
             "format=epd",
             "order=sequential",
             "start=2",
+            "policy=round",
         ],
         None,
     );
@@ -302,9 +303,19 @@ fn bad_openings_and_engine_books_fail_before_any_game() {
         ),
         (vec!["--openings", good, "start=0"], 2, "start='0'".into()),
         (
-            vec!["--openings", good, "policy=round"],
+            vec!["--openings", good, "srand=3"],
             2,
-            "unknown key 'policy'".into(),
+            "unknown key 'srand'".into(),
+        ),
+        (
+            vec!["--openings", good, "policy=encounter"],
+            2,
+            "policy=encounter: polybook gives every pairing the same openings".into(),
+        ),
+        (
+            vec!["--openings", good, "policy=often"],
+            2,
+            "policy='often': expected default, round or encounter".into(),
         ),
         (
             vec!["--openings", good, "order=shuffled"],

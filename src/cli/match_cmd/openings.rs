@@ -12,7 +12,7 @@ use polybook::text::quote;
 use crate::cli::CliError;
 
 /// The keys `--openings` takes after its file (or with `file=`).
-const KEYS: &str = "file, format, order, plies, start";
+const KEYS: &str = "file, format, order, plies, start, policy";
 
 /// How the openings file is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +100,23 @@ impl OpeningsSpec {
                 }
                 "plies" => spec.plies = Some(number(1)?),
                 "start" => spec.start = number(1)?,
+                // cutechess's opening shift: every pairing of a tournament plays opening k in its
+                // k-th pair of games, which is `round` (and `default` with `-repeat`); in a
+                // match of two engines all three policies are the same.
+                "policy" => match value.to_ascii_lowercase().as_str() {
+                    "default" | "round" => {}
+                    "encounter" => {
+                        return Err(bad(
+                            "policy=encounter: polybook gives every pairing the same openings, in the same order (policy=round)".to_string(),
+                        ));
+                    }
+                    _ => {
+                        return Err(bad(format!(
+                            "policy={}: expected default, round or encounter",
+                            quote(value)
+                        )));
+                    }
+                },
                 _ => {
                     return Err(bad(format!(
                         "unknown key {} (the keys are {KEYS}; a file whose name has '=' is given as file=PATH)",
