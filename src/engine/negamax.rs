@@ -1,7 +1,7 @@
 //! The tree search: a principal variation search (negamax, fail-soft) with quiescence at the
 //! horizon, `depth` counting down to the horizon and `ply` counting up from the root.
 //!
-//! Every pruning technique is a numbered, labelled step in [`Search::negamax`] behind a switch
+//! Every pruning technique is a numbered, labelled step in [`Worker::negamax`] behind a switch
 //! of [`SearchOptions`], so that its effect can be measured on and off; the bigger steps are
 //! methods named after them. Iterative deepening and the root's hand-overs (tablebase, mate
 //! search) live in [`super::search`], which drives this one.
@@ -80,9 +80,10 @@ impl Shared {
     }
 }
 
-/// One search: the tree below a root, with its limits, counters and per-ply memory. Under Lazy
-/// SMP each thread has its own (its killers, history and line), all over one table.
-pub(super) struct Search<'a> {
+/// One thread's search (a worker): the tree below a root, with its limits, counters and per-ply
+/// memory. Under Lazy SMP each thread has its own worker (its killers, history and line), all over
+/// one table; [`super::search`] drives them.
+pub(super) struct Worker<'a> {
     opts: SearchOptions,
     params: &'a Params,
     /// The net that evaluates (`None`: the hand-crafted evaluation, `params`).
@@ -170,9 +171,9 @@ pub(super) struct StopWhen {
     pub node_limit: u64,
 }
 
-/// Everything a [`Search`] starts from: its switches, what it shares with the engine and the
+/// Everything a [`Worker`] starts from: its switches, what it shares with the engine and the
 /// other threads, the root and its history, and when to stop.
-pub(super) struct SearchSetup<'a> {
+pub(super) struct WorkerSetup<'a> {
     pub opts: SearchOptions,
     pub params: &'a Params,
     pub tt: &'a TranspositionTable,
@@ -190,10 +191,10 @@ pub(super) struct SearchSetup<'a> {
     pub stop_when: StopWhen,
 }
 
-impl<'a> Search<'a> {
-    /// A search as `setup` describes it.
-    pub(super) fn new(setup: SearchSetup<'a>) -> Self {
-        let SearchSetup {
+impl<'a> Worker<'a> {
+    /// A worker as `setup` describes it.
+    pub(super) fn new(setup: WorkerSetup<'a>) -> Self {
+        let WorkerSetup {
             opts,
             params,
             tt,
@@ -219,7 +220,7 @@ impl<'a> Search<'a> {
             }
             None => Vec::new(),
         };
-        Search {
+        Worker {
             opts,
             params,
             net,
