@@ -27,7 +27,7 @@ use super::pgn::PgnLog;
 use super::player::{EngineError, EngineSpec};
 use super::runner::{self, Event, GameReport, MatchConfig, MoveLimit};
 use super::standings::Standings;
-use super::stats::{MatchScore, MatchTally, Sprt, Verdict};
+use super::stats::{MatchScore, MatchTally, Sprt, SprtVerdict};
 use super::tournament::{self, Kind, Tournament, TournamentEvent};
 use crate::book::BookError;
 
@@ -626,9 +626,9 @@ fn match_report(
         lower: s.lower(),
         upper: s.upper(),
         verdict: match tally.verdict {
-            Verdict::H0 => "H0",
-            Verdict::H1 => "H1",
-            Verdict::Continue => "none",
+            SprtVerdict::H0 => "H0",
+            SprtVerdict::H1 => "H1",
+            SprtVerdict::Continue => "none",
         },
         decided_at_game: tally.decided_at.map(|(games, _)| games),
         decided_llr: tally.decided_at.map(|(_, llr)| llr),

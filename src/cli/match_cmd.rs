@@ -16,7 +16,7 @@ use polybook::arena::runner::{DrawRule, MatchConfig, MoveLimit, ResignRule};
 use polybook::arena::session::{
     MatchReport, Progress, Report, Session, SessionConfig, SessionError,
 };
-use polybook::arena::stats::{Sprt, Verdict};
+use polybook::arena::stats::{Sprt, SprtVerdict};
 use polybook::arena::tournament::Kind;
 use polybook::book::{Books, ChooseOptions, Selection};
 
@@ -522,9 +522,9 @@ fn print_match(report: &MatchReport) -> CliResult {
             s.lower,
             s.upper,
             match report.tally.verdict {
-                Verdict::H1 => "H1 accepted",
-                Verdict::H0 => "H0 accepted",
-                Verdict::Continue => "no decision",
+                SprtVerdict::H1 => "H1 accepted",
+                SprtVerdict::H0 => "H0 accepted",
+                SprtVerdict::Continue => "no decision",
             }
         )?;
         // Games being played when the LLR crossed a bound end afterwards and count above.
