@@ -14,7 +14,7 @@ use polybook::arena::opening::{Order, StartLine};
 use polybook::arena::player::{EngineBook, EngineSpec, parse_option};
 use polybook::arena::runner::{DrawRule, MatchConfig, MoveLimit, ResignRule};
 use polybook::arena::session::{
-    MatchReport, Progress, Report, Session, SessionConfig, SessionError,
+    MatchReport, Report, Session, SessionConfig, SessionError, SessionEvent,
 };
 use polybook::arena::stats::{Sprt, SprtVerdict};
 use polybook::arena::tournament::Kind;
@@ -452,7 +452,7 @@ pub fn run(args: Args) -> CliResult {
     let log = !args.quiet;
     let finished = session.run(&super::interrupt::flag(), |progress| match progress {
         // A warning: printed even with --quiet.
-        Progress::PgnCreatedAnew { .. } => eprintln!("polybook: warning: {progress}"),
+        SessionEvent::PgnCreatedAnew { .. } => eprintln!("polybook: warning: {progress}"),
         _ if log => eprintln!("{progress}"),
         _ => {}
     });
