@@ -5,7 +5,7 @@
 //! on another thread can drive it.
 //!
 //! The leaves, which use nothing else of the engine:
-//! - [`score`]: the score scale (`MATE`, `MATE_BOUND`, `MAX_PLY`), mate distances, the
+//! - [`score`]: the score scale (`MATE_CP`, `MATE_BOUND_CP`, `MAX_PLY`), mate distances, the
 //!   transposition table's ply adjustment, and [`Score`] as UCI and people read it.
 //! - [`hash`]: the position key, for the tables and the repetition rule alike.
 //! - [`packed_move`]: a move in 16 bits, as the tables store it.

@@ -20,7 +20,7 @@ use super::ordering::{
     GOOD_CAPTURE, History, KILLER, Killers, PieceTo, Previous, Scores, TT_MOVE, pick, score_moves,
 };
 use super::packed_move::PackedMove;
-use super::score::{INF, MATE_BOUND, MAX_PLY, mate_in, mated_in};
+use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
 use super::see::see_ge;
 use super::spite_check::Analogy;
 use super::tablebase;
@@ -399,7 +399,7 @@ impl<'a> Worker<'a> {
             }
 
             // 3. Mate Distance Pruning: even mating right here cannot score more than
-            //    MATE - ply, nor can being mated here score less than -MATE + ply. If the
+            //    MATE_CP - ply, nor can being mated here score less than -MATE_CP + ply. If the
             //    window lies outside that range, a shorter mate is already known: prune.
             if self.opts.mdp {
                 alpha = alpha.max(mated_in(ply));
@@ -427,7 +427,7 @@ impl<'a> Worker<'a> {
             //    threats (searched by quiescence) are unlikely to bring the score back down.
             if self.opts.futility
                 && depth <= 7
-                && beta.abs() < MATE_BOUND
+                && beta.abs() < MATE_BOUND_CP
                 && eval - 80 * depth + if improving { 40 } else { 0 } >= beta
             {
                 return eval;
@@ -440,7 +440,7 @@ impl<'a> Worker<'a> {
                 && depth == 1
                 && pos.turn() == self.root_turn
                 && !last_was_capture
-                && alpha.abs() < MATE_BOUND
+                && alpha.abs() < MATE_BOUND_CP
                 && eval + 50 <= alpha
             {
                 return eval;
@@ -522,8 +522,8 @@ impl<'a> Worker<'a> {
             // Never prune while a mate is at stake: with a mate score as alpha, every quiet
             // move looks futile, including the one that mates sooner.
             if !root
-                && best > -MATE_BOUND
-                && alpha > -MATE_BOUND
+                && best > -MATE_BOUND_CP
+                && alpha > -MATE_BOUND_CP
                 && !in_check
                 && quiet
                 && !gives_check
@@ -555,7 +555,7 @@ impl<'a> Worker<'a> {
             //      captures below -100·depth. Captures that win by SEE skip the test.
             if self.opts.futility
                 && !root
-                && best > -MATE_BOUND
+                && best > -MATE_BOUND_CP
                 && depth <= 8
                 && order < GOOD_CAPTURE
                 && order != TT_MOVE
@@ -633,7 +633,7 @@ impl<'a> Worker<'a> {
         self.past.pop();
         if searched == 0 {
             // Every move was pruned: the node fails low at its static score.
-            return eval.max(-MATE_BOUND);
+            return eval.max(-MATE_BOUND_CP);
         }
 
         let bound = if best >= beta {
@@ -649,7 +649,7 @@ impl<'a> Worker<'a> {
         if !in_check
             && !bare_king(pos)
             && best_move.is_none_or(|m| !m.is_capture() && !m.is_promotion())
-            && best.abs() < MATE_BOUND
+            && best.abs() < MATE_BOUND_CP
             && !(bound == Bound::Lower && best <= eval)
             && !(bound == Bound::Upper && best >= eval)
         {
@@ -674,11 +674,11 @@ impl<'a> Worker<'a> {
     /// drives the mate, is left as it is.
     #[inline]
     fn corrected(&self, pos: &Chess, raw: i32) -> i32 {
-        if raw.abs() >= MATE_BOUND || bare_king(pos) {
+        if raw.abs() >= MATE_BOUND_CP || bare_king(pos) {
             return raw;
         }
         let c = self.history.correction.get(pos.board(), pos.turn());
-        (raw + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+        (raw + c).clamp(-MATE_BOUND_CP + 1, MATE_BOUND_CP - 1)
     }
 
     /// The static evaluation of `pos` at `ply`, for the side to move: the net's, from the ply's
@@ -777,7 +777,7 @@ impl<'a> Worker<'a> {
             && !cut_from_null
             && depth >= 3
             && eval >= beta
-            && beta.abs() < MATE_BOUND
+            && beta.abs() < MATE_BOUND_CP
             && has_non_pawn_material(pos))
         {
             return None;
@@ -799,7 +799,7 @@ impl<'a> Worker<'a> {
         null: NullCut,
     ) -> Option<i32> {
         // A mate found by passing is no proof: claim beta only.
-        let score = if null.score >= MATE_BOUND {
+        let score = if null.score >= MATE_BOUND_CP {
             beta
         } else {
             null.score
@@ -1043,7 +1043,7 @@ impl<'a> Worker<'a> {
                 } + m
                     .promotion()
                     .map_or(0, |r| see_value(r) - see_value(Role::Pawn));
-                if stand_pat + gain + 200 <= alpha && alpha.abs() < MATE_BOUND {
+                if stand_pat + gain + 200 <= alpha && alpha.abs() < MATE_BOUND_CP {
                     continue;
                 }
             }

@@ -29,7 +29,7 @@ use super::mate::{MateLimits, MateOutcome, MateSearch, MateTable};
 use super::negamax::{Shared, StopWhen, Worker, WorkerSetup};
 use super::options::{Limits, SearchOptions, max_threads};
 use super::ordering::History;
-use super::score::{INF, MATE, MATE_BOUND, MAX_PLY, Score};
+use super::score::{INF, MATE_BOUND_CP, MATE_CP, MAX_PLY, Score};
 use super::tablebase::{self, Value};
 use super::tt::{TableError, TranspositionTable};
 
@@ -412,7 +412,7 @@ fn aspiration_search(
     score: i32,
 ) -> Option<i32> {
     let mut delta = 15;
-    let (mut alpha, mut beta) = if depth >= 5 && score.abs() < MATE_BOUND {
+    let (mut alpha, mut beta) = if depth >= 5 && score.abs() < MATE_BOUND_CP {
         (score - delta, score + delta)
     } else {
         (-INF, INF)
@@ -430,7 +430,7 @@ fn aspiration_search(
             search_depth = depth;
         } else if s >= beta {
             beta = (s + delta).min(INF);
-            if s.abs() < MATE_BOUND {
+            if s.abs() < MATE_BOUND_CP {
                 search_depth = (search_depth - 1).max(depth - 3).max(1);
             }
         } else {
@@ -537,7 +537,7 @@ fn iterative_deepening(
             break;
         }
         // A forced mate found with the whole tree searched deeper than its length is final.
-        if score.abs() >= MATE_BOUND && depth > 2 * (MATE - score.abs()) + 8 {
+        if score.abs() >= MATE_BOUND_CP && depth > 2 * (MATE_CP - score.abs()) + 8 {
             break;
         }
     }
