@@ -11,6 +11,8 @@
 //! - [`packed_move`]: a move in 16 bits, as the tables store it.
 //! - [`options`]: [`SearchOptions`] (the switches, listed once for UCI and `--set`) and [`Limits`].
 //! - [`time`]: time management, how long to think from the clock.
+//! - `parameters`: the search's tuned margins, depth limits and reductions, one documented
+//!   constant each (read by `negamax` and by `search`'s aspiration windows).
 //!
 //! Built on them:
 //! - [`perft`]: move-generation counts.
@@ -36,6 +38,7 @@ pub mod nnue;
 pub mod options;
 mod ordering;
 pub mod packed_move;
+mod parameters;
 pub mod perft;
 pub mod pesto;
 pub mod score;

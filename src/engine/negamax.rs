@@ -20,6 +20,15 @@ use super::ordering::{
     GOOD_CAPTURE, History, KILLER, Killers, PieceTo, Previous, Scores, TT_MOVE, pick, score_moves,
 };
 use super::packed_move::PackedMove;
+use super::parameters::{
+    AGGRESSIVE_FUTILITY_MARGIN, CHECK_EXTENSION_MAX_PLY_PER_DEPTH, DELTA_MARGIN, FUTILITY_BASE,
+    FUTILITY_MAX_DEPTH, FUTILITY_PER_DEPTH, HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE,
+    LMP_BASE, LMP_MAX_DEPTH, LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_DIVISOR, LMR_HISTORY_CLAMP,
+    LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR,
+    NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH, RFP_IMPROVING_BONUS,
+    RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH,
+    SEE_QUIET_MARGIN,
+};
 use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
 use super::see::see_ge;
 use super::spite_check::Analogy;
@@ -127,7 +136,7 @@ pub(super) struct Worker<'a> {
 fn lmr_formula(depth: i32, moves: usize) -> i32 {
     let d = (depth.max(1) as f32).ln();
     let m = (moves.max(1) as f32).ln();
-    (0.75 + d * m / 2.25) as i32
+    (LMR_BASE + d * m / LMR_DIVISOR) as i32
 }
 
 /// The depths and move numbers below this have their reduction in [`LMR`].
@@ -146,6 +155,18 @@ fn lmr_reduction(depth: i32, moves: usize) -> i32 {
         Ok(d) if d < LMR_SIZE && moves < LMR_SIZE => i32::from(LMR[d][moves]),
         _ => lmr_formula(depth, moves),
     }
+}
+
+/// Step 9: how many quiet moves late move pruning lets through at `depth`: fewer when the
+/// static evaluation is not `improving`.
+#[inline]
+fn lmp_limit(depth: i32, improving: bool) -> usize {
+    let divisor = if improving {
+        1
+    } else {
+        LMP_NOT_IMPROVING_DIVISOR
+    };
+    (LMP_BASE + depth * depth) as usize / divisor
 }
 
 /// Step 4: does the table's entry end the node? Its score when it is deep enough and its
@@ -376,7 +397,10 @@ impl<'a> Worker<'a> {
         //    falls between a check and its answer.
         //    Limited to lines no longer than twice the iteration's depth, so that long series of
         //    checks can't blow the tree up.
-        if in_check && self.opts.check_extension && (ply as i32) < 2 * self.root_depth {
+        if in_check
+            && self.opts.check_extension
+            && (ply as i32) < CHECK_EXTENSION_MAX_PLY_PER_DEPTH * self.root_depth
+        {
             depth += 1;
         }
         if depth <= 0 {
@@ -426,9 +450,11 @@ impl<'a> Worker<'a> {
             // 5. Reverse futility pruning: far above beta near the leaves, the opponent's
             //    threats (searched by quiescence) are unlikely to bring the score back down.
             if self.opts.futility
-                && depth <= 7
+                && depth <= RFP_MAX_DEPTH
                 && beta.abs() < MATE_BOUND_CP
-                && eval - 80 * depth + if improving { 40 } else { 0 } >= beta
+                && eval - RFP_MARGIN_PER_DEPTH * depth
+                    + if improving { RFP_IMPROVING_BONUS } else { 0 }
+                    >= beta
             {
                 return eval;
             }
@@ -441,7 +467,7 @@ impl<'a> Worker<'a> {
                 && pos.turn() == self.root_turn
                 && !last_was_capture
                 && alpha.abs() < MATE_BOUND_CP
-                && eval + 50 <= alpha
+                && eval + AGGRESSIVE_FUTILITY_MARGIN <= alpha
             {
                 return eval;
             }
@@ -532,8 +558,8 @@ impl<'a> Worker<'a> {
                 //    (ordered by history) are unlikely to matter.
                 if self.opts.lmp
                     && !pv_node
-                    && depth <= 4
-                    && searched >= (3 + depth * depth) as usize / if improving { 1 } else { 2 }
+                    && depth <= LMP_MAX_DEPTH
+                    && searched >= lmp_limit(depth, improving)
                 {
                     continue;
                 }
@@ -541,9 +567,9 @@ impl<'a> Worker<'a> {
                 //     alpha within the last plies.
                 if self.opts.futility
                     && !pv_node
-                    && depth <= 3
+                    && depth <= FUTILITY_MAX_DEPTH
                     && order < KILLER
-                    && eval + 100 + 120 * depth <= alpha
+                    && eval + FUTILITY_BASE + FUTILITY_PER_DEPTH * depth <= alpha
                 {
                     continue;
                 }
@@ -556,14 +582,14 @@ impl<'a> Worker<'a> {
             if self.opts.futility
                 && !root
                 && best > -MATE_BOUND_CP
-                && depth <= 8
+                && depth <= SEE_PRUNING_MAX_DEPTH
                 && order < GOOD_CAPTURE
                 && order != TT_MOVE
             {
                 let margin = if quiet {
-                    -20 * depth * depth
+                    -SEE_QUIET_MARGIN * depth * depth
                 } else {
-                    -100 * depth
+                    -SEE_CAPTURE_MARGIN * depth
                 };
                 if !see_ge(pos, m, margin) {
                     continue;
@@ -775,14 +801,16 @@ impl<'a> Worker<'a> {
     ) -> Option<NullCut> {
         if !(self.opts.null_move
             && !cut_from_null
-            && depth >= 3
+            && depth >= NMP_MIN_DEPTH
             && eval >= beta
             && beta.abs() < MATE_BOUND_CP
             && has_non_pawn_material(pos))
         {
             return None;
         }
-        let reduction = 3 + depth / 4 + ((eval - beta) / 200).min(3);
+        let reduction = NMP_BASE_REDUCTION
+            + depth / NMP_DEPTH_DIVISOR
+            + ((eval - beta) / NMP_EVAL_DIVISOR).min(NMP_EVAL_MAX_REDUCTION);
         let score = self.null_search(pos, hash, depth - 1 - reduction, ply, beta);
         (score >= beta).then_some(NullCut { score, reduction })
     }
@@ -804,7 +832,7 @@ impl<'a> Worker<'a> {
         } else {
             null.score
         };
-        if depth < 10 {
+        if depth < NMP_VERIFY_DEPTH {
             return Some(score);
         }
         let r = null.reduction;
@@ -889,12 +917,17 @@ impl<'a> Worker<'a> {
         late: LateMove,
     ) -> i32 {
         let mut r = 0;
-        if self.opts.lmr && depth >= 3 && late.searched >= 3 && late.quiet && !late.gives_check {
+        if self.opts.lmr
+            && depth >= LMR_MIN_DEPTH
+            && late.searched >= LMR_MIN_MOVES
+            && late.quiet
+            && !late.gives_check
+        {
             r = lmr_reduction(depth, late.searched);
             r -= i32::from(late.pv_node) + i32::from(late.root);
             r += i32::from(!late.improving);
             r -= i32::from(late.order >= KILLER);
-            r -= late.order.clamp(-16384, 16384) / 8192;
+            r -= late.order.clamp(-LMR_HISTORY_CLAMP, LMR_HISTORY_CLAMP) / LMR_HISTORY_DIVISOR;
             r = r.clamp(0, new_depth - 1);
         }
         let mut score = -self.negamax(
@@ -947,7 +980,7 @@ impl<'a> Worker<'a> {
         quiets_tried: &MoveList,
     ) {
         self.killers.remember(ply, m);
-        let bonus = (depth * depth).min(400) * 8;
+        let bonus = (depth * depth).min(HISTORY_BONUS_MAX_DEPTH_SQUARED) * HISTORY_BONUS_SCALE;
         for &q in quiets_tried {
             if q != m {
                 self.history.update(side, q, prev, -bonus);
@@ -1043,7 +1076,7 @@ impl<'a> Worker<'a> {
                 } + m
                     .promotion()
                     .map_or(0, |r| see_value(r) - see_value(Role::Pawn));
-                if stand_pat + gain + 200 <= alpha && alpha.abs() < MATE_BOUND_CP {
+                if stand_pat + gain + DELTA_MARGIN <= alpha && alpha.abs() < MATE_BOUND_CP {
                     continue;
                 }
             }

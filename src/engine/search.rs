@@ -29,6 +29,10 @@ use super::mate::{MateLimits, MateOutcome, MateSearch, MateTable};
 use super::negamax::{Shared, StopWhen, Worker, WorkerSetup};
 use super::options::{Limits, SearchOptions, max_threads};
 use super::ordering::History;
+use super::parameters::{
+    ASPIRATION_DELTA, ASPIRATION_MAX_FAIL_HIGH_REDUCTION, ASPIRATION_MIN_DEPTH,
+    ASPIRATION_OPEN_DELTA,
+};
 use super::score::{INF, MATE_BOUND_CP, MATE_CP, MAX_PLY, Score};
 use super::tablebase::{self, Value};
 use super::tt::{TableError, TranspositionTable};
@@ -401,9 +405,10 @@ impl Engine {
 /// One depth searched with an aspiration window: expect a score near `score` (the last depth's),
 /// widen the window on failure. The depth's score, or `None` when the search was stopped.
 ///
-/// The window starts at ±15 centipawns and grows by half at each failure. After a fail high
-/// the next try searches one ply shallower (as Ethereal does): a move that beats the window
-/// is usually confirmed sooner than refuted, and the full depth comes back after a fail low.
+/// The window starts at ±[`ASPIRATION_DELTA`] centipawns (from depth [`ASPIRATION_MIN_DEPTH`])
+/// and grows by half at each failure. After a fail high the next try searches one ply shallower
+/// (as Ethereal does): a move that beats the window is usually confirmed sooner than refuted, and
+/// the full depth comes back after a fail low.
 fn aspiration_search(
     worker: &mut Worker,
     pos: &Chess,
@@ -411,8 +416,8 @@ fn aspiration_search(
     depth: i32,
     score: i32,
 ) -> Option<i32> {
-    let mut delta = 15;
-    let (mut alpha, mut beta) = if depth >= 5 && score.abs() < MATE_BOUND_CP {
+    let mut delta = ASPIRATION_DELTA;
+    let (mut alpha, mut beta) = if depth >= ASPIRATION_MIN_DEPTH && score.abs() < MATE_BOUND_CP {
         (score - delta, score + delta)
     } else {
         (-INF, INF)
@@ -431,14 +436,16 @@ fn aspiration_search(
         } else if s >= beta {
             beta = (s + delta).min(INF);
             if s.abs() < MATE_BOUND_CP {
-                search_depth = (search_depth - 1).max(depth - 3).max(1);
+                search_depth = (search_depth - 1)
+                    .max(depth - ASPIRATION_MAX_FAIL_HIGH_REDUCTION)
+                    .max(1);
             }
         } else {
             return Some(s);
         }
         delta += delta / 2;
         // Far off: open the window on the side that failed.
-        if delta > 500 {
+        if delta > ASPIRATION_OPEN_DELTA {
             if failed_low {
                 alpha = -INF;
             } else {
