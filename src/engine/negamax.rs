@@ -3,7 +3,8 @@
 //!
 //! Every pruning technique is a numbered, labelled step in [`Worker::negamax`] behind a switch
 //! of [`SearchOptions`], so that its effect can be measured on and off; the bigger steps are
-//! methods named after them. Iterative deepening and the root's hand-overs (tablebase, mate
+//! methods named after them. Their margins, depth limits and reductions are the named constants
+//! of [`super::parameters`]; where an SPRT measured a step, its comment gives the Elo and the row. Iterative deepening and the root's hand-overs (tablebase, mate
 //! search) live in [`super::search`], which drives this one.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -425,6 +426,8 @@ impl<'a> Worker<'a> {
             // 3. Mate Distance Pruning: even mating right here cannot score more than
             //    MATE_CP - ply, nor can being mated here score less than -MATE_CP + ply. If the
             //    window lies outside that range, a shorter mate is already known: prune.
+            //    SPRT (off against on): −4.6 ± 22.7 Elo, no decision; stays on (row 14 of
+            //    docs/benchmarks-log.md 'Every SPRT (the full table)').
             if self.opts.mdp {
                 alpha = alpha.max(mated_in(ply));
                 beta = beta.min(mate_in(ply) - 1);
@@ -462,6 +465,8 @@ impl<'a> Worker<'a> {
             // 6. Aggressive futility pruning (the seeds' careful style): at a frontier node of
             //    the root's own side, if the static evaluation is below alpha by half a pawn and
             //    the last move was no capture, assume no quiet move will save it and prune.
+            //    SPRT (on against off): −47.3 ± 27.3 Elo, H0; stays off (row 15 of
+            //    docs/benchmarks-log.md 'Every SPRT (the full table)').
             if self.opts.aggressive_futility
                 && depth == 1
                 && pos.turn() == self.root_turn
@@ -485,6 +490,9 @@ impl<'a> Worker<'a> {
             //    won nothing, the opponent may have "spent" its check to push a threat over the
             //    horizon. Re-search the failed-high null move one ply deeper; if it now fails
             //    low the threat is real: don't prune, and extend the non-checking moves below.
+            //    SPRT (on against off): +13.3 ± 22.2 Elo, no decision (row 16), then
+            //    −14.1 ± 16.8 Elo, H0 (row 17); stays off (rows of
+            //    docs/benchmarks-log.md 'Every SPRT (the full table)').
             if let Some(null) = null_cut
                 && self.opts.spite_check
                 && self.after_check_and_quiet_evasion(ply)
@@ -577,8 +585,11 @@ impl<'a> Worker<'a> {
 
             // 10a. SEE pruning: near the leaves, a move that loses material by the static
             //      exchange evaluation beyond a margin growing with depth is not worth searching:
-            //      quiet moves (the piece left where it can be taken) below -20·depth²,
-            //      captures below -100·depth. Captures that win by SEE skip the test.
+            //      quiet moves (the piece left where it can be taken) below
+            //      -SEE_QUIET_MARGIN·depth², captures below -SEE_CAPTURE_MARGIN·depth. Captures
+            //      that win by SEE skip the test.
+            //      SPRT: +56.2 ± 24.6 Elo, H1 (row 5 of
+            //      docs/benchmarks-log.md 'Every SPRT (the full table)', and of BENCHMARKS.md).
             if self.opts.futility
                 && !root
                 && best > -MATE_BOUND_CP
@@ -672,6 +683,9 @@ impl<'a> Worker<'a> {
         let raw_eval = self.stack[ply].raw_eval;
         // 12. Correction history: a quiet best move (or none) whose score says where the static
         //     evaluation should have been (exact, or a bound beyond it) teaches its entries.
+        //     SPRT: +62.0 ± 25.8 Elo, H1 by pawn structure (row 20), +56.9 ± 27.0 Elo, H1 by
+        //     each side's other pieces too (row 21); rows of
+        //     docs/benchmarks-log.md 'Every SPRT (the full table)'.
         if !in_check
             && !bare_king(pos)
             && best_move.is_none_or(|m| !m.is_capture() && !m.is_promotion())
