@@ -12,6 +12,7 @@
 //! - [`engine`]: perft, evaluation, search and test suites.
 //! - [`uci`]: the UCI protocol loop around the engine and the book.
 //! - [`atomic`]: output files that appear whole, and devices and FIFOs written in place.
+//! - [`score_scale`]: the centipawn scale's mate scores, shared by the engine and scored books.
 //! - [`text`]: user input quoted in messages, and I/O errors as reasons.
 //! - [`cores`]: the core count the default thread counts see (`POLYBOOK_CORES` or the system's).
 //! - [`bounded_lines`]: input read one bounded line at a time (the UCI loop, the terminal game).
@@ -39,6 +40,7 @@ pub mod openings;
 pub mod pgn;
 pub mod position;
 pub mod repertoire;
+pub mod score_scale;
 pub mod tally;
 pub mod text;
 pub mod training;

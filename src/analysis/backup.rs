@@ -1,14 +1,14 @@
 //! Backing the engine's scores up the book's graph by negamax.
 //!
 //! **The rule.** Scores are from the view of the side to move, on the internal scale (centipawns;
-//! a mate in `n` plies is `MATE - n`, being mated `-(MATE - n)`).
+//! a mate in `n` plies is `MATE_CP - n`, being mated `-(MATE_CP - n)`).
 //! - A leaf (a position a book move leads to that the book has no entry for) is worth the
 //!   engine's score of it.
 //! - A book move is worth minus the value of the position it leads to, a mate one ply further
 //!   away; a move back to a position on the line being walked (a repetition) is worth 0, a draw.
 //! - A book position is worth the best of its book moves and of the engine's best move outside
 //!   the book (its search restricted to the legal moves the book does not hold; none when the book
-//!   holds them all). A position with no legal move is worth `-MATE` (mated) or 0 (stalemate).
+//!   holds them all). A position with no legal move is worth `-MATE_CP` (mated) or 0 (stalemate).
 //! - Each score carries the depth of the search it came from (0 for a repetition).
 //!
 //! The walk is depth-first from the roots in the order given, moves in stored order, and each
@@ -21,7 +21,7 @@ use shakmaty::Position;
 
 use super::Verdict;
 use super::graph::Graph;
-use crate::book::{MATE, MATE_BOUND};
+use crate::score_scale::{MATE_BOUND_CP, MATE_CP};
 
 /// The backed-up values: per reached book position, and per book move (by entry index).
 #[derive(Debug, Default)]
@@ -32,9 +32,9 @@ pub struct Backup {
 
 /// A value seen from the position before the move: negated, a mate one ply further.
 pub fn from_parent(v: i32) -> i32 {
-    let v = if v > MATE_BOUND {
+    let v = if v > MATE_BOUND_CP {
         v - 1
-    } else if v < -MATE_BOUND {
+    } else if v < -MATE_BOUND_CP {
         v + 1
     } else {
         v
@@ -70,7 +70,7 @@ fn value(
     let mut best: Option<Verdict> = verdicts.get(&key).copied();
     if node.pos.legal_moves().is_empty() {
         best = Some(Verdict {
-            score: if node.pos.is_check() { -MATE } else { 0 },
+            score: if node.pos.is_check() { -MATE_CP } else { 0 },
             depth: 255,
         });
     }
@@ -104,7 +104,7 @@ fn leaf(key: u64, graph: &Graph, verdicts: &HashMap<u64, Verdict>) -> Option<Ver
     let pos = graph.leaves.get(&key)?;
     if pos.legal_moves().is_empty() {
         return Some(Verdict {
-            score: if pos.is_check() { -MATE } else { 0 },
+            score: if pos.is_check() { -MATE_CP } else { 0 },
             depth: 255,
         });
     }

@@ -10,9 +10,9 @@ use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Move, Position};
 
 use crate::arena::player::{EngineScore, EngineSpec, GoError, UciEngine};
-use crate::book::{MATE, MATE_BOUND};
 use crate::engine::{Engine, Limits, Score, SearchOptions};
 use crate::position::fen_of;
+use crate::score_scale::{MATE_BOUND_CP, MATE_CP};
 
 /// How long each position is searched: nodes, depth or time (at least one).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,7 +59,7 @@ impl EngineChoice {
 }
 
 /// An engine's verdict on a position: the score from the side to move's view on the internal
-/// scale (centipawns; mates as `±(MATE - plies)`), and the depth it came from.
+/// scale (centipawns; mates as `±(MATE_CP - plies)`), and the depth it came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Verdict {
     pub score: i32,
@@ -107,15 +107,15 @@ pub fn make_analyser(
 /// A mate in `moves` moves as UCI gives it (negative: being mated) on the internal scale.
 fn mate_score(moves: i32) -> i32 {
     if moves > 0 {
-        MATE - (2 * moves - 1)
+        MATE_CP - (2 * moves - 1)
     } else {
-        -(MATE + 2 * moves)
+        -(MATE_CP + 2 * moves)
     }
 }
 
 /// Centipawns clamped inside the mate bound.
 fn cp_score(cp: i32) -> i32 {
-    cp.clamp(-(MATE_BOUND - 1), MATE_BOUND - 1)
+    cp.clamp(-(MATE_BOUND_CP - 1), MATE_BOUND_CP - 1)
 }
 
 /// polybook's own search, cleared before every position so that a score depends on the position
@@ -211,10 +211,10 @@ impl Uci {
         let score = match reply.score {
             Some(EngineScore::Cp(cp)) => cp_score(cp),
             Some(EngineScore::Mate(n)) if n != 0 => mate_score(n),
-            Some(EngineScore::Mate(_)) => -MATE,
+            Some(EngineScore::Mate(_)) => -MATE_CP,
             None if pos.legal_moves().is_empty() => {
                 if pos.is_check() {
-                    -MATE
+                    -MATE_CP
                 } else {
                     0
                 }

@@ -144,17 +144,18 @@ fn distinct_names(a: &str, b: &str) -> [String; 2] {
     }
 }
 
-/// A pair's opening: where the games start and the moves played from there, those of its
-/// line of the openings file first, then the book moves.
+/// The opening a pair of games plays (one game each way round): where the games start and the
+/// moves played from there, those of its line of the openings file ([`StartLine`]) first, then
+/// the book moves.
 #[derive(Clone, Debug)]
-pub struct Opening {
+pub struct PairOpening {
     pub start: Chess,
     pub moves: Vec<Move>,
     /// How many of `moves` come from the openings file (the rest from the book walk).
     pub file_moves: usize,
 }
 
-impl Opening {
+impl PairOpening {
     /// The book walk's part: the position it starts from and its moves.
     pub fn book_part(&self) -> (Chess, &[Move]) {
         let (line, book) = self.moves.split_at(self.file_moves);
@@ -167,9 +168,9 @@ impl Opening {
 }
 
 /// The opening of pair `pair`: the same whatever the concurrency, for a given seed.
-pub fn opening_for(config: &MatchConfig, pair: usize) -> Opening {
+pub fn opening_for(config: &MatchConfig, pair: usize) -> PairOpening {
     let line = &config.starts[pair % config.starts.len()];
-    let mut opening = Opening {
+    let mut opening = PairOpening {
         start: line.start.clone(),
         moves: line.moves.clone(),
         file_moves: line.moves.len(),
@@ -218,7 +219,7 @@ fn engine_book_move(
 #[derive(Default)]
 pub(crate) struct OpeningCache {
     /// By opening number: the opening, and how many of its games have yet to take it.
-    open: Mutex<HashMap<usize, (Opening, usize)>>,
+    open: Mutex<HashMap<usize, (PairOpening, usize)>>,
 }
 
 impl OpeningCache {
@@ -228,8 +229,8 @@ impl OpeningCache {
         &self,
         number: usize,
         games: usize,
-        walk: impl FnOnce() -> Opening,
-    ) -> Opening {
+        walk: impl FnOnce() -> PairOpening,
+    ) -> PairOpening {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         match open.entry(number) {
             Entry::Occupied(mut entry) => {
@@ -346,7 +347,7 @@ impl Worker<'_> {
 
     /// Plays game `index` (PGN round `round`); `false` if the worker must stop (an engine can't
     /// start, or abort).
-    fn play(&mut self, index: usize, round: usize, opening: &Opening) -> bool {
+    fn play(&mut self, index: usize, round: usize, opening: &PairOpening) -> bool {
         let config = self.config;
         let first_white = index.is_multiple_of(2);
         // Engine index (0 = first) of each colour.
@@ -505,7 +506,7 @@ pub(crate) fn play_game(
     engines: &mut [Option<UciEngine>; 2],
     index: usize,
     round: usize,
-    opening: &Opening,
+    opening: &PairOpening,
     events: Sender<Event>,
     abort: &AtomicBool,
 ) -> bool {

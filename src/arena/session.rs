@@ -4,7 +4,7 @@
 //! stop on interruption, and the final [`Report`].
 //!
 //! The session prints nothing: each progress line (the plan, each finished game, a restarted
-//! engine) goes to the caller as a [`Progress`], whose `Display` is the line `polybook match`
+//! engine) goes to the caller as a [`SessionEvent`] (a line of progress), whose `Display` is the line `polybook match`
 //! prints. Interruption is a flag the caller hands in (a signal handler sets it): the games
 //! being played then end at once and are not counted, the finished ones stay counted and in the
 //! log.
@@ -27,7 +27,7 @@ use super::pgn::PgnLog;
 use super::player::{EngineError, EngineSpec};
 use super::runner::{self, Event, GameReport, MatchConfig, MoveLimit};
 use super::standings::Standings;
-use super::stats::{MatchScore, MatchTally, Sprt, Verdict};
+use super::stats::{MatchScore, MatchTally, Sprt, SprtVerdict};
 use super::tournament::{self, Kind, Tournament, TournamentEvent};
 use crate::book::BookError;
 
@@ -83,10 +83,11 @@ pub struct Session {
     sprt: Option<Sprt>,
 }
 
-/// A progress line of a session, as it happens; its `Display` is the line `polybook match`
+/// What happens in a session, as it happens (a progress line, not the reading progress of
+/// `pgn::Progress`); its `Display` is the line `polybook match`
 /// prints on standard error.
 #[derive(Clone, Copy, Debug)]
-pub enum Progress<'a> {
+pub enum SessionEvent<'a> {
     /// Before the first game: the engines' names and the plan.
     Started {
         names: &'a [String],
@@ -114,7 +115,7 @@ pub enum Progress<'a> {
         tally: &'a MatchTally,
     },
     /// The PGN log was moved or deleted (by another process) and was created anew at its path
-    /// for game `number` (0-based, as in [`Progress::Game`]), which is in it with the games
+    /// for game `number` (0-based, as in [`SessionEvent::Game`]), which is in it with the games
     /// after it. `polybook match` prints this line as a warning, even with `--quiet`.
     PgnCreatedAnew { path: &'a Path, number: usize },
     /// Engine `engine` (its number in the session, 0-based) crashed or hung and was restarted.
@@ -125,10 +126,10 @@ pub enum Progress<'a> {
     },
 }
 
-impl fmt::Display for Progress<'_> {
+impl fmt::Display for SessionEvent<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Progress::Started {
+            SessionEvent::Started {
                 names,
                 tournament: None,
                 games,
@@ -140,7 +141,7 @@ impl fmt::Display for Progress<'_> {
                 "{} vs {}: {games} games, {limit}, seed {seed}",
                 names[0], names[1]
             ),
-            Progress::Started {
+            SessionEvent::Started {
                 names,
                 tournament: Some(kind),
                 pairings,
@@ -155,7 +156,7 @@ impl fmt::Display for Progress<'_> {
                 names.len(),
                 names.join(", ")
             ),
-            Progress::Game {
+            SessionEvent::Game {
                 number,
                 total,
                 tournament,
@@ -188,13 +189,13 @@ impl fmt::Display for Progress<'_> {
                     }
                 }
             }
-            Progress::PgnCreatedAnew { path, number } => write!(
+            SessionEvent::PgnCreatedAnew { path, number } => write!(
                 f,
                 "the PGN log {} was moved or deleted: it is written anew from game {} on",
                 crate::text::quote_path(path),
                 number + 1
             ),
-            Progress::Restarted { engine, name, why } => {
+            SessionEvent::Restarted { engine, name, why } => {
                 write!(f, "engine {} ({name}) restarted: {why}", engine + 1)
             }
         }
@@ -424,12 +425,16 @@ impl Session {
         }
     }
 
-    /// Plays the session and reports it; `progress` is told each step (see [`Progress`]).
+    /// Plays the session and reports it; `progress` is told each step (see [`SessionEvent`]).
     ///
     /// `abort` interrupts it: the games being played end at once and are not counted, and the
     /// report says `interrupted`. The session sets `abort` itself when a finished game cannot
     /// be logged or learned (then it is no interruption: [`Finished`] says what failed).
-    pub fn run(self, abort: &Arc<AtomicBool>, mut progress: impl FnMut(&Progress<'_>)) -> Finished {
+    pub fn run(
+        self,
+        abort: &Arc<AtomicBool>,
+        mut progress: impl FnMut(&SessionEvent<'_>),
+    ) -> Finished {
         let Session {
             plan,
             names,
@@ -442,7 +447,7 @@ impl Session {
             Plan::Tournament(t) => (&t.settings, t.pairings(), Some(t.kind)),
         };
         let total = pairings.len().saturating_mul(settings.games);
-        progress(&Progress::Started {
+        progress(&SessionEvent::Started {
             names: &names,
             tournament: kind,
             pairings: pairings.len(),
@@ -487,7 +492,7 @@ impl Session {
                         if let Some(file) = pgn.as_mut() {
                             match file.append(&report.pgn) {
                                 Ok(false) => {}
-                                Ok(true) => progress(&Progress::PgnCreatedAnew {
+                                Ok(true) => progress(&SessionEvent::PgnCreatedAnew {
                                     path: file.path(),
                                     number,
                                 }),
@@ -506,7 +511,7 @@ impl Session {
                         standings.record(pairing, &report);
                         let result = &standings.pairings[pairing];
                         let (a, b) = result.engines;
-                        progress(&Progress::Game {
+                        progress(&SessionEvent::Game {
                             number,
                             total,
                             tournament: kind.is_some(),
@@ -518,7 +523,7 @@ impl Session {
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
-                    TournamentEvent::Restarted(engine, why) => progress(&Progress::Restarted {
+                    TournamentEvent::Restarted(engine, why) => progress(&SessionEvent::Restarted {
                         engine,
                         name: &names[engine],
                         why: &why,
@@ -626,9 +631,9 @@ fn match_report(
         lower: s.lower(),
         upper: s.upper(),
         verdict: match tally.verdict {
-            Verdict::H0 => "H0",
-            Verdict::H1 => "H1",
-            Verdict::Continue => "none",
+            SprtVerdict::H0 => "H0",
+            SprtVerdict::H1 => "H1",
+            SprtVerdict::Continue => "none",
         },
         decided_at_game: tally.decided_at.map(|(games, _)| games),
         decided_llr: tally.decided_at.map(|(_, llr)| llr),

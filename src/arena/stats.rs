@@ -222,13 +222,15 @@ pub struct Sprt {
     pub beta: f64,
 }
 
-/// What an SPRT says so far.
+/// What an SPRT says so far (`analysis::engines::Verdict` is another thing: an engine's verdict on
+/// a book position).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum SprtVerdict {
     /// H1 accepted: the difference is at least about `elo1`.
     H1,
     /// H0 accepted: the difference is at most about `elo0`.
     H0,
+    /// Neither yet: play on.
     Continue,
 }
 
@@ -243,13 +245,13 @@ impl Sprt {
         ((1.0 - self.beta) / self.alpha).ln()
     }
 
-    pub fn verdict(&self, llr: f64) -> Verdict {
+    pub fn verdict(&self, llr: f64) -> SprtVerdict {
         if llr >= self.upper() {
-            Verdict::H1
+            SprtVerdict::H1
         } else if llr <= self.lower() {
-            Verdict::H0
+            SprtVerdict::H0
         } else {
-            Verdict::Continue
+            SprtVerdict::Continue
         }
     }
 }
@@ -316,7 +318,7 @@ pub struct MatchTally {
     /// then that bound's hypothesis for good. The games still being played at that moment are
     /// counted in the score when they end, but an SPRT decides at its first crossing: they can
     /// move the LLR back inside the bounds without taking the verdict back.
-    pub verdict: Verdict,
+    pub verdict: SprtVerdict,
     /// The games played and the LLR when the verdict was reached.
     pub decided_at: Option<(u32, f64)>,
     /// The pairs whose first game has finished while the other is still playing: the half
@@ -334,7 +336,7 @@ impl MatchTally {
             score: MatchScore::default(),
             terminations: BTreeMap::new(),
             sprt,
-            verdict: Verdict::Continue,
+            verdict: SprtVerdict::Continue,
             decided_at: None,
             pending_pairs: BTreeMap::new(),
             pairs: games.div_ceil(2),
@@ -356,11 +358,11 @@ impl MatchTally {
         }
         *self.terminations.entry(termination).or_default() += 1;
         if let Some(s) = self.sprt
-            && self.verdict == Verdict::Continue
+            && self.verdict == SprtVerdict::Continue
         {
             let llr = self.score.llr(&s);
             self.verdict = s.verdict(llr);
-            if self.verdict != Verdict::Continue {
+            if self.verdict != SprtVerdict::Continue {
                 self.decided_at = Some((self.score.games(), llr));
             }
         }
@@ -368,7 +370,7 @@ impl MatchTally {
 
     /// Whether the SPRT has decided (the match may stop).
     pub fn decided(&self) -> bool {
-        self.verdict != Verdict::Continue
+        self.verdict != SprtVerdict::Continue
     }
 
     /// The SPRT's log-likelihood ratio now, if there is an SPRT.
@@ -397,7 +399,7 @@ mod tests {
             index += 1;
             assert!(index < 2000);
         }
-        assert_eq!(tally.verdict, Verdict::H1);
+        assert_eq!(tally.verdict, SprtVerdict::H1);
         let (games, llr) = tally.decided_at.unwrap();
         assert_eq!(games, index as u32);
         assert!(llr >= sprt.upper(), "{llr}");
@@ -405,7 +407,7 @@ mod tests {
         tally.record(index, 0, "normal");
         tally.record(index + 1, 0, "normal");
         assert!(tally.llr().unwrap() < sprt.upper());
-        assert_eq!(tally.verdict, Verdict::H1);
+        assert_eq!(tally.verdict, SprtVerdict::H1);
         assert_eq!(tally.decided_at, Some((games, llr)));
     }
 
@@ -485,11 +487,17 @@ mod tests {
         assert!((sprt.lower() + 2.944).abs() < 1e-3);
         assert!((sprt.upper() - 2.944).abs() < 1e-3);
         // A big lead accepts H1, a big deficit H0, an even score sits in between.
-        assert_eq!(sprt.verdict(score(600, 200, 200).llr(&sprt)), Verdict::H1);
-        assert_eq!(sprt.verdict(score(200, 200, 600).llr(&sprt)), Verdict::H0);
+        assert_eq!(
+            sprt.verdict(score(600, 200, 200).llr(&sprt)),
+            SprtVerdict::H1
+        );
+        assert_eq!(
+            sprt.verdict(score(200, 200, 600).llr(&sprt)),
+            SprtVerdict::H0
+        );
         assert_eq!(
             sprt.verdict(score(10, 10, 10).llr(&sprt)),
-            Verdict::Continue
+            SprtVerdict::Continue
         );
         for bad in [
             "",
@@ -535,8 +543,11 @@ mod tests {
             (llr - 8.0 * (expected_score(200.0) / 0.5).ln()).abs() < 0.01,
             "{llr}"
         );
-        assert_eq!(sprt.verdict(score(7, 0, 0).llr(&sprt)), Verdict::Continue);
-        assert_eq!(sprt.verdict(llr), Verdict::H1);
+        assert_eq!(
+            sprt.verdict(score(7, 0, 0).llr(&sprt)),
+            SprtVerdict::Continue
+        );
+        assert_eq!(sprt.verdict(llr), SprtVerdict::H1);
         // One loss decides nothing: ln((1 - s1) / (1 - s0)) with s0 = E(-10), s1 = 0.5.
         let sprt: Sprt = "elo0=-10,elo1=0".parse().unwrap();
         let llr = score(0, 0, 1).llr(&sprt);

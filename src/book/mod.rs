@@ -40,5 +40,5 @@ pub use learn::{Learn, LearnChange, LearnResult, Learner};
 pub use mv::RawMove;
 pub use reader::{Book, BookMove, Disorder, Probe};
 pub(crate) use reader::{describe_non_book, open_file, recognise_container, recognise_non_book};
-pub use scored::{LearnLayout, MATE, MATE_BOUND, MoveScore, SCORED_MARK, score_text};
+pub use scored::{LearnLayout, MoveScore, SCORED_MARK, score_text};
 pub use writer::{BookWriter, sort_entries, write_book, write_book_in};

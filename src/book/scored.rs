@@ -10,8 +10,9 @@
 //! bits  7..0   learn: one byte, 0 as polybook writes it
 //! ```
 //!
-//! Mates are scores beyond ±[`MATE_BOUND`]: `MATE - n` for a mate in `n` plies, `-(MATE - n)` for
-//! being mated in `n` plies.
+//! The scores are on the engine's scale ([`crate::score_scale`]): mates are scores beyond
+//! ±[`MATE_BOUND_CP`], `MATE_CP - n` for a mate in `n` plies, `-(MATE_CP - n)` for being mated in
+//! `n` plies.
 //!
 //! Nothing in the entries tells one layout from the other, so a book that `polybook analyse`
 //! writes starts with one more entry, the **mark** ([`SCORED_MARK`]): key 0, move 0, weight 0 and
@@ -24,11 +25,7 @@
 use std::str::FromStr;
 
 use super::{Entry, Key, RawMove};
-
-/// Mate scores: `MATE - plies`, and anything beyond `MATE_BOUND` is a mate.
-pub const MATE: i32 = 32000;
-/// Scores beyond this are mates (centipawn scores are clamped inside it).
-pub const MATE_BOUND: i32 = 31000;
+use crate::score_scale::{MATE_BOUND_CP, MATE_CP};
 
 /// The learn value of the mark entry: `pbSD` in ASCII.
 pub const MARK_LEARN: u32 = 0x7062_5344;
@@ -68,7 +65,7 @@ impl FromStr for LearnLayout {
 /// An engine's verdict on a book move, as ProDeo's layout holds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MoveScore {
-    /// From the view of the side that plays the move; mates beyond [`MATE_BOUND`].
+    /// From the view of the side that plays the move; mates beyond [`MATE_BOUND_CP`].
     pub score: i16,
     /// The depth of the search the score came from; 0 means the move has no score.
     pub depth: u8,
@@ -100,11 +97,11 @@ impl MoveScore {
         (u32::from(self.score as u16) << 16) | (u32::from(self.depth) << 8) | u32::from(self.learn)
     }
 
-    /// A score of the internal scale (mates as `±(MATE - plies)`) clamped into 16 bits, with a
+    /// A score of the internal scale (mates as `±(MATE_CP - plies)`) clamped into 16 bits, with a
     /// depth clamped into 8 (at least 1, since 0 means no score).
     pub fn new(score: i32, depth: u32) -> MoveScore {
         MoveScore {
-            score: score.clamp(-MATE, MATE) as i16,
+            score: score.clamp(-MATE_CP, MATE_CP) as i16,
             depth: depth.clamp(1, 255) as u8,
             learn: 0,
         }
@@ -119,10 +116,10 @@ impl MoveScore {
 
 /// A score of the internal scale as people read it (see [`MoveScore::text`]).
 pub fn score_text(score: i32) -> String {
-    if score > MATE_BOUND {
-        format!("#+{}", MATE - score)
-    } else if score < -MATE_BOUND {
-        format!("#-{}", MATE + score)
+    if score > MATE_BOUND_CP {
+        format!("#+{}", MATE_CP - score)
+    } else if score < -MATE_BOUND_CP {
+        format!("#-{}", MATE_CP + score)
     } else {
         format!("{:+.2}", f64::from(score) / 100.0)
     }

@@ -8,8 +8,8 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use polybook::pgn::input::expand;
 use polybook::training::data::{
-    BLOCK, LabelFile, LabelHeader, Selection, enumerate, label_all, label_file_size, label_options,
-    read_labels, write_labels,
+    BLOCK, LabelFile, LabelHeader, PositionFilter, enumerate, label_all, label_file_size,
+    label_options, read_labels, write_labels,
 };
 
 use super::build::Bar;
@@ -75,7 +75,7 @@ pub fn run(args: Args) -> CliResult {
         Ok(old) => old.header.selection.fen,
         Err(_) => true,
     };
-    let selection = Selection {
+    let selection = PositionFilter {
         skip_plies: args.skip_plies,
         every: args.every,
         part: args.part,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use polybook::book::{Book, LearnLayout};
 use polybook::inspect::{
-    ExportOptions, Opening, SuiteOptions, export_pgn, opening_suite, write_movetext,
+    ExportOptions, SuiteOpening, SuiteOptions, export_pgn, opening_suite, write_movetext,
 };
 use polybook::openings::LineName;
 use shakmaty::Position;
@@ -224,7 +224,7 @@ fn line_name(line: &[shakmaty::Move]) -> Option<polybook::openings::Opening> {
 
 /// One position per line, its four EPD fields and nothing else: fastchess and cutechess set up
 /// the line as a FEN (counters 0 and 1).
-fn write_epd(openings: &[Opening], out: &mut dyn Write) -> std::io::Result<()> {
+fn write_epd(openings: &[SuiteOpening], out: &mut dyn Write) -> std::io::Result<()> {
     for o in openings {
         writeln!(out, "{}", o.epd())?;
     }
@@ -234,7 +234,7 @@ fn write_epd(openings: &[Opening], out: &mut dyn Write) -> std::io::Result<()> {
 /// One game per opening: its line of book moves from the start, with the `ECO` and `Opening` tags
 /// of the line's name (lichess's table) when it has one, and the score (White's view) as a comment
 /// after the last move when the book has one.
-fn write_pgn_suite(openings: &[Opening], out: &mut dyn Write) -> std::io::Result<()> {
+fn write_pgn_suite(openings: &[SuiteOpening], out: &mut dyn Write) -> std::io::Result<()> {
     for (i, o) in openings.iter().enumerate() {
         for (name, value) in [
             ("Event", "polybook export"),

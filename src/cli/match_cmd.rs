@@ -14,9 +14,9 @@ use polybook::arena::opening::{Order, StartLine};
 use polybook::arena::player::{EngineBook, EngineSpec, parse_option};
 use polybook::arena::runner::{DrawRule, MatchConfig, MoveLimit, ResignRule};
 use polybook::arena::session::{
-    MatchReport, Progress, Report, Session, SessionConfig, SessionError,
+    MatchReport, Report, Session, SessionConfig, SessionError, SessionEvent,
 };
-use polybook::arena::stats::{Sprt, Verdict};
+use polybook::arena::stats::{Sprt, SprtVerdict};
 use polybook::arena::tournament::Kind;
 use polybook::book::{Books, ChooseOptions, Selection};
 
@@ -476,7 +476,7 @@ pub fn run(args: Args) -> CliResult {
     let log = !args.quiet;
     let finished = session.run(&super::interrupt::flag(), |progress| match progress {
         // A warning: printed even with --quiet.
-        Progress::PgnCreatedAnew { .. } => eprintln!("polybook: warning: {progress}"),
+        SessionEvent::PgnCreatedAnew { .. } => eprintln!("polybook: warning: {progress}"),
         _ if log => eprintln!("{progress}"),
         _ => {}
     });
@@ -546,9 +546,9 @@ fn print_match(report: &MatchReport) -> CliResult {
             s.lower,
             s.upper,
             match report.tally.verdict {
-                Verdict::H1 => "H1 accepted",
-                Verdict::H0 => "H0 accepted",
-                Verdict::Continue => "no decision",
+                SprtVerdict::H1 => "H1 accepted",
+                SprtVerdict::H0 => "H0 accepted",
+                SprtVerdict::Continue => "no decision",
             }
         )?;
         // Games being played when the LLR crossed a bound end afterwards and count above.

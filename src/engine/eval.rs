@@ -6,8 +6,8 @@
 //! with a middlegame and an endgame value each; the score blends the two by the game phase (how
 //! much material is left), PeSTO's "tapered eval".
 //!
-//! The terms are computed once, by [`eval_terms`], into an [`Accumulator`]: the search's
-//! accumulator adds weights ([`evaluate`]), the tuner's records the counts themselves
+//! The terms are computed once, by [`eval_terms`], into a [`TermSink`]: the search's
+//! sink adds weights ([`evaluate`]), the tuner's records the counts themselves
 //! ([`trace`]), so that Texel's tuning (`crate::tune`) fits exactly the evaluation the engine
 //! plays with. A "mop-up" term outside the table drives a lone king to the edge, so that mates
 //! like KRvK are found by the search rather than stumbled upon.
@@ -347,18 +347,18 @@ fn passed_span(color: Color, sq: Square) -> Bitboard {
 }
 
 /// Where the terms of [`eval_terms`] go: each is "`count` times weight `index`, for `color`".
-pub trait Accumulator {
+pub trait TermSink {
     fn add(&mut self, color: Color, index: usize, count: i32);
 }
 
-/// The search's accumulator: White's middlegame and endgame sums minus Black's.
+/// The search's term sink: White's middlegame and endgame sums minus Black's.
 struct Sums<'a> {
     w: &'a [Weight; COUNT],
     mg: i32,
     eg: i32,
 }
 
-impl Accumulator for Sums<'_> {
+impl TermSink for Sums<'_> {
     #[inline(always)]
     fn add(&mut self, color: Color, index: usize, count: i32) {
         let weight = self.w[index];
@@ -372,13 +372,13 @@ impl Accumulator for Sums<'_> {
     }
 }
 
-/// The tuner's accumulator: how often each weight counts, White's counts minus Black's.
+/// The tuner's term sink: how often each weight counts, White's counts minus Black's.
 #[derive(Clone, Debug)]
 pub struct Trace {
     pub count: [i32; COUNT],
 }
 
-impl Accumulator for Trace {
+impl TermSink for Trace {
     #[inline]
     fn add(&mut self, color: Color, index: usize, count: i32) {
         match color {
@@ -443,9 +443,9 @@ pub fn trace(pos: &Chess) -> (Trace, Blend) {
     (trace, blend)
 }
 
-/// Every term of the evaluation, into `acc`; the phase and the mop-up bonus returned.
-pub fn eval_terms<A: Accumulator>(pos: &Chess, acc: &mut A) -> Blend {
-    terms_with(pos, &PawnInfo::of(pos.board()), acc)
+/// Every term of the evaluation, into `sink`; the phase and the mop-up bonus returned.
+pub fn eval_terms<S: TermSink>(pos: &Chess, sink: &mut S) -> Blend {
+    terms_with(pos, &PawnInfo::of(pos.board()), sink)
 }
 
 /// What the pawns alone decide, per colour (indexed by `Color as usize`): the search keeps it in
@@ -525,7 +525,7 @@ thread_local! {
 
 /// [`eval_terms`] with the pawns' part already known.
 #[inline(always)]
-fn terms_with<A: Accumulator>(pos: &Chess, pawns: &PawnInfo, acc: &mut A) -> Blend {
+fn terms_with<S: TermSink>(pos: &Chess, pawns: &PawnInfo, sink: &mut S) -> Blend {
     let board = pos.board();
     let mut phase = 0;
 
@@ -542,18 +542,18 @@ fn terms_with<A: Accumulator>(pos: &Chess, pawns: &PawnInfo, acc: &mut A) -> Ble
             let pieces = board.by_role(role) & ours;
             // Material and phase count the pieces at once; the tables go square by square.
             let n = pieces.count() as i32;
-            acc.add(color, MATERIAL + r, n);
+            sink.add(color, MATERIAL + r, n);
             phase += n * PHASE_INC[r];
             for sq in pieces {
-                acc.add(color, PST + 64 * r + (sq as usize ^ flip), 1);
+                sink.add(color, PST + 64 * r + (sq as usize ^ flip), 1);
             }
         }
     }
 
     for color in Color::ALL {
-        side_terms(board, pawns, color, acc);
+        side_terms(board, pawns, color, sink);
     }
-    acc.add(pos.turn(), TEMPO, 1);
+    sink.add(pos.turn(), TEMPO, 1);
 
     Blend {
         phase: phase.min(24),
@@ -564,7 +564,7 @@ fn terms_with<A: Accumulator>(pos: &Chess, pawns: &PawnInfo, acc: &mut A) -> Ble
 /// Mobility, threats, king safety, pawn structure, rooks on files and the bishop pair for one
 /// side.
 #[inline(always)]
-fn side_terms<A: Accumulator>(board: &Board, pawns: &PawnInfo, us: Color, acc: &mut A) {
+fn side_terms<S: TermSink>(board: &Board, pawns: &PawnInfo, us: Color, sink: &mut S) {
     let them = !us;
     let occupied = board.occupied();
     let ours = board.by_color(us);
@@ -593,19 +593,19 @@ fn side_terms<A: Accumulator>(board: &Board, pawns: &PawnInfo, us: Color, acc: &
                 Role::Rook => rook_attacks(sq, occupied),
                 _ => bishop_attacks(sq, occupied) | rook_attacks(sq, occupied),
             };
-            acc.add(us, MOBILITY[i] + (attacks & safe).count(), 1);
+            sink.add(us, MOBILITY[i] + (attacks & safe).count(), 1);
             let zone = attacks & their_king_zone;
             if zone.any() {
                 attackers += 1;
-                acc.add(us, KING_ZONE_ATTACKS + i, zone.count() as i32);
+                sink.add(us, KING_ZONE_ATTACKS + i, zone.count() as i32);
             }
             // A minor piece attacking a rook or a queen wins material unless it is answered.
             if i < 2 {
                 let hit = attacks & their_major;
                 if hit.any() {
                     let rooks = (hit & board.rooks()).count() as i32;
-                    acc.add(us, THREAT_BY_MINOR, rooks);
-                    acc.add(us, THREAT_BY_MINOR + 1, hit.count() as i32 - rooks);
+                    sink.add(us, THREAT_BY_MINOR, rooks);
+                    sink.add(us, THREAT_BY_MINOR + 1, hit.count() as i32 - rooks);
                 }
             }
             // Rooks want files free of pawns: of all pawns (open), of our own (semi-open).
@@ -613,13 +613,13 @@ fn side_terms<A: Accumulator>(board: &Board, pawns: &PawnInfo, us: Color, acc: &
                 let file = Bitboard(FILE_A << u32::from(sq.file()));
                 if !file.intersects(our_pawns) {
                     let open = !file.intersects(their_pawns);
-                    acc.add(us, if open { ROOK_OPEN } else { ROOK_SEMI_OPEN }, 1);
+                    sink.add(us, if open { ROOK_OPEN } else { ROOK_SEMI_OPEN }, 1);
                 }
             }
         }
     }
     // King safety: how many of our pieces attack the enemy king's zone.
-    acc.add(us, KING_ATTACKERS + attackers.min(7), 1);
+    sink.add(us, KING_ATTACKERS + attackers.min(7), 1);
 
     // Threats: enemy pieces attacked by our pawns.
     let pawn_hits = pawn_attack_span(us, our_pawns) & theirs;
@@ -628,7 +628,7 @@ fn side_terms<A: Accumulator>(board: &Board, pawns: &PawnInfo, us: Color, acc: &
             .into_iter()
             .enumerate()
         {
-            acc.add(
+            sink.add(
                 us,
                 THREAT_BY_PAWN + i,
                 (pawn_hits & board.by_role(role)).count() as i32,
@@ -645,14 +645,14 @@ fn side_terms<A: Accumulator>(board: &Board, pawns: &PawnInfo, us: Color, acc: &
         };
         if let Some(rank) = ahead {
             let front = king_attacks(k) & Bitboard::from_rank(rank);
-            acc.add(us, KING_SHIELD, (front & our_pawns).count() as i32);
+            sink.add(us, KING_SHIELD, (front & our_pawns).count() as i32);
         }
     }
 
     // Pawn structure: isolated, doubled and passed pawns from the pawns alone ([`PawnInfo`]).
     let c = us as usize;
     if pawns.isolated[c] > 0 {
-        acc.add(us, ISOLATED, pawns.isolated[c]);
+        sink.add(us, ISOLATED, pawns.isolated[c]);
     }
     let their_king = board.king_of(them);
     for sq in pawns.passed[c] {
@@ -663,11 +663,11 @@ fn side_terms<A: Accumulator>(board: &Board, pawns: &PawnInfo, us: Color, acc: &
         } as usize;
         // Only the rearmost pawn of a doubled pair is passed in earnest; the front one is
         // counted too, which is fine for a first evaluation.
-        acc.add(us, PASSED + rel_rank, 1);
+        sink.add(us, PASSED + rel_rank, 1);
         // Nothing in the way to the promotion square.
         let path = passed_span(us, sq) & Bitboard(FILE_A << file);
         if !path.intersects(occupied) {
-            acc.add(us, PASSED_FREE + rel_rank, 1);
+            sink.add(us, PASSED_FREE + rel_rank, 1);
         }
         // The kings' distances from the square in front: ours escorts, theirs blocks.
         let stop = match us {
@@ -676,19 +676,19 @@ fn side_terms<A: Accumulator>(board: &Board, pawns: &PawnInfo, us: Color, acc: &
         };
         if let Some(stop) = stop {
             if let Some(k) = our_king {
-                acc.add(us, PASSED_OUR_KING + rel_rank, k.distance(stop) as i32);
+                sink.add(us, PASSED_OUR_KING + rel_rank, k.distance(stop) as i32);
             }
             if let Some(k) = their_king {
-                acc.add(us, PASSED_THEIR_KING + rel_rank, k.distance(stop) as i32);
+                sink.add(us, PASSED_THEIR_KING + rel_rank, k.distance(stop) as i32);
             }
         }
     }
     if pawns.doubled[c] > 0 {
-        acc.add(us, DOUBLED, pawns.doubled[c]);
+        sink.add(us, DOUBLED, pawns.doubled[c]);
     }
 
     if (board.bishops() & ours).more_than_one() {
-        acc.add(us, BISHOP_PAIR, 1);
+        sink.add(us, BISHOP_PAIR, 1);
     }
 }
 

@@ -5,12 +5,14 @@
 //! on another thread can drive it.
 //!
 //! The leaves, which use nothing else of the engine:
-//! - [`score`]: the score scale (`MATE`, `MATE_BOUND`, `MAX_PLY`), mate distances, the
+//! - [`score`]: the score scale (`MATE_CP`, `MATE_BOUND_CP`, `MAX_PLY`), mate distances, the
 //!   transposition table's ply adjustment, and [`Score`] as UCI and people read it.
 //! - [`hash`]: the position key, for the tables and the repetition rule alike.
 //! - [`packed_move`]: a move in 16 bits, as the tables store it.
 //! - [`options`]: [`SearchOptions`] (the switches, listed once for UCI and `--set`) and [`Limits`].
 //! - [`time`]: time management, how long to think from the clock.
+//! - `parameters`: the search's tuned margins, depth limits and reductions, one documented
+//!   constant each (read by `negamax` and by `search`'s aspiration windows).
 //!
 //! Built on them:
 //! - [`perft`]: move-generation counts.
@@ -36,6 +38,7 @@ pub mod nnue;
 pub mod options;
 mod ordering;
 pub mod packed_move;
+mod parameters;
 pub mod perft;
 pub mod pesto;
 pub mod score;

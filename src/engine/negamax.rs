@@ -1,9 +1,10 @@
 //! The tree search: a principal variation search (negamax, fail-soft) with quiescence at the
 //! horizon, `depth` counting down to the horizon and `ply` counting up from the root.
 //!
-//! Every pruning technique is a numbered, labelled step in [`Search::negamax`] behind a switch
+//! Every pruning technique is a numbered, labelled step in [`Worker::negamax`] behind a switch
 //! of [`SearchOptions`], so that its effect can be measured on and off; the bigger steps are
-//! methods named after them. Iterative deepening and the root's hand-overs (tablebase, mate
+//! methods named after them. Their margins, depth limits and reductions are the named constants
+//! of [`super::parameters`]; where an SPRT measured a step, its comment gives the Elo and the row. Iterative deepening and the root's hand-overs (tablebase, mate
 //! search) live in [`super::search`], which drives this one.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -20,7 +21,16 @@ use super::ordering::{
     GOOD_CAPTURE, History, KILLER, Killers, PieceTo, Previous, Scores, TT_MOVE, pick, score_moves,
 };
 use super::packed_move::PackedMove;
-use super::score::{INF, MATE_BOUND, MAX_PLY, mate_in, mated_in};
+use super::parameters::{
+    AGGRESSIVE_FUTILITY_MARGIN, CHECK_EXTENSION_MAX_PLY_PER_DEPTH, DELTA_MARGIN, FUTILITY_BASE,
+    FUTILITY_MAX_DEPTH, FUTILITY_PER_DEPTH, HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE,
+    LMP_BASE, LMP_MAX_DEPTH, LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_DIVISOR, LMR_HISTORY_CLAMP,
+    LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR,
+    NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH, RFP_IMPROVING_BONUS,
+    RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH,
+    SEE_QUIET_MARGIN,
+};
+use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
 use super::see::see_ge;
 use super::spite_check::Analogy;
 use super::tablebase;
@@ -80,9 +90,10 @@ impl Shared {
     }
 }
 
-/// One search: the tree below a root, with its limits, counters and per-ply memory. Under Lazy
-/// SMP each thread has its own (its killers, history and line), all over one table.
-pub(super) struct Search<'a> {
+/// One thread's search (a worker): the tree below a root, with its limits, counters and per-ply
+/// memory. Under Lazy SMP each thread has its own worker (its killers, history and line), all over
+/// one table; [`super::search`] drives them.
+pub(super) struct Worker<'a> {
     opts: SearchOptions,
     params: &'a Params,
     /// The net that evaluates (`None`: the hand-crafted evaluation, `params`).
@@ -126,7 +137,7 @@ pub(super) struct Search<'a> {
 fn lmr_formula(depth: i32, moves: usize) -> i32 {
     let d = (depth.max(1) as f32).ln();
     let m = (moves.max(1) as f32).ln();
-    (0.75 + d * m / 2.25) as i32
+    (LMR_BASE + d * m / LMR_DIVISOR) as i32
 }
 
 /// The depths and move numbers below this have their reduction in [`LMR`].
@@ -145,6 +156,18 @@ fn lmr_reduction(depth: i32, moves: usize) -> i32 {
         Ok(d) if d < LMR_SIZE && moves < LMR_SIZE => i32::from(LMR[d][moves]),
         _ => lmr_formula(depth, moves),
     }
+}
+
+/// Step 9: how many quiet moves late move pruning lets through at `depth`: fewer when the
+/// static evaluation is not `improving`.
+#[inline]
+fn lmp_limit(depth: i32, improving: bool) -> usize {
+    let divisor = if improving {
+        1
+    } else {
+        LMP_NOT_IMPROVING_DIVISOR
+    };
+    (LMP_BASE + depth * depth) as usize / divisor
 }
 
 /// Step 4: does the table's entry end the node? Its score when it is deep enough and its
@@ -170,9 +193,9 @@ pub(super) struct StopWhen {
     pub node_limit: u64,
 }
 
-/// Everything a [`Search`] starts from: its switches, what it shares with the engine and the
+/// Everything a [`Worker`] starts from: its switches, what it shares with the engine and the
 /// other threads, the root and its history, and when to stop.
-pub(super) struct SearchSetup<'a> {
+pub(super) struct WorkerSetup<'a> {
     pub opts: SearchOptions,
     pub params: &'a Params,
     pub tt: &'a TranspositionTable,
@@ -190,10 +213,10 @@ pub(super) struct SearchSetup<'a> {
     pub stop_when: StopWhen,
 }
 
-impl<'a> Search<'a> {
-    /// A search as `setup` describes it.
-    pub(super) fn new(setup: SearchSetup<'a>) -> Self {
-        let SearchSetup {
+impl<'a> Worker<'a> {
+    /// A worker as `setup` describes it.
+    pub(super) fn new(setup: WorkerSetup<'a>) -> Self {
+        let WorkerSetup {
             opts,
             params,
             tt,
@@ -219,7 +242,7 @@ impl<'a> Search<'a> {
             }
             None => Vec::new(),
         };
-        Search {
+        Worker {
             opts,
             params,
             net,
@@ -375,7 +398,10 @@ impl<'a> Search<'a> {
         //    falls between a check and its answer.
         //    Limited to lines no longer than twice the iteration's depth, so that long series of
         //    checks can't blow the tree up.
-        if in_check && self.opts.check_extension && (ply as i32) < 2 * self.root_depth {
+        if in_check
+            && self.opts.check_extension
+            && (ply as i32) < CHECK_EXTENSION_MAX_PLY_PER_DEPTH * self.root_depth
+        {
             depth += 1;
         }
         if depth <= 0 {
@@ -398,8 +424,10 @@ impl<'a> Search<'a> {
             }
 
             // 3. Mate Distance Pruning: even mating right here cannot score more than
-            //    MATE - ply, nor can being mated here score less than -MATE + ply. If the
+            //    MATE_CP - ply, nor can being mated here score less than -MATE_CP + ply. If the
             //    window lies outside that range, a shorter mate is already known: prune.
+            //    SPRT (off against on): −4.6 ± 22.7 Elo, no decision; stays on (row 14 of
+            //    docs/benchmarks-log.md 'Every SPRT (the full table)').
             if self.opts.mdp {
                 alpha = alpha.max(mated_in(ply));
                 beta = beta.min(mate_in(ply) - 1);
@@ -425,9 +453,11 @@ impl<'a> Search<'a> {
             // 5. Reverse futility pruning: far above beta near the leaves, the opponent's
             //    threats (searched by quiescence) are unlikely to bring the score back down.
             if self.opts.futility
-                && depth <= 7
-                && beta.abs() < MATE_BOUND
-                && eval - 80 * depth + if improving { 40 } else { 0 } >= beta
+                && depth <= RFP_MAX_DEPTH
+                && beta.abs() < MATE_BOUND_CP
+                && eval - RFP_MARGIN_PER_DEPTH * depth
+                    + if improving { RFP_IMPROVING_BONUS } else { 0 }
+                    >= beta
             {
                 return eval;
             }
@@ -435,12 +465,14 @@ impl<'a> Search<'a> {
             // 6. Aggressive futility pruning (the seeds' careful style): at a frontier node of
             //    the root's own side, if the static evaluation is below alpha by half a pawn and
             //    the last move was no capture, assume no quiet move will save it and prune.
+            //    SPRT (on against off): −47.3 ± 27.3 Elo, H0; stays off (row 15 of
+            //    docs/benchmarks-log.md 'Every SPRT (the full table)').
             if self.opts.aggressive_futility
                 && depth == 1
                 && pos.turn() == self.root_turn
                 && !last_was_capture
-                && alpha.abs() < MATE_BOUND
-                && eval + 50 <= alpha
+                && alpha.abs() < MATE_BOUND_CP
+                && eval + AGGRESSIVE_FUTILITY_MARGIN <= alpha
             {
                 return eval;
             }
@@ -458,6 +490,9 @@ impl<'a> Search<'a> {
             //    won nothing, the opponent may have "spent" its check to push a threat over the
             //    horizon. Re-search the failed-high null move one ply deeper; if it now fails
             //    low the threat is real: don't prune, and extend the non-checking moves below.
+            //    SPRT (on against off): +13.3 ± 22.2 Elo, no decision (row 16), then
+            //    −14.1 ± 16.8 Elo, H0 (row 17); stays off (rows of
+            //    docs/benchmarks-log.md 'Every SPRT (the full table)').
             if let Some(null) = null_cut
                 && self.opts.spite_check
                 && self.after_check_and_quiet_evasion(ply)
@@ -521,8 +556,8 @@ impl<'a> Search<'a> {
             // Never prune while a mate is at stake: with a mate score as alpha, every quiet
             // move looks futile, including the one that mates sooner.
             if !root
-                && best > -MATE_BOUND
-                && alpha > -MATE_BOUND
+                && best > -MATE_BOUND_CP
+                && alpha > -MATE_BOUND_CP
                 && !in_check
                 && quiet
                 && !gives_check
@@ -531,8 +566,8 @@ impl<'a> Search<'a> {
                 //    (ordered by history) are unlikely to matter.
                 if self.opts.lmp
                     && !pv_node
-                    && depth <= 4
-                    && searched >= (3 + depth * depth) as usize / if improving { 1 } else { 2 }
+                    && depth <= LMP_MAX_DEPTH
+                    && searched >= lmp_limit(depth, improving)
                 {
                     continue;
                 }
@@ -540,9 +575,9 @@ impl<'a> Search<'a> {
                 //     alpha within the last plies.
                 if self.opts.futility
                     && !pv_node
-                    && depth <= 3
+                    && depth <= FUTILITY_MAX_DEPTH
                     && order < KILLER
-                    && eval + 100 + 120 * depth <= alpha
+                    && eval + FUTILITY_BASE + FUTILITY_PER_DEPTH * depth <= alpha
                 {
                     continue;
                 }
@@ -550,19 +585,22 @@ impl<'a> Search<'a> {
 
             // 10a. SEE pruning: near the leaves, a move that loses material by the static
             //      exchange evaluation beyond a margin growing with depth is not worth searching:
-            //      quiet moves (the piece left where it can be taken) below -20·depth²,
-            //      captures below -100·depth. Captures that win by SEE skip the test.
+            //      quiet moves (the piece left where it can be taken) below
+            //      -SEE_QUIET_MARGIN·depth², captures below -SEE_CAPTURE_MARGIN·depth. Captures
+            //      that win by SEE skip the test.
+            //      SPRT: +56.2 ± 24.6 Elo, H1 (row 5 of
+            //      docs/benchmarks-log.md 'Every SPRT (the full table)', and of BENCHMARKS.md).
             if self.opts.futility
                 && !root
-                && best > -MATE_BOUND
-                && depth <= 8
+                && best > -MATE_BOUND_CP
+                && depth <= SEE_PRUNING_MAX_DEPTH
                 && order < GOOD_CAPTURE
                 && order != TT_MOVE
             {
                 let margin = if quiet {
-                    -20 * depth * depth
+                    -SEE_QUIET_MARGIN * depth * depth
                 } else {
-                    -100 * depth
+                    -SEE_CAPTURE_MARGIN * depth
                 };
                 if !see_ge(pos, m, margin) {
                     continue;
@@ -632,7 +670,7 @@ impl<'a> Search<'a> {
         self.past.pop();
         if searched == 0 {
             // Every move was pruned: the node fails low at its static score.
-            return eval.max(-MATE_BOUND);
+            return eval.max(-MATE_BOUND_CP);
         }
 
         let bound = if best >= beta {
@@ -645,10 +683,13 @@ impl<'a> Search<'a> {
         let raw_eval = self.stack[ply].raw_eval;
         // 12. Correction history: a quiet best move (or none) whose score says where the static
         //     evaluation should have been (exact, or a bound beyond it) teaches its entries.
+        //     SPRT: +62.0 ± 25.8 Elo, H1 by pawn structure (row 20), +56.9 ± 27.0 Elo, H1 by
+        //     each side's other pieces too (row 21); rows of
+        //     docs/benchmarks-log.md 'Every SPRT (the full table)'.
         if !in_check
             && !bare_king(pos)
             && best_move.is_none_or(|m| !m.is_capture() && !m.is_promotion())
-            && best.abs() < MATE_BOUND
+            && best.abs() < MATE_BOUND_CP
             && !(bound == Bound::Lower && best <= eval)
             && !(bound == Bound::Upper && best >= eval)
         {
@@ -673,11 +714,11 @@ impl<'a> Search<'a> {
     /// drives the mate, is left as it is.
     #[inline]
     fn corrected(&self, pos: &Chess, raw: i32) -> i32 {
-        if raw.abs() >= MATE_BOUND || bare_king(pos) {
+        if raw.abs() >= MATE_BOUND_CP || bare_king(pos) {
             return raw;
         }
         let c = self.history.correction.get(pos.board(), pos.turn());
-        (raw + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+        (raw + c).clamp(-MATE_BOUND_CP + 1, MATE_BOUND_CP - 1)
     }
 
     /// The static evaluation of `pos` at `ply`, for the side to move: the net's, from the ply's
@@ -774,14 +815,16 @@ impl<'a> Search<'a> {
     ) -> Option<NullCut> {
         if !(self.opts.null_move
             && !cut_from_null
-            && depth >= 3
+            && depth >= NMP_MIN_DEPTH
             && eval >= beta
-            && beta.abs() < MATE_BOUND
+            && beta.abs() < MATE_BOUND_CP
             && has_non_pawn_material(pos))
         {
             return None;
         }
-        let reduction = 3 + depth / 4 + ((eval - beta) / 200).min(3);
+        let reduction = NMP_BASE_REDUCTION
+            + depth / NMP_DEPTH_DIVISOR
+            + ((eval - beta) / NMP_EVAL_DIVISOR).min(NMP_EVAL_MAX_REDUCTION);
         let score = self.null_search(pos, hash, depth - 1 - reduction, ply, beta);
         (score >= beta).then_some(NullCut { score, reduction })
     }
@@ -798,12 +841,12 @@ impl<'a> Search<'a> {
         null: NullCut,
     ) -> Option<i32> {
         // A mate found by passing is no proof: claim beta only.
-        let score = if null.score >= MATE_BOUND {
+        let score = if null.score >= MATE_BOUND_CP {
             beta
         } else {
             null.score
         };
-        if depth < 10 {
+        if depth < NMP_VERIFY_DEPTH {
             return Some(score);
         }
         let r = null.reduction;
@@ -888,12 +931,17 @@ impl<'a> Search<'a> {
         late: LateMove,
     ) -> i32 {
         let mut r = 0;
-        if self.opts.lmr && depth >= 3 && late.searched >= 3 && late.quiet && !late.gives_check {
+        if self.opts.lmr
+            && depth >= LMR_MIN_DEPTH
+            && late.searched >= LMR_MIN_MOVES
+            && late.quiet
+            && !late.gives_check
+        {
             r = lmr_reduction(depth, late.searched);
             r -= i32::from(late.pv_node) + i32::from(late.root);
             r += i32::from(!late.improving);
             r -= i32::from(late.order >= KILLER);
-            r -= late.order.clamp(-16384, 16384) / 8192;
+            r -= late.order.clamp(-LMR_HISTORY_CLAMP, LMR_HISTORY_CLAMP) / LMR_HISTORY_DIVISOR;
             r = r.clamp(0, new_depth - 1);
         }
         let mut score = -self.negamax(
@@ -946,7 +994,7 @@ impl<'a> Search<'a> {
         quiets_tried: &MoveList,
     ) {
         self.killers.remember(ply, m);
-        let bonus = (depth * depth).min(400) * 8;
+        let bonus = (depth * depth).min(HISTORY_BONUS_MAX_DEPTH_SQUARED) * HISTORY_BONUS_SCALE;
         for &q in quiets_tried {
             if q != m {
                 self.history.update(side, q, prev, -bonus);
@@ -1042,7 +1090,7 @@ impl<'a> Search<'a> {
                 } + m
                     .promotion()
                     .map_or(0, |r| see_value(r) - see_value(Role::Pawn));
-                if stand_pat + gain + 200 <= alpha && alpha.abs() < MATE_BOUND {
+                if stand_pat + gain + DELTA_MARGIN <= alpha && alpha.abs() < MATE_BOUND_CP {
                     continue;
                 }
             }

@@ -1,17 +1,17 @@
 //! Scores: the search's centipawn/mate scale, its bounds, and the [`Score`] people and GUIs see.
 //!
-//! Inside the search a score is an `i32` in centipawns from the side to move's point of view. A
-//! mate is `MATE - ply` (the side to move mates at that ply from the root) or `-MATE + ply` (it is
-//! mated there), so that a nearer mate scores higher; everything beyond [`MATE_BOUND`] is a mate.
+//! Inside the search a score is an `i32` in centipawns from the side to move's point of view
+//! (the scale of [`crate::score_scale`]). A mate is `MATE_CP - ply` (the side to move mates at
+//! that ply from the root) or `-MATE_CP + ply` (it is mated there), so that a nearer mate scores
+//! higher; everything beyond [`MATE_BOUND_CP`] is a mate.
 //! The transposition table stores mates counted from the node instead of the root (see
 //! [`to_tt`]), so that they stay right when the position comes again at another ply.
 
-/// The score of delivering mate right now (at ply 0).
-pub const MATE: i32 = 32000;
-/// Scores beyond this are mates.
-pub const MATE_BOUND: i32 = MATE - 1000;
+/// The ends of the centipawn scale, shared with scored books: [`MATE_CP`] is the score of
+/// delivering mate right now (at ply 0), scores beyond [`MATE_BOUND_CP`] are mates.
+pub use crate::score_scale::{MATE_BOUND_CP, MATE_CP};
 /// More than any score: the bound of a full window.
-pub const INF: i32 = MATE + 1;
+pub const INF: i32 = MATE_CP + 1;
 /// The deepest ply the search goes to (extensions included).
 pub const MAX_PLY: usize = 128;
 
@@ -21,27 +21,27 @@ pub type Score16 = i16;
 /// The score of mating at `ply` (from the side to move at the root of the count).
 #[inline]
 pub fn mate_in(ply: usize) -> i32 {
-    MATE - ply as i32
+    MATE_CP - ply as i32
 }
 
 /// The score of being mated at `ply`.
 #[inline]
 pub fn mated_in(ply: usize) -> i32 {
-    -MATE + ply as i32
+    -MATE_CP + ply as i32
 }
 
 /// Is this score a mate, for either side?
 #[inline]
 pub fn is_mate(score: i32) -> bool {
-    score.abs() >= MATE_BOUND
+    score.abs() >= MATE_BOUND_CP
 }
 
 /// A mate score counts plies from the root; in the table it must count from the node itself.
 #[inline]
 pub fn to_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_BOUND {
+    if score >= MATE_BOUND_CP {
         score + ply as i32
-    } else if score <= -MATE_BOUND {
+    } else if score <= -MATE_BOUND_CP {
         score - ply as i32
     } else {
         score
@@ -51,9 +51,9 @@ pub fn to_tt(score: i32, ply: usize) -> i32 {
 /// The inverse of [`to_tt`]: back from the node to the root's count.
 #[inline]
 pub fn from_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_BOUND {
+    if score >= MATE_BOUND_CP {
         score - ply as i32
-    } else if score <= -MATE_BOUND {
+    } else if score <= -MATE_BOUND_CP {
         score + ply as i32
     } else {
         score
@@ -72,10 +72,10 @@ pub enum Score {
 impl Score {
     /// The score of the search's internal scale, mates turned into moves.
     pub fn from_internal(score: i32) -> Score {
-        if score >= MATE_BOUND {
-            Score::Mate((MATE - score + 1) / 2)
-        } else if score <= -MATE_BOUND {
-            Score::Mate(-(MATE + score) / 2)
+        if score >= MATE_BOUND_CP {
+            Score::Mate((MATE_CP - score + 1) / 2)
+        } else if score <= -MATE_BOUND_CP {
+            Score::Mate(-(MATE_CP + score) / 2)
         } else {
             Score::Cp(score)
         }
@@ -114,9 +114,9 @@ mod tests {
 
     #[test]
     fn mate_scores_in_moves() {
-        assert_eq!(Score::from_internal(MATE - 1), Score::Mate(1));
-        assert_eq!(Score::from_internal(MATE - 3), Score::Mate(2));
-        assert_eq!(Score::from_internal(-MATE + 2), Score::Mate(-1));
+        assert_eq!(Score::from_internal(MATE_CP - 1), Score::Mate(1));
+        assert_eq!(Score::from_internal(MATE_CP - 3), Score::Mate(2));
+        assert_eq!(Score::from_internal(-MATE_CP + 2), Score::Mate(-1));
         assert_eq!(Score::from_internal(15), Score::Cp(15));
     }
 

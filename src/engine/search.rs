@@ -7,7 +7,7 @@
 //! mate N`) by the dedicated mate search first (`Engine::mate_first`).
 //!
 //! With `SearchOptions::threads` above 1 the search is **Lazy SMP**: helper threads search the
-//! same root at the same time, each its own `negamax::Search` (killers, history, line) over the
+//! same root at the same time, each its own `negamax::Worker` (killers, history, line) over the
 //! one lock-free transposition table, at depths staggered by Stockfish 9's skip blocks, so that
 //! the main thread finds their results in the table. The main thread alone reports, keeps to the
 //! limits and decides the move; node counts (and node limits) are summed over the threads, a stop
@@ -26,10 +26,14 @@ use shakmaty::{CastlingMode, Chess, Move, Position};
 use super::eval::Params;
 use super::hash::hash_of;
 use super::mate::{MateLimits, MateOutcome, MateSearch, MateTable};
-use super::negamax::{Search, SearchSetup, Shared, StopWhen};
+use super::negamax::{Shared, StopWhen, Worker, WorkerSetup};
 use super::options::{Limits, SearchOptions, max_threads};
 use super::ordering::History;
-use super::score::{INF, MATE, MATE_BOUND, MAX_PLY, Score};
+use super::parameters::{
+    ASPIRATION_DELTA, ASPIRATION_MAX_FAIL_HIGH_REDUCTION, ASPIRATION_MIN_DEPTH,
+    ASPIRATION_OPEN_DELTA,
+};
+use super::score::{INF, MATE_BOUND_CP, MATE_CP, MAX_PLY, Score};
 use super::tablebase::{self, Value};
 use super::tt::{TableError, TranspositionTable};
 
@@ -252,7 +256,7 @@ impl Engine {
             node_limit: limits.nodes.unwrap_or(u64::MAX),
         };
         let allowed: Option<Vec<Move>> = restricted.then(|| root_moves.iter().copied().collect());
-        let mut search = Search::new(SearchSetup {
+        let mut worker = Worker::new(WorkerSetup {
             opts: self.options.clone(),
             params: &self.params,
             tt: &self.tt,
@@ -264,11 +268,11 @@ impl Engine {
             past: game,
             stop_when: stop_when.clone(),
         });
-        search.nodes = nodes;
+        worker.nodes = nodes;
         // The main thread's deepening, the same with or without helpers.
-        let mut main_deepening = |search: &mut Search| {
+        let mut main_deepening = |worker: &mut Worker| {
             iterative_deepening(
-                search,
+                worker,
                 pos,
                 max_depth,
                 limits,
@@ -278,7 +282,7 @@ impl Engine {
             )
         };
         if threads == 1 {
-            main_deepening(&mut search);
+            main_deepening(&mut worker);
         } else {
             // Lazy SMP: helper threads search the same root over the same table, each with its
             // own killers, history and line, at staggered depths, and fill the table with what
@@ -288,7 +292,7 @@ impl Engine {
             let (options, params, tt) = (&self.options, &self.params, &self.tt);
             std::thread::scope(|scope| {
                 for (i, history) in self.helper_history.iter_mut().enumerate() {
-                    let mut helper = Search::new(SearchSetup {
+                    let mut helper = Worker::new(WorkerSetup {
                         opts: options.clone(),
                         params,
                         tt,
@@ -310,12 +314,12 @@ impl Engine {
                             helper.publish_nodes();
                         });
                 }
-                main_deepening(&mut search);
-                search.publish_nodes();
+                main_deepening(&mut worker);
+                worker.publish_nodes();
                 shared.done.store(true, Ordering::Relaxed);
             });
         }
-        result.nodes = shared.total().max(search.nodes);
+        result.nodes = shared.total().max(worker.nodes);
         result.time = start.elapsed();
         result
     }
@@ -401,26 +405,27 @@ impl Engine {
 /// One depth searched with an aspiration window: expect a score near `score` (the last depth's),
 /// widen the window on failure. The depth's score, or `None` when the search was stopped.
 ///
-/// The window starts at ±15 centipawns and grows by half at each failure. After a fail high
-/// the next try searches one ply shallower (as Ethereal does): a move that beats the window
-/// is usually confirmed sooner than refuted, and the full depth comes back after a fail low.
+/// The window starts at ±[`ASPIRATION_DELTA`] centipawns (from depth [`ASPIRATION_MIN_DEPTH`])
+/// and grows by half at each failure. After a fail high the next try searches one ply shallower
+/// (as Ethereal does): a move that beats the window is usually confirmed sooner than refuted, and
+/// the full depth comes back after a fail low.
 fn aspiration_search(
-    search: &mut Search,
+    worker: &mut Worker,
     pos: &Chess,
     root_hash: u64,
     depth: i32,
     score: i32,
 ) -> Option<i32> {
-    let mut delta = 15;
-    let (mut alpha, mut beta) = if depth >= 5 && score.abs() < MATE_BOUND {
+    let mut delta = ASPIRATION_DELTA;
+    let (mut alpha, mut beta) = if depth >= ASPIRATION_MIN_DEPTH && score.abs() < MATE_BOUND_CP {
         (score - delta, score + delta)
     } else {
         (-INF, INF)
     };
     let mut search_depth = depth;
     loop {
-        let s = search.root(pos, root_hash, search_depth, alpha, beta);
-        if search.stopped {
+        let s = worker.root(pos, root_hash, search_depth, alpha, beta);
+        if worker.stopped {
             return None;
         }
         let failed_low = s <= alpha;
@@ -430,15 +435,17 @@ fn aspiration_search(
             search_depth = depth;
         } else if s >= beta {
             beta = (s + delta).min(INF);
-            if s.abs() < MATE_BOUND {
-                search_depth = (search_depth - 1).max(depth - 3).max(1);
+            if s.abs() < MATE_BOUND_CP {
+                search_depth = (search_depth - 1)
+                    .max(depth - ASPIRATION_MAX_FAIL_HIGH_REDUCTION)
+                    .max(1);
             }
         } else {
             return Some(s);
         }
         delta += delta / 2;
         // Far off: open the window on the side that failed.
-        if delta > 500 {
+        if delta > ASPIRATION_OPEN_DELTA {
             if failed_low {
                 alpha = -INF;
             } else {
@@ -464,15 +471,15 @@ fn helper_skips(id: usize, depth: i32) -> bool {
 /// A helper thread's iterative deepening (Lazy SMP): the depths of its pattern up to
 /// `max_depth`, each with an aspiration window, until it is stopped. What it finds goes to the
 /// table only; the main thread reports and chooses.
-fn helper_deepening(search: &mut Search, pos: &Chess, max_depth: u32, id: usize) {
+fn helper_deepening(worker: &mut Worker, pos: &Chess, max_depth: u32, id: usize) {
     let root_hash = hash_of(pos);
     let mut score: i32 = 0;
     for depth in 1..=max_depth as i32 {
         if helper_skips(id, depth) {
             continue;
         }
-        search.start_iteration(depth);
-        match aspiration_search(search, pos, root_hash, depth, score) {
+        worker.start_iteration(depth);
+        match aspiration_search(worker, pos, root_hash, depth, score) {
             Some(s) => score = s,
             None => break,
         }
@@ -480,9 +487,9 @@ fn helper_deepening(search: &mut Search, pos: &Chess, max_depth: u32, id: usize)
 }
 
 /// Iterative deepening with aspiration windows: depth 1, 2, … up to `max_depth` until a limit
-/// stops `search`, each completed depth written into `result` and reported to `on_iteration`.
+/// stops `worker`, each completed depth written into `result` and reported to `on_iteration`.
 fn iterative_deepening(
-    search: &mut Search,
+    worker: &mut Worker,
     pos: &Chess,
     max_depth: u32,
     limits: &Limits,
@@ -493,14 +500,14 @@ fn iterative_deepening(
     let root_hash = hash_of(pos);
     let mut score: i32 = 0;
     for depth in 1..=max_depth as i32 {
-        search.start_iteration(depth);
-        if let Some(s) = aspiration_search(search, pos, root_hash, depth, score) {
+        worker.start_iteration(depth);
+        if let Some(s) = aspiration_search(worker, pos, root_hash, depth, score) {
             score = s;
         }
-        if search.stopped {
+        if worker.stopped {
             // A root move that already beat the previous best in this unfinished iteration
             // is better informed than the last iteration's choice.
-            if let Some((m, s)) = search.root_best
+            if let Some((m, s)) = worker.root_best
                 && s > score
                 && result.depth > 0
             {
@@ -510,7 +517,7 @@ fn iterative_deepening(
             }
             break;
         }
-        let pv = search.principal_variation().to_vec();
+        let pv = worker.principal_variation().to_vec();
         result.best_move = pv.first().copied().or(result.best_move);
         result.score = Score::from_internal(score);
         result.depth = depth as u32;
@@ -521,13 +528,13 @@ fn iterative_deepening(
         };
         let iteration = Iteration {
             depth: depth as u32,
-            seldepth: search.seldepth.max(depth as u32),
+            seldepth: worker.seldepth.max(depth as u32),
             score: result.score,
-            nodes: search.total_nodes(),
+            nodes: worker.total_nodes(),
             time: start.elapsed(),
-            hashfull: search.tt.hashfull(),
+            hashfull: worker.tt.hashfull(),
             pv: result.pv.clone(),
-            best_share: search.root_share(result.pv.first()),
+            best_share: worker.root_share(result.pv.first()),
         };
         on_iteration(&iteration);
         if let (Some(n), Score::Mate(m)) = (limits.mate, result.score)
@@ -537,7 +544,7 @@ fn iterative_deepening(
             break;
         }
         // A forced mate found with the whole tree searched deeper than its length is final.
-        if score.abs() >= MATE_BOUND && depth > 2 * (MATE - score.abs()) + 8 {
+        if score.abs() >= MATE_BOUND_CP && depth > 2 * (MATE_CP - score.abs()) + 8 {
             break;
         }
     }
@@ -627,7 +634,7 @@ mod tests {
     }
 
     /// With the net, every evaluation in the tree reads an accumulator updated move by move; the
-    /// search checks each against one computed from scratch (`Search::evaluate` under test), over
+    /// search checks each against one computed from scratch (`Worker::evaluate` under test), over
     /// castling, en passant, promotions with and without capture, and null moves.
     #[test]
     fn the_nets_accumulators_follow_every_line_of_the_search() {

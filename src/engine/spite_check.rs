@@ -23,7 +23,7 @@
 use shakmaty::Chess;
 
 use super::hash::hash_of;
-use super::score::MATE_BOUND;
+use super::score::MATE_BOUND_CP;
 use super::tt::{Bound, TranspositionTable};
 
 /// The analogy in force below a spite check and its evasion (see the module's overview).
@@ -80,12 +80,12 @@ impl Analogy {
 /// The stand-pat score `stand_pat` bounded by the analogous position's stored `score` and
 /// `bound`, corrected by `delta`. A mate score counts as just short of a mate.
 fn bound_by_analogy(stand_pat: i32, score: i32, bound: Bound, delta: i32) -> i32 {
-    let v = if score >= MATE_BOUND {
-        MATE_BOUND - 1
-    } else if score <= -MATE_BOUND {
-        -MATE_BOUND + 1
+    let v = if score >= MATE_BOUND_CP {
+        MATE_BOUND_CP - 1
+    } else if score <= -MATE_BOUND_CP {
+        -MATE_BOUND_CP + 1
     } else {
-        (score + delta).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+        (score + delta).clamp(-MATE_BOUND_CP + 1, MATE_BOUND_CP - 1)
     };
     match bound {
         Bound::Upper => stand_pat.min(v),
@@ -97,7 +97,7 @@ fn bound_by_analogy(stand_pat: i32, score: i32, bound: Bound, delta: i32) -> i32
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::score::MATE;
+    use crate::engine::score::MATE_CP;
     use shakmaty::Position;
 
     #[test]
@@ -131,12 +131,12 @@ mod tests {
         assert_eq!(bound_by_analogy(100, 20, Bound::Lower, -5), 100);
         assert_eq!(bound_by_analogy(100, 20, Bound::Exact, 0), 20);
         assert_eq!(
-            bound_by_analogy(0, -MATE + 5, Bound::Upper, 50),
-            -MATE_BOUND + 1
+            bound_by_analogy(0, -MATE_CP + 5, Bound::Upper, 50),
+            -MATE_BOUND_CP + 1
         );
         assert_eq!(
-            bound_by_analogy(0, MATE - 5, Bound::Exact, 50),
-            MATE_BOUND - 1
+            bound_by_analogy(0, MATE_CP - 5, Bound::Exact, 50),
+            MATE_BOUND_CP - 1
         );
     }
 }

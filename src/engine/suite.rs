@@ -1,4 +1,4 @@
-//! Test suites: positions with a task, read from EPD files or from PGN mate puzzles.
+//! Test suites: positions with a goal ([`SuiteGoal`]), read from EPD files or from PGN mate puzzles.
 //!
 //! - EPD: four FEN fields, then operations `opcode operand…;`. `bm` (best moves, SAN), `am`
 //!   (moves to avoid), `dm N` (direct mate in N), `id`; matetrack writes `bm #N` (mate in N) and
@@ -16,9 +16,10 @@ use super::search::SearchResult;
 use crate::position::{EpdLine, parse_fen, parse_move};
 use crate::text::quote;
 
-/// What a suite position asks for.
+/// What a suite position asks for (its goal): a best move, a move to avoid or a mate. A
+/// [`SuiteEntry`] is the position with its goal.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Task {
+pub struct SuiteGoal {
     /// Any of these moves solves it.
     pub best: Vec<Move>,
     /// None of these moves may be played.
@@ -35,7 +36,8 @@ pub struct SuiteEntry {
     pub id: Option<String>,
     pub fen: String,
     pub pos: Chess,
-    pub task: Task,
+    /// What the position asks for.
+    pub task: SuiteGoal,
 }
 
 /// A line (or game) that was skipped.
@@ -113,7 +115,7 @@ pub fn parse_epd_line(text: &str, line: usize) -> Option<Result<SuiteEntry, Suit
         id: None,
         fen: fields.join(" "),
         pos,
-        task: Task::default(),
+        task: SuiteGoal::default(),
     };
     for (op, args) in operations(rest) {
         match op.as_str() {
@@ -146,7 +148,7 @@ pub fn parse_epd_line(text: &str, line: usize) -> Option<Result<SuiteEntry, Suit
             _ => {}
         }
     }
-    if entry.task == Task::default() {
+    if entry.task == SuiteGoal::default() {
         return Some(Err(err("no bm, am or dm operation".to_string())));
     }
     Some(Ok(entry))
@@ -250,9 +252,9 @@ pub fn parse_puzzles(text: &str) -> (Vec<SuiteEntry>, Vec<SuiteError>) {
             errors.push(err("no [Termination \"mate in N\"] tag".to_string()));
             continue;
         };
-        let mut task = Task {
+        let mut task = SuiteGoal {
             mate: Some(mate),
-            ..Task::default()
+            ..SuiteGoal::default()
         };
         if let Some(m) = g
             .first_move
@@ -275,7 +277,7 @@ pub fn parse_puzzles(text: &str) -> (Vec<SuiteEntry>, Vec<SuiteError>) {
 /// Does a search result fulfil the task? A mate task needs a mate of at most that length (for
 /// `bm #-N`, being mated in exactly N); otherwise the move must be a best move and not an avoided
 /// one.
-pub fn is_solved(task: &Task, result: &SearchResult) -> bool {
+pub fn is_solved(task: &SuiteGoal, result: &SearchResult) -> bool {
     if let Some(n) = task.mate {
         return match result.score {
             Score::Mate(k) if n > 0 => k > 0 && k <= n,

@@ -383,7 +383,7 @@ impl TranspositionTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::score::MATE;
+    use crate::engine::score::MATE_CP;
 
     #[test]
     fn sizes_no_machine_has_are_refused_not_overflowed() {
@@ -415,20 +415,28 @@ mod tests {
             42,
             5,
             PackedMove::from_bits(7),
-            MATE - 9,
+            MATE_CP - 9,
             0,
             3,
             Bound::Exact,
         );
         // Read at ply 2 the same node's mate is 4 plies further: ply 6 from the root.
         let e = tt.probe(42, 2).unwrap();
-        assert_eq!(e.score, MATE - 6);
+        assert_eq!(e.score, MATE_CP - 6);
         assert_eq!(e.mv, PackedMove::from_bits(7));
         assert_eq!(e.depth, 3);
         assert_eq!(e.bound, Bound::Exact);
         assert!(tt.probe(43, 2).is_none());
-        tt.store(44, 3, PackedMove::NONE, -(MATE - 7), -50, 0, Bound::Upper);
-        assert_eq!(tt.probe(44, 1).unwrap().score, -(MATE - 5));
+        tt.store(
+            44,
+            3,
+            PackedMove::NONE,
+            -(MATE_CP - 7),
+            -50,
+            0,
+            Bound::Upper,
+        );
+        assert_eq!(tt.probe(44, 1).unwrap().score, -(MATE_CP - 5));
         assert_eq!(tt.probe(44, 1).unwrap().eval, -50);
     }
 

@@ -12,18 +12,18 @@ mod export;
 mod filter;
 mod info;
 mod lines;
+mod opening_suite;
 mod polyglot_order;
 mod probe_json;
-mod suite;
 mod verify;
 
 pub use export::{ExportOptions, ExportReport, export_pgn, write_movetext};
 pub use filter::{FilterOptions, FilterReport, filter_book};
 pub use info::{BookInfo, book_info};
 pub use lines::{write_lines, write_named_lines};
+pub use opening_suite::{SuiteOpening, SuiteOptions, SuiteReport, opening_suite};
 pub use probe_json::{
     BookProbeJson, EntryJson, IllegalJson, ProbeJson, fen_string, probe_json, probe_json_in,
     write_probe_json_line,
 };
-pub use suite::{Opening, SuiteOptions, SuiteReport, opening_suite};
 pub use verify::{Problem, ProblemKind, VerifyReport, impossible_move, verify};

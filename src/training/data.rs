@@ -48,9 +48,10 @@ pub const SKIP: i16 = i16::MIN;
 /// The largest score kept, in centipawns.
 pub const MAX_SCORE: i32 = 30000;
 
-/// Which positions of the games are candidates and how many are kept.
+/// Which positions of the games are candidates and how many are kept: the selection of training
+/// positions (a book's move selection is another thing, `book::Selection`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Selection {
+pub struct PositionFilter {
     /// Plies at the start of each game that are never candidates.
     pub skip_plies: u32,
     /// One candidate in `every` is kept.
@@ -61,7 +62,7 @@ pub struct Selection {
     pub fen: bool,
 }
 
-impl Selection {
+impl PositionFilter {
     /// The `datagen` options that make this selection (`--part` only when it is not 0).
     pub fn options(&self) -> String {
         let part = match self.part {
@@ -75,9 +76,9 @@ impl Selection {
     }
 }
 
-impl Default for Selection {
+impl Default for PositionFilter {
     fn default() -> Self {
-        Selection {
+        PositionFilter {
             skip_plies: 8,
             every: 4,
             part: 0,
@@ -120,7 +121,7 @@ pub enum DataError {
 /// The kept positions of `inputs`, in order, and a fingerprint of them (their keys, mixed).
 pub fn enumerate(
     inputs: &[Input],
-    selection: Selection,
+    selection: PositionFilter,
     progress: &dyn crate::pgn::Progress,
     stop: &AtomicBool,
 ) -> Result<(Vec<Candidate>, u64, ReadReport), DataError> {
@@ -152,7 +153,7 @@ fn mix(mut x: u64) -> u64 {
 }
 
 struct Enumerator {
-    selection: Selection,
+    selection: PositionFilter,
     seen: HashSet<u64>,
     /// The keys put in `seen` since the last mark, to take out again if the reader rewinds.
     journal: Vec<u64>,
@@ -162,7 +163,7 @@ struct Enumerator {
 }
 
 impl Enumerator {
-    fn new(selection: Selection) -> Enumerator {
+    fn new(selection: PositionFilter) -> Enumerator {
         Enumerator {
             selection,
             seen: HashSet::new(),
@@ -321,7 +322,7 @@ impl crate::pgn::read::ChunkVisitor for Enumerator {
 pub struct LabelHeader {
     /// Nodes per search.
     pub nodes: u32,
-    pub selection: Selection,
+    pub selection: PositionFilter,
     /// Positions the games give (the labels to come).
     pub positions: u64,
     /// The positions' fingerprint (their keys mixed in order).
@@ -372,7 +373,7 @@ impl LabelHeader {
         }
         Ok(LabelHeader {
             nodes: u32_at(8),
-            selection: Selection {
+            selection: PositionFilter {
                 skip_plies: u32_at(12),
                 every: u32_at(16),
                 part,
@@ -643,9 +644,9 @@ mod tests {
     /// What enumerating a text gives: the report, the fingerprint, and each kept position with
     /// its game's number.
     fn read(text: &[u8]) -> (ReadReport, u64, Vec<(String, u32)>) {
-        let selection = Selection {
+        let selection = PositionFilter {
             every: 1,
-            ..Selection::default()
+            ..PositionFilter::default()
         };
         let mut e = Enumerator::new(selection);
         read_games(text, &mut e);

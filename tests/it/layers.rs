@@ -4,8 +4,8 @@
 //!   positions, not books; `uci` and `arena` both join the engine and the book, and neither leans
 //!   on the other; nothing in the library uses the command line);
 //! - no circle among the files of one module (so the engine's leaves, `score`, `hash`,
-//!   `packed_move`, `options` and `time`, stay leaves, and the TT and the mate search do not use
-//!   the search).
+//!   `packed_move`, `options`, `time` and `parameters`, stay leaves, and the TT and the mate
+//!   search do not use the search).
 //!
 //! A file's uses are the `crate::…`, `super::…` and `self::…` paths in its code (in `use` lines,
 //! brace groups included, and inline; comments skipped), up to its `#[cfg(test)] mod tests`.
@@ -372,7 +372,14 @@ fn the_files_of_a_module_use_each_other_without_a_circle() {
         circles.join("\n")
     );
     // The engine's leaves use nothing of the engine; the TT and the mate search not the search.
-    for leaf in ["score", "hash", "packed_move", "options", "time"] {
+    for leaf in [
+        "score",
+        "hash",
+        "packed_move",
+        "options",
+        "time",
+        "parameters",
+    ] {
         let used = &within[&format!("engine::{leaf}")];
         assert!(
             used.is_empty(),

@@ -33,9 +33,10 @@ pub struct SuiteOptions {
     pub max_eval: Option<i32>,
 }
 
-/// One opening of a suite.
+/// One opening of a suite: a position at the suite's ply and the line that reaches it (not the
+/// lichess name of an opening, [`crate::openings::Opening`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Opening {
+pub struct SuiteOpening {
     /// The first line of book moves that reaches it.
     pub line: Vec<Move>,
     pub position: Chess,
@@ -43,7 +44,7 @@ pub struct Opening {
     pub eval: Option<i32>,
 }
 
-impl Opening {
+impl SuiteOpening {
     /// The position as EPD: its first four FEN fields.
     pub fn epd(&self) -> String {
         Epd::from_position(&self.position, EnPassantMode::Legal).to_string()
@@ -64,7 +65,7 @@ pub struct SuiteReport {
 }
 
 /// The suite of `book` at `options.ply`, in its stable order.
-pub fn opening_suite(book: &Book, options: &SuiteOptions) -> (Vec<Opening>, SuiteReport) {
+pub fn opening_suite(book: &Book, options: &SuiteOptions) -> (Vec<SuiteOpening>, SuiteReport) {
     let mut walk = SuiteWalk {
         book,
         options,
@@ -99,7 +100,7 @@ struct SuiteWalk<'a> {
     /// The EPDs already listed.
     seen: HashSet<String>,
     line: Vec<Move>,
-    openings: Vec<Opening>,
+    openings: Vec<SuiteOpening>,
     report: SuiteReport,
 }
 
@@ -135,7 +136,7 @@ impl SuiteWalk<'_> {
     }
 
     fn list(&mut self, pos: &Chess, eval: Option<i32>) {
-        let opening = Opening {
+        let opening = SuiteOpening {
             line: self.line.clone(),
             position: pos.clone(),
             eval,
