@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
+use polybook::analysis::cache::{cache_header, cache_path};
 use polybook::analysis::{
     self, AnalyseError, AnalysisLimits, Cache, EngineChoice, Graph, RunOptions, WeightRule,
 };
@@ -150,12 +151,7 @@ pub fn run(args: Args) -> CliResult {
     )?;
     let book = open_book(&args.book)?;
     let cache_path = cache_path(&args.output);
-    let header = format!(
-        "polybook-analysis 2 book={:016x} engine={} limits={}",
-        book_hash(&book),
-        engine.label().replace(char::is_whitespace, "_"),
-        limits.uci().replace(' ', ":")
-    );
+    let header = cache_header(&book, &engine, &limits);
     let mut cache = Cache::open(&cache_path, &header, args.resume).map_err(CliError::data)?;
     if cache.damaged > 0 {
         eprintln!(
@@ -268,24 +264,6 @@ pub fn run(args: Args) -> CliResult {
         started.elapsed().as_secs_f64()
     );
     Ok(())
-}
-
-/// The cache beside the output: `OUT.bin.analysis`.
-pub fn cache_path(output: &Path) -> PathBuf {
-    let mut s = output.as_os_str().to_owned();
-    s.push(".analysis");
-    PathBuf::from(s)
-}
-
-/// A hash of the book's entries (FNV-1a over their bytes), naming the book in the cache.
-fn book_hash(book: &Book) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for e in book.entries() {
-        for b in e.to_bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
 }
 
 /// The positions of a FEN/EPD file, or of PGN games' main lines, that the book holds.
