@@ -1,21 +1,21 @@
 //! `polybook analyse`: a book scored by an engine, the scores backed up its tree, written into the
 //! learn fields in ProDeo's layout (the library: `polybook::analysis`).
 
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use polybook::analysis::cache::{cache_header, cache_path};
+use polybook::analysis::positions::book_positions;
 use polybook::analysis::{
     self, AnalyseError, AnalysisLimits, Cache, EngineChoice, Graph, RunOptions, WeightRule,
 };
 use polybook::arena::player::EngineSpec;
-use polybook::book::{Book, Key, MoveScore, score_text};
+use polybook::book::{Key, MoveScore, score_text};
 use polybook::engine::tt::TranspositionTable;
 use polybook::inspect::ProblemKind;
-use polybook::position::{EpdLine, fen_of, parse_fen};
-use shakmaty::Chess;
+use polybook::position::fen_of;
 
 use super::output::clause;
 use super::position::PositionArgs;
@@ -168,7 +168,7 @@ pub fn run(args: Args) -> CliResult {
     }
     let mut roots = vec![args.position.position()?];
     if let Some(path) = &args.positions {
-        roots.extend(read_positions(path, &book)?);
+        roots.extend(book_positions(path, &book).map_err(CliError::data)?);
     }
     let graph = Graph::walk(&book, &roots);
     if graph.roots.is_empty() {
@@ -264,52 +264,6 @@ pub fn run(args: Args) -> CliResult {
         started.elapsed().as_secs_f64()
     );
     Ok(())
-}
-
-/// The positions of a FEN/EPD file, or of PGN games' main lines, that the book holds.
-fn read_positions(path: &Path, book: &Book) -> Result<Vec<Chess>, CliError> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| super::file_error("open positions file", path, &e))?;
-    let mut head = [0u8; 4096];
-    let n = {
-        use std::io::Read;
-        let mut f = &file;
-        f.read(&mut head).unwrap_or(0)
-    };
-    let text = String::from_utf8_lossy(&head[..n]);
-    let is_pgn = text
-        .lines()
-        .map(str::trim_start)
-        .find(|l| !l.is_empty() && !l.starts_with('%'))
-        .is_some_and(|l| l.starts_with('[') || l.starts_with("1."));
-    if is_pgn {
-        return polybook::analysis::positions::book_positions_of_games(path, book)
-            .map_err(|e| super::file_error("read positions file", path, &e));
-    }
-    let file = std::fs::File::open(path)
-        .map_err(|e| super::file_error("open positions file", path, &e))?;
-    let mut out = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| super::file_error("read positions file", path, &e))?;
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        let pos = EpdLine::parse(t)
-            .and_then(|epd| parse_fen(epd.fen).ok())
-            .ok_or_else(|| {
-                CliError::data(format!(
-                    "{}: line {}: not a FEN or EPD line: {}",
-                    path.display(),
-                    i + 1,
-                    polybook::text::quote(t)
-                ))
-            })?;
-        if book.contains(Key::of(&pos)) {
-            out.push(pos);
-        }
-    }
-    Ok(out)
 }
 
 /// The analysed positions as JSON Lines.
