@@ -283,27 +283,16 @@ pub fn refuse_corrupt(
     if kinds.contains(&polybook::inspect::ProblemKind::Duplicate)
         && report.count(polybook::inspect::ProblemKind::Unsorted) > 0
     {
-        let bytes = std::fs::read(path).map_err(|e| file_error("read book", path, &e))?;
-        let mut entries: Vec<(polybook::book::Entry, usize)> = bytes
-            .chunks_exact(polybook::book::ENTRY_SIZE)
-            .map(polybook::book::Entry::from_bytes)
-            .enumerate()
-            .skip(usize::from(report.scored))
-            .map(|(i, e)| (e, i - usize::from(report.scored)))
-            .collect();
-        entries.sort_by_key(|(e, i)| (e.key, e.mv.0, *i));
-        let same = |a: &(polybook::book::Entry, usize), b: &(polybook::book::Entry, usize)| {
-            a.0.key == b.0.key && a.0.mv == b.0.mv
-        };
-        let repeats = entries.windows(2).filter(|w| same(&w[0], &w[1])).count();
-        if let Some(w) = entries.windows(2).find(|w| same(&w[0], &w[1])) {
+        let repeats = polybook::inspect::repeated_entries(path, report.scored)
+            .map_err(|e| file_error("read book", path, &e))?;
+        if let Some((count, first)) = repeats {
             return Err(CliError::data(format!(
-                "{}: {repeats} entries with duplicate key and move, apart in its unsorted order (the first: entry {}: key {} and move {} repeat entry {}); 'polybook sort {} -o fixed.bin' repairs it",
+                "{}: {count} entries with duplicate key and move, apart in its unsorted order (the first: entry {}: key {} and move {} repeat entry {}); 'polybook sort {} -o fixed.bin' repairs it",
                 path.display(),
-                w[1].1,
-                w[1].0.key,
-                w[1].0.mv,
-                w[0].1,
+                first.index,
+                first.key,
+                first.mv,
+                first.repeats,
                 path.display()
             )));
         }

@@ -26,4 +26,6 @@ pub use probe_json::{
     write_probe_json_line,
 };
 pub use suite::{Opening, SuiteOptions, SuiteReport, opening_suite};
-pub use verify::{Problem, ProblemKind, VerifyReport, impossible_move, verify};
+pub use verify::{
+    Problem, ProblemKind, Repeat, VerifyReport, impossible_move, repeated_entries, verify,
+};
