@@ -5,7 +5,6 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use polybook::analysis::cache::{cache_header, cache_path};
 use polybook::analysis::positions::book_positions;
 use polybook::analysis::{
@@ -19,6 +18,7 @@ use polybook::position::fen_of;
 
 use super::output::clause;
 use super::position::PositionArgs;
+use super::progress::AnalysisBar;
 use super::{CliError, CliResult, open_book};
 
 #[derive(clap::Args)]
@@ -83,23 +83,6 @@ pub struct Args {
     quiet: bool,
 }
 
-struct Bar(Option<ProgressBar>);
-
-impl analysis::Progress for Bar {
-    fn start(&self, total: u64, cached: u64) {
-        if let Some(b) = &self.0 {
-            b.set_length(total);
-            b.set_position(cached);
-            b.reset_eta();
-        }
-    }
-    fn advance(&self) {
-        if let Some(b) = &self.0 {
-            b.inc(1);
-        }
-    }
-}
-
 pub fn run(args: Args) -> CliResult {
     let started = Instant::now();
     let limits = AnalysisLimits {
@@ -132,7 +115,7 @@ pub fn run(args: Args) -> CliResult {
         }
         // One table per engine.
         TranspositionTable::check_size(args.hash.max(1), args.concurrency)
-            .map_err(super::search::hash_error)?;
+            .map_err(super::args::hash_error)?;
         EngineChoice::Builtin { hash_mb: args.hash }
     } else {
         let exe = std::env::current_exe().unwrap_or_else(|_| "polybook".into());
@@ -190,14 +173,7 @@ pub fn run(args: Args) -> CliResult {
     );
     let resumed = cache.verdicts.len();
     let show = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let bar = Bar(show.then(|| {
-        ProgressBar::new(0).with_style(
-            ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} positions {per_sec} ETA {eta} {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        )
-    }));
+    let bar = AnalysisBar::new(show);
     let cancel = super::interrupt::flag();
     let opts = RunOptions {
         engine,
@@ -207,9 +183,7 @@ pub fn run(args: Args) -> CliResult {
             + limits.movetime.unwrap_or_default(),
     };
     let ran = analysis::run_tasks(&tasks, &mut cache, &opts, &cancel, &bar);
-    if let Some(b) = &bar.0 {
-        b.finish_and_clear();
-    }
+    bar.finish();
     let analysed = cache.verdicts.len();
     match ran {
         Ok(()) => {}

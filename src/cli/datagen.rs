@@ -3,14 +3,13 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use polybook::pgn::input::expand;
 use polybook::training::data::{
     BLOCK, LabelHeader, Selection, enumerate, label_all, label_options,
 };
 use polybook::training::labels::LabelWriter;
 
-use super::build::Bar;
+use super::progress::Bar;
 use super::{CliError, CliResult};
 
 /// Label positions of GAMES with the engine's own search, for `polybook train`.
@@ -136,14 +135,7 @@ pub fn run(args: Args) -> CliResult {
     if done >= target {
         return Ok(());
     }
-    let progress = if terminal {
-        ProgressBar::new(target as u64).with_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} positions {per_sec} ETA {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        )
-    } else {
-        ProgressBar::hidden()
-    };
+    let progress = super::progress::positions(terminal, target as u64);
     progress.set_position(done as u64);
     let threads = args
         .threads

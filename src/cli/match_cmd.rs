@@ -20,7 +20,7 @@ use polybook::arena::stats::{Sprt, Verdict};
 use polybook::arena::tournament::Kind;
 use polybook::book::{Books, ChooseOptions, Selection};
 
-use super::search::LimitArgs;
+use super::args::LimitArgs;
 use super::{CliError, CliResult, open_book};
 
 #[derive(clap::Args)]

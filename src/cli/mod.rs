@@ -1,4 +1,5 @@
 //! The command line: one file per subcommand, each with its clap `Args` and a `run` function.
+//! The argument groups several subcommands share are in `args`, the progress bars in `progress`.
 //!
 //! Printing and exit codes live here; the library returns values and typed errors.
 
@@ -42,6 +43,7 @@ macro_rules! eprint {
 }
 
 mod analyse;
+mod args;
 mod bench;
 mod book;
 mod build;
@@ -63,6 +65,7 @@ mod perft;
 mod play;
 mod position;
 mod probe;
+mod progress;
 mod reference;
 mod search;
 mod solve;

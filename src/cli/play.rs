@@ -17,8 +17,8 @@ use polybook::position::parse_fen;
 use rand::Rng;
 use shakmaty::{Chess, Color, Position};
 
+use super::args::LimitArgs;
 use super::output::write_error;
-use super::search::LimitArgs;
 use super::{CliError, CliResult, open_book};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -115,7 +115,7 @@ pub fn run(args: Args) -> CliResult {
             "the game is over in the --fen position ({why})"
         )));
     }
-    TranspositionTable::check_size(args.hash.max(1), 1).map_err(super::search::hash_error)?;
+    TranspositionTable::check_size(args.hash.max(1), 1).map_err(super::args::hash_error)?;
     let mut books = Books::new();
     for path in &args.book {
         books.push(path.display().to_string(), open_book(path)?);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use polybook::pgn::input::expand;
 use polybook::pgn::split::{SplitError, SplitOptions};
 
-use super::build::Bar;
+use super::progress::Bar;
 use super::{CliError, CliResult};
 
 /// Cut PGN games into zstd-compressed parts of N games each (DIR/part-00000.pgn.zst, …).

@@ -9,8 +9,10 @@ use polybook::builder::{BuildError, EntryRules};
 use polybook::tally::{SumReport, TallyError, TallyJson};
 use shakmaty::{Chess, Position};
 
-use super::build::{Bar, CountArgs, list};
+use super::args::CountArgs;
+use super::build::list;
 use super::output::clause;
+use super::progress::Bar;
 use super::{CliError, CliResult};
 
 /// Count every (position, move) of PGN games exactly, into a Parquet tally.

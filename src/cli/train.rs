@@ -7,7 +7,7 @@ use polybook::atomic::AtomicFile;
 use polybook::training::sets::{LabelledSet, SetError};
 use polybook::training::trainer::{TrainOptions, train};
 
-use super::build::Bar;
+use super::progress::Bar;
 use super::{CliError, CliResult};
 
 /// Train the engine's neural network on positions labelled by `polybook datagen`.
