@@ -188,14 +188,11 @@ pub fn run(args: Args) -> CliResult {
     match ran {
         Ok(()) => {}
         Err(AnalyseError::Interrupted) => {
-            return Err(CliError {
-                code: 130,
-                message: format!(
-                    "interrupted: {analysed} of {} positions analysed are kept in {}; --resume carries on; no book written",
-                    tasks.len(),
-                    cache_path.display()
-                ),
-            });
+            return Err(CliError::interrupted(format!(
+                "interrupted: {analysed} of {} positions analysed are kept in {}; --resume carries on; no book written",
+                tasks.len(),
+                cache_path.display()
+            )));
         }
         Err(e) => {
             return Err(CliError::data(format!(

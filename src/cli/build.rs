@@ -39,10 +39,7 @@ pub fn run(args: Args) -> CliResult {
     let result = polybook::builder::build(&inputs, &args.output, &opts, &cancel, &bar);
     bar.finish();
     let report = result.map_err(|e| match e {
-        polybook::builder::BuildError::Interrupted => CliError {
-            code: 130,
-            message: e.to_string(),
-        },
+        polybook::builder::BuildError::Interrupted => CliError::interrupted(e),
         e => CliError::data(e),
     })?;
     if !counting.quiet {

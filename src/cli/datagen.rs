@@ -83,10 +83,9 @@ pub fn run(args: Args) -> CliResult {
     let read = enumerate(&inputs, selection, &bar, &stop);
     bar.finish();
     let (positions, fingerprint, report) = read.map_err(|e| match e {
-        polybook::training::data::DataError::Stopped => CliError {
-            code: 130,
-            message: "stopped while reading the games; nothing written".into(),
-        },
+        polybook::training::data::DataError::Stopped => {
+            CliError::interrupted("stopped while reading the games; nothing written")
+        }
         e => CliError::data(e),
     })?;
     if positions.is_empty() {
@@ -167,12 +166,9 @@ pub fn run(args: Args) -> CliResult {
     out.sync().map_err(CliError::data)?;
     let seconds = started.elapsed().as_secs_f64();
     if stop.load(std::sync::atomic::Ordering::Relaxed) && written < target {
-        return Err(CliError {
-            code: 130,
-            message: format!(
-                "stopped: {written} of {target} positions labelled in {name}; the same command goes on from there"
-            ),
-        });
+        return Err(CliError::interrupted(format!(
+            "stopped: {written} of {target} positions labelled in {name}; the same command goes on from there"
+        )));
     }
     if !args.quiet {
         eprintln!(

@@ -111,10 +111,7 @@ pub fn run(args: Args) -> CliResult {
         let index = Index::read(&inputs, &opts, &super::interrupt::flag(), &bar);
         bar.finish();
         let index = index.map_err(|e| match e {
-            polybook::repertoire::IndexError::Interrupted => CliError {
-                code: 130,
-                message: e.to_string(),
-            },
+            polybook::repertoire::IndexError::Interrupted => CliError::interrupted(e),
             _ => CliError::data(e),
         })?;
         let left_out = index.left_out();
@@ -210,10 +207,7 @@ pub fn run(args: Args) -> CliResult {
     }
     let _ = stopped.recv();
     server.stop();
-    Err(CliError {
-        code: 130,
-        message: String::new(),
-    })
+    Err(CliError::interrupted(""))
 }
 
 /// The default `--memory`: three quarters of what the machine can give at start (Linux's

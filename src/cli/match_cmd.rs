@@ -493,10 +493,9 @@ pub fn run(args: Args) -> CliResult {
         return Err(CliError::data(format!("{what} stopped: {why}")));
     }
     if finished.report.interrupted() {
-        return Err(CliError {
-            code: 130,
-            message: "interrupted; the games that finished are in the PGN".to_string(),
-        });
+        return Err(CliError::interrupted(
+            "interrupted; the games that finished are in the PGN",
+        ));
     }
     Ok(())
 }

@@ -183,6 +183,16 @@ impl CliError {
             message: message.to_string(),
         }
     }
+
+    /// Stopped by Ctrl-C, SIGTERM or SIGHUP (see `interrupt`): exit code 130, as a shell reports
+    /// a command ended by Ctrl-C. `message` says what was kept and how to go on (empty: nothing
+    /// to say).
+    pub fn interrupted(message: impl Display) -> Self {
+        CliError {
+            code: 130,
+            message: message.to_string(),
+        }
+    }
 }
 
 pub type CliResult = Result<(), CliError>;

@@ -63,10 +63,7 @@ pub fn run(args: Args) -> CliResult {
     if !(0.0..=1.0).contains(&args.wdl) {
         return Err(CliError::usage("--wdl must be between 0 and 1"));
     }
-    let stopped = || CliError {
-        code: 130,
-        message: "stopped; no net written".into(),
-    };
+    let stopped = || CliError::interrupted("stopped; no net written");
     let output_error = |e: std::io::Error| {
         CliError::data(format!(
             "{}: cannot write: {}",
