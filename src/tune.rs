@@ -6,7 +6,8 @@
 //! between the two. First K is fitted with the weights fixed (it is the scale between centipawns
 //! and winning chances), then the weights by gradient descent (Adam) on the same loss.
 //!
-//! Positions are read with the build's PGN inputs (plain or compressed files, folders). A position
+//! Positions are read with the build's PGN inputs (plain or compressed files, folders) and its
+//! reader (`pgn::read::read_games`: a game whose tag section breaks is skipped). A position
 //! is kept when it is past the opening (`skip_plies`), its side to move is not in check, and a
 //! quiescence search (captures only) does not change its static score: a position with a capture
 //! pending is not what the evaluation is for. A seeded reservoir sample keeps `positions` of them;
@@ -240,11 +241,14 @@ pub fn read_positions(
     progress: &dyn crate::pgn::Progress,
 ) -> Result<(Dataset, Dataset, ReadReport), TuneError> {
     let bytes_read = Arc::new(AtomicU64::new(0));
+    let rng = StdRng::seed_from_u64(options.seed);
     let mut visitor = Sampler {
         options,
-        rng: StdRng::seed_from_u64(options.seed),
+        rng: rng.clone(),
         reservoir: Vec::with_capacity(options.positions.min(1 << 24)),
         report: ReadReport::default(),
+        rng_at_mark: rng,
+        journal: Vec::new(),
     };
     for input in inputs {
         let read_error = |e: std::io::Error| TuneError::Input {
@@ -253,9 +257,7 @@ pub fn read_positions(
         };
         let mut chunks = Chunks::open(input, bytes_read.clone(), 1 << 22).map_err(read_error)?;
         while let Some(chunk) = chunks.next_chunk().map_err(read_error)? {
-            let mut reader = pgn_reader::Reader::new(&chunk[..]);
-            // Bad syntax costs one game: the reader moves past it.
-            while !matches!(reader.read_game(&mut visitor), Ok(None)) {}
+            crate::pgn::read::read_games(&chunk, &mut visitor);
             progress.update(
                 bytes_read.load(std::sync::atomic::Ordering::Relaxed),
                 visitor.report.games,
@@ -354,6 +356,47 @@ struct Sampler<'a> {
     rng: StdRng,
     reservoir: Vec<Candidate>,
     report: ReadReport,
+    /// The generator as it was at the last mark, to go back to if the reader rewinds.
+    rng_at_mark: StdRng,
+    /// The candidates replaced in the reservoir since the last mark, with their places, to put
+    /// back if the reader rewinds.
+    journal: Vec<(usize, Candidate)>,
+}
+
+/// Where the sample stood at a mark (the generator and the replaced candidates are kept by the
+/// sampler itself).
+#[derive(Clone, Copy)]
+struct SamplerMark {
+    reservoir: usize,
+    report: ReadReport,
+}
+
+impl crate::pgn::read::ChunkVisitor for Sampler<'_> {
+    type Mark = SamplerMark;
+    fn mark(&mut self) -> SamplerMark {
+        self.journal.clear();
+        self.rng_at_mark = self.rng.clone();
+        SamplerMark {
+            reservoir: self.reservoir.len(),
+            report: self.report,
+        }
+    }
+    /// The reader reads the games since the mark again (a tag section broke among them): the
+    /// sample goes back to where it stood, so that each game counts once and the sample is the
+    /// one the games alone give.
+    fn rewind(&mut self, mark: SamplerMark) {
+        for (place, candidate) in self.journal.drain(..).rev() {
+            self.reservoir[place] = candidate;
+        }
+        self.reservoir.truncate(mark.reservoir);
+        self.rng = self.rng_at_mark.clone();
+        self.report = mark.report;
+    }
+    /// A game whose tag section broke is skipped, as `build` skips it.
+    fn broken(&mut self, _why: &str) -> bool {
+        true
+    }
+    fn finish(&mut self) {}
 }
 
 /// A game's tags as far as the sample cares: its result, and whether it starts from the usual
@@ -450,7 +493,8 @@ impl Visitor for Sampler<'_> {
             } else {
                 let j = self.rng.random_range(0..=order);
                 if (j as usize) < self.options.positions {
-                    self.reservoir[j as usize] = candidate;
+                    let old = std::mem::replace(&mut self.reservoir[j as usize], candidate);
+                    self.journal.push((j as usize, old));
                 }
             }
         }
@@ -564,4 +608,60 @@ pub fn write_params(
     }
     file.write_all(params.to_text().as_bytes()).map_err(err)?;
     file.commit(false).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The report (as text) and the traces of the training and held-out positions.
+    type Sampled = (String, Vec<(u16, i16)>, Vec<(u16, i16)>);
+
+    /// What is sampled from `text`, one file, by a reservoir smaller than its candidates.
+    fn sample(text: &str) -> Sampled {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.pgn");
+        std::fs::write(&path, text).unwrap();
+        let options = TuneOptions {
+            positions: 80,
+            skip_plies: 4,
+            threads: 1,
+            ..TuneOptions::default()
+        };
+        let (train, held_out, report) =
+            read_positions(&[Input::File(path)], &options, &Params::start(), &()).unwrap();
+        (format!("{report:?}"), train.entries, held_out.entries)
+    }
+
+    #[test]
+    fn a_tag_too_long_for_the_reader_changes_nothing_that_is_sampled() {
+        // The reader breaks on a tag longer than its buffer (16 KB) and reads the run's games
+        // again one by one: the games before it must not count twice, nor move the sample on.
+        let lines = [
+            "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 8. c3 O-O 9. h3 Nb8 10. d4 Nbd7",
+            "1. d4 Nf6 2. c4 e6 3. Nc3 Bb4 4. e3 O-O 5. Bd3 d5 6. Nf3 c5 7. O-O Nc6 8. a3 Bxc3 9. bxc3 dxc4 10. Bxc4 Qc7",
+            "1. c4 e5 2. Nc3 Nf6 3. Nf3 Nc6 4. g3 d5 5. cxd5 Nxd5 6. Bg2 Nb6 7. O-O Be7 8. d3 O-O 9. a3 Be6 10. b4 f6",
+        ];
+        let games = |annotator: &str| -> String {
+            (0..20)
+                .map(|i| {
+                    let name = if i == 13 { annotator } else { "A" };
+                    let result = ["1-0", "0-1", "1/2-1/2"][i % 3];
+                    format!(
+                        "[Event \"t\"]\n[Annotator \"{name}\"]\n[Result \"{result}\"]\n\n{} {result}\n\n",
+                        lines[i % 3]
+                    )
+                })
+                .collect()
+        };
+        let expected = sample(&games("B"));
+        assert!(expected.0.contains("games: 20,"), "{}", expected.0);
+        assert!(!expected.2.is_empty(), "positions are held out");
+        let (report, train, held_out) = sample(&games(&"x".repeat(20_000)));
+        assert_eq!(report, expected.0);
+        assert!(
+            train == expected.1 && held_out == expected.2,
+            "another sample"
+        );
+    }
 }

@@ -19,7 +19,38 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::Verdict;
+use super::{AnalysisLimits, EngineChoice, Verdict};
+use crate::book::Book;
+
+/// The cache of the analysed book written to `output`: beside it, `OUT.bin.analysis`.
+pub fn cache_path(output: &Path) -> PathBuf {
+    let mut s = output.as_os_str().to_owned();
+    s.push(".analysis");
+    PathBuf::from(s)
+}
+
+/// The cache's first line for a run: what makes a cache belong to it (the format's version, a
+/// hash of the book's entries, the engine, the limits). A cache with another first line is
+/// another run's ([`Cache::open`] refuses it, naming what differs).
+pub fn cache_header(book: &Book, engine: &EngineChoice, limits: &AnalysisLimits) -> String {
+    format!(
+        "polybook-analysis 2 book={:016x} engine={} limits={}",
+        book_hash(book),
+        engine.label().replace(char::is_whitespace, "_"),
+        limits.uci().replace(' ', ":")
+    )
+}
+
+/// A hash of the book's entries (FNV-1a over their bytes), naming the book in the cache.
+fn book_hash(book: &Book) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for e in book.entries() {
+        for b in e.to_bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
 
 /// The open cache: what it held, and the file to append to.
 pub struct Cache {
@@ -184,5 +215,73 @@ fn differs(found: &str, wanted: &str) -> String {
         format!("made with other settings: {found}")
     } else {
         out.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arena::player::EngineSpec;
+
+    /// A book of entries given as (key, move, weight).
+    fn book(entries: &[(u64, u16, u16)]) -> Book {
+        let bytes = entries
+            .iter()
+            .flat_map(|&(key, mv, weight)| {
+                let mut b = key.to_be_bytes().to_vec();
+                b.extend(mv.to_be_bytes());
+                b.extend(weight.to_be_bytes());
+                b.extend(0u32.to_be_bytes());
+                b
+            })
+            .collect();
+        Book::from_bytes("test.bin", bytes).unwrap()
+    }
+
+    fn nodes(n: u64) -> AnalysisLimits {
+        AnalysisLimits {
+            nodes: Some(n),
+            depth: None,
+            movetime: None,
+        }
+    }
+
+    #[test]
+    fn the_cache_lies_beside_the_output() {
+        assert_eq!(
+            cache_path(Path::new("out/guide.bin")),
+            Path::new("out/guide.bin.analysis")
+        );
+    }
+
+    #[test]
+    fn the_header_names_the_book_the_engine_and_the_limits() {
+        let a = book(&[
+            (0x463b_9618_1691_fc9c, 0x031c, 10),
+            (0x823c_9b50_fd11_4196, 0x0a6b, 5),
+        ]);
+        let builtin = EngineChoice::Builtin { hash_mb: 16 };
+        let header = cache_header(&a, &builtin, &nodes(20_000));
+        assert!(header.starts_with("polybook-analysis 2 book="), "{header}");
+        assert!(
+            header.ends_with(" engine=builtin limits=nodes:20000"),
+            "{header}"
+        );
+        // The table size is no part of it: the scores do not depend on it.
+        let bigger = EngineChoice::Builtin { hash_mb: 64 };
+        assert_eq!(cache_header(&a, &bigger, &nodes(20_000)), header);
+        // Another weight is another book; other limits or another engine another run.
+        let b = book(&[
+            (0x463b_9618_1691_fc9c, 0x031c, 11),
+            (0x823c_9b50_fd11_4196, 0x0a6b, 5),
+        ]);
+        assert_ne!(cache_header(&b, &builtin, &nodes(20_000)), header);
+        assert_ne!(cache_header(&a, &builtin, &nodes(20_001)), header);
+        let exe = Path::new("polybook");
+        let uci = EngineChoice::Uci(EngineSpec::parse("cmd:stockfish -x", exe).unwrap());
+        let other = cache_header(&a, &uci, &nodes(20_000));
+        assert_ne!(other, header);
+        // Its label's spaces are not: the line stays five fields.
+        assert!(other.contains(" engine=cmd:stockfish_-x "), "{other}");
     }
 }

@@ -10,6 +10,8 @@
 //! - [`graph`]: the walk over the book's own legal moves.
 //! - [`engines`]: polybook's search in this process, or a UCI engine in its own.
 //! - [`cache`]: the append-only file that makes a run resumable.
+//! - [`positions`]: extra roots, the book positions of a file of FEN/EPD lines or games
+//!   (`--positions`), read through [`crate::pgn`]'s inputs and reader.
 //! - [`backup`]: the negamax rule (stated there).
 //!
 //! The positions analysed: every leaf (all its moves), and every reached book position whose

@@ -1,23 +1,24 @@
 //! `polybook analyse`: a book scored by an engine, the scores backed up its tree, written into the
 //! learn fields in ProDeo's layout (the library: `polybook::analysis`).
 
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use polybook::analysis::cache::{cache_header, cache_path};
+use polybook::analysis::positions::book_positions;
 use polybook::analysis::{
     self, AnalyseError, AnalysisLimits, Cache, EngineChoice, Graph, RunOptions, WeightRule,
 };
 use polybook::arena::player::EngineSpec;
-use polybook::book::{Book, Key, MoveScore, score_text};
+use polybook::book::{Key, MoveScore, score_text};
 use polybook::engine::tt::TranspositionTable;
 use polybook::inspect::ProblemKind;
-use polybook::position::{EpdLine, fen_of, parse_fen};
-use shakmaty::Chess;
+use polybook::position::fen_of;
 
 use super::output::clause;
 use super::position::PositionArgs;
+use super::progress::AnalysisBar;
 use super::{CliError, CliResult, open_book};
 
 #[derive(clap::Args)]
@@ -82,23 +83,6 @@ pub struct Args {
     quiet: bool,
 }
 
-struct Bar(Option<ProgressBar>);
-
-impl analysis::Progress for Bar {
-    fn start(&self, total: u64, cached: u64) {
-        if let Some(b) = &self.0 {
-            b.set_length(total);
-            b.set_position(cached);
-            b.reset_eta();
-        }
-    }
-    fn advance(&self) {
-        if let Some(b) = &self.0 {
-            b.inc(1);
-        }
-    }
-}
-
 pub fn run(args: Args) -> CliResult {
     let started = Instant::now();
     let limits = AnalysisLimits {
@@ -131,7 +115,7 @@ pub fn run(args: Args) -> CliResult {
         }
         // One table per engine.
         TranspositionTable::check_size(args.hash.max(1), args.concurrency)
-            .map_err(super::search::hash_error)?;
+            .map_err(super::args::hash_error)?;
         EngineChoice::Builtin { hash_mb: args.hash }
     } else {
         let exe = std::env::current_exe().unwrap_or_else(|_| "polybook".into());
@@ -150,12 +134,7 @@ pub fn run(args: Args) -> CliResult {
     )?;
     let book = open_book(&args.book)?;
     let cache_path = cache_path(&args.output);
-    let header = format!(
-        "polybook-analysis 2 book={:016x} engine={} limits={}",
-        book_hash(&book),
-        engine.label().replace(char::is_whitespace, "_"),
-        limits.uci().replace(' ', ":")
-    );
+    let header = cache_header(&book, &engine, &limits);
     let mut cache = Cache::open(&cache_path, &header, args.resume).map_err(CliError::data)?;
     if cache.damaged > 0 {
         eprintln!(
@@ -172,7 +151,7 @@ pub fn run(args: Args) -> CliResult {
     }
     let mut roots = vec![args.position.position()?];
     if let Some(path) = &args.positions {
-        roots.extend(read_positions(path, &book)?);
+        roots.extend(book_positions(path, &book).map_err(CliError::data)?);
     }
     let graph = Graph::walk(&book, &roots);
     if graph.roots.is_empty() {
@@ -194,14 +173,7 @@ pub fn run(args: Args) -> CliResult {
     );
     let resumed = cache.verdicts.len();
     let show = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let bar = Bar(show.then(|| {
-        ProgressBar::new(0).with_style(
-            ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} positions {per_sec} ETA {eta} {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        )
-    }));
+    let bar = AnalysisBar::new(show);
     let cancel = super::interrupt::flag();
     let opts = RunOptions {
         engine,
@@ -211,21 +183,16 @@ pub fn run(args: Args) -> CliResult {
             + limits.movetime.unwrap_or_default(),
     };
     let ran = analysis::run_tasks(&tasks, &mut cache, &opts, &cancel, &bar);
-    if let Some(b) = &bar.0 {
-        b.finish_and_clear();
-    }
+    bar.finish();
     let analysed = cache.verdicts.len();
     match ran {
         Ok(()) => {}
         Err(AnalyseError::Interrupted) => {
-            return Err(CliError {
-                code: 130,
-                message: format!(
-                    "interrupted: {analysed} of {} positions analysed are kept in {}; --resume carries on; no book written",
-                    tasks.len(),
-                    cache_path.display()
-                ),
-            });
+            return Err(CliError::interrupted(format!(
+                "interrupted: {analysed} of {} positions analysed are kept in {}; --resume carries on; no book written",
+                tasks.len(),
+                cache_path.display()
+            )));
         }
         Err(e) => {
             return Err(CliError::data(format!(
@@ -268,70 +235,6 @@ pub fn run(args: Args) -> CliResult {
         started.elapsed().as_secs_f64()
     );
     Ok(())
-}
-
-/// The cache beside the output: `OUT.bin.analysis`.
-pub fn cache_path(output: &Path) -> PathBuf {
-    let mut s = output.as_os_str().to_owned();
-    s.push(".analysis");
-    PathBuf::from(s)
-}
-
-/// A hash of the book's entries (FNV-1a over their bytes), naming the book in the cache.
-fn book_hash(book: &Book) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for e in book.entries() {
-        for b in e.to_bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
-}
-
-/// The positions of a FEN/EPD file, or of PGN games' main lines, that the book holds.
-fn read_positions(path: &Path, book: &Book) -> Result<Vec<Chess>, CliError> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| super::file_error("open positions file", path, &e))?;
-    let mut head = [0u8; 4096];
-    let n = {
-        use std::io::Read;
-        let mut f = &file;
-        f.read(&mut head).unwrap_or(0)
-    };
-    let text = String::from_utf8_lossy(&head[..n]);
-    let is_pgn = text
-        .lines()
-        .map(str::trim_start)
-        .find(|l| !l.is_empty() && !l.starts_with('%'))
-        .is_some_and(|l| l.starts_with('[') || l.starts_with("1."));
-    if is_pgn {
-        return polybook::analysis::positions::book_positions_of_games(path, book)
-            .map_err(|e| super::file_error("read positions file", path, &e));
-    }
-    let file = std::fs::File::open(path)
-        .map_err(|e| super::file_error("open positions file", path, &e))?;
-    let mut out = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| super::file_error("read positions file", path, &e))?;
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        let pos = EpdLine::parse(t)
-            .and_then(|epd| parse_fen(epd.fen).ok())
-            .ok_or_else(|| {
-                CliError::data(format!(
-                    "{}: line {}: not a FEN or EPD line: {}",
-                    path.display(),
-                    i + 1,
-                    polybook::text::quote(t)
-                ))
-            })?;
-        if book.contains(Key::of(&pos)) {
-            out.push(pos);
-        }
-    }
-    Ok(out)
 }
 
 /// The analysed positions as JSON Lines.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use polybook::engine::{Engine, Limits};
 use polybook::position::parse_fen;
 
-use super::search::EngineArgs;
+use super::args::EngineArgs;
 use super::{CliError, CliResult};
 
 /// Openings, middlegames with tactics, and endgames of every kind.
@@ -52,7 +52,7 @@ pub const POSITIONS: [&str; 34] = [
 #[derive(clap::Args)]
 pub struct Args {
     /// The depth of every search.
-    #[arg(long, default_value_t = 10, value_parser = super::search::at_least_one::<u32>)]
+    #[arg(long, default_value_t = 10, value_parser = super::args::at_least_one::<u32>)]
     depth: u32,
     /// Print each position's result (on stderr).
     #[arg(long)]
@@ -65,7 +65,7 @@ pub fn run(args: Args) -> CliResult {
     let mut options = args.engine.options()?;
     // The signature is one thread's: helper threads would make the count vary from run to run.
     options.threads = 1;
-    let mut engine = Engine::try_new(options).map_err(super::search::hash_error)?;
+    let mut engine = Engine::try_new(options).map_err(super::args::hash_error)?;
     let limits = Limits {
         depth: Some(args.depth),
         ..Limits::default()

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::CliResult;
-use super::build::RuleArgs;
+use super::args::RuleArgs;
 use super::tally::{summary, tally_error};
 
 /// Write a Polyglot book from tallies (`polybook tally`), summed, with `build`'s entry options.

@@ -1,18 +1,15 @@
 //! `polybook datagen`: positions of real games labelled by the engine's own search, for `train`.
 
-use std::fs::OpenOptions;
-use std::io::{Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use polybook::pgn::input::expand;
 use polybook::training::data::{
-    BLOCK, LabelFile, LabelHeader, PositionFilter, enumerate, label_all, label_file_size,
-    label_options, read_labels, write_labels,
+    BLOCK, LabelHeader, PositionFilter, enumerate, label_all, label_options,
 };
+use polybook::training::labels::LabelWriter;
 
-use super::build::Bar;
+use super::progress::Bar;
 use super::{CliError, CliResult};
 
 /// Label positions of GAMES with the engine's own search, for `polybook train`.
@@ -71,10 +68,7 @@ pub fn run(args: Args) -> CliResult {
         )));
     }
     // Games with a FEN tag are read from it, unless the file being resumed left them out.
-    let fen = match read_labels(&args.output) {
-        Ok(old) => old.header.selection.fen,
-        Err(_) => true,
-    };
+    let fen = LabelWriter::reads_fen(&args.output);
     let selection = PositionFilter {
         skip_plies: args.skip_plies,
         every: args.every,
@@ -89,10 +83,9 @@ pub fn run(args: Args) -> CliResult {
     let read = enumerate(&inputs, selection, &bar, &stop);
     bar.finish();
     let (positions, fingerprint, report) = read.map_err(|e| match e {
-        polybook::training::data::DataError::Stopped => CliError {
-            code: 130,
-            message: "stopped while reading the games; nothing written".into(),
-        },
+        polybook::training::data::DataError::Stopped => {
+            CliError::interrupted("stopped while reading the games; nothing written")
+        }
         e => CliError::data(e),
     })?;
     if positions.is_empty() {
@@ -109,73 +102,21 @@ pub fn run(args: Args) -> CliResult {
 
     // Made, or resumed from its last whole block.
     let name = args.output.display().to_string();
-    let write_error = |e: std::io::Error| {
-        CliError::data(format!(
-            "{name}: cannot write: {}",
-            polybook::text::reason(&e)
-        ))
-    };
-    let mut done = 0usize;
-    // A file of the first format is written again in the current one (its labels, unchecked,
-    // kept); one with a damaged block is labelled again from that block.
-    let mut rewrite: Option<Vec<i16>> = None;
-    if args.output.exists() {
-        let LabelFile {
-            header: old,
-            labels,
-            damaged_block,
-            unchecked,
-        } = read_labels(&args.output).map_err(CliError::data)?;
-        if let Some(why) = old.mismatch(&header) {
-            return Err(CliError::data(format!(
-                "{name}: {why}; give another --output to label these games"
-            )));
-        }
-        if old.nodes != header.nodes {
-            return Err(CliError::data(format!(
-                "{name}: labelled at --nodes {}, not {}",
-                old.nodes, header.nodes
-            )));
-        }
-        done = if labels.len() == positions.len() {
-            labels.len()
-        } else {
-            labels.len() / BLOCK * BLOCK
-        };
-        if let Some(block) = damaged_block {
-            eprintln!(
-                "polybook: warning: {name}: block {block} (positions {} to {}) is damaged (wrong checksum): labelled again from there",
-                block * BLOCK,
-                ((block + 1) * BLOCK).min(positions.len()) - 1
-            );
-        }
-        if unchecked {
-            eprintln!(
-                "{name}: a label file of the first format (no checksums): written again in the current one"
-            );
-            rewrite = Some(labels[..done].to_vec());
-        }
+    let prepared = LabelWriter::prepare(&args.output, header).map_err(CliError::data)?;
+    if let Some(block) = prepared.damaged_block {
+        eprintln!(
+            "polybook: warning: {name}: block {block} (positions {} to {}) is damaged (wrong checksum): labelled again from there",
+            block * BLOCK,
+            ((block + 1) * BLOCK).min(positions.len()) - 1
+        );
     }
-    let mut file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&args.output)
-        .map_err(write_error)?;
-    if let Some(labels) = &rewrite {
-        // The new layout is written over the old one, longer by its checksums: a kill half-way
-        // leaves a file whose later blocks fail their checksums, labelled again on resume.
-        file.seek(SeekFrom::Start(LabelHeader::SIZE as u64))
-            .map_err(write_error)?;
-        for (index, block) in labels.chunks(BLOCK).enumerate() {
-            write_labels(&mut file, index, block).map_err(write_error)?;
-        }
+    if prepared.unchecked() {
+        eprintln!(
+            "{name}: a label file of the first format (no checksums): written again in the current one"
+        );
     }
-    file.set_len(label_file_size(done)).map_err(write_error)?;
-    file.seek(SeekFrom::Start(0)).map_err(write_error)?;
-    file.write_all(&header.to_bytes()).map_err(write_error)?;
-    file.seek(SeekFrom::End(0)).map_err(write_error)?;
+    let mut out = prepared.open().map_err(CliError::data)?;
+    let done = out.done();
 
     let target = args
         .positions
@@ -193,14 +134,7 @@ pub fn run(args: Args) -> CliResult {
     if done >= target {
         return Ok(());
     }
-    let progress = if terminal {
-        ProgressBar::new(target as u64).with_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} positions {per_sec} ETA {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        )
-    } else {
-        ProgressBar::hidden()
-    };
+    let progress = super::progress::positions(terminal, target as u64);
     progress.set_position(done as u64);
     let threads = args
         .threads
@@ -217,7 +151,7 @@ pub fn run(args: Args) -> CliResult {
         &label_options(!args.no_nnue),
         &stop,
         &mut |index, labels| {
-            write_labels(&mut file, index, labels)?;
+            out.write(index, labels)?;
             written += labels.len();
             progress.set_position(written as u64);
             if !terminal && !args.quiet && last_line.elapsed().as_secs() >= 60 {
@@ -228,16 +162,13 @@ pub fn run(args: Args) -> CliResult {
         },
     );
     progress.finish_and_clear();
-    result.map_err(write_error)?;
-    file.sync_all().map_err(write_error)?;
+    result.map_err(|e| CliError::data(out.write_error(e)))?;
+    out.sync().map_err(CliError::data)?;
     let seconds = started.elapsed().as_secs_f64();
     if stop.load(std::sync::atomic::Ordering::Relaxed) && written < target {
-        return Err(CliError {
-            code: 130,
-            message: format!(
-                "stopped: {written} of {target} positions labelled in {name}; the same command goes on from there"
-            ),
-        });
+        return Err(CliError::interrupted(format!(
+            "stopped: {written} of {target} positions labelled in {name}; the same command goes on from there"
+        )));
     }
     if !args.quiet {
         eprintln!(

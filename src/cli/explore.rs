@@ -40,7 +40,7 @@ pub struct Args {
     max_ply: usize,
     /// With games: the most memory the index may take (e.g. 2G, 512M); more games than that is
     /// an error that says so. Default: three quarters of the memory available at start.
-    #[arg(long, value_parser = super::build::parse_size, value_name = "SIZE")]
+    #[arg(long, value_parser = super::args::parse_size, value_name = "SIZE")]
     memory: Option<u64>,
     /// With games: threads that read them (default: every core).
     #[arg(long, value_name = "N")]
@@ -107,14 +107,11 @@ pub fn run(args: Args) -> CliResult {
             memory: args.memory.unwrap_or_else(default_memory),
         };
         let total = inputs.iter().map(|i| i.size()).sum::<Option<u64>>();
-        let bar = super::build::Bar::new(!args.quiet && std::io::stderr().is_terminal(), total);
+        let bar = super::progress::Bar::new(!args.quiet && std::io::stderr().is_terminal(), total);
         let index = Index::read(&inputs, &opts, &super::interrupt::flag(), &bar);
         bar.finish();
         let index = index.map_err(|e| match e {
-            polybook::repertoire::IndexError::Interrupted => CliError {
-                code: 130,
-                message: e.to_string(),
-            },
+            polybook::repertoire::IndexError::Interrupted => CliError::interrupted(e),
             _ => CliError::data(e),
         })?;
         let left_out = index.left_out();
@@ -210,10 +207,7 @@ pub fn run(args: Args) -> CliResult {
     }
     let _ = stopped.recv();
     server.stop();
-    Err(CliError {
-        code: 130,
-        message: String::new(),
-    })
+    Err(CliError::interrupted(""))
 }
 
 /// The default `--memory`: three quarters of what the machine can give at start (Linux's

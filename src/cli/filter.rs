@@ -52,7 +52,7 @@ pub struct Args {
     #[arg(
         long,
         value_name = "white|black",
-        value_parser = super::build::parse_color,
+        value_parser = super::args::parse_color,
         conflicts_with_all = ["only_white", "only_black"]
     )]
     moves_of: Option<Color>,

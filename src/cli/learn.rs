@@ -32,7 +32,7 @@ pub struct Args {
     player: Vec<String>,
     /// Only this colour's moves learn (with --player: the games in which the player had it).
     /// Without --player and --color both sides learn.
-    #[arg(long, value_name = "white|black", value_parser = super::build::parse_color)]
+    #[arg(long, value_name = "white|black", value_parser = super::args::parse_color)]
     color: Option<Color>,
     /// Write the result here instead of over BOOK (atomically).
     #[arg(short, long, value_name = "OUT.bin")]

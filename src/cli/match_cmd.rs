@@ -20,7 +20,7 @@ use polybook::arena::stats::{Sprt, SprtVerdict};
 use polybook::arena::tournament::Kind;
 use polybook::book::{Books, ChooseOptions, Selection};
 
-use super::search::LimitArgs;
+use super::args::LimitArgs;
 use super::{CliError, CliResult, open_book};
 
 #[derive(clap::Args)]
@@ -517,10 +517,9 @@ pub fn run(args: Args) -> CliResult {
         return Err(CliError::data(format!("{what} stopped: {why}")));
     }
     if finished.report.interrupted() {
-        return Err(CliError {
-            code: 130,
-            message: "interrupted; the games that finished are in the PGN".to_string(),
-        });
+        return Err(CliError::interrupted(
+            "interrupted; the games that finished are in the PGN",
+        ));
     }
     Ok(())
 }

@@ -1,4 +1,5 @@
 //! The command line: one file per subcommand, each with its clap `Args` and a `run` function.
+//! The argument groups several subcommands share are in `args`, the progress bars in `progress`.
 //!
 //! Printing and exit codes live here; the library returns values and typed errors.
 
@@ -42,6 +43,7 @@ macro_rules! eprint {
 }
 
 mod analyse;
+mod args;
 mod bench;
 mod book;
 mod build;
@@ -63,6 +65,7 @@ mod perft;
 mod play;
 mod position;
 mod probe;
+mod progress;
 mod reference;
 mod search;
 mod solve;
@@ -180,6 +183,16 @@ impl CliError {
             message: message.to_string(),
         }
     }
+
+    /// Stopped by Ctrl-C, SIGTERM or SIGHUP (see `interrupt`): exit code 130, as a shell reports
+    /// a command ended by Ctrl-C. `message` says what was kept and how to go on (empty: nothing
+    /// to say).
+    pub fn interrupted(message: impl Display) -> Self {
+        CliError {
+            code: 130,
+            message: message.to_string(),
+        }
+    }
 }
 
 pub type CliResult = Result<(), CliError>;
@@ -283,27 +296,16 @@ pub fn refuse_corrupt(
     if kinds.contains(&polybook::inspect::ProblemKind::Duplicate)
         && report.count(polybook::inspect::ProblemKind::Unsorted) > 0
     {
-        let bytes = std::fs::read(path).map_err(|e| file_error("read book", path, &e))?;
-        let mut entries: Vec<(polybook::book::Entry, usize)> = bytes
-            .chunks_exact(polybook::book::ENTRY_SIZE)
-            .map(polybook::book::Entry::from_bytes)
-            .enumerate()
-            .skip(usize::from(report.scored))
-            .map(|(i, e)| (e, i - usize::from(report.scored)))
-            .collect();
-        entries.sort_by_key(|(e, i)| (e.key, e.mv.0, *i));
-        let same = |a: &(polybook::book::Entry, usize), b: &(polybook::book::Entry, usize)| {
-            a.0.key == b.0.key && a.0.mv == b.0.mv
-        };
-        let repeats = entries.windows(2).filter(|w| same(&w[0], &w[1])).count();
-        if let Some(w) = entries.windows(2).find(|w| same(&w[0], &w[1])) {
+        let repeats = polybook::inspect::repeated_entries(path, report.scored)
+            .map_err(|e| file_error("read book", path, &e))?;
+        if let Some((count, first)) = repeats {
             return Err(CliError::data(format!(
-                "{}: {repeats} entries with duplicate key and move, apart in its unsorted order (the first: entry {}: key {} and move {} repeat entry {}); 'polybook sort {} -o fixed.bin' repairs it",
+                "{}: {count} entries with duplicate key and move, apart in its unsorted order (the first: entry {}: key {} and move {} repeat entry {}); 'polybook sort {} -o fixed.bin' repairs it",
                 path.display(),
-                w[1].1,
-                w[1].0.key,
-                w[1].0.mv,
-                w[0].1,
+                first.index,
+                first.key,
+                first.mv,
+                first.repeats,
                 path.display()
             )));
         }

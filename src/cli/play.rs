@@ -18,8 +18,8 @@ use polybook::uci::profile::{BookProfile, GameFacts};
 use rand::Rng;
 use shakmaty::{Chess, Color, Position};
 
+use super::args::LimitArgs;
 use super::output::write_error;
-use super::search::LimitArgs;
 use super::{CliError, CliResult, open_book};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -145,7 +145,7 @@ pub fn run(args: Args) -> CliResult {
             "the game is over in the --fen position ({why})"
         )));
     }
-    TranspositionTable::check_size(args.hash.max(1), 1).map_err(super::search::hash_error)?;
+    TranspositionTable::check_size(args.hash.max(1), 1).map_err(super::args::hash_error)?;
     let seed = args.seed.unwrap_or_else(|| rand::rng().random());
     let human = match args.color {
         Side::White => Color::White,

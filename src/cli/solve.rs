@@ -12,7 +12,7 @@ use serde::Serialize;
 use shakmaty::san::San;
 use shakmaty::{CastlingMode, Move};
 
-use super::search::{EngineArgs, LimitArgs};
+use super::args::{EngineArgs, LimitArgs};
 use super::{CliError, CliResult};
 
 #[derive(clap::Args)]
@@ -107,7 +107,7 @@ pub fn run(args: Args) -> CliResult {
         movetime: Some(Duration::from_millis(1000)),
         ..Limits::default()
     });
-    let mut engine = Engine::try_new(options).map_err(super::search::hash_error)?;
+    let mut engine = Engine::try_new(options).map_err(super::args::hash_error)?;
     let mut solved = 0;
     let mut total_nodes = 0u64;
     for entry in &entries {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use polybook::pgn::input::expand;
 use polybook::pgn::split::{SplitError, SplitOptions};
 
-use super::build::Bar;
+use super::progress::Bar;
 use super::{CliError, CliResult};
 
 /// Cut PGN games into zstd-compressed parts of N games each (DIR/part-00000.pgn.zst, …).
@@ -68,10 +68,7 @@ pub fn run(args: Args) -> CliResult {
     let result = polybook::pgn::split::split_pgn(input, &args.output, &opts, &cancel, &bar);
     bar.finish();
     let report = result.map_err(|e| match e {
-        SplitError::Interrupted { .. } => CliError {
-            code: 130,
-            message: e.to_string(),
-        },
+        SplitError::Interrupted { .. } => CliError::interrupted(e),
         e => CliError::data(e),
     })?;
     if !args.quiet {

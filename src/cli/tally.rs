@@ -9,8 +9,10 @@ use polybook::builder::{BuildError, EntryRules};
 use polybook::tally::{SumReport, TallyError, TallyJson};
 use shakmaty::{Chess, Position};
 
-use super::build::{Bar, CountArgs, list};
+use super::args::CountArgs;
+use super::build::list;
 use super::output::clause;
+use super::progress::Bar;
 use super::{CliError, CliResult};
 
 /// Count every (position, move) of PGN games exactly, into a Parquet tally.
@@ -293,13 +295,10 @@ pub fn summary(r: &SumReport, output: &Path, what: &str, quiet: bool, json: bool
 /// A tally's failure as the command's: an interruption exits 130, anything else 1.
 /// The reading errors it shares with `build` say what was not written: here a tally.
 pub fn tally_error(e: TallyError) -> CliError {
-    let code = match e {
-        TallyError::Build(BuildError::Interrupted) => 130,
-        _ => 1,
-    };
-    CliError {
-        code,
-        message: e.to_string().replace("no book written", "no tally written"),
+    let message = e.to_string().replace("no book written", "no tally written");
+    match e {
+        TallyError::Build(BuildError::Interrupted) => CliError::interrupted(message),
+        _ => CliError::data(message),
     }
 }
 

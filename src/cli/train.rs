@@ -4,11 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use polybook::atomic::AtomicFile;
-use polybook::pgn::input::expand;
-use polybook::training::data::{BLOCK, LabelHeader, enumerate, read_labels, samples};
+use polybook::training::sets::{LabelledSet, SetError};
 use polybook::training::trainer::{TrainOptions, train};
 
-use super::build::Bar;
+use super::progress::Bar;
 use super::{CliError, CliResult};
 
 /// Train the engine's neural network on positions labelled by `polybook datagen`.
@@ -64,6 +63,7 @@ pub fn run(args: Args) -> CliResult {
     if !(0.0..=1.0).contains(&args.wdl) {
         return Err(CliError::usage("--wdl must be between 0 and 1"));
     }
+    let stopped = || CliError::interrupted("stopped; no net written");
     let output_error = |e: std::io::Error| {
         CliError::data(format!(
             "{}: cannot write: {}",
@@ -71,66 +71,33 @@ pub fn run(args: Args) -> CliResult {
             polybook::text::reason(&e)
         ))
     };
-    let mut sets = Vec::new();
-    for data in &args.data {
-        let (labels, games) = data.split_once('=').ok_or_else(|| {
-            CliError::usage(format!(
-                "--data expects LABELS=GAMES[,GAMES…], got {}",
-                polybook::text::quote(data)
-            ))
-        })?;
-        let games: Vec<PathBuf> = games.split(',').map(PathBuf::from).collect();
-        let file = read_labels(labels.as_ref()).map_err(CliError::data)?;
-        if let Some(block) = file.damaged_block {
-            return Err(CliError::data(format!(
-                "{}: block {block} (positions {} to {}) is damaged (wrong checksum): run datagen with the same games and options on it to label it again",
-                polybook::text::quote(labels),
-                block * BLOCK,
-                ((block + 1) * BLOCK).min(file.header.positions as usize) - 1
-            )));
-        }
-        let (header, labels) = (file.header, file.labels);
-        sets.push((
-            data,
-            header,
-            labels,
-            expand(&games).map_err(CliError::data)?,
-        ));
-    }
+    let set_error = |e: SetError| match e {
+        SetError::Form(_) => CliError::usage(e),
+        SetError::Stopped => stopped(),
+        e => CliError::data(e),
+    };
+    let sets = args
+        .data
+        .iter()
+        .map(|data| LabelledSet::open(data).map_err(set_error))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut file = AtomicFile::create(&args.output).map_err(output_error)?;
     let stop = super::interrupt::flag();
-    let stopped = || CliError {
-        code: 130,
-        message: "stopped; no net written".into(),
-    };
     let (mut train_set, mut validation) = (Vec::new(), Vec::new());
-    for (data, header, labels, inputs) in sets {
-        let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
-        let bar = Bar::new(std::io::IsTerminal::is_terminal(&std::io::stderr()), total);
-        let read = enumerate(&inputs, header.selection, &bar, &stop);
+    for set in sets {
+        let bar = Bar::new(
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            set.size(),
+        );
+        let read = set.samples(&bar, &stop);
         bar.finish();
-        let (positions, fingerprint, _) = read.map_err(|e| match e {
-            polybook::training::data::DataError::Stopped => stopped(),
-            e => CliError::data(e),
-        })?;
-        let read_header = LabelHeader {
-            positions: positions.len() as u64,
-            fingerprint,
-            ..header
-        };
-        if let Some(why) = header.mismatch(&read_header) {
-            return Err(CliError::data(format!(
-                "--data {}: {why}: give the games it was made from, in the same order",
-                polybook::text::quote(data)
-            )));
-        }
-        let (t, v) = samples(&positions, &labels);
+        let (t, v) = read.map_err(set_error)?;
         eprintln!(
             "{}: {} of {} positions labelled at {} nodes: {} to train on, {} held out",
-            data.split_once('=').map_or("", |d| d.0),
-            labels.len(),
-            header.positions,
-            header.nodes,
+            set.labels_name(),
+            set.labels.len(),
+            set.header.positions,
+            set.header.nodes,
             t.len(),
             v.len()
         );

@@ -80,7 +80,8 @@ pub fn run(args: Args) -> CliResult {
     let start = Params::start();
     // Reading the games takes a while on big files: a bar, as `build` shows, on a terminal.
     let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
-    let bar = super::build::Bar::new(std::io::IsTerminal::is_terminal(&std::io::stderr()), total);
+    let bar =
+        super::progress::Bar::new(std::io::IsTerminal::is_terminal(&std::io::stderr()), total);
     let read = read_positions(&inputs, &options, &start, &bar);
     bar.finish();
     let (train, held_out, read) = read.map_err(CliError::data)?;

@@ -26,4 +26,6 @@ pub use probe_json::{
     BookProbeJson, EntryJson, IllegalJson, ProbeJson, fen_string, probe_json, probe_json_in,
     write_probe_json_line,
 };
-pub use verify::{Problem, ProblemKind, VerifyReport, impossible_move, verify};
+pub use verify::{
+    Problem, ProblemKind, Repeat, VerifyReport, impossible_move, repeated_entries, verify,
+};

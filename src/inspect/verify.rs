@@ -250,12 +250,114 @@ pub fn verify(path: impl AsRef<Path>, limit: usize) -> Result<VerifyReport, Book
     Ok(report)
 }
 
+/// An entry that repeats an earlier entry's key and move, wherever the two are in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repeat {
+    /// The later entry's index (0-based, the mark of a scored book not counted).
+    pub index: usize,
+    pub key: Key,
+    pub mv: RawMove,
+    /// The earlier entry's index.
+    pub repeats: usize,
+}
+
+/// The entries of the book at `path` that repeat an earlier entry's key and move, wherever they
+/// are: in a book whose keys are not sorted they need not be next to each other, where [`verify`]
+/// looks, yet the book written sorted would have them side by side. `scored`: the file starts with
+/// the mark of a scored book ([`VerifyReport::scored`]), left out. The answer: how many entries
+/// repeat one, and the first of them in key order (`None` when none does). The whole file is read
+/// into memory.
+pub fn repeated_entries(path: &Path, scored: bool) -> io::Result<Option<(usize, Repeat)>> {
+    let bytes = std::fs::read(path)?;
+    let skip = usize::from(scored);
+    let mut entries: Vec<(Entry, usize)> = bytes
+        .chunks_exact(ENTRY_SIZE)
+        .map(Entry::from_bytes)
+        .enumerate()
+        .skip(skip)
+        .map(|(i, e)| (e, i - skip))
+        .collect();
+    entries.sort_by_key(|(e, i)| (e.key, e.mv.0, *i));
+    let same = |w: &&[(Entry, usize)]| w[0].0.key == w[1].0.key && w[0].0.mv == w[1].0.mv;
+    let count = entries.windows(2).filter(same).count();
+    Ok(entries.windows(2).find(same).map(|w| {
+        (
+            count,
+            Repeat {
+                index: w[1].1,
+                key: w[1].0.key,
+                mv: w[1].0.mv,
+                repeats: w[0].1,
+            },
+        )
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn code(s: &str) -> RawMove {
         RawMove::from_uci_str(s).unwrap()
+    }
+
+    /// The bytes of entries given as (key, move, weight).
+    fn book(entries: &[(u64, &str, u16)]) -> Vec<u8> {
+        entries
+            .iter()
+            .flat_map(|&(key, mv, weight)| {
+                Entry {
+                    key: Key(key),
+                    mv: code(mv),
+                    weight,
+                    learn: 0,
+                }
+                .to_bytes()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn repeats_apart_in_an_unsorted_book_are_found_where_verify_does_not_look() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("unsorted.bin");
+        let bytes = book(&[
+            (9, "e2e4", 1),
+            (3, "d2d4", 1),
+            (9, "d2d4", 1),
+            (3, "d2d4", 5),
+            (9, "e2e4", 2),
+            (1, "g1f3", 1),
+            (9, "e2e4", 3),
+        ]);
+        std::fs::write(&path, &bytes).unwrap();
+        let report = verify(&path, 10).unwrap();
+        assert_eq!(report.count(ProblemKind::Duplicate), 0, "none side by side");
+        assert!(report.count(ProblemKind::Unsorted) > 0);
+        let (count, first) = repeated_entries(&path, false).unwrap().unwrap();
+        // Key 3's d2d4 once, key 9's e2e4 twice; the first in key order is key 3's.
+        assert_eq!(count, 3);
+        assert_eq!(
+            first,
+            Repeat {
+                index: 3,
+                key: Key(3),
+                mv: code("d2d4"),
+                repeats: 1,
+            }
+        );
+
+        // The mark of a scored book is no entry: the indices are those after it.
+        let mut marked = crate::book::SCORED_MARK.to_bytes().to_vec();
+        marked.extend(&bytes);
+        std::fs::write(&path, &marked).unwrap();
+        let (_, first) = repeated_entries(&path, true).unwrap().unwrap();
+        assert_eq!((first.index, first.repeats), (3, 1));
+
+        let distinct = book(&[(9, "e2e4", 1), (3, "d2d4", 1), (9, "d2d4", 1)]);
+        std::fs::write(&path, distinct).unwrap();
+        assert_eq!(repeated_entries(&path, false).unwrap(), None);
+        assert!(repeated_entries(&dir.path().join("missing.bin"), false).is_err());
     }
 
     #[test]

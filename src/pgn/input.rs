@@ -281,6 +281,12 @@ impl Compression {
     }
 }
 
+/// The text of an input, its compression undone (told by its first bytes, as for games): for
+/// readers of text that is not games (`analyse --positions`' FEN and EPD lines).
+pub fn open_text(input: &Input) -> io::Result<Box<dyn Read + Send>> {
+    open(input, Arc::default(), Arc::default()).map(|(stream, _)| stream)
+}
+
 /// Opens an input and undoes its compression (told by magic bytes, whatever the file is called),
 /// which it returns with the stream. The raw bytes read are added to `count` and to `own` (see
 /// `Counting`).

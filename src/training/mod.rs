@@ -1,7 +1,11 @@
 //! The net's training: positions from real games labelled by the engine's own search
-//! ([`data`]), and the trainer that fits [`crate::engine::nnue`]'s net to them ([`trainer`]).
+//! ([`data`]), the label file `datagen` makes or resumes ([`labels`]), the labelled data sets
+//! `train` reads back ([`sets`]), and the trainer that fits [`crate::engine::nnue`]'s net to them
+//! ([`trainer`]).
 
 pub mod data;
+pub mod labels;
+pub mod sets;
 pub mod trainer;
 
 use shakmaty::Color;

@@ -632,3 +632,65 @@ fn damaged_cache_lines_are_analysed_again_never_used() {
         "made by another version of polybook (cache format 1, not 2)",
     );
 }
+
+/// `path` gzipped, as `path.gz`.
+fn gzipped(path: &Path) -> PathBuf {
+    use std::io::Write;
+    let out = PathBuf::from(format!("{}.gz", path.display()));
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&out).unwrap(),
+        flate2::Compression::default(),
+    );
+    gz.write_all(&std::fs::read(path).unwrap()).unwrap();
+    gz.finish().unwrap();
+    out
+}
+
+#[test]
+fn positions_are_read_from_a_compressed_file_as_from_the_plain_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/rodent3_micro.bin");
+    // The only roots are those of the positions file: the given position is in no book.
+    let run = |positions: &Path, out: &Path| {
+        let said = polybook(&[
+            "analyse",
+            s(&book),
+            "-o",
+            s(out),
+            "--nodes",
+            "200",
+            "-q",
+            "--fen",
+            "7k/8/8/8/8/8/8/K7 w - - 0 1",
+            "--positions",
+            s(positions),
+        ]);
+        assert!(said.status.success(), "{}", stderr(&said));
+        // The first line says what the walk reached (the last one, how long it took).
+        let walk = stderr(&said).lines().next().unwrap().to_string();
+        (walk, std::fs::read(out).unwrap())
+    };
+    let games = dir.path().join("games.pgn");
+    std::fs::write(
+        &games,
+        "[Event \"a\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 d5 2. c4 *\n",
+    )
+    .unwrap();
+    let epd = dir.path().join("positions.epd");
+    std::fs::write(
+        &epd,
+        "# after 1.e4 and 1.d4\nrnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - id \"e4\";\n\
+         rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - id \"d4\";\n",
+    )
+    .unwrap();
+    for plain in [&games, &epd] {
+        let (walk, bytes) = run(plain, &dir.path().join("plain.bin"));
+        assert!(walk.contains(" positions to analyse"), "{walk}");
+        let compressed = gzipped(plain);
+        let (walk_gz, bytes_gz) = run(&compressed, &dir.path().join("gz.bin"));
+        assert_eq!(walk_gz, walk, "{}", compressed.display());
+        assert!(bytes_gz == bytes, "{}: another book", compressed.display());
+        std::fs::remove_file(dir.path().join("plain.bin.analysis")).unwrap();
+        std::fs::remove_file(dir.path().join("gz.bin.analysis")).unwrap();
+    }
+}

@@ -169,3 +169,44 @@ fn reading_the_games_shows_progress_on_a_terminal() {
     assert!(bar < report, "{text}");
     assert!(text.contains(" games, "), "{text}");
 }
+
+#[test]
+fn a_gzipped_input_gives_what_the_plain_one_gives() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = Vec::new();
+    xz2::read::XzDecoder::new(std::fs::File::open(data(GAMES)).unwrap())
+        .read_to_end(&mut text)
+        .unwrap();
+    let plain = common::write_file(dir.path(), "games.pgn", &text);
+    let gz = dir.path().join("games.pgn.gz");
+    let mut encoder = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::default(),
+    );
+    encoder.write_all(&text).unwrap();
+    encoder.finish().unwrap();
+    let tune = |games: &std::path::Path, out: &str| {
+        let out = dir.path().join(out);
+        let json = polybook_ok(&[
+            "tune",
+            s(games),
+            "-o",
+            s(&out),
+            "--positions",
+            "3000",
+            "--epochs",
+            "3",
+            "--threads",
+            "1",
+            "--json",
+        ]);
+        let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+        (report["read"].clone(), std::fs::read(&out).unwrap())
+    };
+    let (read, params) = tune(&plain, "plain.txt");
+    assert!(read["games_used"].as_u64().unwrap() > 40, "{read}");
+    let (read_gz, params_gz) = tune(&gz, "gz.txt");
+    assert_eq!(read_gz, read);
+    assert!(params_gz == params, "another parameter file");
+}

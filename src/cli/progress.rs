@@ -1,0 +1,92 @@
+//! The progress bars on standard error (indicatif), shown only on a terminal: the bytes of input
+//! read ([`Bar`], for the commands that read games), the positions analysed ([`AnalysisBar`],
+//! `analyse`) and the positions labelled ([`positions`], `datagen`).
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// The progress bar (bytes of input read, games/s, ETA), shown only on a terminal.
+pub struct Bar(Option<ProgressBar>);
+
+impl Bar {
+    pub fn new(show: bool, total: Option<u64>) -> Bar {
+        if !show {
+            return Bar(None);
+        }
+        let bar = match total {
+            Some(t) => ProgressBar::new(t).with_style(
+                ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {msg} ETA {eta}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ),
+            None => ProgressBar::new_spinner().with_style(
+                ProgressStyle::with_template("{spinner} {bytes} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ),
+        };
+        Bar(Some(bar))
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl polybook::pgn::Progress for Bar {
+    fn update(&self, bytes: u64, games: u64) {
+        if let Some(b) = &self.0 {
+            b.set_position(bytes);
+            let secs = b.elapsed().as_secs_f64().max(1e-3);
+            b.set_message(format!("{games} games, {:.0} games/s", games as f64 / secs));
+        }
+    }
+}
+
+/// The bar of `analyse` over the positions to analyse, those from the cache already counted.
+pub struct AnalysisBar(Option<ProgressBar>);
+
+impl AnalysisBar {
+    /// The bar, or none when `show` is false.
+    pub fn new(show: bool) -> AnalysisBar {
+        AnalysisBar(show.then(|| {
+            ProgressBar::new(0).with_style(
+                ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} positions {per_sec} ETA {eta} {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            )
+        }))
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl polybook::analysis::Progress for AnalysisBar {
+    fn start(&self, total: u64, cached: u64) {
+        if let Some(b) = &self.0 {
+            b.set_length(total);
+            b.set_position(cached);
+            b.reset_eta();
+        }
+    }
+    fn advance(&self) {
+        if let Some(b) = &self.0 {
+            b.inc(1);
+        }
+    }
+}
+
+/// The bar of `datagen` over the `len` positions to label (hidden when `show` is false).
+pub fn positions(show: bool, len: u64) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    ProgressBar::new(len).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} positions {per_sec} ETA {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    )
+}
