@@ -211,17 +211,18 @@ impl PgnLog {
         &self.path
     }
 
-    /// Appends one game's text and waits until it is on disk. `Ok(true)` says that the file
-    /// was no longer at its path (moved or deleted) and was created anew there for this game.
-    pub fn append(&mut self, text: &str) -> io::Result<bool> {
+    /// Appends one game's text and waits until it is on disk; says whether the file had to be
+    /// made anew and whether the game went in without the file's lock.
+    pub fn append(&mut self, text: &str) -> io::Result<Appended> {
         // Under the file's lock (`flock`), so that a program taking it too (another match
         // logging to the same file, a script under `flock(1)`, a log rotation that locks) changes
         // nothing between the reading of the file's end and the game: it waits, or the game
         // waits. Where the file system has no locks, or a program holds the lock for seconds,
         // the game is appended without it.
         let mut gone = false;
+        let mut locked;
         loop {
-            let locked = lock_briefly(&self.file);
+            locked = lock_briefly(&self.file);
             if !self.gone() {
                 break;
             }
@@ -235,7 +236,10 @@ impl PgnLog {
         }
         let written = self.write_locked(text);
         let _ = self.file.unlock();
-        written.map(|()| gone)
+        written.map(|()| Appended {
+            created_anew: gone,
+            unlocked: !locked,
+        })
     }
 
     /// Writes `text` after the line breaks the file's end lacks, and waits until it is on disk.
@@ -259,6 +263,17 @@ impl PgnLog {
             Err(e) => e.kind() == io::ErrorKind::NotFound,
         }
     }
+}
+
+/// What [`PgnLog::append`] met on the way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Appended {
+    /// The file was no longer at its path (moved or deleted) and was made anew there for this
+    /// game.
+    pub created_anew: bool,
+    /// The file's lock could not be taken (a program held it for seconds, or the file system
+    /// has no locks): the game was appended without it.
+    pub unlocked: bool,
 }
 
 /// Takes `file`'s exclusive lock, waiting at most five seconds for a program holding it (a
@@ -371,7 +386,8 @@ mod tests {
             let path = path.clone();
             std::thread::spawn(move || {
                 let mut log = PgnLog::open(&path).unwrap();
-                log.append("[Event \"2\"]\n\n1. d4 *\n\n").unwrap();
+                let appended = log.append("[Event \"2\"]\n\n1. d4 *\n\n").unwrap();
+                assert!(!appended.unlocked);
             })
         };
         std::thread::sleep(std::time::Duration::from_millis(200));

@@ -118,6 +118,9 @@ pub enum SessionEvent<'a> {
     /// for game `number` (0-based, as in [`SessionEvent::Game`]), which is in it with the games
     /// after it. `polybook match` prints this line as a warning, even with `--quiet`.
     PgnCreatedAnew { path: &'a Path, number: usize },
+    /// Game `number` went into the PGN log without the file's lock (another program held it
+    /// for seconds, or the file system has no locks). Printed as a warning, even with `--quiet`.
+    PgnUnlocked { path: &'a Path, number: usize },
     /// Engine `engine` (its number in the session, 0-based) crashed or hung and was restarted.
     Restarted {
         engine: usize,
@@ -194,6 +197,12 @@ impl fmt::Display for SessionEvent<'_> {
                 "the PGN log {} was moved or deleted: it is written anew from game {} on",
                 crate::text::quote_path(path),
                 number + 1
+            ),
+            SessionEvent::PgnUnlocked { path, number } => write!(
+                f,
+                "game {} went into the PGN log {} without its lock (held by another program, or the file system has none)",
+                number + 1,
+                crate::text::quote_path(path)
             ),
             SessionEvent::Restarted { engine, name, why } => {
                 write!(f, "engine {} ({name}) restarted: {why}", engine + 1)
@@ -491,11 +500,20 @@ impl Session {
                     } => {
                         if let Some(file) = pgn.as_mut() {
                             match file.append(&report.pgn) {
-                                Ok(false) => {}
-                                Ok(true) => progress(&SessionEvent::PgnCreatedAnew {
-                                    path: file.path(),
-                                    number,
-                                }),
+                                Ok(appended) => {
+                                    if appended.created_anew {
+                                        progress(&SessionEvent::PgnCreatedAnew {
+                                            path: file.path(),
+                                            number,
+                                        });
+                                    }
+                                    if appended.unlocked {
+                                        progress(&SessionEvent::PgnUnlocked {
+                                            path: file.path(),
+                                            number,
+                                        });
+                                    }
+                                }
                                 Err(e) => {
                                     pgn_error = Some(e);
                                     abort.store(true, Ordering::Relaxed);

@@ -476,7 +476,9 @@ pub fn run(args: Args) -> CliResult {
     let log = !args.quiet;
     let finished = session.run(&super::interrupt::flag(), |progress| match progress {
         // A warning: printed even with --quiet.
-        SessionEvent::PgnCreatedAnew { .. } => eprintln!("polybook: warning: {progress}"),
+        SessionEvent::PgnCreatedAnew { .. } | SessionEvent::PgnUnlocked { .. } => {
+            eprintln!("polybook: warning: {progress}")
+        }
         _ if log => eprintln!("{progress}"),
         _ => {}
     });

@@ -198,7 +198,9 @@ fn match_log() {
             assert!(
                 text[first..].starts_with(b"[Event \"polybook match\"]")
                     && (first == 0 || text[..first].ends_with(b"\n\n")),
-                "a game glued to what was in the log before ({plan:?})"
+                "a game glued to what was in the log before ({plan:?}; mark {mark}, {:?} | {:?}): {told}",
+                String::from_utf8_lossy(&text[first.saturating_sub(40)..first]),
+                String::from_utf8_lossy(&text[first..(first + 40).min(text.len())]),
             );
             let games_file = d.join("tail.pgn");
             std::fs::write(&games_file, &text[first..]).unwrap();
