@@ -247,6 +247,26 @@ pub fn verify(path: impl AsRef<Path>, limit: usize) -> Result<VerifyReport, Book
             ),
         );
     }
+    // In a book whose keys are not sorted, entries that repeat need not be side by side, where
+    // the stream above looks: the whole file is read to find them (an unsorted book is rare, and
+    // `sort`, its repair, reads it whole too).
+    if report.counts[ProblemKind::Unsorted.index()] > 0
+        && report.not_a_book.is_none()
+        && recognise_container(&head, false).is_none()
+        && let Some((count, first)) = repeated_entries(&path, report.scored).map_err(io_err)?
+        && count as u64 > report.counts[ProblemKind::Duplicate.index()]
+    {
+        report.add(
+            limit,
+            ProblemKind::Duplicate,
+            Some(first.index as u64),
+            format!(
+                "{count} entries repeat the key and move of another, apart in the unsorted order (the first in key order: key {} and move {} repeat entry {})",
+                first.key, first.mv, first.repeats
+            ),
+        );
+        report.counts[ProblemKind::Duplicate.index()] = count as u64;
+    }
     Ok(report)
 }
 
@@ -332,8 +352,20 @@ mod tests {
         ]);
         std::fs::write(&path, &bytes).unwrap();
         let report = verify(&path, 10).unwrap();
-        assert_eq!(report.count(ProblemKind::Duplicate), 0, "none side by side");
+        // None side by side, three apart: verify reads the whole unsorted book for them.
+        assert_eq!(report.count(ProblemKind::Duplicate), 3);
         assert!(report.count(ProblemKind::Unsorted) > 0);
+        let said = report
+            .problems
+            .iter()
+            .find(|p| p.kind == ProblemKind::Duplicate)
+            .unwrap();
+        assert_eq!(said.index, Some(3));
+        assert!(
+            said.message.starts_with("3 entries repeat"),
+            "{}",
+            said.message
+        );
         let (count, first) = repeated_entries(&path, false).unwrap().unwrap();
         // Key 3's d2d4 once, key 9's e2e4 twice; the first in key order is key 3's.
         assert_eq!(count, 3);
