@@ -25,11 +25,13 @@ const MEDDLING: &[&str] = &[
     "delete",
 ];
 
-/// Does `what` to the log at `path` as a program that takes the file's lock (`flock`) while it
-/// changes it, and only if the log is still `expected` bytes long under the lock (no game was
-/// appended since the watcher saw it grow). Returns the log's length right after, or `None` when
-/// it did nothing. (Text junk: python-chess reads the file as UTF-8.)
-fn meddle(path: &Path, what: &str, expected: u64, rng: &mut StdRng) -> Option<u64> {
+/// The first tag of each game the match writes.
+const GAME_START: &[u8] = b"[Event \"polybook match\"]";
+
+/// Does `what` to the log at `path`, open as `file`, whose lock the caller holds (as a careful
+/// program holds it while it changes the file). Returns the log's length right after. (Text
+/// junk: python-chess reads the file as UTF-8.)
+fn meddle(file: &mut std::fs::File, path: &Path, what: &str, rng: &mut StdRng) -> u64 {
     let junk: String = (0..rng.random_range(1..200))
         .map(|_| {
             // No parentheses: python-chess fails on a `)` that closes no variation.
@@ -37,16 +39,15 @@ fn meddle(path: &Path, what: &str, expected: u64, rng: &mut StdRng) -> Option<u6
             chars[rng.random_range(0..chars.len())] as char
         })
         .collect();
-    let mut file = std::fs::OpenOptions::new().write(true).open(path).ok()?;
-    file.lock().unwrap();
-    if file.metadata().ok()?.len() != expected {
-        return None;
-    }
-    let len = || std::fs::metadata(path).map_or(0, |m| m.len());
+    let size = file.metadata().map_or(0, |m| m.len());
     match what {
         "truncate" => file.set_len(0).unwrap(),
-        "cut" => file.set_len(rng.random_range(0..=expected)).unwrap(),
-        "overwrite" => file.write_all(junk.as_bytes()).unwrap(),
+        "cut" => file.set_len(rng.random_range(0..=size)).unwrap(),
+        "overwrite" => {
+            use std::io::Seek;
+            file.seek(std::io::SeekFrom::Start(0)).unwrap();
+            file.write_all(junk.as_bytes()).unwrap();
+        }
         "junk_line" | "junk" | "junk_no_newline" => {
             let text = match what {
                 "junk_line" => format!("{junk}\n"),
@@ -63,9 +64,9 @@ fn meddle(path: &Path, what: &str, expected: u64, rng: &mut StdRng) -> Option<u6
             std::fs::rename(&other, path).unwrap();
         }
         "delete" => std::fs::remove_file(path).unwrap(),
-        _ => return None,
+        _ => {}
     }
-    Some(len())
+    std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
 /// A match of 4 short games between two builtin engines (movetime 10, adjudicated as a draw
@@ -74,7 +75,7 @@ fn meddle(path: &Path, what: &str, expected: u64, rng: &mut StdRng) -> Option<u6
 /// grew), now and then it truncates, cuts, overwrites, replaces or deletes the file, or appends
 /// junk to it (a line, a game cut short, text without a line end), under the file's lock as a
 /// careful program does (one that takes none can collide with a game in the instant it is
-/// written, which no writer can rule out), if no other game was appended meanwhile. The
+/// written, which no writer can rule out); the games are counted by their first tag. The
 /// match ends and exits 0 (or 1 with one line); what it appended after the last meddling starts
 /// after a blank line (not glued to what was there), and holds the games played since, each whole
 /// as python-chess reads it: the match's Event and players, every move (as many as PlyCount says),
@@ -125,19 +126,34 @@ fn match_log() {
                     let mut last = std::fs::metadata(&log).map_or(0, |m| m.len());
                     while !done.load(Ordering::Relaxed) {
                         std::thread::sleep(Duration::from_millis(2));
-                        let mut len = std::fs::metadata(&log).map_or(0, |m| m.len());
-                        if len > last {
-                            seen += 1;
-                            let what = plan.get(seen - 1).copied().unwrap_or("nothing");
-                            if what != "nothing" {
-                                std::thread::sleep(Duration::from_millis(rng.random_range(0..20)));
-                                if let Some(after) = meddle(&log, what, len, &mut rng) {
-                                    mark = (seen, Some(after));
-                                    len = after;
-                                }
-                            }
+                        let len = std::fs::metadata(&log).map_or(0, |m| m.len());
+                        if len <= last {
+                            continue;
                         }
-                        last = len;
+                        std::thread::sleep(Duration::from_millis(rng.random_range(0..20)));
+                        // Under the log's lock no game is half written: the games appended
+                        // since `last` are counted by their first tag (the watcher may have
+                        // slept through several under load), then the file is meddled with.
+                        let Ok(mut file) = std::fs::OpenOptions::new()
+                            .read(true)
+                            .write(true)
+                            .open(&log)
+                        else {
+                            continue;
+                        };
+                        file.lock().unwrap();
+                        let bytes = std::fs::read(&log).unwrap_or_default();
+                        let new = bytes[(last as usize).min(bytes.len())..]
+                            .windows(GAME_START.len())
+                            .filter(|w| *w == GAME_START)
+                            .count();
+                        seen += new;
+                        last = bytes.len() as u64;
+                        let what = plan.get(seen.wrapping_sub(1)).copied().unwrap_or("nothing");
+                        if new > 0 && what != "nothing" {
+                            last = meddle(&mut file, &log, what, &mut rng);
+                            mark = (seen, Some(last));
+                        }
                     }
                     mark
                 })
