@@ -168,11 +168,13 @@ pub struct CtgStats {
     pub losses: u32,
     /// The drawn games.
     pub draws: u32,
-    /// The games with a rating, and the sum of those ratings.
+    /// The games with a rating.
     pub rated_games: u32,
+    /// The sum of those games' ratings (their mean: `rating_sum / rated_games`).
     pub rating_sum: u32,
-    /// The games with a performance rating, and the sum of those performances.
+    /// The games with a performance rating.
     pub performance_games: u32,
+    /// The sum of those games' performances.
     pub performance_sum: u32,
     /// Green, red or neither.
     pub recommendation: Recommendation,
@@ -224,6 +226,7 @@ impl CtgMove {
     pub fn entry(&self, key: Key, weight: u16) -> Entry {
         Entry {
             key,
+            // A CTG move is never a drop, the one move Polyglot cannot encode.
             mv: RawMove::from_move(self.mv).unwrap_or(RawMove(0)),
             weight,
             learn: 0,
@@ -1288,6 +1291,9 @@ mod tests {
         assert_eq!(lines.len(), 4, "{lines:?}");
         assert!(lines[0].ends_with(" e2e4,d2d4 2"), "{lines:?}");
         assert_eq!(positions[0].key, Key::of(&Chess::default()));
+        // A move as a Polyglot entry of its position.
+        let e4 = positions[0].moves[0].entry(positions[0].key, 3);
+        assert_eq!(Some(e4), Entry::from_uci(positions[0].key, "e2e4", 3));
         // Any of the three files names the book.
         assert_eq!(read_ctg(&data("simple.cto")).unwrap().len(), 4);
     }
