@@ -61,8 +61,7 @@ def main():
     ap.add_argument("--bin", default="target/release/polybook")
     args = ap.parse_args()
 
-    work = tempfile.mkdtemp(prefix="explore-games-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="explore-games-", ignore_cleanup_errors=True) as work:
         first = os.path.join(work, "games-1.pgn")
         opener = lzma.open if args.games.endswith(".xz") else open
         with opener(args.games, "rb") as src, open(first, "wb") as dst:
@@ -149,8 +148,6 @@ def main():
               f"p50 {quantile(starts, 0.5):.2f} ms, max {max(starts):.2f} ms")
         server.terminate()
         server.wait()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ import glob
 import json
 import lzma
 import os
-import shutil
 import socket
 import subprocess
 import tempfile
@@ -61,8 +60,7 @@ def main():
     ap.add_argument("--no-cluster", action="store_true")
     args = ap.parse_args()
     polybook = os.path.abspath(args.bin)
-    work = tempfile.mkdtemp(prefix="spark-vs-tally-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="spark-vs-tally-", ignore_cleanup_errors=True) as work:
         games_dir = os.path.join(work, "games")
         os.makedirs(games_dir)
         if args.random:
@@ -151,8 +149,6 @@ def main():
             for p in reversed(procs):
                 p.terminate()
                 p.wait()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -135,26 +135,17 @@ impl AtomicFile {
     /// Returns the path written.
     pub fn commit_new(self, names: impl IntoIterator<Item = String>) -> io::Result<PathBuf> {
         self.file().sync_all()?;
-        let dir = self.target;
-        for name in names {
-            let path = dir.join(name);
-            let linked = match &self.inner {
-                Inner::InPlace(_) => unreachable!("create_in never writes in place"),
-                // A hard link, unlike a rename, fails when the name exists.
-                Inner::Named(t) => fs::hard_link(&t.path, &path),
-                #[cfg(target_os = "linux")]
-                Inner::Unnamed(f) => linux::link(f, &path),
-            };
-            match linked {
-                Ok(()) => return Ok(path),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "every name tried exists",
-        ))
+        let dir = &self.target;
+        let paths = names.into_iter().map(|name| dir.join(name));
+        let link = |path: &Path| match &self.inner {
+            Inner::InPlace(_) => unreachable!("create_in never writes in place"),
+            // A hard link, unlike a rename, fails when the name exists.
+            Inner::Named(t) => fs::hard_link(&t.path, path),
+            #[cfg(target_os = "linux")]
+            Inner::Unnamed(f) => linux::link(f, path),
+        };
+        let (path, ()) = at_first_free(paths, link, "every name tried exists")?;
+        Ok(path)
     }
 }
 
@@ -216,32 +207,48 @@ fn temporary_in(dir: PathBuf) -> io::Result<Inner> {
 /// removing the ones there whose writer has died.
 fn named_in(dir: &Path) -> io::Result<Named> {
     remove_stale(dir);
-    for _ in 0..100 {
-        let path = dir.join(format!("{PREFIX}{:016x}{SUFFIX}", rand::random::<u64>()));
-        match File::options()
+    let create = |path: &Path| {
+        File::options()
             .read(true)
             .write(true)
             .create_new(true)
-            .open(&path)
-        {
-            Ok(file) => {
-                let named = Named {
-                    file,
-                    path,
-                    keep: false,
-                };
-                named.file.lock()?;
-                set_default_permissions(&named.file);
-                return Ok(named);
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            .open(path)
+    };
+    let (path, file) = at_first_free(temporary_names(dir), create, NO_FREE_NAME)?;
+    let named = Named {
+        file,
+        path,
+        keep: false,
+    };
+    named.file.lock()?;
+    set_default_permissions(&named.file);
+    Ok(named)
+}
+
+/// The message of a folder where no temporary name is free.
+const NO_FREE_NAME: &str = "no free temporary name";
+
+/// 100 random temporary names in `dir` (`.polybook-<16 hex digits>.tmp`), tried in turn.
+fn temporary_names(dir: &Path) -> impl Iterator<Item = PathBuf> + '_ {
+    (0..100).map(move |_| dir.join(format!("{PREFIX}{:016x}{SUFFIX}", rand::random::<u64>())))
+}
+
+/// Makes a file at the first of `paths` where `make` does not fail with `AlreadyExists` (a file
+/// is there): that path and what `make` returned. Another error stops at once; all paths taken
+/// is an `AlreadyExists` error that says `none`.
+fn at_first_free<T>(
+    paths: impl IntoIterator<Item = PathBuf>,
+    mut make: impl FnMut(&Path) -> io::Result<T>,
+    none: &str,
+) -> io::Result<(PathBuf, T)> {
+    for path in paths {
+        match make(&path) {
+            Ok(made) => return Ok((path, made)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e),
         }
     }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        "no free temporary name",
-    ))
+    Err(io::Error::new(io::ErrorKind::AlreadyExists, none))
 }
 
 /// Removes the named temporary files in `dir` whose writer has died: the lock its writer held
@@ -374,27 +381,11 @@ mod linux {
         // Locked before it has a name, so that no other run ever takes it for a stale one.
         f.lock()?;
         let dir = super::folder_of(target);
-        for _ in 0..100 {
-            let name = dir.join(format!(
-                "{}{:016x}{}",
-                super::PREFIX,
-                rand::random::<u64>(),
-                super::SUFFIX
-            ));
-            match link(f, &name) {
-                Ok(()) => {
-                    return std::fs::rename(&name, target).inspect_err(|_| {
-                        let _ = std::fs::remove_file(&name);
-                    });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "no free temporary name",
-        ))
+        let names = super::temporary_names(&dir);
+        let (name, ()) = super::at_first_free(names, |name| link(f, name), super::NO_FREE_NAME)?;
+        std::fs::rename(&name, target).inspect_err(|_| {
+            let _ = std::fs::remove_file(&name);
+        })
     }
 }
 

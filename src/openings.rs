@@ -53,6 +53,24 @@ impl std::fmt::Display for Opening {
     }
 }
 
+/// A position's or a line's opening as the JSON reports give it (`probe --json`, a tally's
+/// statistics, the games explorer): `eco` and `opening` fields in the report's object (with
+/// `#[serde(flatten)]`), null when the table names none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct OpeningJson {
+    pub eco: Option<&'static str>,
+    pub opening: Option<&'static str>,
+}
+
+impl From<Option<Opening>> for OpeningJson {
+    fn from(named: Option<Opening>) -> OpeningJson {
+        OpeningJson {
+            eco: named.map(|o| o.eco),
+            opening: named.map(|o| o.name),
+        }
+    }
+}
+
 /// The table's lines: `eco`, `name` and `pgn` (its moves from the start, in SAN).
 fn table_lines() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
     TABLE

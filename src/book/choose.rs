@@ -177,36 +177,24 @@ impl ChooseOptions {
     /// the one share rule of the module's overview (of the learned weights with
     /// [`Selection::Learned`]).
     pub fn shares(&self, moves: &[BookMove]) -> Vec<f64> {
-        if self.selection == Selection::Learned {
-            return self.learned_shares(moves);
+        match self.selection {
+            Selection::Learned => self.shares_by(moves, learned_weight),
+            _ => self.shares_by(moves, |m| f64::from(m.entry.weight)),
         }
-        let total = self.total_weight(moves);
-        let counted = moves.iter().filter(|m| self.counts(m)).count();
-        moves
-            .iter()
-            .map(|m| match self.counts(m) {
-                false => 0.0,
-                true if total == 0 => 1.0 / counted as f64,
-                true => f64::from(m.entry.weight) / total as f64,
-            })
-            .collect()
     }
 
-    /// The shares of [`Selection::Learned`]: learned weight over the sum of the learned weights
-    /// of the moves that count (equal shares when they are all 0).
-    fn learned_shares(&self, moves: &[BookMove]) -> Vec<f64> {
-        let total: f64 = moves
-            .iter()
-            .filter(|m| self.counts(m))
-            .map(learned_weight)
-            .sum();
+    /// Each move's `weight` (its book weight, or its learned weight with [`Selection::Learned`])
+    /// over the sum of the weights of the moves that count (equal shares when they are all 0; 0
+    /// for a move that does not count).
+    fn shares_by(&self, moves: &[BookMove], weight: impl Fn(&BookMove) -> f64) -> Vec<f64> {
+        let total: f64 = moves.iter().filter(|m| self.counts(m)).map(&weight).sum();
         let counted = moves.iter().filter(|m| self.counts(m)).count();
         moves
             .iter()
             .map(|m| match self.counts(m) {
                 false => 0.0,
                 true if total == 0.0 => 1.0 / counted as f64,
-                true => learned_weight(m) / total,
+                true => weight(m) / total,
             })
             .collect()
     }

@@ -18,7 +18,7 @@ use polybook::position::fen_of;
 
 use super::output::clause;
 use super::position::PositionArgs;
-use super::progress::AnalysisBar;
+use super::progress::Bar;
 use super::{CliError, CliResult, open_book};
 
 #[derive(clap::Args)]
@@ -173,7 +173,7 @@ pub fn run(args: Args) -> CliResult {
     );
     let resumed = cache.verdicts.len();
     let show = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let bar = AnalysisBar::new(show);
+    let bar = Bar::analysis(show);
     let cancel = super::interrupt::flag();
     let opts = RunOptions {
         engine,

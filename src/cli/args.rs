@@ -216,6 +216,17 @@ pub struct RuleArgs {
     weights: WeightScheme,
 }
 
+/// The side of `--only-white` and `--only-black` (which exclude each other); `None`: both.
+pub fn only_side(only_white: bool, only_black: bool) -> Option<Color> {
+    if only_white {
+        Some(Color::White)
+    } else if only_black {
+        Some(Color::Black)
+    } else {
+        None
+    }
+}
+
 impl RuleArgs {
     pub fn rules(&self) -> Result<EntryRules, CliError> {
         if !(0.0..=100.0).contains(&self.min_score) {
@@ -230,13 +241,7 @@ impl RuleArgs {
         Ok(EntryRules {
             min_games: self.min_games,
             min_score: self.min_score,
-            side: if self.only_white {
-                Some(Color::White)
-            } else if self.only_black {
-                Some(Color::Black)
-            } else {
-                None
-            },
+            side: only_side(self.only_white, self.only_black),
             uniform: self.uniform,
             weights: self.weights,
         })

@@ -95,13 +95,7 @@ pub fn run(args: Args) -> CliResult {
         max_ply: args.max_ply,
         min_weight: args.min_weight,
         min_share: args.min_share,
-        only: if args.only_white {
-            Some(Color::White)
-        } else if args.only_black {
-            Some(Color::Black)
-        } else {
-            None
-        },
+        only: super::args::only_side(args.only_white, args.only_black),
         moves_of: args.moves_of,
         reachable: args.reachable,
     };

@@ -234,8 +234,14 @@ fn print_position(
         let last = if scored { "score depth" } else { "learn" };
         // The last column names the opening a move leads to, where it is not the line's own.
         let new_name = |e: &polybook::inspect::EntryJson| {
-            (e.opening != json.opening || e.eco != json.eco)
-                .then(|| format!("  {} {}", e.eco.unwrap_or(""), e.opening.unwrap_or("")))
+            (e.name != json.name).then(|| {
+                let name = e.name;
+                format!(
+                    "  {} {}",
+                    name.eco.unwrap_or(""),
+                    name.opening.unwrap_or("")
+                )
+            })
         };
         let names = json.entries.iter().any(|e| new_name(e).is_some());
         writeln!(

@@ -1,13 +1,15 @@
 //! The progress bars on standard error (indicatif), shown only on a terminal: the bytes of input
-//! read ([`Bar`], for the commands that read games), the positions analysed ([`AnalysisBar`],
-//! `analyse`) and the positions labelled ([`positions`], `datagen`).
+//! read ([`Bar::new`], for the commands that read games), the positions analysed
+//! ([`Bar::analysis`], `analyse`) and the positions labelled ([`positions`], `datagen`).
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// The progress bar (bytes of input read, games/s, ETA), shown only on a terminal.
+/// A progress bar shown only on a terminal (`None`: not shown): of the bytes of input read
+/// (games/s, ETA), or of `analyse`'s positions.
 pub struct Bar(Option<ProgressBar>);
 
 impl Bar {
+    /// The bar of the bytes of input read (of `total`, if known), or none when `show` is false.
     pub fn new(show: bool, total: Option<u64>) -> Bar {
         if !show {
             return Bar(None);
@@ -25,30 +27,10 @@ impl Bar {
         Bar(Some(bar))
     }
 
-    pub fn finish(&self) {
-        if let Some(b) = &self.0 {
-            b.finish_and_clear();
-        }
-    }
-}
-
-impl polybook::pgn::Progress for Bar {
-    fn update(&self, bytes: u64, games: u64) {
-        if let Some(b) = &self.0 {
-            b.set_position(bytes);
-            let secs = b.elapsed().as_secs_f64().max(1e-3);
-            b.set_message(format!("{games} games, {:.0} games/s", games as f64 / secs));
-        }
-    }
-}
-
-/// The bar of `analyse` over the positions to analyse, those from the cache already counted.
-pub struct AnalysisBar(Option<ProgressBar>);
-
-impl AnalysisBar {
-    /// The bar, or none when `show` is false.
-    pub fn new(show: bool) -> AnalysisBar {
-        AnalysisBar(show.then(|| {
+    /// The bar of `analyse` over the positions to analyse, those from the cache already counted,
+    /// or none when `show` is false.
+    pub fn analysis(show: bool) -> Bar {
+        Bar(show.then(|| {
             ProgressBar::new(0).with_style(
                 ProgressStyle::with_template(
                     "{bar:40} {pos}/{len} positions {per_sec} ETA {eta} {msg}",
@@ -58,25 +40,38 @@ impl AnalysisBar {
         }))
     }
 
-    pub fn finish(&self) {
+    /// Does `f` to the bar if it is shown.
+    fn with(&self, f: impl FnOnce(&ProgressBar)) {
         if let Some(b) = &self.0 {
-            b.finish_and_clear();
+            f(b);
         }
+    }
+
+    pub fn finish(&self) {
+        self.with(ProgressBar::finish_and_clear);
     }
 }
 
-impl polybook::analysis::Progress for AnalysisBar {
+impl polybook::pgn::Progress for Bar {
+    fn update(&self, bytes: u64, games: u64) {
+        self.with(|b| {
+            b.set_position(bytes);
+            let secs = b.elapsed().as_secs_f64().max(1e-3);
+            b.set_message(format!("{games} games, {:.0} games/s", games as f64 / secs));
+        });
+    }
+}
+
+impl polybook::analysis::Progress for Bar {
     fn start(&self, total: u64, cached: u64) {
-        if let Some(b) = &self.0 {
+        self.with(|b| {
             b.set_length(total);
             b.set_position(cached);
             b.reset_eta();
-        }
+        });
     }
     fn advance(&self) {
-        if let Some(b) = &self.0 {
-            b.inc(1);
-        }
+        self.with(|b| b.inc(1));
     }
 }
 

@@ -329,7 +329,7 @@ pub fn print_stats(stats: &TallyJson, pos: &Chess) -> CliResult {
     let with_book = stats.moves.iter().any(|m| m.weight.is_some());
     outln!("FEN  {}", stats.fen)?;
     outln!("key  {}   {} to move", stats.key, pos.turn())?;
-    if let (Some(eco), Some(opening)) = (stats.eco, stats.opening) {
+    if let (Some(eco), Some(opening)) = (stats.name.eco, stats.name.opening) {
         outln!("opening  {eco} {opening}")?;
     }
     outln!("{} games", stats.games)?;

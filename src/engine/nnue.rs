@@ -419,10 +419,9 @@ fn add_row(acc: &mut [i16; HIDDEN], row: &[i16; HIDDEN]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::position::{parse_fen, parse_fen_for};
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
-    use shakmaty::CastlingMode;
-    use shakmaty::fen::Fen;
 
     /// A net of small random weights, as a trained one could be.
     fn random_net(seed: u64) -> Box<Network> {
@@ -446,16 +445,10 @@ mod tests {
 
     #[test]
     fn the_features_of_a_side_mirror_the_others() {
-        let pos: Chess = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
-            .parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap();
-        let mirrored: Chess = "rnbqkb1r/pppp1ppp/5n2/4p3/4P3/2N5/PPPP1PPP/R1BQKBNR b KQkq - 2 3"
-            .parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap();
+        let pos: Chess =
+            parse_fen("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3").unwrap();
+        let mirrored: Chess =
+            parse_fen("rnbqkb1r/pppp1ppp/5n2/4p3/4P3/2N5/PPPP1PPP/R1BQKBNR b KQkq - 2 3").unwrap();
         let net = random_net(1);
         // The same position with colours swapped scores the same for the side to move.
         assert_eq!(
@@ -483,11 +476,7 @@ mod tests {
         ];
         for fen in starts {
             for _ in 0..20 {
-                let mut pos: Chess = fen
-                    .parse::<Fen>()
-                    .unwrap()
-                    .into_position(CastlingMode::Standard)
-                    .unwrap();
+                let mut pos: Chess = parse_fen(fen).unwrap();
                 let mut acc = Accumulator::new(&net, pos.board());
                 for _ in 0..80 {
                     let moves = pos.legal_moves();
@@ -519,11 +508,7 @@ mod tests {
             "rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w HAha - 0 1",
             "k4r2/8/8/8/8/7p/7P/6KR w H - 0 1",
         ] {
-            let pos: Chess = fen
-                .parse::<Fen>()
-                .unwrap()
-                .into_position(CastlingMode::Chess960)
-                .unwrap();
+            let pos: Chess = parse_fen_for(fen, true).unwrap();
             let acc = Accumulator::new(&net, pos.board());
             for m in pos.legal_moves() {
                 castles += usize::from(m.is_castle());

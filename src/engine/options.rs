@@ -199,27 +199,13 @@ impl SearchOptions {
     /// Sets one option by name, as `--set Name=value` does.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
         if name.eq_ignore_ascii_case(Self::HASH) {
-            self.hash_mb = value
-                .parse()
-                .ok()
-                .filter(|&mb| (1..=Self::MAX_HASH_MB).contains(&mb))
-                .ok_or_else(|| OptionError::BadValue {
-                    name: name.to_string(),
-                    value: value.to_string(),
-                    expected: "a size in MB from 1 to 33554432",
-                })?;
+            let size = "a size in MB from 1 to 33554432";
+            self.hash_mb = number_in(name, value, 1..=Self::MAX_HASH_MB, size)?;
             return Ok(());
         }
         if name.eq_ignore_ascii_case(Self::THREADS) {
-            self.threads = value
-                .parse()
-                .ok()
-                .filter(|&n| (1..=Self::MAX_THREADS).contains(&n))
-                .ok_or_else(|| OptionError::BadValue {
-                    name: name.to_string(),
-                    value: value.to_string(),
-                    expected: "a number of threads from 1 to 1024",
-                })?;
+            let threads = "a number of threads from 1 to 1024";
+            self.threads = number_in(name, value, 1..=Self::MAX_THREADS, threads)?;
             return Ok(());
         }
         let switch = SWITCHES
@@ -229,17 +215,36 @@ impl SearchOptions {
         let on = match value.to_ascii_lowercase().as_str() {
             "true" | "on" | "1" | "yes" => true,
             "false" | "off" | "0" | "no" => false,
-            _ => {
-                return Err(OptionError::BadValue {
-                    name: name.to_string(),
-                    value: value.to_string(),
-                    expected: "true or false",
-                });
-            }
+            _ => return Err(OptionError::bad_value(name, value, "true or false")),
         };
         (switch.put)(self, on);
         Ok(())
     }
+}
+
+impl OptionError {
+    /// `value` is not a value of option `name`, which takes `expected`.
+    fn bad_value(name: &str, value: &str, expected: &'static str) -> OptionError {
+        OptionError::BadValue {
+            name: name.to_string(),
+            value: value.to_string(),
+            expected,
+        }
+    }
+}
+
+/// `value` read as a whole number in `range`, for option `name` (which takes `expected`).
+fn number_in(
+    name: &str,
+    value: &str,
+    range: std::ops::RangeInclusive<usize>,
+    expected: &'static str,
+) -> Result<usize, OptionError> {
+    value
+        .parse()
+        .ok()
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| OptionError::bad_value(name, value, expected))
 }
 
 /// When to stop searching, and which root moves to consider; no limit at all means "until

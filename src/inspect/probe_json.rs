@@ -14,7 +14,7 @@ use shakmaty::san::San;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use crate::book::{ChooseOptions, Key, Learn, LearnLayout, MoveScore, Probe};
-use crate::openings::{LineName, Opening};
+use crate::openings::{LineName, Opening, OpeningJson};
 
 /// One book's moves of one position, as `--json` prints them when there are several books: the
 /// book's name, then the fields of [`ProbeJson`].
@@ -32,8 +32,8 @@ pub struct ProbeJson {
     pub key: String,
     /// The opening's ECO code and name (lichess's table): of the line that led here, or of the
     /// position alone when no moves were given; null when the table names none of it.
-    pub eco: Option<&'static str>,
-    pub opening: Option<&'static str>,
+    #[serde(flatten)]
+    pub name: OpeningJson,
     pub entries: Vec<EntryJson>,
     pub illegal: Vec<IllegalJson>,
 }
@@ -44,8 +44,8 @@ pub struct EntryJson {
     pub san: String,
     /// The opening of the line with this move played: the name of the position it leads to, or
     /// the line's name when the table does not name that position.
-    pub eco: Option<&'static str>,
-    pub opening: Option<&'static str>,
+    #[serde(flatten)]
+    pub name: OpeningJson,
     pub raw: String,
     pub weight: u16,
     pub learn: u32,
@@ -135,8 +135,7 @@ pub fn probe_json(pos: &Chess, probe: &Probe, line: &LineName) -> ProbeJson {
     ProbeJson {
         fen: fen_string(pos),
         key: probe.key.to_string(),
-        eco: named.map(|o| o.eco),
-        opening: named.map(|o| o.name),
+        name: named.into(),
         entries: probe
             .legal
             .iter()
@@ -146,8 +145,7 @@ pub fn probe_json(pos: &Chess, probe: &Probe, line: &LineName) -> ProbeJson {
                 EntryJson {
                     uci: uci_string(m.mv),
                     san: san_string(pos, m.mv, &after),
-                    eco: opening.map(|o| o.eco),
-                    opening: opening.map(|o| o.name),
+                    name: opening.into(),
                     raw: m.entry.mv.to_string(),
                     weight: m.entry.weight,
                     learn: m.entry.learn,

@@ -183,6 +183,7 @@ mod tests {
     fn speeds_by_lichess_bounds() {
         for (tc, speed) in [
             ("29+0", Speed::UltraBullet),
+            ("29", Speed::UltraBullet),
             ("30+0", Speed::Bullet),
             ("179+0", Speed::Bullet),
             ("180+0", Speed::Blitz),
@@ -197,7 +198,10 @@ mod tests {
             ("1/259200", Speed::Correspondence),
             ("-", Speed::Correspondence),
             ("40/7200:3600", Speed::Classical),
+            ("86400", Speed::Correspondence),
             ("?", Speed::Unknown),
+            ("", Speed::Unknown),
+            ("abc+1", Speed::Unknown),
         ] {
             assert_eq!(Speed::of_time_control(tc), speed, "{tc}");
         }

@@ -454,33 +454,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn speeds_follow_lichess_bounds() {
-        for (tc, speed) in [
-            ("15+0", Speed::UltraBullet),
-            ("29", Speed::UltraBullet),
-            ("30+0", Speed::Bullet),
-            ("60+0", Speed::Bullet),
-            ("120+1", Speed::Bullet),
-            ("179", Speed::Bullet),
-            ("180+0", Speed::Blitz),
-            ("180+2", Speed::Blitz),
-            ("300+3", Speed::Blitz),
-            ("300+5", Speed::Rapid),
-            ("600+0", Speed::Rapid),
-            ("900+10", Speed::Rapid),
-            ("900+15", Speed::Classical),
-            ("40/7200:3600", Speed::Classical),
-            ("-", Speed::Correspondence),
-            ("86400", Speed::Correspondence),
-            ("?", Speed::Unknown),
-            ("", Speed::Unknown),
-            ("abc+1", Speed::Unknown),
-        ] {
-            assert_eq!(Speed::of_time_control(tc), speed, "{tc}");
-        }
-    }
-
-    #[test]
     fn a_chunk_keeps_its_games_and_their_plies() {
         let pgn = b"[Event \"Rated Blitz game\"]\n[White \"a\"]\n[Black \"B\"]\n[Result \"1-0\"]\n[TimeControl \"180+2\"]\n[Date \"2020.03.04\"]\n\n1. e4 e5 2. Nf3 1-0\n\n[White \"c\"]\n[Black \"d\"]\n[Result \"*\"]\n\n1. d4 *\n\n[White \"x\"]\n[Black \"y\"]\n[Variant \"Atomic\"]\n[Result \"1-0\"]\n\n1. e4 1-0\n";
         let out = index_chunk(pgn, None, 2);

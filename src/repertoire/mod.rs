@@ -38,7 +38,7 @@ use crate::pgn::tags::Speed;
 use crate::text::{quote, thousands};
 use game::{ChunkIndex, Counts, GameInfo, Mode, PARTITIONS, Strings, index_chunk, partition};
 
-pub use query::{FilterError, Filters, GameDetail, GameJson, MoveGames, PositionGames};
+pub use query::{FilterError, Filters, GameDetail, GameJson, MoveGames, PositionGames, Results};
 
 /// The highest rating kept (12 bits); higher ones count as this.
 pub const MAX_ELO: u32 = 4095;

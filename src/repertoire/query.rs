@@ -14,7 +14,7 @@ use super::game::{GameInfo, Mode, NONE};
 use super::{Index, MAX_ELO, Word};
 use crate::book::{Key, RawMove};
 use crate::inspect::fen_string;
-use crate::openings::Openings;
+use crate::openings::{OpeningJson, Openings};
 use crate::pgn::tags::Speed;
 use crate::text::quote;
 
@@ -385,13 +385,21 @@ impl Sums {
 pub struct PositionGames {
     pub fen: String,
     pub key: String,
-    pub eco: Option<&'static str>,
-    pub opening: Option<&'static str>,
+    #[serde(flatten)]
+    pub name: OpeningJson,
+    #[serde(flatten)]
+    pub results: Results,
+    pub moves: Vec<MoveGames>,
+}
+
+/// Games and their results for White (wins, draws, losses): of a position in
+/// [`PositionGames`], of a move in [`MoveGames`].
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Results {
     pub games: u64,
     pub white: u64,
     pub draws: u64,
     pub black: u64,
-    pub moves: Vec<MoveGames>,
 }
 
 /// One move of [`PositionGames`].
@@ -400,12 +408,10 @@ pub struct MoveGames {
     pub uci: String,
     pub san: String,
     /// The name of the position the move leads to.
-    pub eco: Option<&'static str>,
-    pub opening: Option<&'static str>,
-    pub games: u64,
-    pub white: u64,
-    pub draws: u64,
-    pub black: u64,
+    #[serde(flatten)]
+    pub name: OpeningJson,
+    #[serde(flatten)]
+    pub results: Results,
     /// The player's points per game (White's without a player), 0 to 1.
     pub score: f64,
     pub performance: Option<i64>,
@@ -589,12 +595,13 @@ impl Index {
                 Some(MoveGames {
                     uci,
                     san,
-                    eco: name.map(|o| o.eco),
-                    opening: name.map(|o| o.name),
-                    games,
-                    white: s.results[0],
-                    draws: s.results[1],
-                    black: s.results[2],
+                    name: name.into(),
+                    results: Results {
+                        games,
+                        white: s.results[0],
+                        draws: s.results[1],
+                        black: s.results[2],
+                    },
                     score: points as f64 / (2 * games).max(1) as f64,
                     performance: (s.perf_n > 0).then(|| {
                         let avg = s.perf_sum as f64 / s.perf_n as f64;
@@ -609,18 +616,21 @@ impl Index {
                 })
             })
             .collect();
-        moves.sort_by(|a, b| b.games.cmp(&a.games).then_with(|| a.uci.cmp(&b.uci)));
+        moves.sort_by(|a, b| {
+            (b.results.games.cmp(&a.results.games)).then_with(|| a.uci.cmp(&b.uci))
+        });
         let name = openings.position(pos);
-        let sum = |f: fn(&MoveGames) -> u64| moves.iter().map(f).sum();
+        let sum = |f: fn(&Results) -> u64| moves.iter().map(|m| f(&m.results)).sum();
         PositionGames {
             fen: fen_string(pos),
             key: format!("{:016x}", key.0),
-            eco: name.map(|o| o.eco),
-            opening: name.map(|o| o.name),
-            games: sum(|m| m.games),
-            white: sum(|m| m.white),
-            draws: sum(|m| m.draws),
-            black: sum(|m| m.black),
+            name: name.into(),
+            results: Results {
+                games: sum(|r| r.games),
+                white: sum(|r| r.white),
+                draws: sum(|r| r.draws),
+                black: sum(|r| r.black),
+            },
             moves,
         }
     }

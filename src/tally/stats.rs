@@ -9,7 +9,7 @@ use shakmaty::{CastlingMode, Chess, Move, Position};
 
 use crate::book::{Key, Probe, RawMove};
 use crate::builder::PairCount;
-use crate::openings::{LineName, Opening};
+use crate::openings::{LineName, Opening, OpeningJson};
 use crate::position::fen_of;
 
 /// One position's statistics, as `probe --json` prints them for a tally.
@@ -19,8 +19,8 @@ pub struct TallyJson {
     /// The Polyglot key, 16 hex digits.
     pub key: String,
     /// The opening's ECO code and name (lichess's table), as `probe --json` gives them for a book.
-    pub eco: Option<&'static str>,
-    pub opening: Option<&'static str>,
+    #[serde(flatten)]
+    pub name: OpeningJson,
     /// Games that reached the position and went on with a move of the tally.
     pub games: u64,
     /// The legal moves, by games played (most first; ties in order of first appearance), then
@@ -39,8 +39,8 @@ pub struct MoveStats {
     pub uci: String,
     pub san: String,
     /// The opening of the line with this move played.
-    pub eco: Option<&'static str>,
-    pub opening: Option<&'static str>,
+    #[serde(flatten)]
+    pub name: OpeningJson,
     /// Games in which the move was played, and their results for the side that played it.
     pub games: u64,
     pub wins: u64,
@@ -157,8 +157,7 @@ pub fn position_stats(
                 moves.push(MoveStats {
                     uci: uci_of(m),
                     san: san_of(pos, m),
-                    eco: named.map(|o| o.eco),
-                    opening: named.map(|o| o.name),
+                    name: named.into(),
                     games: p.games,
                     wins: p.wins,
                     draws: p.draws,
@@ -185,8 +184,7 @@ pub fn position_stats(
             moves.push(MoveStats {
                 uci: uci_of(bm.mv),
                 san: san_of(pos, bm.mv),
-                eco: named.map(|o| o.eco),
-                opening: named.map(|o| o.name),
+                name: named.into(),
                 games: 0,
                 wins: 0,
                 draws: 0,
@@ -212,8 +210,7 @@ pub fn position_stats(
     TallyJson {
         fen: fen_of(pos),
         key: key.to_string(),
-        eco: line.name().map(|o| o.eco),
-        opening: line.name().map(|o| o.name),
+        name: line.name().into(),
         games,
         moves,
         illegal,

@@ -69,14 +69,36 @@ impl Spin {
 }
 
 /// A spin option of a fixed range whose `uci` default is the table's.
-const fn spin(default: i64, min: i64, max: i64, set: fn(&mut Session, i64)) -> Kind {
-    Kind::Spin(Spin {
+const fn spin(
+    name: &'static str,
+    default: i64,
+    min: i64,
+    max: i64,
+    set: fn(&mut Session, i64),
+) -> UciOption {
+    let kind = Kind::Spin(Spin {
         default,
         min,
         max: Max::Value(max),
         now: None,
         set,
-    })
+    });
+    UciOption { name, kind }
+}
+
+/// A check option.
+const fn check(name: &'static str, default: bool, set: fn(&mut Session, bool)) -> UciOption {
+    let kind = Kind::Check { default, set };
+    UciOption { name, kind }
+}
+
+/// A text option whose default is empty (`<empty>`, as `uci` shows it).
+const fn text(name: &'static str, set: fn(&mut Session, &str)) -> UciOption {
+    let kind = Kind::Text {
+        default: "<empty>",
+        set,
+    };
+    UciOption { name, kind }
 }
 
 /// One UCI option.
@@ -187,19 +209,10 @@ pub(super) fn find(name: &str) -> Option<&'static UciOption> {
     OPTIONS.iter().chain(&UNLISTED).find(|o| o.is(&key))
 }
 
-pub(super) const MOVE_OVERHEAD: UciOption = UciOption {
-    name: "Move Overhead",
-    kind: spin(30, 0, 5000, |s, ms| {
-        s.options.move_overhead = Duration::from_millis(ms as u64)
-    }),
-};
-pub(super) const OWN_BOOK: UciOption = UciOption {
-    name: "OwnBook",
-    kind: Kind::Check {
-        default: true,
-        set: |s, on| s.options.own_book = on,
-    },
-};
+pub(super) const MOVE_OVERHEAD: UciOption = spin("Move Overhead", 30, 0, 5000, |s, ms| {
+    s.options.move_overhead = Duration::from_millis(ms as u64)
+});
+pub(super) const OWN_BOOK: UciOption = check("OwnBook", true, |s, on| s.options.own_book = on);
 pub(super) const BOOK_SELECTION: UciOption = UciOption {
     name: "BookSelection",
     kind: Kind::Combo {
@@ -225,74 +238,54 @@ pub(super) const BOOK_SELECTION: UciOption = UciOption {
         },
     },
 };
-pub(super) const BOOK_MIN_WEIGHT: UciOption = UciOption {
-    name: "BookMinWeight",
-    kind: spin(1, 0, 65535, |s, w| s.options.min_weight = w as u16),
-};
+pub(super) const BOOK_MIN_WEIGHT: UciOption = spin("BookMinWeight", 1, 0, 65535, |s, w| {
+    s.options.min_weight = w as u16
+});
 /// With `BookSelection` score: the centipawns a book move may lose against the best-scored one
 /// and still be played (0: the best).
-pub(super) const BOOK_MAX_LOSS: UciOption = UciOption {
-    name: "BookMaxLoss",
-    kind: spin(0, 0, 1000, |s, cp| s.options.max_loss = cp as u16),
-};
+pub(super) const BOOK_MAX_LOSS: UciOption = spin("BookMaxLoss", 0, 0, 1000, |s, cp| {
+    s.options.max_loss = cp as u16
+});
 /// Chess960: `position fen` takes Shredder-FEN and X-FEN castling, and castling is written and
 /// read as king-takes-rook (`e1h1`). Off, a FEN with castling rights that only Chess960 has is
 /// refused.
-pub(super) const UCI_CHESS960: UciOption = UciOption {
-    name: "UCI_Chess960",
-    kind: Kind::Check {
-        default: false,
-        set: |s, on| s.options.chess960 = on,
-    },
-};
+pub(super) const UCI_CHESS960: UciOption =
+    check("UCI_Chess960", false, |s, on| s.options.chess960 = on);
 /// In full moves; 0 means no limit.
-pub(super) const BOOK_DEPTH: UciOption = UciOption {
-    name: "BookDepth",
-    kind: spin(0, 0, 1000, |s, d| s.options.book_depth = d as u32),
-};
+pub(super) const BOOK_DEPTH: UciOption = spin("BookDepth", 0, 0, 1000, |s, d| {
+    s.options.book_depth = d as u32
+});
 
 /// Whether a book move may repeat a position of the game.
-pub(super) const BOOK_ALLOW_REPETITIONS: UciOption = UciOption {
-    name: "BookAllowRepetitions",
-    kind: Kind::Check {
-        default: false,
-        set: |s, on| s.options.allow_repetitions = on,
-    },
-};
+pub(super) const BOOK_ALLOW_REPETITIONS: UciOption =
+    check("BookAllowRepetitions", false, |s, on| {
+        s.options.allow_repetitions = on
+    });
 /// The number of heaviest moves that are candidates; 0 means all.
-pub(super) const BOOK_WIDTH: UciOption = UciOption {
-    name: "BookWidth",
-    kind: spin(0, 0, 256, |s, n| s.options.width = n as usize),
-};
+pub(super) const BOOK_WIDTH: UciOption =
+    spin("BookWidth", 0, 0, 256, |s, n| s.options.width = n as usize);
 /// In percent of the weight of the moves that count.
-pub(super) const BOOK_MIN_SHARE: UciOption = UciOption {
-    name: "BookMinShare",
-    kind: spin(0, 0, 100, |s, pct| s.options.min_share = pct as u8),
-};
+pub(super) const BOOK_MIN_SHARE: UciOption = spin("BookMinShare", 0, 0, 100, |s, pct| {
+    s.options.min_share = pct as u8
+});
 /// In percent of the weight of the heaviest move that counts.
-pub(super) const BOOK_MIN_PERCENT_OF_BEST: UciOption = UciOption {
-    name: "BookMinPercentOfBest",
-    kind: spin(0, 0, 100, |s, pct| {
+pub(super) const BOOK_MIN_PERCENT_OF_BEST: UciOption =
+    spin("BookMinPercentOfBest", 0, 0, 100, |s, pct| {
         s.options.min_percent_of_best = pct as u8
-    }),
-};
+    });
 /// WinBoard's book variation: 0 the heaviest, 50 by weight, 100 uniform.
-pub(super) const BOOK_VARIETY: UciOption = UciOption {
-    name: "BookVariety",
-    kind: spin(PLAIN_VARIETY as i64, 0, 100, |s, v| {
+pub(super) const BOOK_VARIETY: UciOption =
+    spin("BookVariety", PLAIN_VARIETY as i64, 0, 100, |s, v| {
         s.options.variety = v as u8
-    }),
-};
+    });
 /// The engine's own moves of a game that may come from the book; 0 means no limit.
-pub(super) const BOOK_MAX_MOVES: UciOption = UciOption {
-    name: "BookMaxMoves",
-    kind: spin(0, 0, 1000, |s, n| s.options.max_moves = n as u32),
-};
+pub(super) const BOOK_MAX_MOVES: UciOption = spin("BookMaxMoves", 0, 0, 1000, |s, n| {
+    s.options.max_moves = n as u32
+});
 /// The book moves a line must go on for below a book move for it to be played; 0: no check.
-pub(super) const BOOK_MIN_LINE_PLIES: UciOption = UciOption {
-    name: "BookMinLinePlies",
-    kind: spin(0, 0, 100, |s, n| s.options.min_line_plies = n as u32),
-};
+pub(super) const BOOK_MIN_LINE_PLIES: UciOption = spin("BookMinLinePlies", 0, 0, 100, |s, n| {
+    s.options.min_line_plies = n as u32
+});
 
 /// Every option but the search switches, in the order `uci` lists them.
 const OPTIONS: [UciOption; 24] = [
@@ -333,38 +326,18 @@ const OPTIONS: [UciOption; 24] = [
     },
     MOVE_OVERHEAD,
     // `go ponder` says when to ponder: nothing to set.
-    UciOption {
-        name: "Ponder",
-        kind: Kind::Check {
-            default: false,
-            set: |_, _| {},
-        },
-    },
+    check("Ponder", false, |_, _| {}),
     UCI_CHESS960,
     OWN_BOOK,
     // One book, or several separated by `;` (tried in order; a path cannot contain `;`).
-    UciOption {
-        name: "BookFile",
-        kind: Kind::Text {
-            default: "<empty>",
-            set: |s, value| s.set_book(value),
-        },
-    },
+    text("BookFile", |s, value| s.set_book(value)),
     // The books of one colour; empty: `BookFile`'s.
-    UciOption {
-        name: "BookFileWhite",
-        kind: Kind::Text {
-            default: "<empty>",
-            set: |s, value| s.set_colour_book(Color::White, value),
-        },
-    },
-    UciOption {
-        name: "BookFileBlack",
-        kind: Kind::Text {
-            default: "<empty>",
-            set: |s, value| s.set_colour_book(Color::Black, value),
-        },
-    },
+    text("BookFileWhite", |s, value| {
+        s.set_colour_book(Color::White, value)
+    }),
+    text("BookFileBlack", |s, value| {
+        s.set_colour_book(Color::Black, value)
+    }),
     BOOK_SELECTION,
     BOOK_MIN_WEIGHT,
     BOOK_MAX_LOSS,
@@ -378,73 +351,41 @@ const OPTIONS: [UciOption; 24] = [
     BOOK_MIN_LINE_PLIES,
     // A book profile (YAML, BotLi's `opening_books` or lichess-bot's `engine.polyglot`): the
     // books and settings by time control, speed, colour and opponent.
-    UciOption {
-        name: "BookProfile",
-        kind: Kind::Text {
-            default: "<empty>",
-            set: |s, value| s.set_profile(value),
-        },
-    },
+    text("BookProfile", |s, value| s.set_profile(value)),
     // `[title] [rating] computer|human NAME` (python-chess's `send_opponent_information`): the
     // opponent's kind, for the profile's `_human` and `_bot` sections.
-    UciOption {
-        name: "UCI_Opponent",
-        kind: Kind::Text {
-            default: "<empty>",
-            set: |s, value| {
-                s.options.opponent_human = match value.split_whitespace().nth(2) {
-                    Some("human") => Some(true),
-                    Some("computer") => Some(false),
-                    _ => None,
-                }
-            },
-        },
-    },
+    text("UCI_Opponent", |s, value| {
+        s.options.opponent_human = match value.split_whitespace().nth(2) {
+            Some("human") => Some(true),
+            Some("computer") => Some(false),
+            _ => None,
+        }
+    }),
     // 0: a new seed from the system; else the book's random picks repeat from this seed.
-    UciOption {
-        name: "BookSeed",
-        kind: spin(0, 0, 2147483647, |s, seed| {
-            s.rng = if seed == 0 {
-                StdRng::from_os_rng()
-            } else {
-                StdRng::seed_from_u64(seed as u64)
-            }
-        }),
-    },
+    spin("BookSeed", 0, 0, 2147483647, |s, seed| {
+        s.rng = if seed == 0 {
+            StdRng::from_os_rng()
+        } else {
+            StdRng::seed_from_u64(seed as u64)
+        }
+    }),
 ];
 
 /// Options GUIs send whether or not they are offered, accepted without being listed.
 const UNLISTED: [UciOption; 2] = [
-    UciOption {
-        name: "UCI_AnalyseMode",
-        kind: Kind::Check {
-            default: false,
-            set: |_, _| {},
-        },
-    },
-    UciOption {
-        name: "UCI_ShowWDL",
-        kind: Kind::Check {
-            default: false,
-            set: |_, _| {},
-        },
-    },
+    check("UCI_AnalyseMode", false, |_, _| {}),
+    check("UCI_ShowWDL", false, |_, _| {}),
 ];
 
 /// The `option` lines of the `uci` command: the table's options, then the search switches, each
 /// shown with the value it has now in `search` (the engine's defaults until set).
 pub(super) fn option_lines(search: &SearchOptions) -> Vec<String> {
     let mut lines: Vec<String> = OPTIONS.iter().map(|o| o.line(search)).collect();
-    lines.extend(SWITCHES.iter().map(|s| {
-        UciOption {
-            name: s.uci_name,
-            kind: Kind::Check {
-                default: (s.get)(search),
-                set: |_, _| {},
-            },
-        }
-        .line(search)
-    }));
+    lines.extend(
+        SWITCHES
+            .iter()
+            .map(|s| check(s.uci_name, (s.get)(search), |_, _| {}).line(search)),
+    );
     lines
 }
 

@@ -217,6 +217,16 @@ pub fn failed(out: &Output, code: i32, what: &str) -> String {
     err
 }
 
+/// Asserts that a run exited with `code` after one line of standard error that starts with
+/// `start` (`polybook: error: ...`); that line.
+pub fn one_error_line(out: &Output, code: i32, start: &str) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with(start), "expected {start:?} first in {err}");
+    err
+}
+
 /// The `polybook` binary as a command whose standard input, output and error are pipes, for a
 /// test that talks to it while it runs.
 pub fn piped() -> Command {
@@ -521,6 +531,17 @@ pub fn start_book(path: &Path, moves: &[(&str, u16)]) {
         .map(|&(uci, weight)| Entry::from_uci(key, uci, weight).unwrap())
         .collect();
     write_book(path, &mut entries).unwrap();
+}
+
+/// The position after `moves` (UCI) from the start.
+pub fn position_after(moves: &[&str]) -> shakmaty::Chess {
+    use shakmaty::{Chess, Position, uci::UciMove};
+    let mut pos = Chess::default();
+    for m in moves {
+        let m = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+        pos.play_unchecked(m);
+    }
+    pos
 }
 
 /// Is `uci` a legal move in `fen`?

@@ -111,10 +111,13 @@ fn book_commands() {
             };
             // The arguments; the book written (and whether over a.bin); the text file written.
             let in_place = variant & 0x80 != 0;
-            let out_or_in_place = |args: &mut Vec<String>| {
-                if !in_place {
-                    args.extend(["-o".into(), "out.bin".into()]);
+            // `-o out.bin`, or nothing to write over a.bin; the book written.
+            let out_or_in_place = |args: &mut Vec<String>| -> Option<&'static str> {
+                if in_place {
+                    return Some("a.bin");
                 }
+                args.extend(["-o".into(), "out.bin".into()]);
+                Some("out.bin")
             };
             let (mut args, book_out, text_out): (Vec<String>, Option<&str>, Option<&str>) =
                 match command {
@@ -126,8 +129,8 @@ fn book_commands() {
                             &["--json"],
                         ]);
                         args.extend(["a.bin".into(), "b.pgn".into()]);
-                        out_or_in_place(&mut args);
-                        (args, Some(if in_place { "a.bin" } else { "out.bin" }), None)
+                        let book = out_or_in_place(&mut args);
+                        (args, book, None)
                     }
                     "edit" => {
                         let mut args = pick(&[
@@ -144,8 +147,8 @@ fn book_commands() {
                             ],
                         ]);
                         args.push("a.bin".into());
-                        out_or_in_place(&mut args);
-                        (args, Some(if in_place { "a.bin" } else { "out.bin" }), None)
+                        let book = out_or_in_place(&mut args);
+                        (args, book, None)
                     }
                     "filter" => {
                         let mut args = pick(&[

@@ -354,25 +354,24 @@ const PGN_TOKENS: &[&[u8]] = &[
     b"[FEN \"nnnnknnn/pppppppp/8/8/8/8/PPPPPPPP/NNNNKNNN w - - 0 1\"]\n",
 ];
 
+/// The first `len` bytes of the file at `path` (all of a shorter file).
+fn file_head(path: &Path, len: usize) -> Vec<u8> {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes.truncate(len);
+    bytes
+}
+
 fn pgn_seeds() -> Vec<Vec<u8>> {
     let mut files = Vec::new();
     files_below(&common::data("pgn/edge"), &mut files);
-    let mut seeds: Vec<Vec<u8>> = files
-        .iter()
-        .map(|p| {
-            let mut b = std::fs::read(p).unwrap();
-            b.truncate(24 << 10);
-            b
-        })
-        .collect();
+    let mut seeds: Vec<Vec<u8>> = files.iter().map(|p| file_head(p, 24 << 10)).collect();
     let dortmund = std::fs::read(common::bundled("dortmund.pgn")).unwrap();
     seeds.extend(dortmund.chunks(16 << 10).take(4).map(<[u8]>::to_vec));
     seeds
 }
 
 fn book_seeds() -> Vec<Vec<u8>> {
-    let mut seeds = Vec::new();
-    for name in [
+    [
         "lasker-trap.bin",
         "rodent3_guide.bin",
         "rodent3_single_entry.bin",
@@ -383,12 +382,10 @@ fn book_seeds() -> Vec<Vec<u8>> {
         "invalid/gnuchess-smallbook-trailing-byte.bin",
         "invalid/html-page-saved-as.bin",
         "invalid/git-lfs-pointer.bin",
-    ] {
-        let mut b = std::fs::read(common::data("books").join(name)).unwrap();
-        b.truncate(8 << 10);
-        seeds.push(b);
-    }
-    seeds
+    ]
+    .iter()
+    .map(|name| file_head(&common::data("books").join(name), 8 << 10))
+    .collect()
 }
 
 /// A mutation of a real book: byte-level ([`mutate`]) or entry-level (swapped, repeated, moved

@@ -670,19 +670,17 @@ fn positions_are_read_from_a_compressed_file_as_from_the_plain_one() {
         let walk = stderr(&said).lines().next().unwrap().to_string();
         (walk, std::fs::read(out).unwrap())
     };
-    let games = dir.path().join("games.pgn");
-    std::fs::write(
-        &games,
+    let games = common::write_file(
+        dir.path(),
+        "games.pgn",
         "[Event \"a\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 d5 2. c4 *\n",
-    )
-    .unwrap();
-    let epd = dir.path().join("positions.epd");
-    std::fs::write(
-        &epd,
+    );
+    let epd = common::write_file(
+        dir.path(),
+        "positions.epd",
         "# after 1.e4 and 1.d4\nrnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - id \"e4\";\n\
          rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - id \"d4\";\n",
-    )
-    .unwrap();
+    );
     for plain in [&games, &epd] {
         let (walk, bytes) = run(plain, &dir.path().join("plain.bin"));
         assert!(walk.contains(" positions to analyse"), "{walk}");

@@ -138,6 +138,16 @@ with chess.polyglot.open_reader(sys.argv[1]) as reader:
         print(" ".join(out))
 "#;
 
+/// Learns `pgn`'s games into `book` with `options`, written to `out`: the report, and
+/// [`LEARN_OF_THREE_LINES`] of `out`.
+fn learn_three_lines(book: &Path, pgn: &Path, options: &[&str], out: &Path) -> (String, String) {
+    let mut args = vec!["learn", s(book), s(pgn)];
+    args.extend(options);
+    args.extend(["-o", s(out)]);
+    let report = polybook_ok(&args);
+    (report, python(LEARN_OF_THREE_LINES, &[s(out)]))
+}
+
 /// Three games along those three lines: Alice beats Bob as White and (as `alice`) as Black;
 /// Carol and Bob draw.
 const THREE_GAMES: &str = "[White \"Alice\"]\n[Black \"Bob\"]\n[Result \"1-0\"]\n\n1. e4 c5 2. Nf3 1-0\n\n\
@@ -331,61 +341,29 @@ print(len(expected), wrong)
 #[test]
 fn player_and_color_choose_the_learning_side() {
     let (dir, book, pgn) = temp_book_and_games("alice.pgn", THREE_GAMES);
-    // python-chess reads the learn field of each move of the three games, in order.
-    let fields = |learned: &Path| {
-        let script = LEARN_OF_THREE_LINES;
-        python(script, &[s(learned)])
-    };
     let out = dir.path().join("out.bin");
+    // python-chess reads the learn field of each move of the three games, in order.
+    let fields = |options: &[&str]| learn_three_lines(&book, &pgn, options, &out);
     // Alice's moves: her wins as White and as Black (any case of her name).
-    polybook_ok(&[
-        "learn",
-        s(&book),
-        s(&pgn),
-        "--player",
-        "ALICE",
-        "-o",
-        s(&out),
-    ]);
     assert_eq!(
-        fields(&out),
+        fields(&["--player", "ALICE"]).1,
         "0x10002 0x0 0x10002\n0x0 0x10002 0x0\n0x10002 0x0\n"
     );
     // Alice's moves as White only.
-    polybook_ok(&[
-        "learn",
-        s(&book),
-        s(&pgn),
-        "--player",
-        "alice",
-        "--color",
-        "white",
-        "-o",
-        s(&out),
-    ]);
     // (1. e4 of the third game is the same entry as the first game's.)
     assert_eq!(
-        fields(&out),
+        fields(&["--player", "alice", "--color", "white"]).1,
         "0x10002 0x0 0x10002\n0x0 0x0 0x0\n0x10002 0x0\n"
     );
     // Every game's Black moves: a loss, a win, a draw.
-    polybook_ok(&[
-        "learn",
-        s(&book),
-        s(&pgn),
-        "--color",
-        "black",
-        "-o",
-        s(&out),
-    ]);
     assert_eq!(
-        fields(&out),
+        fields(&["--color", "black"]).1,
         "0x0 0x10000 0x0\n0x0 0x10002 0x0\n0x0 0x10001\n"
     );
     // Both sides: 1. e4 was played twice (a win and a draw).
-    let report = polybook_ok(&["learn", s(&book), s(&pgn), "-o", s(&out)]);
+    let (report, learned) = fields(&[]);
     assert_eq!(
-        fields(&out),
+        learned,
         "0x20003 0x10000 0x10002\n0x10000 0x10002 0x10000\n0x20003 0x10001\n"
     );
     common::assert_contains(&report, "3 games read, 3 used");
@@ -674,22 +652,11 @@ print(games, points, learn >> 16, learn & 0xffff)
 fn several_player_names_learn_together() {
     let (dir, book, pgn) = temp_book_and_games("accounts.pgn", THREE_GAMES);
     let out = dir.path().join("out.bin");
-    polybook_ok(&[
-        "learn",
-        s(&book),
-        s(&pgn),
-        "--player",
-        "ALICE",
-        "--player",
-        "carol",
-        "-o",
-        s(&out),
-    ]);
-    let script = LEARN_OF_THREE_LINES;
+    let options = ["--player", "ALICE", "--player", "carol"];
     // 1. e4: Alice's win and Carol's draw (2 games, 3 points); Alice's other moves: wins; Bob's
     // moves: nothing.
     assert_eq!(
-        python(script, &[s(&out)]),
+        learn_three_lines(&book, &pgn, &options, &out).1,
         "0x20003 0x0 0x10002\n0x0 0x10002 0x0\n0x20003 0x0\n"
     );
 }

@@ -503,10 +503,7 @@ fn clocks_are_shown_and_a_fallen_flag_loses() {
 fn refused(args: &[&str], code: i32, message: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = play_in(dir.path(), args, "e4\nquit\n");
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("polybook: error: "), "{stderr}");
+    let stderr = common::one_error_line(&out, code, "polybook: error: ");
     assert!(stderr.contains(message), "{args:?}: {stderr}");
     assert_eq!(text(&out.stdout), "", "no game");
     assert!(pgn_files(dir.path()).is_empty());
@@ -632,14 +629,8 @@ fn time_controls_take_units_and_seconds_are_named() {
 #[test]
 fn a_folder_that_cannot_take_the_game_is_refused_before_it() {
     let out = common::polybook_in(Path::new("/proc"), &["play", "--depth", "1"], "e4\nquit\n");
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.starts_with("polybook: error: cannot save the game in '.': ")
-            && stderr.contains("--no-pgn"),
-        "{stderr}"
-    );
+    let stderr = common::one_error_line(&out, 1, "polybook: error: cannot save the game in '.': ");
+    common::assert_contains(&stderr, "--no-pgn");
     assert_eq!(text(&out.stdout), "", "no game");
     refused(
         &["--pgn", "/proc/game.pgn"],
@@ -692,13 +683,7 @@ fn play_in_a_removed_folder(tmp: &Path) -> Output {
 fn a_game_that_cannot_be_saved_at_its_end_is_kept_elsewhere() {
     let tmp = tempfile::tempdir().unwrap();
     let out = play_in_a_removed_folder(tmp.path());
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.starts_with("polybook: error: cannot write the game in '.': "),
-        "{stderr}"
-    );
+    let stderr = common::one_error_line(&out, 1, "polybook: error: cannot write the game in '.': ");
     let kept = stderr
         .split("; the game is in ")
         .nth(1)
@@ -709,9 +694,7 @@ fn a_game_that_cannot_be_saved_at_its_end_is_kept_elsewhere() {
 
     // No temporary folder either: the PGN is printed.
     let out = play_in_a_removed_folder(&tmp.path().join("missing"));
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let stderr = common::one_error_line(&out, 1, "polybook: error: ");
     common::assert_contains(&stderr, "; the game's PGN is on standard output instead");
     let stdout = text(&out.stdout);
     let printed = &stdout[stdout.rfind("[Event ").expect("the PGN on stdout")..];

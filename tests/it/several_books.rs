@@ -4,26 +4,16 @@
 
 use crate::common;
 use common::path_str as s;
+use common::position_after as after;
 
 use std::path::{Path, PathBuf};
 
 use polybook::book::{Entry, Key, write_book};
-use shakmaty::uci::UciMove;
-use shakmaty::{Chess, Position};
+use shakmaty::Chess;
 
 use common::{polybook, polybook_match, polybook_match_ok, python, stderr, stdout};
 
 use common::{bestmoves, uci_session as session};
-
-/// The position after `moves` (UCI) from the start.
-fn after(moves: &[&str]) -> Chess {
-    let mut pos = Chess::default();
-    for m in moves {
-        let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-        pos.play_unchecked(mv);
-    }
-    pos
-}
 
 /// Writes a book of `(moves to the position, move, weight)` rows.
 fn book(path: &Path, rows: &[(&[&str], &str, u16)]) {

@@ -157,6 +157,14 @@ fn lichess_plain(dir: &Path) -> PathBuf {
     path
 }
 
+/// Tallies `pgn` (only `range` of it, if given) into `out` with `tally --json`; the games counted.
+fn tally_games(pgn: &Path, range: Option<&str>, out: &Path) -> u64 {
+    let mut args = vec!["tally", "-q", "--json", s(pgn)];
+    args.extend(range.iter().flat_map(|r| ["--range", *r]));
+    args.extend(["-o", s(out)]);
+    json_games(&polybook(&args))
+}
+
 fn json_games(out: &std::process::Output) -> u64 {
     assert!(out.status.success(), "{}", stderr(out));
     let report: serde_json::Value = serde_json::from_str(&stdout(out)).unwrap();
@@ -172,14 +180,7 @@ fn ranges_of_a_real_file_add_up_to_the_whole() {
     let pgn = lichess_plain(dir.path());
     let len = std::fs::metadata(&pgn).unwrap().len();
     let whole = d("whole.parquet");
-    let games = json_games(&polybook(&[
-        "tally",
-        "-q",
-        "--json",
-        s(&pgn),
-        "-o",
-        s(&whole),
-    ]));
+    let games = tally_games(&pgn, None, &whole);
     assert_eq!(games, 10_024);
     let want = rows(&whole);
     let mut rng = common::XorShift(0x9e37_79b9_7f4a_7c15);
@@ -196,17 +197,7 @@ fn ranges_of_a_real_file_add_up_to_the_whole() {
                 None => format!("{start}:"),
             };
             let part = d(&format!("part-{i}.parquet"));
-            let out = polybook(&[
-                "tally",
-                "-q",
-                "--json",
-                s(&pgn),
-                "--range",
-                range.as_str(),
-                "-o",
-                s(&part),
-            ]);
-            counted += json_games(&out);
+            counted += tally_games(&pgn, Some(&range), &part);
             parts.push(part);
         }
         assert_eq!(counted, games, "{pieces} ranges");
@@ -219,28 +210,10 @@ fn ranges_of_a_real_file_add_up_to_the_whole() {
         // Range 0:len is the whole file; a range past the end reads nothing.
         if pieces == 2 {
             let all = d("all.parquet");
-            let n = json_games(&polybook(&[
-                "tally",
-                "-q",
-                "--json",
-                s(&pgn),
-                "--range",
-                format!("0:{}", len + 5).as_str(),
-                "-o",
-                s(&all),
-            ]));
+            let n = tally_games(&pgn, Some(&format!("0:{}", len + 5)), &all);
             assert_eq!((n, rows(&all)), (games, want.clone()));
             let none = d("none.parquet");
-            let n = json_games(&polybook(&[
-                "tally",
-                "-q",
-                "--json",
-                s(&pgn),
-                "--range",
-                format!("{len}:").as_str(),
-                "-o",
-                s(&none),
-            ]));
+            let n = tally_games(&pgn, Some(&format!("{len}:")), &none);
             assert_eq!((n, rows(&none)), (0, (Vec::new(), 0)));
         }
     }

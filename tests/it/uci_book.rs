@@ -6,6 +6,7 @@
 
 use crate::common;
 use common::path_str as s;
+use common::position_after as after;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,19 +14,21 @@ use std::process::Command;
 
 use polybook::book::{Entry, Key, write_book};
 use serde_json::{Value, json};
-use shakmaty::uci::UciMove;
-use shakmaty::{Chess, Position};
 
 use common::{BIN, bestmoves, uci_session as session};
 
-/// The position after `moves` (UCI) from the start.
-fn after(moves: &[&str]) -> Chess {
-    let mut pos = Chess::default();
-    for m in moves {
-        let m = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-        pos.play_unchecked(m);
-    }
-    pos
+/// Asserts that `out` has one `info string` and that it refuses `what` for `why`, ending with
+/// what the engine does instead (`instead`).
+fn assert_one_refusal(out: &str, what: &str, why: &str, instead: &str) {
+    let infos = common::lines_starting(out, "info string");
+    assert_eq!(infos.len(), 1, "{what}: {out}");
+    let info = infos[0];
+    assert!(
+        info.starts_with(&format!("info string cannot use {what}: "))
+            && info.contains(why)
+            && info.ends_with(instead),
+        "{info}"
+    );
 }
 
 /// Writes a book of `lines`: each a line of UCI moves from the start and the weight of every
@@ -322,18 +325,7 @@ fn a_bad_book_is_named_once_and_the_engine_plays_on() {
             "setoption name {option} value {value}\nposition startpos\ngo wtime 1000 btime 1000\n\
              position startpos moves e2e4\ngo wtime 1000 btime 1000\n"
         ));
-        let infos: Vec<&str> = out
-            .lines()
-            .filter(|l| l.starts_with("info string"))
-            .collect();
-        assert_eq!(infos.len(), 1, "{option}: {out}");
-        assert!(
-            infos[0].starts_with(&format!("info string cannot use {option}: "))
-                && infos[0].contains(why)
-                && infos[0].ends_with("; playing without a book"),
-            "{}",
-            infos[0]
-        );
+        assert_one_refusal(&out, option, why, "; playing without a book");
         assert_eq!(bestmoves(&out).len(), 2, "{out}");
     }
     // In a list, the good book still plays.
@@ -349,6 +341,18 @@ fn a_bad_book_is_named_once_and_the_engine_plays_on() {
     assert_eq!(bestmoves(&out), ["c2c4"], "{out}");
 }
 
+/// Plays a match of two quick games (depth 1) between `engines` with `options`, written to
+/// `pgn`; the games as python-chess reads them.
+fn two_quick_games(engines: &[&str], options: &[&str], pgn: &Path) -> Vec<Value> {
+    let mut rest = vec!["--games", "2", "--depth", "1", "--movetime", "1000"];
+    rest.extend(options);
+    rest.extend(["--pgn", s(pgn)]);
+    common::polybook_match_ok(engines, &rest);
+    let games = common::match_check(pgn, None);
+    assert_eq!(games.len(), 2);
+    games
+}
+
 #[test]
 fn match_s_builtin_engines_take_the_book_options() {
     let dir = tempfile::tempdir().unwrap();
@@ -356,21 +360,7 @@ fn match_s_builtin_engines_take_the_book_options() {
     common::start_book(&a3, &[("a2a3", 1)]);
     let pgn = dir.path().join("m.pgn");
     let first = format!("builtin:Hash=8,BookFileWhite={}", s(&a3));
-    common::polybook_match_ok(
-        &[&first, "builtin:Hash=8"],
-        &[
-            "--games",
-            "2",
-            "--depth",
-            "1",
-            "--movetime",
-            "1000",
-            "--pgn",
-            s(&pgn),
-        ],
-    );
-    let games = common::match_check(&pgn, None);
-    assert_eq!(games.len(), 2);
+    let games = two_quick_games(&[&first, "builtin:Hash=8"], &[], &pgn);
     let starts: HashMap<String, String> = games
         .iter()
         .map(|g| {
@@ -509,17 +499,11 @@ fn a_bad_book_profile_is_named_once_and_the_engine_plays_on() {
         let out = session(&format!(
             "setoption name BookProfile value {path}\nposition startpos\ngo wtime 1000 btime 1000\n"
         ));
-        let infos: Vec<&str> = out
-            .lines()
-            .filter(|l| l.starts_with("info string"))
-            .collect();
-        assert_eq!(infos.len(), 1, "{path}: {out}");
-        assert!(
-            infos[0].starts_with(&format!("info string cannot use BookProfile {path}: "))
-                && infos[0].contains(why)
-                && infos[0].ends_with("; playing without the profile"),
-            "{}",
-            infos[0]
+        assert_one_refusal(
+            &out,
+            &format!("BookProfile {path}"),
+            why,
+            "; playing without the profile",
         );
         assert_eq!(bestmoves(&out).len(), 1, "{out}");
     }
@@ -562,23 +546,11 @@ fn match_s_book_profile_reaches_every_builtin_engine() {
     )
     .unwrap();
     let pgn = d.join("m.pgn");
-    common::polybook_match_ok(
+    let games = two_quick_games(
         &["builtin:Hash=8", "builtin:Hash=8"],
-        &[
-            "--games",
-            "2",
-            "--depth",
-            "1",
-            "--movetime",
-            "1000",
-            "--book-profile",
-            s(&profile),
-            "--pgn",
-            s(&pgn),
-        ],
+        &["--book-profile", s(&profile)],
+        &pgn,
     );
-    let games = common::match_check(&pgn, None);
-    assert_eq!(games.len(), 2);
     for g in &games {
         assert_eq!(g["moves"][0], "a2a3", "{g}");
         assert_eq!(g["moves"][1], "h7h6", "{g}");
