@@ -152,7 +152,10 @@ fn abk_reader() {
                 }
                 Err(e) => assert_one_line(&e.to_string()),
             }
-            if counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 25 == 0 {
+            if counter
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .is_multiple_of(25)
+            {
                 for args in [
                     &["probe", "in.abk"][..],
                     &["convert", "in.abk", "-o", "out.bin"],
