@@ -42,6 +42,9 @@ pub enum BookError {
         path.display()
     )]
     Shrunk { path: PathBuf, size: u64, read: u64 },
+    /// An Arena (ABK) book that could not be read (the reason names the record at fault).
+    #[error("{}: {reason}", path.display())]
+    Abk { path: PathBuf, reason: String },
     #[error("{}: too large to read into memory ({size} bytes)", path.display())]
     TooLarge { path: PathBuf, size: u64 },
 }

@@ -4,7 +4,9 @@
 //! position, a move in Polyglot's encoding ([`RawMove`]), a weight and a learn value, sorted by key
 //! (a [`Book`] reads unsorted ones too, and says so: [`Book::disorder`]). [`Books`] tries several
 //! books in order, the first with a move for the position giving it. [`Learner`] updates the learn
-//! fields as PolyGlot's `BookLearn` does ([`Learn`]).
+//! fields as PolyGlot's `BookLearn` does ([`Learn`]). Arena's ABK books ([`abk`]) are read too:
+//! [`Book::open`] tells the format by content ([`detect_format`]) and converts an ABK book in
+//! memory into a sorted Polyglot book, so every command reads one.
 //!
 //! ```
 //! use polybook::book::{Key, RawMove};
@@ -16,11 +18,14 @@
 //! assert_eq!(RawMove::from_uci_str("e2e4").unwrap().0, 28 | (12 << 6));
 //! ```
 
+pub mod abk;
+mod abk_write;
 mod books;
 mod choose;
 mod edit;
 mod entry;
 mod error;
+mod format;
 mod key;
 mod learn;
 mod mv;
@@ -28,6 +33,7 @@ mod reader;
 mod scored;
 mod writer;
 
+pub use abk_write::abk_bytes;
 pub use books::{BOOK_LIST_SEPARATOR, Books, book_paths};
 pub use choose::{
     ChooseOptions, PLAIN_VARIETY, Pick, Selection, choose, learned_weight, variety_exponent,
@@ -35,6 +41,7 @@ pub use choose::{
 pub use edit::{EditAction, EditError, EditReport, edit_book};
 pub use entry::{ENTRY_SIZE, Entry};
 pub use error::BookError;
+pub use format::{BookFormat, detect as detect_format};
 pub use key::{Key, KeyUpdate};
 pub use learn::{Learn, LearnChange, LearnResult, Learner};
 pub use mv::RawMove;

@@ -13,8 +13,10 @@ use std::path::{Path, PathBuf};
 use byteorder::{BigEndian, ByteOrder};
 use shakmaty::{Move, Position};
 
+use super::abk::read_abk;
+use super::format::may_be_other_format;
 use super::scored::is_mark;
-use super::{BookError, ENTRY_SIZE, Entry, Key, LearnLayout, MoveScore};
+use super::{BookError, BookFormat, ENTRY_SIZE, Entry, Key, LearnLayout, MoveScore, detect_format};
 
 /// An open Polyglot book.
 ///
@@ -97,6 +99,10 @@ impl Book {
     pub fn open(path: impl AsRef<Path>) -> Result<Book, BookError> {
         let path = path.as_ref().to_path_buf();
         let (file, size) = open_file(&path)?;
+        if may_be_other_format(&path, size) {
+            let data = read_whole(&path, file, size)?;
+            return Book::from_any_format(path, data);
+        }
         if !size.is_multiple_of(ENTRY_SIZE as u64) {
             // Only the start is needed to tell what the file is.
             let mut head = Vec::with_capacity(512);
@@ -126,6 +132,9 @@ impl Book {
             return Ok((Book::open(&path)?, 0));
         }
         let mut data = read_whole(&path, file, size)?;
+        if detect_format(&data, &path) != BookFormat::Polyglot {
+            return Ok((Book::from_any_format(path, data)?, 0));
+        }
         if recognise_container(&data, true)
             .or_else(|| recognise_non_book(&data))
             .is_some()
@@ -135,6 +144,29 @@ impl Book {
         }
         data.truncate(data.len() - stray as usize);
         Ok((Book::from_parts(path, data)?, stray))
+    }
+
+    /// A book from a file's bytes in any format polybook reads ([`detect_format`]): an ABK book
+    /// converted into sorted Polyglot entries, a Polyglot book as it is.
+    fn from_any_format(path: PathBuf, data: Vec<u8>) -> Result<Book, BookError> {
+        match detect_format(&data, &path) {
+            BookFormat::Polyglot => {
+                if !data.len().is_multiple_of(ENTRY_SIZE) {
+                    let size = data.len() as u64;
+                    let hint = describe_non_book(&data, size);
+                    return Err(BookError::BadSize { path, size, hint });
+                }
+                Book::from_parts(path, data)
+            }
+            BookFormat::Abk => {
+                let abk = read_abk(&data).map_err(|e| BookError::Abk {
+                    path: path.clone(),
+                    reason: e.0,
+                })?;
+                let bytes = abk.entries.iter().flat_map(|e| e.to_bytes()).collect();
+                Book::from_parts(path, bytes)
+            }
+        }
     }
 
     /// A book held in memory (tests, books read from a pipe). `name` is used in error messages.

@@ -47,6 +47,7 @@ mod args;
 mod bench;
 mod book;
 mod build;
+mod convert;
 mod datagen;
 mod dump;
 mod edit;
@@ -119,6 +120,8 @@ enum Command {
     /// Write a book's tree as one PGN game with variations, or its positions at one ply as an
     /// opening suite (EPD or PGN).
     Export(export::Args),
+    /// Convert a book (Polyglot or Arena .abk) into a Polyglot book, an Arena book or PGN.
+    Convert(convert::Args),
     /// Score a book with an engine, back the scores up its tree, write them into the learn fields.
     #[command(visible_alias = "analyze")]
     Analyse(analyse::Args),
@@ -425,6 +428,7 @@ pub fn main() -> ExitCode {
         Some(Command::Learn(args)) => learn::run(args),
         Some(Command::Tune(args)) => tune::run(args),
         Some(Command::Export(args)) => export::run(args),
+        Some(Command::Convert(args)) => convert::run(args),
         Some(Command::Explore(args)) => explore::run(args),
         Some(Command::Perft(args)) => perft::run(args),
         Some(Command::Search(args)) => search::run(args),

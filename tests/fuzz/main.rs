@@ -1,6 +1,6 @@
 //! Fuzz targets that run on stable Rust, a file each in this folder: real files mutated by a seeded
 //! generator, fed to the PGN → book path (`pgn_build`), the book reader and everything that walks a
-//! book (`book_reader`), ChessBase's CTG books read in
+//! book (`book_reader`), Arena (ABK) books (`abk_reader`), ChessBase's CTG books read in
 //! process (`ctg_reader`), the FEN/EPD parsers and the engine behind them (`fen_and_epd`), the UCI
 //! loop (`uci_session`), the commands that read Parquet tallies (`tally_reader`, run as the binary:
 //! `book`, `tally --merge`, `probe`), the commands that read books and PGN and write books or text
@@ -47,6 +47,8 @@ mod pgn_build;
 mod book_reader;
 // Mutated CTG books (`.ctg`, `.cto`, `.ctb`) read by `formats::ctg` in process.
 mod ctg_reader;
+// Arena (ABK) books, mutated slices of libra8.abk and generated trees, opened, probed, converted.
+mod abk_reader;
 // Mutated FENs and EPD lines parsed, keyed, walked, searched and played on.
 mod fen_and_epd;
 // Random, mangled UCI sessions through the UCI loop in process.

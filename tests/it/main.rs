@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod abk; // Arena (ABK) books: libra8.abk against a Python decoding, `convert` round trips
 mod analyse; // `analyse`: the negamax back-up, the cache and resume, scored books against Stockfish
 mod arena; // `match` with real engines (Stockfish, crashes, hangs, clocks, the PGN log, SPRT)
 mod book_format; // the Polyglot format against the spec's key vectors and python-chess's probe

@@ -1,0 +1,177 @@
+//! `abk_reader`: Arena (ABK) books, mutated slices of `libra8.abk` and generated trees, opened,
+//! probed and converted: never a panic or a hang, an error is one line (exit 1 from the binary).
+
+use std::time::Duration;
+
+use polybook::book::Book;
+use polybook::book::abk::{
+    ABK_HEADER_RECORDS, ABK_HEADER_SIZE, ABK_RECORD_SIZE, AbkHeader, AbkRecord,
+};
+use rand::Rng;
+use rand::rngs::StdRng;
+use shakmaty::{CastlingMode, Chess, Position};
+
+use crate::common::data;
+use crate::{COMMAND_LIMIT, assert_one_line, fuzz, run_in};
+
+/// The header and the first `records` records of libra8.abk (links past the slice included).
+fn libra8_slice(records: usize) -> Vec<u8> {
+    let all = std::fs::read(data("books/libra8.abk")).unwrap();
+    all[..(ABK_HEADER_SIZE + records * ABK_RECORD_SIZE).min(all.len())].to_vec()
+}
+
+/// A random tree of legal moves from the start, written as ABK records (breadth first).
+fn generated(rng: &mut StdRng) -> Vec<u8> {
+    let mut records: Vec<AbkRecord> = Vec::new();
+    let mut queue = std::collections::VecDeque::from([(Chess::default(), None::<usize>, 0)]);
+    while let Some((pos, parent, ply)) = queue.pop_front() {
+        if records.len() > 300 || ply > 8 {
+            break;
+        }
+        let legal = pos.legal_moves();
+        if legal.is_empty() {
+            continue;
+        }
+        let n = rng.random_range(1..=legal.len().min(4));
+        let first = ABK_HEADER_RECORDS + records.len();
+        if let Some(p) = parent {
+            records[p].first_reply = first as i32;
+        }
+        for k in 0..n {
+            let m = legal[rng.random_range(0..legal.len())];
+            let shakmaty::uci::UciMove::Normal {
+                from,
+                to,
+                promotion,
+            } = m.to_uci(CastlingMode::Standard)
+            else {
+                continue;
+            };
+            records.push(AbkRecord {
+                from: u8::from(from),
+                to: u8::from(to),
+                promotion: promotion.map_or(0, |r| r as i8 - 1) * if rng.random() { 1 } else { -1 },
+                priority: rng.random_range(0..10),
+                games: rng.random_range(0..100_000),
+                flags: u32::from(rng.random_ratio(1, 10)),
+                first_reply: -1,
+                next_sibling: if k + 1 < n {
+                    (first + k + 1) as i32
+                } else {
+                    -1
+                },
+                ..AbkRecord::default()
+            });
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            queue.push_back((after, Some(records.len() - 1), ply + 1));
+        }
+    }
+    let mut out = AbkHeader {
+        moves: records.len() as u32,
+        ..AbkHeader::default()
+    }
+    .to_bytes();
+    for r in &records {
+        out.extend_from_slice(&r.to_bytes());
+    }
+    out
+}
+
+/// A mutation of an ABK file: fields of random records (links, squares, promotion, flags) set to
+/// random or edge values, records swapped, the file cut or padded.
+fn mutate_abk(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
+    let n = b.len() / ABK_RECORD_SIZE;
+    for _ in 0..rng.random_range(0..6) {
+        if n <= ABK_HEADER_RECORDS {
+            break;
+        }
+        let i = rng.random_range(ABK_HEADER_RECORDS..n) * ABK_RECORD_SIZE;
+        match rng.random_range(0..6) {
+            0 | 1 => {
+                let at = i + [20, 24][rng.random_range(0..2)];
+                let v: i32 = match rng.random_range(0..4) {
+                    0 => rng.random_range(ABK_HEADER_RECORDS as i32..n as i32),
+                    1 => rng.random_range(-2..ABK_HEADER_RECORDS as i32),
+                    2 => i32::MAX,
+                    _ => (i / ABK_RECORD_SIZE) as i32,
+                };
+                b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            }
+            2 => b[i + rng.random_range(0..4)] = rng.random(),
+            3 => b[i + 16] = rng.random(),
+            4 => {
+                let j = rng.random_range(ABK_HEADER_RECORDS..n) * ABK_RECORD_SIZE;
+                for k in 0..ABK_RECORD_SIZE {
+                    b.swap(i + k, j + k);
+                }
+            }
+            _ => {
+                let at = rng.random_range(0..b.len());
+                b[at] = rng.random();
+            }
+        }
+    }
+    match rng.random_range(0..10) {
+        0 => b.truncate(rng.random_range(0..b.len())),
+        1 => b.extend((0..rng.random_range(1..60)).map(|_| rng.random::<u8>())),
+        _ => {}
+    }
+    b
+}
+
+/// Mutated and generated ABK books: `Book::open` gives a book or one line; a book is probed and
+/// written back as ABK and read again; now and then the binary's `probe` and `convert` exit 0 or
+/// 1 with one line.
+#[test]
+fn abk_reader() {
+    let slices = [libra8_slice(3000), libra8_slice(141_687)];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.abk");
+    let counter = std::sync::atomic::AtomicU64::new(0);
+    fuzz(
+        "abk_reader",
+        300,
+        Duration::from_secs(60),
+        |rng| {
+            let seed = match rng.random_range(0..4) {
+                0 => slices[1].clone(),
+                1 => slices[0].clone(),
+                _ => generated(rng),
+            };
+            mutate_abk(rng, seed)
+        },
+        |input| {
+            std::fs::write(&path, input).unwrap();
+            match Book::open(&path) {
+                Ok(book) => {
+                    book.probe(&Chess::default());
+                    let again = polybook::book::abk_bytes(&book, "", "");
+                    let back = polybook::book::abk::read_abk(&again).unwrap();
+                    assert!(back.entries.len() <= book.len());
+                }
+                Err(e) => assert_one_line(&e.to_string()),
+            }
+            if counter
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .is_multiple_of(25)
+            {
+                for args in [
+                    &["probe", "in.abk"][..],
+                    &["convert", "in.abk", "-o", "out.bin"],
+                ] {
+                    let ran = run_in(dir.path(), args, COMMAND_LIMIT, &[]);
+                    match ran.code {
+                        Some(0) => {}
+                        Some(1) => assert_one_line(
+                            ran.stderr
+                                .trim_end()
+                                .trim_start_matches("polybook: error: "),
+                        ),
+                        _ => panic!("polybook {args:?}: {:?}: {}", ran.status, ran.stderr),
+                    }
+                }
+            }
+        },
+    );
+}
