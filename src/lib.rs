@@ -1,7 +1,7 @@
 //! polybook: a Polyglot opening-book toolkit.
 //!
-//! - [`book`]: the Polyglot format: keys, the move codec, entries, reading, writing and choosing a move.
-//! - [`formats`]: opening books in other formats (ChessBase's CTG) read into Polyglot's terms.
+//! - [`book`]: the Polyglot format: keys, the move codec, entries, reading, writing and choosing a
+//!   move; books in other formats (ABK, CTG) converted into it.
 //! - [`pgn`]: reading PGN games: files, folders, compression, stdin, chunks of whole games, the
 //!   game-by-game reader, SAN with its lenient readings, the variant rule, `polybook split`.
 //! - [`builder`]: PGN games to a book, as `polyglot make-book` does and more.
@@ -36,7 +36,6 @@ pub mod cores;
 pub mod diagram;
 pub mod engine;
 pub mod explore;
-pub mod formats;
 pub mod inspect;
 pub mod openings;
 pub mod pgn;

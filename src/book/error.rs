@@ -42,9 +42,10 @@ pub enum BookError {
         path.display()
     )]
     Shrunk { path: PathBuf, size: u64, read: u64 },
-    /// An Arena (ABK) book that could not be read (the reason names the record at fault).
+    /// A book in another format (Arena's ABK, ChessBase's CTG, …) that could not be read: the
+    /// reason names the format and the record or page at fault.
     #[error("{}: {reason}", path.display())]
-    Abk { path: PathBuf, reason: String },
+    Format { path: PathBuf, reason: String },
     #[error("{}: too large to read into memory ({size} bytes)", path.display())]
     TooLarge { path: PathBuf, size: u64 },
 }

@@ -4,9 +4,9 @@
 //! position, a move in Polyglot's encoding ([`RawMove`]), a weight and a learn value, sorted by key
 //! (a [`Book`] reads unsorted ones too, and says so: [`Book::disorder`]). [`Books`] tries several
 //! books in order, the first with a move for the position giving it. [`Learner`] updates the learn
-//! fields as PolyGlot's `BookLearn` does ([`Learn`]). Arena's ABK books ([`abk`]) are read too:
-//! [`Book::open`] tells the format by content ([`detect_format`]) and converts an ABK book in
-//! memory into a sorted Polyglot book, so every command reads one.
+//! fields as PolyGlot's `BookLearn` does ([`Learn`]). Books in other formats ([`formats`]: Arena's ABK,
+//! ChessBase's CTG) are read too: [`Book::open`] tells the format ([`detect_format`]) and converts
+//! the book in memory into a sorted Polyglot book, so every command reads one.
 //!
 //! ```
 //! use polybook::book::{Key, RawMove};
@@ -18,14 +18,12 @@
 //! assert_eq!(RawMove::from_uci_str("e2e4").unwrap().0, 28 | (12 << 6));
 //! ```
 
-pub mod abk;
-mod abk_write;
 mod books;
 mod choose;
 mod edit;
 mod entry;
 mod error;
-mod format;
+pub mod formats;
 mod key;
 mod learn;
 mod mv;
@@ -33,7 +31,6 @@ mod reader;
 mod scored;
 mod writer;
 
-pub use abk_write::abk_bytes;
 pub use books::{BOOK_LIST_SEPARATOR, Books, book_paths};
 pub use choose::{
     ChooseOptions, PLAIN_VARIETY, Pick, Selection, choose, learned_weight, variety_exponent,
@@ -41,7 +38,8 @@ pub use choose::{
 pub use edit::{EditAction, EditError, EditReport, edit_book};
 pub use entry::{ENTRY_SIZE, Entry};
 pub use error::BookError;
-pub use format::{BookFormat, detect as detect_format};
+pub use formats::abk_write::abk_bytes;
+pub use formats::{BookFormat, detect_file as detect_format};
 pub use key::{Key, KeyUpdate};
 pub use learn::{Learn, LearnChange, LearnResult, Learner};
 pub use mv::RawMove;

@@ -13,10 +13,9 @@ use std::path::{Path, PathBuf};
 use byteorder::{BigEndian, ByteOrder};
 use shakmaty::{Move, Position};
 
-use super::abk::read_abk;
-use super::format::may_be_other_format;
+use super::formats::detect_file;
 use super::scored::is_mark;
-use super::{BookError, BookFormat, ENTRY_SIZE, Entry, Key, LearnLayout, MoveScore, detect_format};
+use super::{BookError, BookFormat, ENTRY_SIZE, Entry, Key, LearnLayout, MoveScore};
 
 /// An open Polyglot book.
 ///
@@ -37,6 +36,8 @@ pub struct Book {
     layout: LearnLayout,
     /// The bytes of the mark at the start of `data` (16 or 0).
     skip: usize,
+    /// The format of the file (another than Polyglot's was converted into `data`).
+    format: BookFormat,
 }
 
 /// How far a book is from being sorted by key.
@@ -98,11 +99,11 @@ impl Book {
     /// entry is found. A file that shrinks while it is read is an error naming it.
     pub fn open(path: impl AsRef<Path>) -> Result<Book, BookError> {
         let path = path.as_ref().to_path_buf();
-        let (file, size) = open_file(&path)?;
-        if may_be_other_format(&path, size) {
-            let data = read_whole(&path, file, size)?;
-            return Book::from_any_format(path, data);
+        let format = detect_file(&path)?;
+        if format != BookFormat::Polyglot {
+            return Book::open_other(path, format);
         }
+        let (file, size) = open_file(&path)?;
         if !size.is_multiple_of(ENTRY_SIZE as u64) {
             // Only the start is needed to tell what the file is.
             let mut head = Vec::with_capacity(512);
@@ -125,6 +126,10 @@ impl Book {
     /// For `sort`, the repair.
     pub fn open_whole_entries(path: impl AsRef<Path>) -> Result<(Book, u64), BookError> {
         let path = path.as_ref().to_path_buf();
+        let format = detect_file(&path)?;
+        if format != BookFormat::Polyglot {
+            return Ok((Book::open_other(path, format)?, 0));
+        }
         let (file, size) = open_file(&path)?;
         let stray = size % ENTRY_SIZE as u64;
         if stray == 0 {
@@ -132,9 +137,6 @@ impl Book {
             return Ok((Book::open(&path)?, 0));
         }
         let mut data = read_whole(&path, file, size)?;
-        if detect_format(&data, &path) != BookFormat::Polyglot {
-            return Ok((Book::from_any_format(path, data)?, 0));
-        }
         if recognise_container(&data, true)
             .or_else(|| recognise_non_book(&data))
             .is_some()
@@ -146,27 +148,26 @@ impl Book {
         Ok((Book::from_parts(path, data)?, stray))
     }
 
-    /// A book from a file's bytes in any format polybook reads ([`detect_format`]): an ABK book
-    /// converted into sorted Polyglot entries, a Polyglot book as it is.
-    fn from_any_format(path: PathBuf, data: Vec<u8>) -> Result<Book, BookError> {
-        match detect_format(&data, &path) {
-            BookFormat::Polyglot => {
-                if !data.len().is_multiple_of(ENTRY_SIZE) {
-                    let size = data.len() as u64;
-                    let hint = describe_non_book(&data, size);
-                    return Err(BookError::BadSize { path, size, hint });
-                }
-                Book::from_parts(path, data)
-            }
-            BookFormat::Abk => {
-                let abk = read_abk(&data).map_err(|e| BookError::Abk {
-                    path: path.clone(),
-                    reason: e.0,
-                })?;
-                let bytes = abk.entries.iter().flat_map(|e| e.to_bytes()).collect();
-                Book::from_parts(path, bytes)
-            }
-        }
+    /// A book in another format than Polyglot's, converted in memory into sorted entries
+    /// ([`BookFormat::convert`]).
+    fn open_other(path: PathBuf, format: BookFormat) -> Result<Book, BookError> {
+        let data = if format == BookFormat::Ctg {
+            // Read from its three files by the reader itself.
+            Vec::new()
+        } else {
+            let (file, size) = open_file(&path)?;
+            read_whole(&path, file, size)?
+        };
+        let entries = format.convert(&path, &data)?;
+        let mut book = Book::from_entries(path, &entries);
+        book.format = format;
+        Ok(book)
+    }
+
+    /// A book of sorted entries converted from another format (`path` names it in messages).
+    fn from_entries(path: PathBuf, entries: &[Entry]) -> Book {
+        let bytes = entries.iter().flat_map(|e| e.to_bytes()).collect();
+        Book::from_whole_entries(path, bytes)
     }
 
     /// A book held in memory (tests, books read from a pipe). `name` is used in error messages.
@@ -186,6 +187,11 @@ impl Book {
                 hint,
             });
         }
+        Ok(Book::from_whole_entries(path, data))
+    }
+
+    /// A book of `data`, whole entries, with no check for other kinds of file.
+    fn from_whole_entries(path: PathBuf, data: Vec<u8>) -> Book {
         let mut book = Book {
             path,
             data,
@@ -194,13 +200,14 @@ impl Book {
             disorder: None,
             layout: LearnLayout::Polyglot,
             skip: 0,
+            format: BookFormat::Polyglot,
         };
         if book.data.len() >= ENTRY_SIZE && is_mark(&Entry::from_bytes(&book.data)) {
             book.layout = LearnLayout::Scored;
             book.skip = ENTRY_SIZE;
         }
         book.index();
-        Ok(book)
+        book
     }
 
     /// Finds the runs of entries in key order: the longest is searched directly, the entries
@@ -282,7 +289,12 @@ impl Book {
         }
     }
 
-    /// The path the book was opened from.
+    /// The format of the file it was read from (a book in another format is converted).
+    pub fn format(&self) -> BookFormat {
+        self.format
+    }
+
+    /// The book's file.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use polybook::atomic::AtomicFile;
-use polybook::book::abk::{ABK_HEADER_RECORDS, ABK_RECORD_SIZE};
 use polybook::book::abk_bytes;
+use polybook::book::formats::abk::{ABK_HEADER_RECORDS, ABK_RECORD_SIZE};
 use polybook::builder::sort_book;
 use polybook::inspect::{ExportOptions, export_pgn};
 

@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use polybook::book::BookFormat;
 use polybook::inspect::{ProblemKind, verify};
 
 use super::output::{Output, write_result};
@@ -21,6 +22,17 @@ pub fn run(args: Args) -> CliResult {
     let report = verify(&args.book, LISTED).map_err(CliError::data)?;
     let name = args.book.display();
     let mut out = Output::create(None)?;
+    if report.is_ok() && report.format != BookFormat::Polyglot {
+        write_result(writeln!(
+            out,
+            "{name}: OK: {} book, read as {} Polyglot entries for {} positions",
+            report.format.name(),
+            report.entries,
+            report.positions
+        ))?;
+        write_result(out.flush())?;
+        return Ok(());
+    }
     if report.is_ok() {
         let no_moves = match report.no_moves {
             0 => String::new(),

@@ -10,8 +10,8 @@ use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::book::{
-    BookError, ENTRY_SIZE, Entry, Key, RawMove, describe_non_book, open_file, recognise_container,
-    recognise_non_book,
+    Book, BookError, BookFormat, ENTRY_SIZE, Entry, Key, RawMove, describe_non_book, detect_format,
+    open_file, recognise_container, recognise_non_book,
 };
 
 /// The kinds of problem `verify` looks for.
@@ -92,6 +92,10 @@ pub struct VerifyReport {
     /// Whether the book starts with the mark of a scored book (`polybook analyse`: scores and
     /// depths in the learn fields), which is not counted among its entries.
     pub scored: bool,
+    /// The file's format: a book in another format than Polyglot's is checked by reading it
+    /// whole into Polyglot entries (its reader refuses a damaged one with the reason), and the
+    /// entries are then sorted and unique by construction.
+    pub format: BookFormat,
     counts: [u64; 4],
 }
 
@@ -144,6 +148,10 @@ fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 /// in the report.
 pub fn verify(path: impl AsRef<Path>, limit: usize) -> Result<VerifyReport, BookError> {
     let path = path.as_ref().to_path_buf();
+    let format = detect_format(&path)?;
+    if format != BookFormat::Polyglot {
+        return verify_other(path, format);
+    }
     let (file, size) = open_file(&path)?;
     let io_err = |source| BookError::Io {
         path: path.clone(),
@@ -159,6 +167,7 @@ pub fn verify(path: impl AsRef<Path>, limit: usize) -> Result<VerifyReport, Book
         problems: Vec::new(),
         not_a_book: None,
         scored: false,
+        format: BookFormat::Polyglot,
         counts: [0; 4],
     };
     let mut head = Vec::new();
@@ -311,6 +320,28 @@ pub fn repeated_entries(path: &Path, scored: bool) -> io::Result<Option<(usize, 
             },
         )
     }))
+}
+
+/// [`verify`] for a book in another format than Polyglot's: it is read whole, which fails with the
+/// reader's reason on a damaged file; the report gives the entries it converts into.
+fn verify_other(path: PathBuf, format: BookFormat) -> Result<VerifyReport, BookError> {
+    let book = Book::open(&path)?;
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let entries = book.len() as u64;
+    let mut keys: Vec<Key> = book.entries().map(|e| e.key).collect();
+    keys.dedup();
+    Ok(VerifyReport {
+        path,
+        size,
+        entries,
+        positions: keys.len() as u64,
+        no_moves: 0,
+        problems: Vec::new(),
+        not_a_book: None,
+        scored: false,
+        format,
+        counts: [0; 4],
+    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use polybook::book::Book;
-use polybook::book::abk::{
+use polybook::book::formats::abk::{
     ABK_HEADER_RECORDS, ABK_HEADER_SIZE, ABK_RECORD_SIZE, AbkHeader, AbkRecord,
 };
 use rand::Rng;
@@ -147,7 +147,7 @@ fn abk_reader() {
                 Ok(book) => {
                     book.probe(&Chess::default());
                     let again = polybook::book::abk_bytes(&book, "", "");
-                    let back = polybook::book::abk::read_abk(&again).unwrap();
+                    let back = polybook::book::formats::abk::read_abk(&again).unwrap();
                     assert!(back.entries.len() <= book.len());
                 }
                 Err(e) => assert_one_line(&e.to_string()),

@@ -1,12 +1,12 @@
 //! `ctg_reader`: mutated CTG books (the bundled `simple.ctg` with its `.cto` and `.ctb`) read by
-//! `polybook::formats::ctg` in process: no panic, no hang, errors of one line naming a file of the
+//! `polybook::book::formats::ctg` in process: no panic, no hang, errors of one line naming a file of the
 //! book, and whatever is read is positions reached by legal moves.
 
 use std::path::Path;
 use std::time::Duration;
 
 use polybook::book::Key;
-use polybook::formats::ctg;
+use polybook::book::formats::ctg;
 use rand::Rng;
 use rand::rngs::StdRng;
 

@@ -7,7 +7,7 @@ use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
 
 use polybook::book::Book;
-use polybook::book::abk::read_abk;
+use polybook::book::formats::abk::read_abk;
 
 use crate::common::{self, bestmoves, data, polybook, polybook_ok, python, uci_session};
 

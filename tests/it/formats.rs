@@ -1,6 +1,6 @@
-//! Books in other formats read by `polybook::formats`, against independent readings.
+//! Books in other formats read by `polybook::book::formats`, against independent readings.
 
-use polybook::formats::ctg;
+use polybook::book::formats::ctg;
 use shakmaty::CastlingMode;
 
 use crate::common;

@@ -13,7 +13,7 @@
 //! unofficial specification (public domain), chessprogramming.org's CTG page, and the readers of
 //! DroidFish (`CtgBook.java`), Daydreamer (`ctg.c`) and Stockfish's book module, read for facts.
 //!
-//! Every error is one sentence naming the file ([`CtgError`]); a damaged book never panics,
+//! Every error is one sentence naming the file ([`BookError`]); a damaged book never panics,
 //! never loops, and allocates no more than its files' size.
 
 use std::collections::{HashSet, VecDeque};
@@ -26,9 +26,8 @@ use shakmaty::{
     Bitboard, Board, Chess, Color, EnPassantMode, File as BoardFile, Move, Piece, Position, Rank,
     Role, Setup, Square,
 };
-use thiserror::Error;
 
-use crate::book::{Entry, Key, RawMove};
+use crate::book::{BookError, Entry, Key, RawMove};
 
 /// The size of a `.ctg` page; the first page is the file's header, page `n` starts at
 /// `(n + 1) * PAGE_SIZE`.
@@ -48,29 +47,20 @@ pub const STATS_SIZE: usize = 33;
 /// games having no result (both counters are 0). The test `win_loss_order_is_pinned` pins it.
 pub const WINS_BEFORE_LOSSES: bool = true;
 
-/// Why a CTG book could not be read: one sentence naming the file.
-#[derive(Debug, Error)]
-pub enum CtgError {
-    /// A file of the book could not be opened or read.
-    #[error(
-        "cannot read CTG book file {}: {}",
-        crate::text::quote_path(path),
-        crate::text::reason(source)
-    )]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    /// The path does not name a `.ctg`, `.cto` or `.ctb` file.
-    #[error(
-        "{}: not a CTG book: the name must end in .ctg, .cto or .ctb",
-        crate::text::quote_path(path)
-    )]
-    NotCtg { path: PathBuf },
-    /// A file's content contradicts the layout.
-    #[error("{}: damaged CTG book file: {what}", crate::text::quote_path(path))]
-    Damaged { path: PathBuf, what: String },
+/// A CTG book file whose content contradicts the layout: [`BookError::Format`] naming the file.
+fn damaged(path: &Path, what: impl std::fmt::Display) -> BookError {
+    BookError::Format {
+        path: path.to_path_buf(),
+        reason: format!("damaged CTG book file: {what}"),
+    }
+}
+
+/// A read of a CTG book file that failed.
+fn io_error(path: &Path) -> impl FnOnce(io::Error) -> BookError + '_ {
+    move |source| BookError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// A move's annotation, as ChessBase shows it beside the move.
@@ -251,9 +241,72 @@ pub struct CtgPosition {
 
 /// Reads every position of the CTG book at `path` (any of its three files) reachable from the
 /// start position by its own moves, in breadth-first order.
-pub fn read_ctg(path: &Path) -> Result<Vec<CtgPosition>, CtgError> {
+pub fn read_ctg(path: &Path) -> Result<Vec<CtgPosition>, BookError> {
     let mut book = CtgBook::open(path)?;
     book.walk()
+}
+
+/// The Polyglot entries of a CTG book's positions (as [`read_ctg`] gives them): one per book move.
+///
+/// A CTG book keeps its statistics per position, so a move's are those of the position it leads
+/// to (its side to move is the mover's opponent), transpositions included: every move order
+/// reaching a position shares its counts, as the book does.
+///
+/// - **Weight**: PolyGlot `make-book`'s points from the mover's view, `2 × wins + draws`, with a
+///   game of no recorded result counted as a draw (so a book of unfinished or result-less games
+///   weighs its moves by games); a move whose position the book lacks counts one such game. A
+///   move ChessBase marks not to play — annotated `?` or `??`, or leading to a red position —
+///   weighs 0: it stays in the book (`probe` and `dump` show it) and is never picked. Weights
+///   above 65,535 are scaled per position.
+/// - **Learn**: the move's results in PolyGlot's learn layout ([`crate::book::Learn`]): games
+///   with a result and their points (both halved together until they fit).
+pub fn ctg_entries(positions: &[CtgPosition]) -> Vec<Entry> {
+    let stats: std::collections::HashMap<Key, &CtgStats> =
+        positions.iter().map(|p| (p.key, &p.stats)).collect();
+    let mut rows = Vec::new();
+    for p in positions {
+        for m in &p.moves {
+            let mut child = p.position.clone();
+            child.play_unchecked(m.mv);
+            let after = stats.get(&Key::of(&child));
+            let (weight, learn) = match after {
+                Some(s) => {
+                    // The child's side to move is the mover's opponent.
+                    let (won, lost, drawn) = (s.losses, s.wins, s.draws);
+                    let decided = u64::from(won) + u64::from(lost) + u64::from(drawn);
+                    let unknown = u64::from(s.games).saturating_sub(decided);
+                    let points = 2 * u64::from(won) + u64::from(drawn);
+                    (points + unknown, learn_of(decided, points))
+                }
+                None => (1, 0),
+            };
+            let refuted = matches!(m.annotation, Annotation::Mistake | Annotation::Blunder)
+                || after.is_some_and(|s| s.recommendation == Recommendation::Red);
+            let weight = if refuted { 0 } else { weight };
+            let raw = m.entry(p.key, 0).mv;
+            rows.push((p.key, raw, weight, learn));
+        }
+    }
+    super::entries_from_weights(rows)
+}
+
+/// `games` results worth `points` (loss 0, draw 1, win 2) as a learn field, both halved together
+/// until the games fit in 15 bits (so the points fit in 16).
+fn learn_of(mut games: u64, mut points: u64) -> u32 {
+    while games > u64::from(u16::MAX / 2) {
+        games /= 2;
+        points /= 2;
+    }
+    crate::book::Learn {
+        games: games as u16,
+        score_sum: points as u16,
+    }
+    .to_raw()
+}
+
+/// The CTG book at `path` (any of its three files) as Polyglot entries ([`ctg_entries`]).
+pub fn read_ctg_entries(path: &Path) -> Result<Vec<Entry>, BookError> {
+    Ok(ctg_entries(&read_ctg(path)?))
 }
 
 /// Reads every reachable position of a CTG book given as the bytes of its three files (the
@@ -263,7 +316,7 @@ pub fn read_ctg_bytes(
     ctg: Vec<u8>,
     cto: Vec<u8>,
     ctb: Vec<u8>,
-) -> Result<Vec<CtgPosition>, CtgError> {
+) -> Result<Vec<CtgPosition>, BookError> {
     let mut book = CtgBook {
         ctg: Blob::Memory(ctg),
         cto: Blob::Memory(cto),
@@ -284,15 +337,13 @@ enum Blob {
 }
 
 impl Blob {
-    fn open(path: &Path) -> Result<Blob, CtgError> {
-        let io = |source| CtgError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = File::open(path).map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
+    fn open(path: &Path) -> Result<Blob, BookError> {
+        let file = File::open(path).map_err(io_error(path))?;
+        let meta = file.metadata().map_err(io_error(path))?;
         if meta.is_dir() {
-            return Err(io(io::Error::other("is a directory")));
+            return Err(BookError::IsDirectory {
+                path: path.to_path_buf(),
+            });
         }
         Ok(Blob::Disk(file, meta.len()))
     }
@@ -331,25 +382,22 @@ impl Blob {
 }
 
 /// The `.ctb`'s page bounds: bytes 4..8 the lower, 8..12 the upper (big-endian).
-fn read_bounds(ctb: &mut Blob, path: &Path) -> Result<(u32, u32), CtgError> {
+fn read_bounds(ctb: &mut Blob, path: &Path) -> Result<(u32, u32), BookError> {
     let mut buf = [0u8; 12];
-    let whole = ctb.read_at(0, &mut buf).map_err(|source| CtgError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let whole = ctb.read_at(0, &mut buf).map_err(io_error(path))?;
     if !whole {
-        return Err(CtgError::Damaged {
-            path: path.to_path_buf(),
-            what: format!("{} bytes, fewer than the 12 of its page bounds", ctb.len()),
-        });
+        return Err(damaged(
+            path,
+            format!("{} bytes, fewer than the 12 of its page bounds", ctb.len()),
+        ));
     }
     let low = u32::from_be_bytes([buf[4], buf[5], buf[6], buf[7]]);
     let high = u32::from_be_bytes([buf[8], buf[9], buf[10], buf[11]]);
     if low > high || high >= 0x7fff_ffff {
-        return Err(CtgError::Damaged {
-            path: path.to_path_buf(),
-            what: format!("its page bounds ({low}, {high}) are not a range"),
-        });
+        return Err(damaged(
+            path,
+            format!("its page bounds ({low}, {high}) are not a range"),
+        ));
     }
     Ok((low, high))
 }
@@ -369,14 +417,15 @@ struct Record {
 }
 
 impl CtgBook {
-    fn open(path: &Path) -> Result<CtgBook, CtgError> {
+    fn open(path: &Path) -> Result<CtgBook, BookError> {
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase);
         if !matches!(ext.as_deref(), Some("ctg" | "cto" | "ctb")) {
-            return Err(CtgError::NotCtg {
+            return Err(BookError::Format {
                 path: path.to_path_buf(),
+                reason: "not a CTG book: the name must end in .ctg, .cto or .ctb".into(),
             });
         }
         // The companions share the name; their extension's case follows the given file's.
@@ -392,6 +441,17 @@ impl CtgBook {
             })
         };
         let (ctg_path, cto_path, ctb_path) = (companion("ctg"), companion("cto"), companion("ctb"));
+        for file in [&ctg_path, &cto_path, &ctb_path] {
+            if !file.exists() {
+                return Err(BookError::Format {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "a ChessBase (CTG) book is three files side by side (.ctg, .cto, .ctb), and {} is missing",
+                        crate::text::quote_path(file)
+                    ),
+                });
+            }
+        }
         let bounds = read_bounds(&mut Blob::open(&ctb_path)?, &ctb_path)?;
         Ok(CtgBook {
             ctg: Blob::open(&ctg_path)?,
@@ -402,49 +462,40 @@ impl CtgBook {
         })
     }
 
-    fn damaged_ctg(&self, what: String) -> CtgError {
-        CtgError::Damaged {
-            path: self.ctg_path.clone(),
-            what,
-        }
+    fn damaged_ctg(&self, what: String) -> BookError {
+        damaged(&self.ctg_path, what)
     }
 
     /// The page the `.cto` gives for index `index`: `None` for an empty slot (a negative number).
-    fn cto_page(&mut self, index: u32) -> Result<Option<u32>, CtgError> {
+    fn cto_page(&mut self, index: u32) -> Result<Option<u32>, BookError> {
         let mut buf = [0u8; 4];
         let offset = 16 + 4 * u64::from(index);
         let whole = self
             .cto
             .read_at(offset, &mut buf)
-            .map_err(|source| CtgError::Io {
-                path: self.cto_path.clone(),
-                source,
-            })?;
+            .map_err(io_error(&self.cto_path))?;
         if !whole {
-            return Err(CtgError::Damaged {
-                path: self.cto_path.clone(),
-                what: format!(
+            return Err(damaged(
+                &self.cto_path,
+                format!(
                     "index entry {index} lies past its end ({} bytes), though the .ctb's bounds reach it",
                     self.cto.len()
                 ),
-            });
+            ));
         }
         let page = i32::from_be_bytes(buf);
         Ok(u32::try_from(page).ok())
     }
 
     /// The record of the encoded position `encoded` in page `page`, if it is there.
-    fn find_in_page(&mut self, page: u32, encoded: &[u8]) -> Result<Option<Record>, CtgError> {
+    fn find_in_page(&mut self, page: u32, encoded: &[u8]) -> Result<Option<Record>, BookError> {
         let mut buf = vec![0u8; PAGE_SIZE];
         let offset = (u64::from(page) + 1) * PAGE_SIZE as u64;
         let pages = (self.ctg.len() / PAGE_SIZE as u64).saturating_sub(1);
         let whole = self
             .ctg
             .read_at(offset, &mut buf)
-            .map_err(|source| CtgError::Io {
-                path: self.ctg_path.clone(),
-                source,
-            })?;
+            .map_err(io_error(&self.ctg_path))?;
         if !whole {
             return Err(self.damaged_ctg(format!(
                 "the index names page {page}, but the file holds {pages} whole pages"
@@ -480,7 +531,7 @@ impl CtgBook {
     }
 
     /// The record of a position stored as `encoded` (already flipped and mirrored).
-    fn probe_encoded(&mut self, encoded: &[u8]) -> Result<Option<Record>, CtgError> {
+    fn probe_encoded(&mut self, encoded: &[u8]) -> Result<Option<Record>, BookError> {
         let hash = ctg_hash(encoded);
         let (low, high) = self.bounds;
         let mut mask: u32 = 0;
@@ -502,7 +553,7 @@ impl CtgBook {
     }
 
     /// The book's record of `pos`, its moves made legal moves of `pos`.
-    fn probe(&mut self, pos: &Chess) -> Result<Option<CtgPosition>, CtgError> {
+    fn probe(&mut self, pos: &Chess) -> Result<Option<CtgPosition>, BookError> {
         let stored = StoredView::of(pos);
         let encoded = encode(&stored.setup);
         let Some(record) = self.probe_encoded(&encoded)? else {
@@ -533,7 +584,7 @@ impl CtgBook {
 
     /// Every position reachable from the start by book moves, each once (by Polyglot key):
     /// bounded by the book's own records, since only positions found in the book are expanded.
-    fn walk(&mut self) -> Result<Vec<CtgPosition>, CtgError> {
+    fn walk(&mut self) -> Result<Vec<CtgPosition>, BookError> {
         let mut out = Vec::new();
         let mut seen = HashSet::new();
         let mut queue = VecDeque::from([Chess::default()]);

@@ -13,7 +13,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, Position, Role};
 
 use super::abk::{ABK_DEFAULT_PRIORITY, ABK_HEADER_RECORDS, ABK_RECORD_SIZE, AbkHeader, AbkRecord};
-use super::{Book, Key};
+use crate::book::{Book, Key};
 
 /// Arena's selection settings as written: no minimum, the probability set by the number of
 /// games alone (importance 15; the games are the Polyglot weights), the book used up to its depth
@@ -105,7 +105,7 @@ pub fn abk_bytes(book: &Book, comment: &str, author: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::book::abk::read_abk;
+    use crate::book::formats::abk::read_abk;
     use crate::book::{Entry, sort_entries};
 
     #[test]

@@ -8,7 +8,7 @@
 //!
 //! [`read_abk`] walks the tree from the start position, plays each move with shakmaty and yields
 //! the Polyglot entries (key, move, weight) of the positions it passes, so that every command that
-//! reads a Polyglot book reads an ABK book the same way ([`super::Book::open`] converts one in
+//! reads a Polyglot book reads an ABK book the same way ([`crate::book::Book::open`] converts one in
 //! memory). The walk is bounded: every record is visited at most once, and a link out of range,
 //! a record linked twice (a cycle) or a move that is not legal where it stands is one error.
 
@@ -19,7 +19,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position, Role, Square};
 use thiserror::Error;
 
-use super::{Entry, Key, RawMove, sort_entries};
+use crate::book::{Entry, Key, RawMove};
 
 /// The size of one ABK record in bytes.
 pub const ABK_RECORD_SIZE: usize = 28;
@@ -208,7 +208,7 @@ impl AbkRecord {
 #[derive(Clone, Debug)]
 pub struct AbkBook {
     pub header: AbkHeader,
-    /// The entries, sorted as a Polyglot book is ([`sort_entries`]), one per (position, move).
+    /// The entries, sorted as a Polyglot book is ([`crate::book::sort_entries`]), one per (position, move).
     pub entries: Vec<Entry>,
     /// The live moves the walk read (records not flagged deleted, transpositions counted each
     /// time).
@@ -219,10 +219,10 @@ pub struct AbkBook {
 
 /// Whether `data` starts like an ABK file (the magic) and has its shape: a whole header and whole
 /// records after it.
-pub fn looks_like_abk(data: &[u8]) -> bool {
-    data.starts_with(&ABK_MAGIC)
-        && data.len() >= ABK_HEADER_SIZE
-        && (data.len() - ABK_HEADER_SIZE).is_multiple_of(ABK_RECORD_SIZE)
+pub fn looks_like_abk(head: &[u8], size: u64) -> bool {
+    head.starts_with(&ABK_MAGIC)
+        && size >= ABK_HEADER_SIZE as u64
+        && (size - ABK_HEADER_SIZE as u64).is_multiple_of(ABK_RECORD_SIZE as u64)
 }
 
 /// Reads an ABK book: walks its tree from the start position into Polyglot entries.
@@ -329,30 +329,11 @@ pub fn read_abk(data: &[u8]) -> Result<AbkBook, AbkError> {
         }
     }
 
-    let mut entries: Vec<(Key, RawMove, u64)> =
-        weights.into_iter().map(|((k, m), w)| (k, m, w)).collect();
-    entries.sort_unstable();
-    let mut out = Vec::with_capacity(entries.len());
-    for group in entries.chunk_by(|a, b| a.0 == b.0) {
-        let max = group.iter().map(|e| weight_of(e.2)).max().unwrap_or(0);
-        for &(key, mv, raw) in group {
-            let w = weight_of(raw);
-            let weight = if max <= u64::from(u16::MAX) {
-                w
-            } else if w == 0 {
-                0
-            } else {
-                (w * u64::from(u16::MAX) / max).max(1)
-            };
-            out.push(Entry {
-                key,
-                mv,
-                weight: weight as u16,
-                learn: 0,
-            });
-        }
-    }
-    sort_entries(&mut out);
+    let rows = weights
+        .into_iter()
+        .map(|((key, mv), raw)| (key, mv, weight_of(raw), 0))
+        .collect();
+    let out = super::entries_from_weights(rows);
     Ok(AbkBook {
         header,
         entries: out,
