@@ -1373,7 +1373,7 @@ mod tests {
         let name = Path::new("x.ctg");
         // A .ctb too short for its bounds.
         let e = read_ctg_bytes(name, bytes("ctg"), bytes("cto"), vec![0; 8]).unwrap_err();
-        assert!(e.to_string().starts_with("'x.ctb': damaged"), "{e}");
+        assert!(e.to_string().starts_with("x.ctb: damaged"), "{e}");
         // A .cto that names a page past the .ctg's end.
         let mut cto = bytes("cto");
         cto[19] = 9;
