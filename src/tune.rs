@@ -32,7 +32,7 @@ use shakmaty::{Chess, Position};
 use crate::atomic::AtomicFile;
 use crate::engine::eval::{self, Params, Weight, evaluate, index::COUNT, see_value};
 use crate::pgn::input::{Chunks, Input};
-use crate::pgn::tags::Outcome;
+use crate::pgn::tags::StartTags;
 use crate::text::{quote_path, reason};
 
 /// What to sample and how long to fit.
@@ -399,14 +399,6 @@ impl crate::pgn::read::ChunkVisitor for Sampler<'_> {
     fn finish(&mut self) {}
 }
 
-/// A game's tags as far as the sample cares: its result, and whether it starts from the usual
-/// position in standard chess.
-#[derive(Default)]
-struct GameTags {
-    result: Outcome,
-    other_start: bool,
-}
-
 struct Game {
     pos: Chess,
     ply: usize,
@@ -416,38 +408,29 @@ struct Game {
 }
 
 impl Visitor for Sampler<'_> {
-    type Tags = GameTags;
+    type Tags = StartTags;
     type Movetext = Game;
     type Output = ();
 
-    fn begin_tags(&mut self) -> ControlFlow<(), GameTags> {
+    fn begin_tags(&mut self) -> ControlFlow<(), StartTags> {
         self.report.games += 1;
-        ControlFlow::Continue(GameTags::default())
+        ControlFlow::Continue(StartTags::default())
     }
 
-    fn tag(&mut self, tags: &mut GameTags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
-        match name {
-            b"Result" => tags.result = Outcome::of_tag(value.as_bytes()),
-            b"FEN" | b"SetUp" => tags.other_start = true,
-            b"Variant" => {
-                let v = value.decode().to_ascii_lowercase();
-                tags.other_start |=
-                    !matches!(v.trim_ascii(), b"standard" | b"normal" | b"chess" | b"");
-            }
-            _ => {}
-        }
+    fn tag(&mut self, tags: &mut StartTags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
+        tags.read(name, value.as_bytes());
         ControlFlow::Continue(())
     }
 
-    fn begin_movetext(&mut self, tags: GameTags) -> ControlFlow<(), Game> {
-        // White's result: 1, ½ or 0.
+    fn begin_movetext(&mut self, tags: StartTags) -> ControlFlow<(), Game> {
+        // White's result: 1, ½ or 0; games from the usual start position only.
         let result = tags.result.white_points().map(|p| f32::from(p) / 2.0);
-        let Some(result) = result.filter(|_| !tags.other_start) else {
+        let (Some(result), Some(pos)) = (result, tags.start(false)) else {
             return ControlFlow::Break(());
         };
         self.report.games_used += 1;
         ControlFlow::Continue(Game {
-            pos: Chess::default(),
+            pos,
             ply: 0,
             result,
             positions: Vec::new(),
@@ -459,7 +442,7 @@ impl Visitor for Sampler<'_> {
         if game.stopped {
             return ControlFlow::Continue(());
         }
-        let Ok(mv) = san_plus.san.to_move(&game.pos) else {
+        let Ok(mv) = crate::pgn::san::play_san(san_plus.san, &game.pos) else {
             // An illegal move ends the game here; the positions before it still count.
             game.stopped = true;
             return ControlFlow::Continue(());

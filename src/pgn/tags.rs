@@ -1,6 +1,6 @@
 //! What polybook's readers read in a game's tags the same way: the variant rule (which `Variant`
-//! tags name standard chess, which Chess960), the `Date` tag, the `Result` tag and the speed of a
-//! `TimeControl`.
+//! tags name standard chess, which Chess960), the `Date` tag, the `Result` tag, a game's start
+//! ([`StartTags`]) and the speed of a `TimeControl`.
 
 /// What a `Variant` tag names, as far as the readers care.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +27,49 @@ pub fn classify_variant(name: &[u8]) -> VariantKind {
         "chess960" | "chess 960" | "fischerandom" | "fischer random" | "fischerrandom" | "frc"
         | "960" => VariantKind::Chess960,
         _ => VariantKind::Other,
+    }
+}
+
+/// The tags that say where a game starts and how it ended, read the same way by every reader of
+/// positions (datagen, train, tune): the `Result`, the `FEN` set-up and the `Variant`.
+#[derive(Default)]
+pub struct StartTags {
+    /// The `Result` tag.
+    pub result: Outcome,
+    /// The `FEN` tag's position: `None` without the tag, `Some(None)` when it does not read.
+    pub fen: Option<Option<shakmaty::Chess>>,
+    /// A `Variant` tag names another game than standard chess ([`is_standard_variant`]).
+    pub other_variant: bool,
+}
+
+impl StartTags {
+    /// Takes in one tag (the others are ignored).
+    pub fn read(&mut self, name: &[u8], value: &[u8]) {
+        match name {
+            b"Result" => self.result = Outcome::of_tag(value),
+            b"FEN" => {
+                self.fen = Some(
+                    shakmaty::fen::Fen::from_ascii(value)
+                        .ok()
+                        .and_then(|f| f.into_position(shakmaty::CastlingMode::Standard).ok()),
+                )
+            }
+            b"Variant" => self.other_variant |= !is_standard_variant(value),
+            _ => {}
+        }
+    }
+
+    /// The game's start position: the usual one, or the `FEN` tag's where `set_ups` allows it;
+    /// `None` for a game of another variant, a set-up not allowed, or a `FEN` that does not read.
+    pub fn start(&self, set_ups: bool) -> Option<shakmaty::Chess> {
+        if self.other_variant {
+            return None;
+        }
+        match &self.fen {
+            None => Some(shakmaty::Chess::default()),
+            Some(fen) if set_ups => fen.clone(),
+            Some(_) => None,
+        }
     }
 }
 

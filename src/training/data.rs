@@ -38,7 +38,7 @@ use super::Sample;
 use crate::engine::hash::hash_of;
 use crate::engine::{Engine, Limits, Score, SearchOptions};
 use crate::pgn::input::{Chunks, Input};
-use crate::pgn::tags::Outcome;
+use crate::pgn::tags::StartTags;
 use crate::text::reason;
 
 /// Positions labelled together by one cleared engine.
@@ -175,14 +175,6 @@ impl Enumerator {
     }
 }
 
-#[derive(Default)]
-struct GameTags {
-    result: Outcome,
-    /// The start position of a game with a FEN tag (`None` if it does not read).
-    fen: Option<Option<Chess>>,
-    other_variant: bool,
-}
-
 struct Game {
     pos: Chess,
     ply: u32,
@@ -192,41 +184,23 @@ struct Game {
 }
 
 impl Visitor for Enumerator {
-    type Tags = GameTags;
+    type Tags = StartTags;
     type Movetext = Game;
     type Output = ();
 
-    fn begin_tags(&mut self) -> ControlFlow<(), GameTags> {
+    fn begin_tags(&mut self) -> ControlFlow<(), StartTags> {
         self.report.games += 1;
-        ControlFlow::Continue(GameTags::default())
+        ControlFlow::Continue(StartTags::default())
     }
 
-    fn tag(&mut self, tags: &mut GameTags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
-        match name {
-            b"Result" => tags.result = Outcome::of_tag(value.as_bytes()),
-            b"FEN" => {
-                tags.fen = Some(
-                    shakmaty::fen::Fen::from_ascii(value.as_bytes())
-                        .ok()
-                        .and_then(|f| f.into_position(shakmaty::CastlingMode::Standard).ok()),
-                )
-            }
-            b"Variant" => {
-                tags.other_variant |= !crate::pgn::tags::is_standard_variant(value.as_bytes())
-            }
-            _ => {}
-        }
+    fn tag(&mut self, tags: &mut StartTags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
+        tags.read(name, value.as_bytes());
         ControlFlow::Continue(())
     }
 
-    fn begin_movetext(&mut self, tags: GameTags) -> ControlFlow<(), Game> {
-        let start = match tags.fen {
-            None => Some(Chess::default()),
-            Some(fen) if self.selection.fen => fen,
-            Some(_) => None,
-        };
-        let (Some(result), Some(start), false) =
-            (tags.result.white_points(), start, tags.other_variant)
+    fn begin_movetext(&mut self, tags: StartTags) -> ControlFlow<(), Game> {
+        let (Some(result), Some(start)) =
+            (tags.result.white_points(), tags.start(self.selection.fen))
         else {
             return ControlFlow::Break(());
         };
