@@ -72,8 +72,8 @@ impl Default for TuneOptions {
 /// Why tuning failed.
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
-    #[error("{name}: cannot read: {why}")]
-    Input { name: String, why: String },
+    #[error(transparent)]
+    Input(#[from] crate::pgn::input::InputError),
     #[error("no usable positions in the games (finished standard games with 1-0, 0-1 or 1/2-1/2)")]
     NoPositions,
     #[error("{path}: cannot write: {why}")]
@@ -251,10 +251,7 @@ pub fn read_positions(
         journal: Vec::new(),
     };
     for input in inputs {
-        let read_error = |e: std::io::Error| TuneError::Input {
-            name: input.name(),
-            why: reason(&e),
-        };
+        let read_error = |e: std::io::Error| TuneError::Input(input.read_error(&e));
         let mut chunks = Chunks::open(input, bytes_read.clone(), 1 << 22).map_err(read_error)?;
         while let Some(chunk) = chunks.next_chunk().map_err(read_error)? {
             crate::pgn::read::read_games(&chunk, &mut visitor);

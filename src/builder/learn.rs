@@ -80,10 +80,7 @@ pub fn learn_from_games(
     let mut learner = Learner::new(book);
     let mut report = LearnReport::default();
     for input in inputs {
-        let read_error = |e: std::io::Error| BuildError::Input {
-            name: input.name(),
-            why: crate::text::reason(&e),
-        };
+        let read_error = |e: std::io::Error| BuildError::Input(input.read_error(&e));
         let mut chunks =
             Chunks::open(input, Arc::new(AtomicU64::new(0)), 1 << 20).map_err(read_error)?;
         while let Some(chunk) = chunks.next_chunk().map_err(read_error)? {

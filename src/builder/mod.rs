@@ -63,8 +63,8 @@ use game::BLACK_MOVED;
 /// Why a build failed.
 #[derive(Debug, Error)]
 pub enum BuildError {
-    #[error("{name}: cannot read: {why}")]
-    Input { name: String, why: String },
+    #[error(transparent)]
+    Input(#[from] crate::pgn::input::InputError),
     #[error(
         "{name}: {cut}; no book written (--allow-truncated keeps the games read before the cut)"
     )]

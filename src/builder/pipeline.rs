@@ -241,10 +241,7 @@ fn read_chunks(
                 name: input.name(),
                 cut: cut.clone(),
             },
-            None => BuildError::Input {
-                name: input.name(),
-                why: crate::text::reason(&e),
-            },
+            None => BuildError::Input(input.read_error(&e)),
         };
         let mut chunker =
             input::Chunks::open(input, bytes_read.clone(), reading.chunk_size).map_err(read_err)?;

@@ -157,12 +157,23 @@ fn is_pgn_name(path: &Path) -> bool {
     name.ends_with(".pgn")
 }
 
-/// An input that cannot be read: its name and why.
+/// An input that cannot be read: its name and why. Every reader of games reports a failed read
+/// with it ([`Input::read_error`]).
 #[derive(Debug, Error)]
 #[error("{name}: cannot read: {why}")]
 pub struct InputError {
     pub name: String,
     pub why: String,
+}
+
+impl Input {
+    /// The error of a failed read of this input.
+    pub fn read_error(&self, e: &std::io::Error) -> InputError {
+        InputError {
+            name: self.name(),
+            why: crate::text::reason(e),
+        }
+    }
 }
 
 /// Expands the command-line inputs: `-` is standard input, a folder gives every PGN file below it

@@ -27,8 +27,8 @@ use crate::text::{quote_path, reason};
 /// Why a split stopped.
 #[derive(Debug, Error)]
 pub enum SplitError {
-    #[error("{name}: cannot read: {why}")]
-    Input { name: String, why: String },
+    #[error(transparent)]
+    Input(#[from] crate::pgn::input::InputError),
     #[error("{dir}: {why}")]
     Folder { dir: String, why: String },
     #[error("{path}: cannot write: {why}")]
@@ -89,10 +89,7 @@ pub fn split_pgn(
     progress: &dyn Progress,
 ) -> Result<SplitReport, SplitError> {
     check_folder(dir)?;
-    let read_err = |e: std::io::Error| SplitError::Input {
-        name: input.name(),
-        why: reason(&e),
-    };
+    let read_err = |e: std::io::Error| SplitError::Input(input.read_error(&e));
     let raw_bytes = Arc::new(AtomicU64::new(0));
     let mut chunks = Chunks::open(input, raw_bytes.clone(), 1 << 20).map_err(read_err)?;
     // The first chunk before the folder: an input that is not PGN leaves nothing behind.

@@ -181,8 +181,8 @@ pub struct IndexOptions {
 /// Why the games could not be read.
 #[derive(Debug, Error)]
 pub enum IndexError {
-    #[error("{name}: cannot read: {why}")]
-    Input { name: String, why: String },
+    #[error(transparent)]
+    Input(#[from] crate::pgn::input::InputError),
     #[error("{0}")]
     Inputs(String),
     #[error(
@@ -251,10 +251,7 @@ impl Index {
             let reader = s.spawn(move || -> Result<(), IndexError> {
                 let mut n = 0;
                 for (source, input) in inputs.iter().enumerate() {
-                    let fail = |e: std::io::Error| IndexError::Input {
-                        name: input.name(),
-                        why: crate::text::reason(&e),
-                    };
+                    let fail = |e: std::io::Error| IndexError::Input(input.read_error(&e));
                     let mut chunks =
                         Chunks::open(input, reader_bytes.clone(), 4 << 20).map_err(fail)?;
                     while let Some(chunk) = chunks.next_chunk().map_err(fail)? {

@@ -108,8 +108,8 @@ pub struct ReadReport {
 /// Why the data could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
-    #[error("{name}: cannot read: {why}")]
-    Input { name: String, why: String },
+    #[error(transparent)]
+    Input(#[from] crate::pgn::input::InputError),
     #[error("{path}: {why}")]
     Labels { path: String, why: String },
     #[error("no position of the games can be labelled (finished games of standard chess)")]
@@ -128,10 +128,7 @@ pub fn enumerate(
     let bytes_read = Arc::new(AtomicU64::new(0));
     let mut visitor = Enumerator::new(selection);
     for input in inputs {
-        let read_error = |e: io::Error| DataError::Input {
-            name: input.name(),
-            why: reason(&e),
-        };
+        let read_error = |e: std::io::Error| DataError::Input(input.read_error(&e));
         let mut chunks = Chunks::open(input, bytes_read.clone(), 1 << 22).map_err(read_error)?;
         while let Some(chunk) = chunks.next_chunk().map_err(read_error)? {
             crate::pgn::read::read_games(&chunk, &mut visitor);
