@@ -5,6 +5,8 @@
 //! line naming the tool and how to install it; `./test.sh` installs them all.
 #![allow(dead_code)]
 
+pub mod ctg_writer;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

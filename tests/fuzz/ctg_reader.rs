@@ -1,12 +1,13 @@
-//! `ctg_reader`: mutated CTG books (the bundled `simple.ctg` with its `.cto` and `.ctb`) read by
+//! `ctg_reader`: mutated CTG books (the bundled `simple.ctg` with its `.cto` and `.ctb`, and a book
+//! of eight pages written by the tests' writer from Rodent III's Réti book) read by
 //! `polybook::book::formats::ctg` in process: no panic, no hang, errors of one line naming a file of the
 //! book, and whatever is read is positions reached by legal moves.
 
 use std::path::Path;
 use std::time::Duration;
 
-use polybook::book::Key;
 use polybook::book::formats::ctg;
+use polybook::book::{Book, Key};
 use rand::Rng;
 use rand::rngs::StdRng;
 
@@ -54,21 +55,46 @@ fn unpack(input: &[u8]) -> [Vec<u8>; 3] {
     })
 }
 
-/// Mutated real CTG books: reading never panics or hangs, its errors are one line naming one of
-/// the book's files, and the positions it gives are each once, the first the start position.
+/// The three files of a CTG book of several pages: Rodent III's Réti book (430 positions reachable
+/// from the start, 8 pages) written by `common::ctg_writer`, its moves' annotations varied (none,
+/// `!`, `?`, `??`, `!?`).
+fn written_book() -> [Vec<u8>; 3] {
+    let book = Book::open(common::data("books/rodent3_players_reti.bin")).unwrap();
+    let annotation = |weight: u16| [0x00, 0x01, 0x02, 0x04, 0x05][usize::from(weight) % 5];
+    let (records, _) = common::ctg_writer::from_polyglot(&book, annotation);
+    let files = common::ctg_writer::write_ctg(&records, records[0].stats.games);
+    assert!(files.ctg.len() <= 64 << 10, "{} bytes", files.ctg.len());
+    [files.ctg, files.cto, files.ctb]
+}
+
+/// Mutated CTG books, the real one and a written one: reading never panics or hangs, its errors
+/// are one line naming one of the book's files, and the positions it gives are each once, the
+/// first the start position.
 #[test]
 fn ctg_reader() {
-    let seeds: [Vec<u8>; 3] = EXTENSIONS
+    let simple: [Vec<u8>; 3] = EXTENSIONS
         .map(|ext| std::fs::read(common::data(&format!("books/formats/simple.{ext}"))).unwrap());
-    assert!(
-        pack(&seeds) == pack(&unpack(&pack(&seeds))),
-        "pack and unpack disagree"
-    );
+    let books = [simple, written_book()];
+    for seeds in &books {
+        assert!(
+            pack(seeds) == pack(&unpack(&pack(seeds))),
+            "pack and unpack disagree"
+        );
+        // Unmutated, each book reads whole.
+        let [ctg_bytes, cto, ctb] = seeds.clone();
+        assert!(
+            ctg::read_ctg_bytes(Path::new("seed.ctg"), ctg_bytes, cto, ctb)
+                .unwrap()
+                .len()
+                >= 4
+        );
+    }
     fuzz(
         "ctg_reader",
         3000,
         Duration::from_secs(30),
         |rng: &mut StdRng| {
+            let seeds = &books[rng.random_range(0..books.len())];
             let mut files = seeds.clone();
             // Mutate one file, sometimes two or all three.
             for _ in 0..rng.random_range(1..=3) {

@@ -15,6 +15,7 @@ mod book_format; // the Polyglot format against the spec's key vectors and pytho
 mod book_tools; // `filter`, `edit`, `export` against python-chess
 mod build; // `build` byte for byte against `polyglot make-book`, every option, bad input
 mod cli; // the command line as a whole: closed pipes, signals, exit codes, messages
+mod ctg_roundtrip; // CTG books written from docs/formats.md's layout: bytes, round trips, weights, `verify`
 mod docs; // the documents against the code: the reference, every README and guide command run
 mod engine; // the engine on perft suites, mates, draws, test suites, `bench`
 mod explore; // `explore`'s JSON API and page over HTTP, and in a real browser
