@@ -9,6 +9,22 @@ use std::path::Path;
 use super::keyed_merge::KeyedMerge;
 use crate::book::{Book, BookError, BookWriter, Entry, LearnLayout};
 
+/// How [`merge_books`] combines the books where several have the same position.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MergeStrategy {
+    /// Every book's moves; the same move in several books gets the summed weight (Debian's
+    /// `polyglot merge-book`, which wraps around where polybook holds the sum at 65535).
+    #[default]
+    Sum,
+    /// The first book listed that has the position gives all its moves; the others' moves there
+    /// are left out (PolyGlot 1.4's `merge-book`: `-in1` has priority).
+    Priority,
+    /// Every book's moves; the same move in several books gets the largest of its weights (for
+    /// books on one scale that overlap, such as two builds from shared games).
+    Max,
+}
+
 /// What a merge wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MergeReport {
@@ -16,6 +32,11 @@ pub struct MergeReport {
     pub positions: u64,
     /// Entries whose summed weight passed 65535 and was held there.
     pub saturated: u64,
+    /// How the books were combined.
+    pub strategy: MergeStrategy,
+    /// With [`MergeStrategy::Priority`]: the entries left out because a book listed earlier has
+    /// their position, one count per input book, in the order given (0 for the first).
+    pub skipped: Vec<u64>,
     /// Entries left out because their move code is no move at all (see
     /// [`crate::book::RawMove::impossibility`]): one count per input book, in the order given.
     pub dropped: Vec<u64>,
@@ -67,7 +88,17 @@ impl Position {
     }
 
     fn add(&mut self, e: Entry) {
+        self.add_with(e, MergeStrategy::Sum);
+    }
+
+    /// Adds `e`: the same move again is merged into its first entry by `strategy` (summed or the
+    /// larger weight).
+    fn add_with(&mut self, e: Entry, strategy: MergeStrategy) {
         match self.entries.iter_mut().find(|p| p.mv == e.mv) {
+            Some(p) if strategy == MergeStrategy::Max => {
+                p.weight = p.weight.max(e.weight);
+                self.duplicates += 1;
+            }
             Some(p) => {
                 let sum = u32::from(p.weight) + u32::from(e.weight);
                 if sum > u32::from(u16::MAX) {
@@ -106,15 +137,21 @@ fn valid_entries<'a>(
         })
 }
 
-/// Merges `books` into a new book at `output` (written atomically).
+/// Merges `books` into a new book at `output` (written atomically), combined by `strategy`.
 ///
-/// A position's entries are those of every book; the same move in several books (or twice in one)
-/// gets the sum of the weights (at most 65535) and the learn value of the first entry that has it.
+/// A position's entries are those of every book ([`MergeStrategy::Priority`]: of the first book
+/// that has it); the same move in several books (or twice in one) gets the sum of the weights (at
+/// most 65535; [`MergeStrategy::Max`]: the largest) and the learn value of the first entry that has
+/// it.
 /// Entries are sorted by key, then weight descending, ties in the order of the books given, then
 /// in stored order. Entries whose move code is no move at all are left out and counted
 /// ([`MergeReport::dropped`]), so that the book written is always well formed. Unsorted books are
 /// read whole (in key order).
-pub fn merge_books(books: &[Book], output: &Path) -> Result<MergeReport, BookError> {
+pub fn merge_books(
+    books: &[Book],
+    output: &Path,
+    strategy: MergeStrategy,
+) -> Result<MergeReport, BookError> {
     // Scores from several analyses are kept as the learn values are (the first book's); the
     // caller refuses a mix of scored and unscored books, whose learn fields mean different things.
     let layout = books
@@ -124,6 +161,8 @@ pub fn merge_books(books: &[Book], output: &Path) -> Result<MergeReport, BookErr
     let mut report = MergeReport {
         dropped: vec![0; books.len()],
         first_dropped: vec![None; books.len()],
+        strategy,
+        skipped: vec![0; books.len()],
         ..MergeReport::default()
     };
     let sources = books
@@ -134,18 +173,26 @@ pub fn merge_books(books: &[Book], output: &Path) -> Result<MergeReport, BookErr
                 .iter_mut()
                 .zip(report.first_dropped.iter_mut()),
         )
-        .map(|(book, (dropped, first))| {
-            valid_entries(book, dropped, first).map(|(_, e)| Ok::<_, Infallible>(e))
+        .enumerate()
+        .map(|(source, (book, (dropped, first)))| {
+            valid_entries(book, dropped, first).map(move |(_, e)| Ok::<_, Infallible>((source, e)))
         });
     // Books are merged one key at a time, the first book's entries first.
-    let Ok(mut merge) = KeyedMerge::new(sources, |e: &Entry| e.key.0);
+    let Ok(mut merge) = KeyedMerge::new(sources, |(_, e): &(usize, Entry)| e.key.0);
+    let mut skipped = vec![0u64; books.len()];
     let mut group = Vec::new();
     let mut position = Position::new();
     let (mut entries, mut positions) = (0u64, 0u64);
     while let Ok(Some(_)) = merge.next_group(&mut group) {
         position.entries.clear();
-        for e in group.drain(..) {
-            position.add(e);
+        // The group is in the order of the books given: its first source has the priority.
+        let first_source = group.first().map_or(0, |&(source, _)| source);
+        for (source, e) in group.drain(..) {
+            if strategy == MergeStrategy::Priority && source != first_source {
+                skipped[source] += 1;
+            } else {
+                position.add_with(e, strategy);
+            }
         }
         for e in position.finish() {
             writer.write(e)?;
@@ -154,6 +201,7 @@ pub fn merge_books(books: &[Book], output: &Path) -> Result<MergeReport, BookErr
         positions += 1;
     }
     drop(merge);
+    report.skipped = skipped;
     writer.finish()?;
     report.entries = entries;
     report.positions = positions;

@@ -51,7 +51,7 @@ pub use entries::{EntryRules, PairEntries, WeightScheme};
 pub use filter::{GameFilter, PlayerFilter, parse_date_arg};
 pub use keyed_merge::KeyedMerge;
 pub use learn::{LearnOptions, LearnReport, LearnedMove, learn_from_games};
-pub use merge::{MergeReport, SortReport, merge_books, sort_book};
+pub use merge::{MergeReport, MergeStrategy, SortReport, merge_books, sort_book};
 
 use crate::book::BookError;
 use crate::pgn::Progress;

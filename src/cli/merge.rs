@@ -3,12 +3,15 @@
 use std::path::PathBuf;
 
 use polybook::book::{Book, LearnLayout};
+use polybook::builder::MergeStrategy;
 
 use super::output::clause;
 use super::{CliError, CliResult, open_book};
 
 /// Merge books: every entry of every book; the same move in several books gets the summed weight
 /// (held at 65535, where polyglot merge-book wraps around) and the first book's learn value.
+/// `--strategy priority` is PolyGlot 1.4's rule instead: where several books have a position, the
+/// first one listed gives all its moves.
 /// Entries whose move code is no move at all are left out, with a warning and a count: the book
 /// written always passes `verify`. Unsorted books are read whole.
 #[derive(clap::Args)]
@@ -19,6 +22,12 @@ pub struct Args {
     /// The book to write (atomically).
     #[arg(short, long, value_name = "OUT.bin")]
     output: PathBuf,
+    /// How books that share a position combine: `sum` the weights of a move in several books
+    /// (Debian's polyglot merge-book), take the first book listed that has the position
+    /// (`priority`, PolyGlot 1.4's merge-book: a small hand-made book over a big one), or keep the
+    /// largest weight of a move (`max`).
+    #[arg(long, value_enum, default_value_t = MergeStrategy::Sum)]
+    strategy: MergeStrategy,
     /// Print what was written as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -47,7 +56,8 @@ pub fn run(args: Args) -> CliResult {
             args.books[without].display()
         )));
     }
-    let report = polybook::builder::merge_books(&books, &args.output).map_err(CliError::data)?;
+    let report = polybook::builder::merge_books(&books, &args.output, args.strategy)
+        .map_err(CliError::data)?;
     for ((path, dropped), first) in args
         .books
         .iter()
@@ -71,8 +81,12 @@ pub fn run(args: Args) -> CliResult {
         let held = clause(report.saturated > 0, || {
             format!(", {} summed weights held at 65535", report.saturated)
         });
+        let skipped: u64 = report.skipped.iter().sum();
+        let skipped = clause(skipped > 0, || {
+            format!(", {skipped} entries left out where a book listed earlier has the position")
+        });
         outln!(
-            "{}: {} entries, {} positions{held}",
+            "{}: {} entries, {} positions{held}{skipped}",
             args.output.display(),
             report.entries,
             report.positions

@@ -61,7 +61,11 @@ fn book_reader() {
                     .unwrap();
             }
             let _ = std::fs::remove_file(&merged);
-            match polybook::builder::merge_books(&[book], &merged) {
+            match polybook::builder::merge_books(
+                &[book],
+                &merged,
+                polybook::builder::MergeStrategy::Sum,
+            ) {
                 Ok(_) => {
                     let report = polybook::inspect::verify(&merged, 20).unwrap();
                     assert!(

@@ -198,3 +198,75 @@ fn merge_leaves_out_impossible_move_codes_and_writes_a_valid_book() {
     assert!(o.status.success() && o.stderr.is_empty());
     assert!(std::fs::read(&merged).unwrap() == std::fs::read(&reference).unwrap());
 }
+
+/// `--strategy priority` is PolyGlot 1.4's `merge-book` rule (Debian's polyglot 2.0 sums, so the
+/// expected book is made here from the inputs' records): each position comes whole from the first
+/// book listed that has it. `--strategy max` keeps the largest weight of a move found in several
+/// books. Three books, the second an Arena book (any format merges).
+#[test]
+fn merge_priority_and_max_take_positions_and_weights_as_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small.bin");
+    common::start_book(&small, &[("e2e4", 7), ("c2c4", 1)]);
+    let abk = data("books/libra8.abk");
+    let abk_bin = dir.path().join("libra8.bin");
+    let o = common::polybook(&[
+        "convert",
+        abk.to_str().unwrap(),
+        "-o",
+        abk_bin.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let gm = data("books/gm2001.bin");
+    let inputs = [small.clone(), abk_bin.clone(), gm.clone()];
+    let per_book: Vec<Vec<(u64, u16, u16, u32)>> = inputs.iter().map(|p| records(p)).collect();
+
+    for strategy in ["priority", "max"] {
+        let out = dir.path().join(format!("{strategy}.bin"));
+        let o = common::polybook(&[
+            "merge",
+            small.to_str().unwrap(),
+            abk.to_str().unwrap(),
+            gm.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--strategy",
+            strategy,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let ours: HashMap<(u64, u16), u16> =
+            records(&out).iter().map(|r| ((r.0, r.1), r.2)).collect();
+
+        // The expected weights, from the inputs' records.
+        let mut expected: HashMap<(u64, u16), u16> = HashMap::new();
+        let mut owner: HashMap<u64, usize> = HashMap::new();
+        let mut skipped = [0u64; 3];
+        for (i, book) in per_book.iter().enumerate() {
+            for r in book {
+                if strategy == "priority" {
+                    let first = *owner.entry(r.0).or_insert(i);
+                    if first != i {
+                        skipped[i] += 1;
+                        continue;
+                    }
+                }
+                let w = expected.entry((r.0, r.1)).or_insert(0);
+                *w = (*w).max(r.2);
+            }
+        }
+        assert_eq!(ours, expected, "--strategy {strategy}");
+        if strategy == "priority" {
+            // The start position is the small book's alone: 1. e4 and 1. c4 as it says.
+            let start = 0x463b96181691fc9c_u64;
+            let mut at_start: Vec<_> = ours.iter().filter(|(k, _)| k.0 == start).collect();
+            at_start.sort();
+            assert_eq!(at_start.len(), 2, "{at_start:?}");
+            assert_eq!(report["skipped"], serde_json::json!(skipped));
+            assert!(skipped[1] > 0 && skipped[2] > 0, "{skipped:?}");
+        }
+        let v = common::polybook(&["verify", out.to_str().unwrap()]);
+        assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    }
+}

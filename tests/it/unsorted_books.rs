@@ -749,7 +749,12 @@ fn mutated_books_are_read_like_a_scan_and_repaired_into_valid_books() {
         let report = verify(&sorted_out, 5).unwrap();
         assert!(report.is_ok(), "round {round}: {:?}", report.problems);
         let other = Book::from_bytes("other.bin", sources[1].concat()).unwrap();
-        merge_books(&[b, other], &merged_out).unwrap();
+        merge_books(
+            &[b, other],
+            &merged_out,
+            polybook::builder::MergeStrategy::Sum,
+        )
+        .unwrap();
         let report = verify(&merged_out, 5).unwrap();
         assert!(report.is_ok(), "round {round}: {:?}", report.problems);
     }
