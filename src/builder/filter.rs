@@ -48,6 +48,9 @@ pub struct GameFilter {
     pub player: Option<PlayerFilter>,
     /// Not a filter: each game's ratings and date are kept with its plies (`tally --ratings`).
     pub ratings: bool,
+    /// Not a filter: the moves of the games' variations count too, each move of the tree once
+    /// (`--variations`, for repertoire files).
+    pub variations: bool,
 }
 
 impl Default for GameFilter {
@@ -63,6 +66,7 @@ impl Default for GameFilter {
             speeds: Vec::new(),
             player: None,
             ratings: false,
+            variations: false,
         }
     }
 }

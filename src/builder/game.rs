@@ -138,6 +138,38 @@ pub struct Movetext {
     tagless: bool,
     /// Its place in [`ChunkOutput::games_rated`] (`tally --ratings`), else 0.
     game: u32,
+    /// With `--variations`: the place before the last move played (where a variation of that
+    /// move starts), and for each variation being read, innermost last, the place it left its
+    /// line at (`None` for a variation skipped: one before any move).
+    before_last: Option<Place>,
+    lines: Vec<Option<(Place, Option<Place>)>>,
+}
+
+/// Where a line stands: its position, key and ply, and whether it ended early.
+#[derive(Clone)]
+struct Place {
+    pos: Chess,
+    key: u64,
+    ply: usize,
+    stopped: bool,
+}
+
+impl Movetext {
+    fn place(&self) -> Place {
+        Place {
+            pos: self.pos.clone(),
+            key: self.key,
+            ply: self.ply,
+            stopped: self.stopped,
+        }
+    }
+
+    fn go_to(&mut self, place: Place) {
+        self.pos = place.pos;
+        self.key = place.key;
+        self.ply = place.ply;
+        self.stopped = place.stopped;
+    }
 }
 
 /// The pgn-reader visitor: feed it a chunk of PGN with [`pgn_reader::Reader`].
@@ -348,17 +380,27 @@ impl Visitor for GameVisitor<'_> {
             stopped: false,
             tagless: !tags.any,
             game,
+            before_last: None,
+            lines: Vec::new(),
         })
     }
 
     fn san(&mut self, game: &mut Movetext, san_plus: SanPlus) -> ControlFlow<()> {
         if game.stopped {
+            if self.filter.variations {
+                // A variation of a move not played (past the end of its line) is not read either.
+                game.before_last = Some(game.place());
+            }
             return ControlFlow::Continue(());
         }
         let mv = match play_san(san_plus.san, &game.pos) {
             Ok(m) => m,
             Err(err) => {
                 self.bad_move(game, san_plus, err);
+                if self.filter.variations {
+                    // The variations of the move that ended the line are not read either.
+                    game.before_last = Some(game.place());
+                }
                 return ControlFlow::Continue(());
             }
         };
@@ -384,12 +426,19 @@ impl Visitor for GameVisitor<'_> {
                 game: game.game,
             });
         }
+        if self.filter.variations {
+            game.before_last = Some(game.place());
+        }
         game.ply += 1;
         if game.ply >= self.filter.max_ply {
             // Plies past --max-ply are neither played nor checked (nor is the last one played):
-            // skip the rest of the movetext.
+            // skip the rest of the line (of the movetext, unless variations are read).
             game.stopped = true;
-            return ControlFlow::Break(());
+            return if self.filter.variations {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
+            };
         }
         let update = KeyUpdate::new(Key(game.key), &game.pos, mv);
         game.pos.play_unchecked(mv);
@@ -397,8 +446,28 @@ impl Visitor for GameVisitor<'_> {
         ControlFlow::Continue(())
     }
 
-    fn begin_variation(&mut self, _game: &mut Movetext) -> ControlFlow<(), Skip> {
-        ControlFlow::Continue(Skip(true))
+    /// A variation is another move instead of the last one played: with `--variations` it is
+    /// read from the place before that move, and its line is left again at its end.
+    fn begin_variation(&mut self, game: &mut Movetext) -> ControlFlow<(), Skip> {
+        if !self.filter.variations {
+            return ControlFlow::Continue(Skip(true));
+        }
+        let Some(start) = game.before_last.clone() else {
+            game.lines.push(None);
+            return ControlFlow::Continue(Skip(true));
+        };
+        game.lines
+            .push(Some((game.place(), game.before_last.take())));
+        game.go_to(start);
+        ControlFlow::Continue(Skip(false))
+    }
+
+    fn end_variation(&mut self, game: &mut Movetext) -> ControlFlow<()> {
+        if let Some(Some((place, before_last))) = game.lines.pop() {
+            game.go_to(place);
+            game.before_last = before_last;
+        }
+        ControlFlow::Continue(())
     }
 
     fn end_game(&mut self, game: Movetext) {
@@ -508,6 +577,59 @@ mod tests {
         let out = run(pgn, &GameFilter::default());
         assert!(out.games_rated.is_empty() && out.plies.iter().all(|p| p.game == 0));
         assert_eq!(std::mem::size_of::<Ply>(), 16);
+    }
+
+    #[test]
+    fn variations_count_each_move_of_the_tree_once() {
+        // A repertoire: 1. e4 with 1. d4 (and inside it 1... Nf6) as alternatives, 2. f4 for 2. Nf3;
+        // a variation before any move and an illegal move in a variation end only themselves.
+        let pgn = "( 1. c4 ) 1. e4 ( 1. d4 d5 ( 1... Nf6 2. c4 ) 2. Ke8 2... Nc6 ) e5 \
+                   2. Nf3 ( 2. f4 exf4 ) 2... Nc6 *\n";
+        let sans = |out: &ChunkOutput| -> Vec<String> {
+            out.plies
+                .iter()
+                .map(|p| RawMove(p.mv & !BLACK_MOVED).to_string())
+                .collect()
+        };
+        let out = run(pgn, &GameFilter::default());
+        assert_eq!(sans(&out), ["e2e4", "e7e5", "g1f3", "b8c6"]);
+        let filter = GameFilter {
+            variations: true,
+            ..GameFilter::default()
+        };
+        let out = run(pgn, &filter);
+        assert_eq!(
+            sans(&out),
+            [
+                "e2e4", "d2d4", "d7d5", "g8f6", "c2c4", "e7e5", "g1f3", "f2f4", "e5f4", "b8c6"
+            ]
+        );
+        // Each move from the position it is played in.
+        let start = Key::of(&Chess::default()).0;
+        assert_eq!(out.plies[1].key, start);
+        assert_eq!(out.plies[3].key, out.plies[2].key);
+        // 2... Nc6 after the variation: in the main line, after 2. Nf3.
+        let mut pos = Chess::default();
+        for uci in ["e2e4", "e7e5", "g1f3"] {
+            let mv = uci
+                .parse::<shakmaty::uci::UciMove>()
+                .unwrap()
+                .to_move(&pos)
+                .unwrap();
+            pos.play_unchecked(mv);
+        }
+        assert_eq!(out.plies[9].key, Key::of(&pos).0);
+        assert_eq!(out.incidents.len(), 1, "{:?}", out.incidents);
+        // The variations of a move that cannot be played are not read (they would start from
+        // the place before the last move that was played).
+        assert_eq!(sans(&run("1. d4 Ke7 ( 1... d5 ) *\n", &filter)), ["d2d4"]);
+        // --max-ply ends each line, not the game.
+        let filter = GameFilter {
+            variations: true,
+            max_ply: 1,
+            ..GameFilter::default()
+        };
+        assert_eq!(sans(&run(pgn, &filter)), ["e2e4", "d2d4"]);
     }
 
     #[test]

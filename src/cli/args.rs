@@ -292,6 +292,12 @@ pub struct GameArgs {
     /// Include Chess960 games ([Variant "Chess960"/"fischerandom"], castling as king takes rook).
     #[arg(long)]
     chess960: bool,
+    /// Count the moves of the games' variations too (RAV, nested), each move of the tree once with
+    /// the game's result: a book from a repertoire file (a lichess study, a Chessable export).
+    /// Repertoire files mostly have the result `*`, counted as a draw unless
+    /// --skip-unknown-results; add --uniform to weigh every move alike.
+    #[arg(long)]
+    variations: bool,
 }
 
 impl GameArgs {
@@ -310,6 +316,7 @@ impl GameArgs {
                 color: self.color,
             }),
             ratings: false,
+            variations: self.variations,
         })
     }
 }

@@ -109,6 +109,9 @@ pub fn options_of(filter: &GameFilter) -> String {
     if filter.skip_unknown_results {
         s += " --skip-unknown-results";
     }
+    if filter.variations {
+        s += " --variations";
+    }
     if let Some(e) = filter.min_elo {
         s += &format!(" --min-elo {e}");
     }

@@ -1414,3 +1414,89 @@ fn several_player_names_make_one_book() {
         );
     }
 }
+
+/// python-chess's walk of a repertoire's tree: for every clean file of `tests/data/pgn/edge` with
+/// variations (python-chess reads it without an error; standard chess), every move of every
+/// line, main line and variations at any depth, once per place in the tree, from the position it
+/// is played in, with the points of the game's result for the mover (`*`: a draw).
+const VARIATION_TREE: &str = r#"
+import sys, os, json, chess, chess.pgn, chess.polyglot
+root, mode = sys.argv[1], sys.argv[2]
+def games(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        while (g := chess.pgn.read_game(f)) is not None:
+            yield g
+def clean(path):
+    gs = list(games(path))
+    # No error, standard chess, no null move (polybook ends a line there), some variations.
+    return gs and all(not g.errors and g.headers.get("Variant", "Standard").lower() in ("standard", "")
+                      and all(m != chess.Move.null() for m in walk_moves(g)) for g in gs) \
+        and any(len(n.variations) > 1 for g in gs for n in g.mainline())
+def walk_moves(g):
+    stack = [g]
+    while stack:
+        node = stack.pop()
+        for child in node.variations:
+            yield child.move
+            stack.append(child)
+files = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".pgn"))
+files = [p for p in files if clean(p)]
+if mode == "files":
+    print("\n".join(files)); sys.exit()
+book = chess.polyglot.open_reader(mode)
+expected, boards = {}, {}
+for path in files:
+    for g in games(path):
+        white = {"1-0": 2, "0-1": 0}.get(g.headers.get("Result", "*"), 1)
+        stack = [g]
+        while stack:
+            node = stack.pop()
+            board = node.board()
+            for child in node.variations:
+                key = chess.polyglot.zobrist_hash(board)
+                pts = white if board.turn == chess.WHITE else 2 - white
+                k = (key, child.move.uci())
+                expected[k] = expected.get(k, 0) + pts
+                boards[key] = board
+                stack.append(child)
+# polyglot's rule, which `build` follows: a move that scored no point is left out.
+expected = {k: v for k, v in expected.items() if v > 0}
+ours = {}
+for key, board in boards.items():
+    for e in book.find_all(board, minimum_weight=0):
+        ours[(key, e.move.uci())] = e.weight
+lost = sorted(f"{k[0]:016x} {k[1]}" for k in expected if k not in ours)
+extra = sorted(f"{k[0]:016x} {k[1]}" for k in ours if k not in expected)
+wrong = sorted(f"{k[0]:016x} {k[1]} {expected[k]} {ours[k]}" for k in expected if k in ours and ours[k] != expected[k])
+print(json.dumps({"files": len(files), "moves": len(expected), "lost": lost[:5], "extra": extra[:5], "wrong": wrong[:5],
+                  "n_lost": len(lost), "n_extra": len(extra), "n_wrong": len(wrong)}))
+"#;
+
+#[test]
+fn build_variations_counts_every_move_of_the_tree_as_python_chess_walks_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = data("pgn/edge");
+    let files = common::python(VARIATION_TREE, &[s(&root), "files"]);
+    let files: Vec<PathBuf> = files.lines().map(PathBuf::from).collect();
+    assert!(
+        files.len() >= 3,
+        "too few clean files with variations: {files:?}"
+    );
+    let out = dir.path().join("rep.bin");
+    let mut args = vec!["build"];
+    args.extend(files.iter().map(|p| s(p)));
+    args.extend(["-o", s(&out), "--variations", "--min-games", "1"]);
+    polybook_ok(&args);
+    let report: serde_json::Value =
+        serde_json::from_str(&common::python(VARIATION_TREE, &[s(&root), s(&out)])).unwrap();
+    assert!(report["moves"].as_u64().unwrap() > 100, "{report}");
+    for what in ["n_lost", "n_extra", "n_wrong"] {
+        assert_eq!(report[what], 0, "{what}: {report}");
+    }
+    // Without --variations the same files give fewer moves: the variations are what was added.
+    let main = dir.path().join("main.bin");
+    args.retain(|a| *a != "--variations");
+    *args.iter_mut().find(|a| **a == s(&out)).unwrap() = s(&main);
+    polybook_ok(&args);
+    assert!(std::fs::metadata(&main).unwrap().len() < std::fs::metadata(&out).unwrap().len());
+}

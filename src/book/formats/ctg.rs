@@ -1386,11 +1386,11 @@ mod tests {
             bytes("cto")[..16].to_vec(),
             bytes("ctb"),
         );
-        assert!(e.unwrap_err().to_string().starts_with("'x.cto': damaged"));
+        assert!(e.unwrap_err().to_string().starts_with("x.cto: damaged"));
         // A .ctg page whose records run past its used bytes.
         let mut ctg = bytes("ctg");
         ctg[4096 + 3] = 40;
         let e = read_ctg_bytes(name, ctg, bytes("cto"), bytes("ctb")).unwrap_err();
-        assert!(e.to_string().starts_with("'x.ctg': damaged"), "{e}");
+        assert!(e.to_string().starts_with("x.ctg: damaged"), "{e}");
     }
 }
