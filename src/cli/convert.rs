@@ -13,8 +13,8 @@ use polybook::inspect::{ExportOptions, export_pgn};
 use super::output::cannot_write;
 use super::{CliError, CliResult, open_book};
 
-/// Convert BOOK (a Polyglot or an Arena .abk book: every format polybook reads) into the format
-/// OUT's extension names:
+/// Convert BOOK (a Polyglot, an Arena .abk or a Chessmaster .obk book: every format polybook
+/// reads) into the format OUT's extension names:
 ///
 /// .bin: a Polyglot book in the canonical order, as `sort` writes it (it passes `verify`).
 ///

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
+pub mod obk;
+
 /// The `polybook` binary built for the tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_polybook");
 

@@ -26,6 +26,7 @@ mod layers; // ARCHITECTURE.md's table of the layers against the uses in `src/`
 mod learn; // `learn` against PolyGlot's own book learning
 mod match_openings; // `match --openings` (PGN, EPD, order, start) and engines' own books played by the runner
 mod merge; // `merge` against `polyglot merge-book`
+mod obk; // Chessmaster (OBK) books written by a test encoder: the layout byte for byte, gm2001 round trip, damage
 mod openings; // opening names against python-chess and lichess's table
 mod play; // `play` driven through its stdin
 mod positions; // positions as lichess allows them (setups, odd FENs)

@@ -4,6 +4,7 @@
 //!
 //! - [`abk`]: Arena's books (a tree of 28-byte records), and [`abk_write`] to write one.
 //! - [`ctg`]: ChessBase's books (`.ctg` pages with a `.cto` index and `.ctb` bounds).
+//! - [`obk`]: Chessmaster's books (a depth-first tree of 2-byte move records).
 //!
 //! The content decides; the extension is a hint only where the content is ambiguous or broken (a
 //! file named `.abk` without the ABK magic is read as ABK, to fail with the ABK reader's reason).
@@ -14,11 +15,13 @@
 pub mod abk;
 pub mod abk_write;
 pub mod ctg;
+pub mod obk;
 
 use std::io::Read;
 use std::path::Path;
 
 use abk::looks_like_abk;
+use obk::looks_like_obk;
 
 use crate::book::{BookError, Entry, Key, RawMove, open_file, sort_entries};
 
@@ -31,6 +34,8 @@ pub enum BookFormat {
     Abk,
     /// ChessBase's hashed pages ([`ctg`]), walked from the start position when opened.
     Ctg,
+    /// Chessmaster's tree of 2-byte moves ([`obk`]), converted to Polyglot when opened.
+    Obk,
 }
 
 /// Whether `path` names a file of a CTG book (`.ctg`, `.cto` or `.ctb`, in any case): the book is
@@ -52,12 +57,16 @@ pub const HEAD_SIZE: usize = 64;
 ///   after it, or the `.abk` extension (then the ABK reader says what is wrong, if anything). A
 ///   Polyglot book whose first key happened to start with the magic and whose size had ABK's
 ///   shape would be taken for ABK: one chance in 2^32 for a random first key.
+/// - OBK: a magic (`BOO!` or `UGWS`) and a size that holds the move records the header counts,
+///   or the `.obk` extension (then the OBK reader says what is wrong, if anything).
 /// - Polyglot: anything else.
 pub fn detect(head: &[u8], size: u64, path: &Path) -> BookFormat {
     if is_ctg_name(path) {
         BookFormat::Ctg
     } else if looks_like_abk(head, size) || has_extension(path, "abk") {
         BookFormat::Abk
+    } else if looks_like_obk(head, size) || has_extension(path, "obk") {
+        BookFormat::Obk
     } else {
         BookFormat::Polyglot
     }
@@ -81,18 +90,20 @@ pub fn detect_file(path: &Path) -> Result<BookFormat, BookError> {
 }
 
 impl BookFormat {
-    /// The format's name in messages: "Polyglot", "Arena (ABK)", "ChessBase (CTG)".
+    /// The format's name in messages: "Polyglot", "Arena (ABK)", "ChessBase (CTG)",
+    /// "Chessmaster (OBK)".
     pub fn name(self) -> &'static str {
         match self {
             BookFormat::Polyglot => "Polyglot",
             BookFormat::Abk => "Arena (ABK)",
             BookFormat::Ctg => "ChessBase (CTG)",
+            BookFormat::Obk => "Chessmaster (OBK)",
         }
     }
 
     /// The entries of the book at `path` in this format (not Polyglot), converted: sorted, one
     /// per (position, move). `data` is the file's content where the format is read from memory
-    /// (ABK); CTG reads its three files itself.
+    /// (ABK, OBK); CTG reads its three files itself.
     pub fn convert(self, path: &Path, data: &[u8]) -> Result<Vec<Entry>, BookError> {
         match self {
             BookFormat::Polyglot => unreachable!("a Polyglot book is not converted"),
@@ -105,6 +116,14 @@ impl BookFormat {
                     })
             }
             BookFormat::Ctg => ctg::read_ctg_entries(path),
+            BookFormat::Obk => {
+                obk::read_obk(data)
+                    .map(|obk| obk.entries)
+                    .map_err(|e| BookError::Format {
+                        path: path.to_path_buf(),
+                        reason: e.0,
+                    })
+            }
         }
     }
 }
@@ -163,6 +182,20 @@ mod tests {
             assert_eq!(detect(&abk, size, Path::new(name)), BookFormat::Ctg);
         }
         assert!(!is_ctg_name(Path::new("ctg")));
+    }
+
+    #[test]
+    fn obk_by_its_magic_and_size_or_its_extension() {
+        // Version 2: 12 bytes of header, 1 move (2 bytes); version 1: 8 bytes, 1 move.
+        let v2 = *b"BOO!\x01\0\0\0\0\0\0\0";
+        let v1 = *b"UGWS\x01\0\0\0";
+        assert_eq!(detect(&v2, 14, Path::new("x.bin")), BookFormat::Obk);
+        assert_eq!(detect(&v1, 10, Path::new("x")), BookFormat::Obk);
+        // Too short for its move count: OBK only with the extension.
+        assert_eq!(detect(&v2, 13, Path::new("x.bin")), BookFormat::Polyglot);
+        assert_eq!(detect(&v2, 13, Path::new("x.OBK")), BookFormat::Obk);
+        assert_eq!(detect(&[1u8; 32], 32, Path::new("x.obk")), BookFormat::Obk);
+        assert_eq!(BookFormat::Obk.name(), "Chessmaster (OBK)");
     }
 
     #[test]
