@@ -4,6 +4,8 @@
 //!
 //! - [`abk`]: Arena's books (a tree of 28-byte records), and [`abk_write`] to write one.
 //! - [`ctg`]: ChessBase's books (`.ctg` pages with a `.cto` index and `.ctb` bounds).
+//! - [`exp`]: the experience files of BrainLearn, ShashChess and SugaR (`.exp`), whose scores come
+//!   out in the learn fields (ProDeo's layout, [`crate::book::LearnLayout::Scored`]).
 //!
 //! The content decides; the extension is a hint only where the content is ambiguous or broken (a
 //! file named `.abk` without the ABK magic is read as ABK, to fail with the ABK reader's reason).
@@ -14,13 +16,14 @@
 pub mod abk;
 pub mod abk_write;
 pub mod ctg;
+pub mod exp;
 
 use std::io::Read;
 use std::path::Path;
 
 use abk::looks_like_abk;
 
-use crate::book::{BookError, Entry, Key, RawMove, open_file, sort_entries};
+use crate::book::{BookError, Entry, Key, LearnLayout, RawMove, open_file, sort_entries};
 
 /// The formats a book file can be in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +34,9 @@ pub enum BookFormat {
     Abk,
     /// ChessBase's hashed pages ([`ctg`]), walked from the start position when opened.
     Ctg,
+    /// BrainLearn's, ShashChess's and SugaR's experience files ([`exp`]), walked from the start
+    /// position when opened; scores and depths in the learn fields.
+    Exp,
 }
 
 /// Whether `path` names a file of a CTG book (`.ctg`, `.cto` or `.ctb`, in any case): the book is
@@ -52,12 +58,16 @@ pub const HEAD_SIZE: usize = 64;
 ///   after it, or the `.abk` extension (then the ABK reader says what is wrong, if anything). A
 ///   Polyglot book whose first key happened to start with the magic and whose size had ABK's
 ///   shape would be taken for ABK: one chance in 2^32 for a random first key.
+/// - EXP: a SugaR/ShashChess signature with whole 24-byte records after it, or the `.exp`
+///   extension (BrainLearn's files have no header; the EXP reader says what is wrong, if anything).
 /// - Polyglot: anything else.
 pub fn detect(head: &[u8], size: u64, path: &Path) -> BookFormat {
     if is_ctg_name(path) {
         BookFormat::Ctg
     } else if looks_like_abk(head, size) || has_extension(path, "abk") {
         BookFormat::Abk
+    } else if exp::looks_like_exp(head, size) || has_extension(path, "exp") {
+        BookFormat::Exp
     } else {
         BookFormat::Polyglot
     }
@@ -87,6 +97,16 @@ impl BookFormat {
             BookFormat::Polyglot => "Polyglot",
             BookFormat::Abk => "Arena (ABK)",
             BookFormat::Ctg => "ChessBase (CTG)",
+            BookFormat::Exp => "BrainLearn experience (EXP)",
+        }
+    }
+
+    /// How the learn fields of a book converted from this format are to be read: ProDeo's layout
+    /// for an experience file (its scores and depths), PolyGlot's otherwise.
+    pub fn learn_layout(self) -> LearnLayout {
+        match self {
+            BookFormat::Exp => LearnLayout::Scored,
+            _ => LearnLayout::Polyglot,
         }
     }
 
@@ -105,6 +125,14 @@ impl BookFormat {
                     })
             }
             BookFormat::Ctg => ctg::read_ctg_entries(path),
+            BookFormat::Exp => {
+                exp::read_exp(data)
+                    .map(|exp| exp.entries)
+                    .map_err(|e| BookError::Format {
+                        path: path.to_path_buf(),
+                        reason: e.0,
+                    })
+            }
         }
     }
 }
@@ -163,6 +191,25 @@ mod tests {
             assert_eq!(detect(&abk, size, Path::new(name)), BookFormat::Ctg);
         }
         assert!(!is_ctg_name(Path::new("ctg")));
+    }
+
+    #[test]
+    fn experience_files_by_signature_or_extension() {
+        let v2 = exp::EXP_V2_SIGNATURE;
+        let size = (v2.len() + exp::EXP_ENTRY_SIZE) as u64;
+        assert_eq!(detect(v2, size, Path::new("x.bin")), BookFormat::Exp);
+        // A signature without whole records after it: EXP by extension only.
+        assert_eq!(
+            detect(v2, size + 1, Path::new("x.bin")),
+            BookFormat::Polyglot
+        );
+        assert_eq!(detect(&[1u8; 48], 48, Path::new("x.EXP")), BookFormat::Exp);
+        assert_eq!(
+            detect(&[1u8; 48], 48, Path::new("x.bin")),
+            BookFormat::Polyglot
+        );
+        assert_eq!(BookFormat::Exp.learn_layout(), LearnLayout::Scored);
+        assert_eq!(BookFormat::Abk.learn_layout(), LearnLayout::Polyglot);
     }
 
     #[test]
