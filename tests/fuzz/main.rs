@@ -1,8 +1,9 @@
 //! Fuzz targets that run on stable Rust, a file each in this folder: real files mutated by a seeded
 //! generator, fed to the PGN → book path (`pgn_build`), the book reader and everything that walks a
 //! book (`book_reader`), Arena (ABK) books (`abk_reader`), ChessBase's CTG books read in
-//! process (`ctg_reader`), the FEN/EPD parsers and the engine behind them (`fen_and_epd`), the UCI
-//! loop (`uci_session`), the commands that read Parquet tallies (`tally_reader`, run as the binary:
+//! process (`ctg_reader`), BrainLearn and SugaR experience files (`exp_reader`), the FEN/EPD
+//! parsers and the engine behind them (`fen_and_epd`), the UCI loop (`uci_session`), the commands
+//! that read Parquet tallies (`tally_reader`, run as the binary:
 //! `book`, `tally --merge`, `probe`), the commands that read books and PGN and write books or text
 //! (`book_commands`: `learn`, `edit`, `filter`, `export`, `sort`, `merge`, `verify`, `dump`),
 //! `match` against engines that crash, hang, flood or lie (`bad_engines`), the HTTP server of
@@ -49,6 +50,8 @@ mod book_reader;
 mod ctg_reader;
 // Arena (ABK) books, mutated slices of libra8.abk and generated trees, opened, probed, converted.
 mod abk_reader;
+// BrainLearn and SugaR experience files (.exp), generated from random games and mutated.
+mod exp_reader;
 // Mutated FENs and EPD lines parsed, keyed, walked, searched and played on.
 mod fen_and_epd;
 // Random, mangled UCI sessions through the UCI loop in process.
