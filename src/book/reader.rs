@@ -161,6 +161,7 @@ impl Book {
         let entries = format.convert(&path, &data)?;
         let mut book = Book::from_entries(path, &entries);
         book.format = format;
+        book.layout = format.learn_layout();
         Ok(book)
     }
 

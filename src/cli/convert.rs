@@ -13,10 +13,13 @@ use polybook::inspect::{ExportOptions, export_pgn};
 use super::output::cannot_write;
 use super::{CliError, CliResult, open_book};
 
-/// Convert BOOK (a Polyglot, an Arena .abk or a Chessmaster .obk book: every format polybook
-/// reads) into the format OUT's extension names:
+/// Convert BOOK (a Polyglot book, an Arena .abk, a ChessBase .ctg, a Chessmaster .obk or a
+/// BrainLearn/ShashChess/SugaR .exp experience file: every format polybook reads) into the format
+/// OUT's extension names:
 ///
-/// .bin: a Polyglot book in the canonical order, as `sort` writes it (it passes `verify`).
+/// .bin: a Polyglot book in the canonical order, as `sort` writes it (it passes `verify`). An
+/// experience file's scores and depths are in its learn fields (ProDeo's layout, with the mark
+/// that says so).
 ///
 /// .abk: an Arena book: the tree of the book's moves from the start position (a transposition's
 /// moves once, under the first line that reaches it), each move's weight as its number of games

@@ -120,8 +120,8 @@ enum Command {
     /// Write a book's tree as one PGN game with variations, or its positions at one ply as an
     /// opening suite (EPD or PGN).
     Export(export::Args),
-    /// Convert a book (Polyglot, Arena .abk or Chessmaster .obk) into a Polyglot book, an Arena book
-    /// or PGN.
+    /// Convert a book (Polyglot, Arena .abk, ChessBase .ctg, Chessmaster .obk, engine experience
+    /// .exp) into a Polyglot book, an Arena book or PGN.
     Convert(convert::Args),
     /// Score a book with an engine, back the scores up its tree, write them into the learn fields.
     #[command(visible_alias = "analyze")]

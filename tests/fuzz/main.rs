@@ -1,7 +1,8 @@
 //! Fuzz targets that run on stable Rust, a file each in this folder: real files mutated by a seeded
 //! generator, fed to the PGN → book path (`pgn_build`), the book reader and everything that walks a
 //! book (`book_reader`), Arena (ABK) books (`abk_reader`), ChessBase's CTG books read in
-//! process (`ctg_reader`), Chessmaster (OBK) books (`obk_reader`), the FEN/EPD parsers and the engine behind them (`fen_and_epd`), the UCI
+//! process (`ctg_reader`), Chessmaster (OBK) books (`obk_reader`), BrainLearn and SugaR experience
+//! files (`exp_reader`), the FEN/EPD parsers and the engine behind them (`fen_and_epd`), the UCI
 //! loop (`uci_session`), the commands that read Parquet tallies (`tally_reader`, run as the binary:
 //! `book`, `tally --merge`, `probe`), the commands that read books and PGN and write books or text
 //! (`book_commands`: `learn`, `edit`, `filter`, `export`, `sort`, `merge`, `verify`, `dump`),
@@ -51,6 +52,8 @@ mod ctg_reader;
 mod abk_reader;
 // Chessmaster (OBK) books from the tests' encoder, mutated, opened, probed, converted.
 mod obk_reader;
+// BrainLearn and SugaR experience files (.exp), generated from random games and mutated.
+mod exp_reader;
 // Mutated FENs and EPD lines parsed, keyed, walked, searched and played on.
 mod fen_and_epd;
 // Random, mangled UCI sessions through the UCI loop in process.

@@ -18,6 +18,7 @@ mod cli; // the command line as a whole: closed pipes, signals, exit codes, mess
 mod ctg_roundtrip; // CTG books written from docs/formats.md's layout: bytes, round trips, weights, `verify`
 mod docs; // the documents against the code: the reference, every README and guide command run
 mod engine; // the engine on perft suites, mates, draws, test suites, `bench`
+mod exp; // BrainLearn/SugaR experience files: Stockfish's keys against Stockfish, a book through `.exp` and back
 mod explore; // `explore`'s JSON API and page over HTTP, and in a real browser
 mod formats; // CTG books read by `formats::ctg` against a python-chess reading of the layout
 mod games; // `explore GAMES.pgn`: the games explorer's counts against python-chess

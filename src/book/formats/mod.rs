@@ -5,6 +5,8 @@
 //! - [`abk`]: Arena's books (a tree of 28-byte records), and [`abk_write`] to write one.
 //! - [`ctg`]: ChessBase's books (`.ctg` pages with a `.cto` index and `.ctb` bounds).
 //! - [`obk`]: Chessmaster's books (a depth-first tree of 2-byte move records).
+//! - [`exp`]: the experience files of BrainLearn, ShashChess and SugaR (`.exp`), whose scores come
+//!   out in the learn fields (ProDeo's layout, [`crate::book::LearnLayout::Scored`]).
 //!
 //! The content decides; the extension is a hint only where the content is ambiguous or broken (a
 //! file named `.abk` without the ABK magic is read as ABK, to fail with the ABK reader's reason).
@@ -15,6 +17,7 @@
 pub mod abk;
 pub mod abk_write;
 pub mod ctg;
+pub mod exp;
 pub mod obk;
 
 use std::io::Read;
@@ -23,7 +26,7 @@ use std::path::Path;
 use abk::looks_like_abk;
 use obk::looks_like_obk;
 
-use crate::book::{BookError, Entry, Key, RawMove, open_file, sort_entries};
+use crate::book::{BookError, Entry, Key, LearnLayout, RawMove, open_file, sort_entries};
 
 /// The formats a book file can be in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +39,9 @@ pub enum BookFormat {
     Ctg,
     /// Chessmaster's tree of 2-byte moves ([`obk`]), converted to Polyglot when opened.
     Obk,
+    /// BrainLearn's, ShashChess's and SugaR's experience files ([`exp`]), walked from the start
+    /// position when opened; scores and depths in the learn fields.
+    Exp,
 }
 
 /// Whether `path` names a file of a CTG book (`.ctg`, `.cto` or `.ctb`, in any case): the book is
@@ -59,6 +65,8 @@ pub const HEAD_SIZE: usize = 64;
 ///   shape would be taken for ABK: one chance in 2^32 for a random first key.
 /// - OBK: a magic (`BOO!` or `UGWS`) and a size that holds the move records the header counts,
 ///   or the `.obk` extension (then the OBK reader says what is wrong, if anything).
+/// - EXP: a SugaR/ShashChess signature with whole 24-byte records after it, or the `.exp`
+///   extension (BrainLearn's files have no header; the EXP reader says what is wrong, if anything).
 /// - Polyglot: anything else.
 pub fn detect(head: &[u8], size: u64, path: &Path) -> BookFormat {
     if is_ctg_name(path) {
@@ -67,6 +75,8 @@ pub fn detect(head: &[u8], size: u64, path: &Path) -> BookFormat {
         BookFormat::Abk
     } else if looks_like_obk(head, size) || has_extension(path, "obk") {
         BookFormat::Obk
+    } else if exp::looks_like_exp(head, size) || has_extension(path, "exp") {
+        BookFormat::Exp
     } else {
         BookFormat::Polyglot
     }
@@ -98,6 +108,16 @@ impl BookFormat {
             BookFormat::Abk => "Arena (ABK)",
             BookFormat::Ctg => "ChessBase (CTG)",
             BookFormat::Obk => "Chessmaster (OBK)",
+            BookFormat::Exp => "BrainLearn experience (EXP)",
+        }
+    }
+
+    /// How the learn fields of a book converted from this format are to be read: ProDeo's layout
+    /// for an experience file (its scores and depths), PolyGlot's otherwise.
+    pub fn learn_layout(self) -> LearnLayout {
+        match self {
+            BookFormat::Exp => LearnLayout::Scored,
+            _ => LearnLayout::Polyglot,
         }
     }
 
@@ -119,6 +139,14 @@ impl BookFormat {
             BookFormat::Obk => {
                 obk::read_obk(data)
                     .map(|obk| obk.entries)
+                    .map_err(|e| BookError::Format {
+                        path: path.to_path_buf(),
+                        reason: e.0,
+                    })
+            }
+            BookFormat::Exp => {
+                exp::read_exp(data)
+                    .map(|exp| exp.entries)
                     .map_err(|e| BookError::Format {
                         path: path.to_path_buf(),
                         reason: e.0,
@@ -196,6 +224,25 @@ mod tests {
         assert_eq!(detect(&v2, 13, Path::new("x.OBK")), BookFormat::Obk);
         assert_eq!(detect(&[1u8; 32], 32, Path::new("x.obk")), BookFormat::Obk);
         assert_eq!(BookFormat::Obk.name(), "Chessmaster (OBK)");
+    }
+
+    #[test]
+    fn experience_files_by_signature_or_extension() {
+        let v2 = exp::EXP_V2_SIGNATURE;
+        let size = (v2.len() + exp::EXP_ENTRY_SIZE) as u64;
+        assert_eq!(detect(v2, size, Path::new("x.bin")), BookFormat::Exp);
+        // A signature without whole records after it: EXP by extension only.
+        assert_eq!(
+            detect(v2, size + 1, Path::new("x.bin")),
+            BookFormat::Polyglot
+        );
+        assert_eq!(detect(&[1u8; 48], 48, Path::new("x.EXP")), BookFormat::Exp);
+        assert_eq!(
+            detect(&[1u8; 48], 48, Path::new("x.bin")),
+            BookFormat::Polyglot
+        );
+        assert_eq!(BookFormat::Exp.learn_layout(), LearnLayout::Scored);
+        assert_eq!(BookFormat::Abk.learn_layout(), LearnLayout::Polyglot);
     }
 
     #[test]
