@@ -3,13 +3,15 @@
 # (`jja edit BIG.abk -o OUT.bin`), alternated RUNS times: wall time, CPU time and peak memory of
 # each, entries written and entries a second, then the medians and the ratio jja / polybook.
 #   bench/convert_vs_jja.sh [SOURCE] [RUNS]
-# SOURCE: a Polyglot book, or PGN games (.pgn or .pgn.xz) built into one with
-# `build --weights games --min-games 1` (default: GNU Chess's games, the 5.4 M-entry book of
-# bench/tally_vs_build.sh). The Arena book is `polybook convert SOURCE.bin -o big.abk`.
+# SOURCE: a Polyglot book (default tests/data/books/gnuchess.bin), or PGN games (.pgn or .pgn.xz)
+# built into one with `build --weights games --min-games 1`. The Arena book is
+# `polybook convert SOURCE -o big.abk`. Mind jja's memory: 2.4 GB for gnuchess.bin's 142,776
+# records; on the 5.4 M-entry book of GNU Chess's games (tests/data/pgn/gnuchess-book_1.02.pgn.xz,
+# 2.89 M records) it passed 14 GB without finishing (docs/benchmarks-log.md).
 # POLYBOOK names polybook's binary (default target/release/polybook), JJA jja's (default `jja`);
 # without jja only polybook is timed.
 set -euo pipefail
-src=${1:-tests/data/pgn/gnuchess-book_1.02.pgn.xz}
+src=${1:-tests/data/books/gnuchess.bin}
 runs=${2:-3}
 bin=${POLYBOOK:-target/release/polybook}
 jja=${JJA:-jja}
