@@ -12,7 +12,7 @@ use rand::rngs::StdRng;
 use shakmaty::{CastlingMode, Chess, Position};
 
 use crate::common::data;
-use crate::{COMMAND_LIMIT, assert_one_line, fuzz, run_in};
+use crate::{assert_one_line, fuzz};
 
 /// The header and the first `records` records of libra8.abk (links past the slice included).
 fn libra8_slice(records: usize) -> Vec<u8> {
@@ -112,11 +112,7 @@ fn mutate_abk(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
             }
         }
     }
-    match rng.random_range(0..10) {
-        0 => b.truncate(rng.random_range(0..b.len())),
-        1 => b.extend((0..rng.random_range(1..60)).map(|_| rng.random::<u8>())),
-        _ => {}
-    }
+    crate::damage_the_end(rng, &mut b, 60);
     b
 }
 
@@ -156,21 +152,7 @@ fn abk_reader() {
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                 .is_multiple_of(25)
             {
-                for args in [
-                    &["probe", "in.abk"][..],
-                    &["convert", "in.abk", "-o", "out.bin"],
-                ] {
-                    let ran = run_in(dir.path(), args, COMMAND_LIMIT, &[]);
-                    match ran.code {
-                        Some(0) => {}
-                        Some(1) => assert_one_line(
-                            ran.stderr
-                                .trim_end()
-                                .trim_start_matches("polybook: error: "),
-                        ),
-                        _ => panic!("polybook {args:?}: {:?}: {}", ran.status, ran.stderr),
-                    }
-                }
+                crate::probe_and_convert_exit_0_or_1(dir.path(), "in.abk");
             }
         },
     );

@@ -116,11 +116,7 @@ fn mutate_exp(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
             }
         }
     }
-    match rng.random_range(0..10) {
-        0 => b.truncate(rng.random_range(0..=b.len())),
-        1 => b.extend((0..rng.random_range(1..60)).map(|_| rng.random::<u8>())),
-        _ => {}
-    }
+    crate::damage_the_end(rng, &mut b, 60);
     b
 }
 
@@ -160,18 +156,7 @@ fn exp_reader() {
             }
             if count.is_multiple_of(25) {
                 let _ = std::fs::remove_file(dir.path().join("out.bin"));
-                for args in [&["probe", name][..], &["convert", name, "-o", "out.bin"]] {
-                    let ran = run_in(dir.path(), args, COMMAND_LIMIT, &[]);
-                    match ran.code {
-                        Some(0) => {}
-                        Some(1) => assert_one_line(
-                            ran.stderr
-                                .trim_end()
-                                .trim_start_matches("polybook: error: "),
-                        ),
-                        _ => panic!("polybook {args:?}: {:?}: {}", ran.status, ran.stderr),
-                    }
-                }
+                crate::probe_and_convert_exit_0_or_1(dir.path(), name);
                 if name == "in.exp" && dir.path().join("out.bin").exists() {
                     let ran = run_in(dir.path(), &["verify", "out.bin"], COMMAND_LIMIT, &[]);
                     assert_eq!(ran.code, Some(0), "verify: {}", ran.stderr);

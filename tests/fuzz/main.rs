@@ -560,6 +560,32 @@ fn run_in<S: AsRef<std::ffi::OsStr>>(
     ran
 }
 
+/// `polybook probe BOOK` and `polybook convert BOOK -o out.bin` in `dir`: each exits 0, or 1 with
+/// one error line (the book readers' targets run them now and then on a mutated book).
+fn probe_and_convert_exit_0_or_1(dir: &Path, book: &str) {
+    for args in [&["probe", book][..], &["convert", book, "-o", "out.bin"]] {
+        let ran = run_in(dir, args, COMMAND_LIMIT, &[]);
+        match ran.code {
+            Some(0) => {}
+            Some(1) => assert_one_line(
+                ran.stderr
+                    .trim_end()
+                    .trim_start_matches("polybook: error: "),
+            ),
+            _ => panic!("polybook {args:?}: {:?}: {}", ran.status, ran.stderr),
+        }
+    }
+}
+
+/// Now and then cuts a mutated file short or adds up to `max_extra` random bytes at its end.
+fn damage_the_end(rng: &mut StdRng, b: &mut Vec<u8>, max_extra: usize) {
+    match rng.random_range(0..10) {
+        0 => b.truncate(rng.random_range(0..=b.len())),
+        1 => b.extend((0..rng.random_range(1..max_extra)).map(|_| rng.random::<u8>())),
+        _ => {}
+    }
+}
+
 /// A panic's place and message, or the first lines of `stderr`, short.
 fn said(stderr: &str) -> String {
     match stderr.split_once("panicked at ") {

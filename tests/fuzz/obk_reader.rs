@@ -13,7 +13,7 @@ use shakmaty::{CastlingMode, Chess, Position, Role};
 
 use crate::common::data;
 use crate::common::obk::{Node, Note, encode, node, tree_of};
-use crate::{COMMAND_LIMIT, assert_one_line, fuzz, run_in};
+use crate::{assert_one_line, fuzz};
 
 /// A random tree of legal moves from the start (underpromotions left out), at most `budget`
 /// moves, `ply` plies deep at most.
@@ -95,11 +95,7 @@ fn mutate_obk(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
             }
         }
     }
-    match rng.random_range(0..10) {
-        0 => b.truncate(rng.random_range(0..b.len())),
-        1 => b.extend((0..rng.random_range(1..40)).map(|_| rng.random::<u8>())),
-        _ => {}
-    }
+    crate::damage_the_end(rng, &mut b, 40);
     b
 }
 
@@ -155,21 +151,7 @@ fn obk_reader() {
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                 .is_multiple_of(25)
             {
-                for args in [
-                    &["probe", "in.obk"][..],
-                    &["convert", "in.obk", "-o", "out.bin"],
-                ] {
-                    let ran = run_in(dir.path(), args, COMMAND_LIMIT, &[]);
-                    match ran.code {
-                        Some(0) => {}
-                        Some(1) => assert_one_line(
-                            ran.stderr
-                                .trim_end()
-                                .trim_start_matches("polybook: error: "),
-                        ),
-                        _ => panic!("polybook {args:?}: {:?}: {}", ran.status, ran.stderr),
-                    }
-                }
+                crate::probe_and_convert_exit_0_or_1(dir.path(), "in.obk");
             }
         },
     );
