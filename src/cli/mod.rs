@@ -47,6 +47,7 @@ mod args;
 mod bench;
 mod book;
 mod build;
+mod check;
 mod convert;
 mod datagen;
 mod dump;
@@ -128,6 +129,8 @@ enum Command {
     Analyse(analyse::Args),
     /// Update a book's learn fields from games, as PolyGlot's BookLearn does.
     Learn(learn::Args),
+    /// Check games against a repertoire book: where each left it, the biggest gaps, the coverage.
+    Check(check::Args),
     /// Walk through books in the browser: a local web page with a board and the book moves.
     Explore(explore::Args),
     /// Count the legal move paths of a given length (move generator check).
@@ -427,6 +430,7 @@ pub fn main() -> ExitCode {
         Some(Command::Filter(args)) => filter::run(args),
         Some(Command::Edit(args)) => edit::run(args),
         Some(Command::Learn(args)) => learn::run(args),
+        Some(Command::Check(args)) => check::run(args),
         Some(Command::Tune(args)) => tune::run(args),
         Some(Command::Export(args)) => export::run(args),
         Some(Command::Convert(args)) => convert::run(args),

@@ -14,6 +14,7 @@ mod arena; // `match` with real engines (Stockfish, crashes, hangs, clocks, the 
 mod book_format; // the Polyglot format against the spec's key vectors and python-chess's probe
 mod book_tools; // `filter`, `edit`, `export` against python-chess
 mod build; // `build` byte for byte against `polyglot make-book`, every option, bad input
+mod check; // `check`: where games left a repertoire book, against python-chess game by game
 mod cli; // the command line as a whole: closed pipes, signals, exit codes, messages
 mod ctg_roundtrip; // CTG books written from docs/formats.md's layout: bytes, round trips, weights, `verify`
 mod docs; // the documents against the code: the reference, every README and guide command run
