@@ -101,7 +101,7 @@ pub fn detect_file(path: &Path) -> Result<BookFormat, BookError> {
 
 impl BookFormat {
     /// The format's name in messages: "Polyglot", "Arena (ABK)", "ChessBase (CTG)",
-    /// "Chessmaster (OBK)".
+    /// "Chessmaster (OBK)", "BrainLearn experience (EXP)".
     pub fn name(self) -> &'static str {
         match self {
             BookFormat::Polyglot => "Polyglot",
@@ -125,33 +125,23 @@ impl BookFormat {
     /// per (position, move). `data` is the file's content where the format is read from memory
     /// (ABK, OBK); CTG reads its three files itself.
     pub fn convert(self, path: &Path, data: &[u8]) -> Result<Vec<Entry>, BookError> {
+        // The in-memory readers say why in one sentence; the error names the file.
+        let named = |reason: String| BookError::Format {
+            path: path.to_path_buf(),
+            reason,
+        };
         match self {
             BookFormat::Polyglot => unreachable!("a Polyglot book is not converted"),
-            BookFormat::Abk => {
-                abk::read_abk(data)
-                    .map(|abk| abk.entries)
-                    .map_err(|e| BookError::Format {
-                        path: path.to_path_buf(),
-                        reason: e.0,
-                    })
-            }
+            BookFormat::Abk => abk::read_abk(data)
+                .map(|b| b.entries)
+                .map_err(|e| named(e.0)),
             BookFormat::Ctg => ctg::read_ctg_entries(path),
-            BookFormat::Obk => {
-                obk::read_obk(data)
-                    .map(|obk| obk.entries)
-                    .map_err(|e| BookError::Format {
-                        path: path.to_path_buf(),
-                        reason: e.0,
-                    })
-            }
-            BookFormat::Exp => {
-                exp::read_exp(data)
-                    .map(|exp| exp.entries)
-                    .map_err(|e| BookError::Format {
-                        path: path.to_path_buf(),
-                        reason: e.0,
-                    })
-            }
+            BookFormat::Obk => obk::read_obk(data)
+                .map(|b| b.entries)
+                .map_err(|e| named(e.0)),
+            BookFormat::Exp => exp::read_exp(data)
+                .map(|b| b.entries)
+                .map_err(|e| named(e.0)),
         }
     }
 }
