@@ -17,6 +17,7 @@ use std::mem::size_of;
 use byteorder::{ByteOrder, LittleEndian};
 
 use super::RatingSums;
+use super::entries::EntryRules;
 use super::game::{BLACK_MOVED, GameRatings, Ply};
 
 /// polyglot's COUNT_MAX: when a move's game count reaches it, every move of the position is halved.
@@ -363,18 +364,18 @@ impl<C: Counts> Partition<C> {
         }
     }
 
-    /// The partition's entries sorted by key (with `Some(min_games)`: only those with at least
-    /// that many games and some points); the partition is emptied.
+    /// The partition's entries sorted by key (with `Some(rules)`: only those the rules could
+    /// keep, [`EntryRules::could_keep`]); the partition is emptied.
     ///
     /// The home slot grows with the key, so the table is already nearly in key order: an entry
     /// sits at most its probe distance after its place, or, when its probe wrapped around the
     /// end, at the start. Those few go to the end, and an insertion sort does the rest in about
     /// linear time.
-    fn drain_sorted(&mut self, run: u64, min_games: Option<u64>) -> Vec<Tallied<C>> {
+    fn drain_sorted(&mut self, run: u64, keep: Option<&EntryRules>) -> Vec<Tallied<C>> {
         let mut out: Vec<Tallied<C>> = Vec::with_capacity(self.len);
         let mut wrapped: Vec<Tallied<C>> = Vec::new();
         for (i, s) in self.slots.iter().enumerate() {
-            if s.mv == 0 || min_games.is_some_and(|m| s.counts.n() < m || s.counts.points() == 0) {
+            if s.mv == 0 || keep.is_some_and(|r| !r.could_keep(s.counts.n(), s.counts.points())) {
                 continue;
             }
             let t = Tallied {
@@ -525,20 +526,20 @@ impl<C: Counts> Tally<C> {
         self.drain_partition_with(p, run, None).0
     }
 
-    /// The entries of partition `p` sorted by key, or with `Some(min_games)` only those that can
-    /// become book entries (that many games and some points); the partition is emptied. Also
-    /// returns how many entries it held.
+    /// The entries of partition `p` sorted by key, or with `Some(rules)` only those that can
+    /// become book entries ([`EntryRules::could_keep`]); the partition is emptied. Also returns
+    /// how many entries it held.
     pub fn drain_partition_with(
         &mut self,
         p: usize,
         run: u64,
-        min_games: Option<u64>,
+        keep: Option<&EntryRules>,
     ) -> (Vec<Tallied<C>>, u64) {
         let part = &mut self.parts[p];
         let held = part.len as u64;
         self.bytes -= part.slots.len() * Self::SLOT_BYTES;
         self.distinct -= held;
-        (part.drain_sorted(run, min_games), held)
+        (part.drain_sorted(run, keep), held)
     }
 }
 

@@ -51,6 +51,9 @@ pub struct GameFilter {
     /// Not a filter: the moves of the games' variations count too, each move of the tree once
     /// (`--variations`, for repertoire files).
     pub variations: bool,
+    /// Not a filter: a move's points are those of its annotation
+    /// ([`super::entries::nag_points`]) instead of the game's result (`--weights nag`).
+    pub nags: bool,
 }
 
 impl Default for GameFilter {
@@ -67,6 +70,7 @@ impl Default for GameFilter {
             player: None,
             ratings: false,
             variations: false,
+            nags: false,
         }
     }
 }

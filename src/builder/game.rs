@@ -6,12 +6,13 @@
 
 use std::ops::ControlFlow;
 
-use pgn_reader::{RawTag, SanPlus, Skip, Visitor};
+use pgn_reader::{Nag, RawTag, SanPlus, Skip, Visitor};
 use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanError};
 use shakmaty::{CastlingMode, Chess, Color, Position};
 
 use super::Reason;
+use super::entries::nag_points;
 use super::filter::{FilterTags, GameFilter};
 use crate::book::{Key, KeyUpdate, RawMove};
 use crate::pgn::san::play_san;
@@ -143,6 +144,9 @@ pub struct Movetext {
     /// line at (`None` for a variation skipped: one before any move).
     before_last: Option<Place>,
     lines: Vec<Option<(Place, Option<Place>)>>,
+    /// With `--weights nag`: the ply the last move read was recorded as, and whether an
+    /// assessment of it was read yet.
+    annotated: Option<(usize, bool)>,
 }
 
 /// Where a line stands: its position, key and ply, and whether it ended early.
@@ -382,10 +386,12 @@ impl Visitor for GameVisitor<'_> {
             game,
             before_last: None,
             lines: Vec::new(),
+            annotated: None,
         })
     }
 
     fn san(&mut self, game: &mut Movetext, san_plus: SanPlus) -> ControlFlow<()> {
+        game.annotated = None;
         if game.stopped {
             if self.filter.variations {
                 // A variation of a move not played (past the end of its line) is not read either.
@@ -415,10 +421,14 @@ impl Visitor for GameVisitor<'_> {
         if record {
             // Every legal move of standard chess has a Polyglot encoding.
             let raw = RawMove::from_move(mv).map_or(0, |r| r.0);
-            let (colour_bit, points) = match turn {
+            let (colour_bit, mut points) = match turn {
                 Color::White => (0, game.white_points),
                 Color::Black => (BLACK_MOVED, 2 - game.white_points),
             };
+            if self.filter.nags {
+                points = nag_points(None);
+                game.annotated = Some((self.out.plies.len(), false));
+            }
             self.out.plies.push(Ply {
                 key: game.key,
                 mv: raw | colour_bit,
@@ -449,6 +459,7 @@ impl Visitor for GameVisitor<'_> {
     /// A variation is another move instead of the last one played: with `--variations` it is
     /// read from the place before that move, and its line is left again at its end.
     fn begin_variation(&mut self, game: &mut Movetext) -> ControlFlow<(), Skip> {
+        game.annotated = None;
         if !self.filter.variations {
             return ControlFlow::Continue(Skip(true));
         }
@@ -463,9 +474,28 @@ impl Visitor for GameVisitor<'_> {
     }
 
     fn end_variation(&mut self, game: &mut Movetext) -> ControlFlow<()> {
+        game.annotated = None;
         if let Some(Some((place, before_last))) = game.lines.pop() {
             game.go_to(place);
             game.before_last = before_last;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// With `--weights nag`, the assessment of a recorded move ($1–$8, or `!`, `?`, … after
+    /// it) gives its points; a move given several counts with the least of them.
+    fn nag(&mut self, game: &mut Movetext, nag: Nag) -> ControlFlow<()> {
+        if (1..=8).contains(&nag.0)
+            && let Some((i, assessed)) = game.annotated.as_mut()
+        {
+            let ply = &mut self.out.plies[*i];
+            let points = nag_points(Some(nag.0));
+            ply.points = if *assessed {
+                ply.points.min(points)
+            } else {
+                points
+            };
+            *assessed = true;
         }
         ControlFlow::Continue(())
     }
@@ -489,6 +519,7 @@ fn reason_word(reason: Reason) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builder::filter::PlayerFilter;
 
     fn run(pgn: &str, filter: &GameFilter) -> ChunkOutput {
         let mut visitor = GameVisitor::new(filter);
@@ -577,6 +608,39 @@ mod tests {
         let out = run(pgn, &GameFilter::default());
         assert!(out.games_rated.is_empty() && out.plies.iter().all(|p| p.game == 0));
         assert_eq!(std::mem::size_of::<Ply>(), 16);
+    }
+
+    #[test]
+    fn with_nags_a_move_s_points_are_its_assessment_s() {
+        // !! 16, ! 8, !? 4, none 2, ?! 1, ? 0, ?? 0; $-numbers as the glyphs; of `$1 $2` the least;
+        // a NAG that is not a move assessment ($14) leaves it at none's; the result is ignored.
+        let pgn = "[White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n\n\
+                   1. e4!! e5! 2. Nf3!? Nc6?! 3. Bb5? a6?? 4. Ba4 $1 $2 Nf6 $14 1-0\n";
+        let filter = GameFilter {
+            nags: true,
+            ..GameFilter::default()
+        };
+        let points: Vec<u8> = run(pgn, &filter).out_points();
+        assert_eq!(points, [16, 8, 4, 1, 0, 0, 0, 2]);
+        // Without them, the result's points: White won.
+        let points = run(pgn, &GameFilter::default()).out_points();
+        assert_eq!(points, [2, 0, 2, 0, 2, 0, 2, 0]);
+        // A side not recorded (--player) takes no annotation, nor gives it to another move.
+        let filter = GameFilter {
+            nags: true,
+            player: Some(PlayerFilter {
+                names: vec!["B".into()],
+                color: None,
+            }),
+            ..GameFilter::default()
+        };
+        assert_eq!(run(pgn, &filter).out_points(), [8, 1, 0, 2]);
+    }
+
+    impl ChunkOutput {
+        fn out_points(&self) -> Vec<u8> {
+            self.plies.iter().map(|p| p.points).collect()
+        }
     }
 
     #[test]

@@ -211,7 +211,9 @@ pub struct RuleArgs {
     /// Give every kept move weight 1.
     #[arg(long)]
     uniform: bool,
-    /// What a weight measures: polyglot (2 × wins + draws), games (popularity) or wins.
+    /// What a weight measures: polyglot (2 × wins + draws), games (popularity), wins, or nag:
+    /// the moves' annotations (each reading adds !! 16, ! 8, !? 4, none 2, ?! 1, ? and ?? 0: in
+    /// the book, never chosen), for repertoire files with --variations.
     #[arg(long, value_enum, ignore_case = true, default_value_t = WeightScheme::Polyglot)]
     weights: WeightScheme,
 }
@@ -237,6 +239,12 @@ impl RuleArgs {
         }
         if self.min_games == 0 {
             return Err(CliError::usage("--min-games must be at least 1"));
+        }
+        if self.weights == WeightScheme::Nag && self.min_score > 0.0 {
+            return Err(CliError::usage(
+                "--min-score reads the games' results; --weights nag weighs moves by their \
+                 annotations instead",
+            ));
         }
         Ok(EntryRules {
             min_games: self.min_games,
@@ -317,6 +325,7 @@ impl GameArgs {
             }),
             ratings: false,
             variations: self.variations,
+            nags: false,
         })
     }
 }
@@ -353,10 +362,15 @@ impl ReadArgs {
     }
 
     /// The build's options with these and `filter`, `rules`.
-    pub fn options(&self, filter: GameFilter, rules: EntryRules) -> Result<BuildOptions, CliError> {
+    pub fn options(
+        &self,
+        mut filter: GameFilter,
+        rules: EntryRules,
+    ) -> Result<BuildOptions, CliError> {
         if self.threads == Some(0) {
             return Err(CliError::usage("--threads must be at least 1"));
         }
+        filter.nags = rules.weights == WeightScheme::Nag;
         let mut opts = BuildOptions {
             filter,
             rules,

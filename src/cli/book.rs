@@ -2,9 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::CliResult;
 use super::args::RuleArgs;
 use super::tally::{summary, tally_error};
+use super::{CliError, CliResult};
 
 /// Write a Polyglot book from tallies (`polybook tally`), summed, with `build`'s entry options.
 ///
@@ -34,6 +34,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> CliResult {
     let rules = args.rules.rules()?;
+    if rules.weights == polybook::builder::WeightScheme::Nag {
+        return Err(CliError::usage(
+            "--weights nag reads the moves' annotations in PGN, which a tally does not keep: \
+             build the book from the PGN with `polybook build`",
+        ));
+    }
     let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
     let report = polybook::tally::book_from_tallies(&inputs, &args.output, &rules, args.fsync)
         .map_err(tally_error)?;

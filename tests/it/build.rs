@@ -1418,10 +1418,17 @@ fn several_player_names_make_one_book() {
 /// python-chess's walk of a repertoire's tree: for every clean file of `tests/data/pgn/edge` with
 /// variations (python-chess reads it without an error; standard chess), every move of every
 /// line, main line and variations at any depth, once per place in the tree, from the position it
-/// is played in, with the points of the game's result for the mover (`*`: a draw).
+/// is played in, with the points of the game's result for the mover (`*`: a draw); with `nag`,
+/// the points of the move's assessment instead (`--weights nag`: !! 16, ! 8, !? 4, none 2, ?! 1,
+/// ? and ?? 0, the least of several).
 const VARIATION_TREE: &str = r#"
 import sys, os, json, chess, chess.pgn, chess.polyglot
 root, mode = sys.argv[1], sys.argv[2]
+nags = len(sys.argv) > 3
+# chess.pgn's NAG numbers: the documented weight of each move assessment.
+NAG = {chess.pgn.NAG_BRILLIANT_MOVE: 16, chess.pgn.NAG_FORCED_MOVE: 16, chess.pgn.NAG_SINGULAR_MOVE: 16,
+       chess.pgn.NAG_GOOD_MOVE: 8, chess.pgn.NAG_SPECULATIVE_MOVE: 4, chess.pgn.NAG_DUBIOUS_MOVE: 1,
+       chess.pgn.NAG_MISTAKE: 0, chess.pgn.NAG_BLUNDER: 0}
 def games(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         while (g := chess.pgn.read_game(f)) is not None:
@@ -1455,12 +1462,16 @@ for path in files:
             for child in node.variations:
                 key = chess.polyglot.zobrist_hash(board)
                 pts = white if board.turn == chess.WHITE else 2 - white
+                if nags:
+                    pts = min((NAG[n] for n in child.nags if n in NAG), default=2)
                 k = (key, child.move.uci())
                 expected[k] = expected.get(k, 0) + pts
                 boards[key] = board
                 stack.append(child)
-# polyglot's rule, which `build` follows: a move that scored no point is left out.
-expected = {k: v for k, v in expected.items() if v > 0}
+# polyglot's rule, which `build` follows: a move that scored no point is left out (with NAGs it
+# is kept with weight 0).
+if not nags:
+    expected = {k: v for k, v in expected.items() if v > 0}
 ours = {}
 for key, board in boards.items():
     for e in book.find_all(board, minimum_weight=0):
@@ -1468,7 +1479,8 @@ for key, board in boards.items():
 lost = sorted(f"{k[0]:016x} {k[1]}" for k in expected if k not in ours)
 extra = sorted(f"{k[0]:016x} {k[1]}" for k in ours if k not in expected)
 wrong = sorted(f"{k[0]:016x} {k[1]} {expected[k]} {ours[k]}" for k in expected if k in ours and ours[k] != expected[k])
-print(json.dumps({"files": len(files), "moves": len(expected), "lost": lost[:5], "extra": extra[:5], "wrong": wrong[:5],
+print(json.dumps({"files": len(files), "moves": len(expected), "zero": sum(v == 0 for v in expected.values()),
+                  "annotated": sum(v not in (1, 2) for v in expected.values()), "lost": lost[:5], "extra": extra[:5], "wrong": wrong[:5],
                   "n_lost": len(lost), "n_extra": len(extra), "n_wrong": len(wrong)}))
 "#;
 
@@ -1499,4 +1511,45 @@ fn build_variations_counts_every_move_of_the_tree_as_python_chess_walks_it() {
     *args.iter_mut().find(|a| **a == s(&out)).unwrap() = s(&main);
     polybook_ok(&args);
     assert!(std::fs::metadata(&main).unwrap().len() < std::fs::metadata(&out).unwrap().len());
+}
+
+/// `build --variations --weights nag`: every move of the tree weighs what its annotations say,
+/// summed over its places in the tree, as python-chess reads the NAGs (`!` and `$1` alike); the
+/// moves marked `?` or `??` are in the book with weight 0, and the book passes `verify`.
+#[test]
+fn build_weights_nag_weighs_each_move_by_its_annotation_as_python_chess_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = data("pgn/edge");
+    let files = common::python(VARIATION_TREE, &[s(&root), "files"]);
+    let out = dir.path().join("rep.bin");
+    let mut args = vec!["build"];
+    args.extend(files.lines());
+    args.extend(["-o", s(&out), "--variations", "--min-games", "1"]);
+    args.extend(["--weights", "nag", "-q"]);
+    polybook_ok(&args);
+    let report: serde_json::Value =
+        serde_json::from_str(&common::python(VARIATION_TREE, &[s(&root), s(&out), "nag"])).unwrap();
+    // The files hold annotated moves of every kind, some marked as mistakes.
+    assert!(report["annotated"].as_u64().unwrap() > 50, "{report}");
+    assert!(report["zero"].as_u64().unwrap() > 5, "{report}");
+    for what in ["n_lost", "n_extra", "n_wrong"] {
+        assert_eq!(report[what], 0, "{what}: {report}");
+    }
+    let verified = polybook_ok(&["verify", s(&out)]);
+    assert!(verified.contains("OK"), "{verified}");
+    // Results do not count with NAGs, so --min-score is refused; so is a tally, which keeps none.
+    let first = files.lines().next().unwrap();
+    let nag = ["--weights", "nag"];
+    let min_score = ["build", first, "-o", s(&out), "--min-score", "10"];
+    polybook_fails(
+        &[&min_score[..], &nag].concat(),
+        2,
+        "--min-score reads the games' results",
+    );
+    let tally = ["book", "x.parquet", "-o", s(&out)];
+    polybook_fails(
+        &[&tally[..], &nag].concat(),
+        2,
+        "which a tally does not keep",
+    );
 }
