@@ -220,7 +220,7 @@ pub fn partition_entries<C: Counts>(
     rules: &EntryRules,
 ) -> PartitionEntries {
     // Entries that cannot be kept are only counted, not sorted.
-    let (part, held) = tally.drain_partition_with(p, 0, Some(rules));
+    let (part, held) = tally.drain_partition_with(p, 0, Some(rules.keep()));
     let mut out = PartitionEntries {
         bytes: Vec::with_capacity(part.len() * ENTRY_SIZE),
         entries: 0,

@@ -17,7 +17,6 @@ use std::mem::size_of;
 use byteorder::{ByteOrder, LittleEndian};
 
 use super::RatingSums;
-use super::entries::EntryRules;
 use super::game::{BLACK_MOVED, GameRatings, Ply};
 
 /// polyglot's COUNT_MAX: when a move's game count reaches it, every move of the position is halved.
@@ -29,6 +28,21 @@ pub const PARTITIONS: usize = 256;
 /// The partition of a key: its top byte (so partitions in order are keys in order).
 pub fn partition(key: u64) -> usize {
     (key >> 56) as usize
+}
+
+/// Which (position, move) counts can become book entries: at least `min_games` games, and some
+/// points unless `pointless` (`--weights nag`, where a move marked `?` is kept at weight 0).
+#[derive(Clone, Copy, Debug)]
+pub struct Keep {
+    pub min_games: u64,
+    pub pointless: bool,
+}
+
+impl Keep {
+    #[inline]
+    pub fn keeps(&self, n: u64, points: u64) -> bool {
+        n >= self.min_games && (points > 0 || self.pointless)
+    }
 }
 
 /// The counters kept per (position, move).
@@ -364,18 +378,18 @@ impl<C: Counts> Partition<C> {
         }
     }
 
-    /// The partition's entries sorted by key (with `Some(rules)`: only those the rules could
-    /// keep, [`EntryRules::could_keep`]); the partition is emptied.
+    /// The partition's entries sorted by key (with `Some(keep)`: only those it keeps); the
+    /// partition is emptied.
     ///
     /// The home slot grows with the key, so the table is already nearly in key order: an entry
     /// sits at most its probe distance after its place, or, when its probe wrapped around the
     /// end, at the start. Those few go to the end, and an insertion sort does the rest in about
     /// linear time.
-    fn drain_sorted(&mut self, run: u64, keep: Option<&EntryRules>) -> Vec<Tallied<C>> {
+    fn drain_sorted(&mut self, run: u64, keep: Option<Keep>) -> Vec<Tallied<C>> {
         let mut out: Vec<Tallied<C>> = Vec::with_capacity(self.len);
         let mut wrapped: Vec<Tallied<C>> = Vec::new();
         for (i, s) in self.slots.iter().enumerate() {
-            if s.mv == 0 || keep.is_some_and(|r| !r.could_keep(s.counts.n(), s.counts.points())) {
+            if s.mv == 0 || keep.is_some_and(|k| !k.keeps(s.counts.n(), s.counts.points())) {
                 continue;
             }
             let t = Tallied {
@@ -526,14 +540,13 @@ impl<C: Counts> Tally<C> {
         self.drain_partition_with(p, run, None).0
     }
 
-    /// The entries of partition `p` sorted by key, or with `Some(rules)` only those that can
-    /// become book entries ([`EntryRules::could_keep`]); the partition is emptied. Also returns
-    /// how many entries it held.
+    /// The entries of partition `p` sorted by key, or with `Some(keep)` only those that can
+    /// become book entries; the partition is emptied. Also returns how many entries it held.
     pub fn drain_partition_with(
         &mut self,
         p: usize,
         run: u64,
-        keep: Option<&EntryRules>,
+        keep: Option<Keep>,
     ) -> (Vec<Tallied<C>>, u64) {
         let part = &mut self.parts[p];
         let held = part.len as u64;

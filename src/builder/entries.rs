@@ -4,7 +4,7 @@
 use shakmaty::Color;
 
 use super::PairCount;
-use super::count_table::{COUNT_MAX, Counts, ExactCounts, Tallied};
+use super::count_table::{COUNT_MAX, Counts, ExactCounts, Keep, Tallied};
 use super::game::BLACK_MOVED;
 use crate::book::{Entry, Key, RawMove};
 
@@ -19,25 +19,9 @@ pub enum WeightScheme {
     /// How often the move won.
     Wins,
     /// The moves' annotations in the PGN, for repertoire files: each time a move is read it adds
-    /// [`nag_points`] of its move assessment (`!!` 16, `!` 8, `!?` 4, none 2, `?!` 1, `?` and
-    /// `??` 0: kept in the book but never chosen).
+    /// [`super::game::nag_points`] of its move assessment (`!!` 16, `!` 8, `!?` 4, none 2, `?!`
+    /// 1, `?` and `??` 0: kept in the book but never chosen).
     Nag,
-}
-
-/// What one reading of a move adds to its weight with `--weights nag`, by its move assessment
-/// NAG ($1 `!`, $2 `?`, $3 `!!`, $4 `??`, $5 `!?`, $6 `?!`, $7 forced, $8 only move);
-/// `None` is a move without one (other NAGs, such as $14 "White is slightly better", are not
-/// assessments of the move). Each class is worth twice the one below it.
-pub fn nag_points(nag: Option<u8>) -> u8 {
-    match nag {
-        Some(3 | 7 | 8) => 16,
-        Some(1) => 8,
-        Some(5) => 4,
-        None => 2,
-        Some(6) => 1,
-        Some(2 | 4) => 0,
-        Some(_) => 2,
-    }
 }
 
 /// The rules that turn counts into entries (polyglot make-book's options and a few more).
@@ -53,12 +37,13 @@ pub struct EntryRules {
 }
 
 impl EntryRules {
-    /// Whether a move played `n` times for `points` can be kept at all (before `--min-score`
-    /// and the side): enough games, and some points (an annotated `?` with `--weights nag` is
-    /// kept with weight 0).
-    #[inline]
-    pub fn could_keep(&self, n: u64, points: u64) -> bool {
-        n >= self.min_games && (points > 0 || self.weights == WeightScheme::Nag)
+    /// Which moves can be kept at all (before `--min-score` and the side): enough games, and
+    /// some points (an annotated `?` with `--weights nag` is kept with weight 0).
+    pub fn keep(&self) -> Keep {
+        Keep {
+            min_games: self.min_games,
+            pointless: self.weights == WeightScheme::Nag,
+        }
     }
 }
 
@@ -153,7 +138,7 @@ impl<'a> EntryMaker<'a> {
     #[inline]
     fn weight<C: Counts>(rules: &EntryRules, t: &Tallied<C>) -> Option<u64> {
         let (n, points) = (t.counts.n(), t.counts.points());
-        if !rules.could_keep(n, points) {
+        if !rules.keep().keeps(n, points) {
             return None;
         }
         // The same floating-point steps as polyglot's keep_entry(), so borderline cases agree

@@ -52,7 +52,7 @@ pub struct GameFilter {
     /// (`--variations`, for repertoire files).
     pub variations: bool,
     /// Not a filter: a move's points are those of its annotation
-    /// ([`super::entries::nag_points`]) instead of the game's result (`--weights nag`).
+    /// ([`super::game::nag_points`]) instead of the game's result (`--weights nag`).
     pub nags: bool,
 }
 

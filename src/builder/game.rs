@@ -12,7 +12,6 @@ use shakmaty::san::{San, SanError};
 use shakmaty::{CastlingMode, Chess, Color, Position};
 
 use super::Reason;
-use super::entries::nag_points;
 use super::filter::{FilterTags, GameFilter};
 use crate::book::{Key, KeyUpdate, RawMove};
 use crate::pgn::san::play_san;
@@ -34,6 +33,22 @@ pub struct Ply {
     /// With `tally --ratings`: the game's place in its chunk's [`ChunkOutput::games_rated`] (its
     /// ratings and date); 0 otherwise. It fills what would be padding: a ply stays 16 bytes.
     pub game: u32,
+}
+
+/// What one reading of a move adds to its weight with `--weights nag`, by its move assessment
+/// NAG ($1 `!`, $2 `?`, $3 `!!`, $4 `??`, $5 `!?`, $6 `?!`, $7 forced, $8 only move);
+/// `None` is a move without one (other NAGs, such as $14 "White is slightly better", are not
+/// assessments of the move). Each class is worth twice the one below it.
+pub fn nag_points(nag: Option<u8>) -> u8 {
+    match nag {
+        Some(3 | 7 | 8) => 16,
+        Some(1) => 8,
+        Some(5) => 4,
+        None => 2,
+        Some(6) => 1,
+        Some(2 | 4) => 0,
+        Some(_) => 2,
+    }
 }
 
 /// What `tally --ratings` keeps of a game besides its moves: both players' ratings (both 0
