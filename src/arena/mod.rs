@@ -12,6 +12,8 @@
 //! - [`session`]: a match or a tournament from start to end (the event loop, the PGN log, book
 //!   learning, the SPRT stop, interruption) and its report.
 //! - [`play`]: the terminal game against a person.
+//! - [`suite_stats`]: what each opening of a suite did in a match's games, and the suite refined
+//!   by it.
 
 pub mod clock;
 pub mod game;
@@ -24,4 +26,5 @@ pub mod runner;
 pub mod session;
 pub mod standings;
 pub mod stats;
+pub mod suite_stats;
 pub mod tournament;

@@ -73,6 +73,7 @@ mod search;
 mod solve;
 mod sort;
 mod split;
+mod suite_stats;
 mod tally;
 mod train;
 mod tune;
@@ -149,6 +150,8 @@ enum Command {
     Play(play::Args),
     /// Play a match between two UCI engines, openings from a book; PGN, Elo and SPRT.
     Match(match_cmd::Args),
+    /// What each opening of a suite did in games played from it; the suite refined by it.
+    SuiteStats(suite_stats::Args),
     /// Fit the evaluation's weights to the results of real games (Texel's method).
     Tune(tune::Args),
     /// Speak UCI on stdin/stdout (also what `polybook` with no command does, for GUIs).
@@ -443,6 +446,7 @@ pub fn main() -> ExitCode {
         Some(Command::Solve(args)) => solve::run(args),
         Some(Command::Play(args)) => play::run(args),
         Some(Command::Match(args)) => match_cmd::run(args),
+        Some(Command::SuiteStats(args)) => suite_stats::run(args),
         Some(Command::Uci(args)) => uci::run(args),
         Some(Command::Reference(args)) => reference::run(args),
         None => {
