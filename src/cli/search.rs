@@ -39,7 +39,7 @@ pub fn run(args: Args) -> CliResult {
     let cores = max_threads();
     if options.threads > cores {
         eprintln!(
-            "polybook: warning: --threads {}: this machine has {cores} cores; searching with {cores} threads",
+            "polybook: warning: --threads {}: this machine has {cores} cores, which the threads share",
             options.threads
         );
     }

@@ -55,11 +55,11 @@ pub struct SearchOptions {
     /// Transposition table size in MB.
     pub hash_mb: usize,
     /// Search threads (Lazy SMP): 1 searches alone; more add helper threads over the same
-    /// table. The engine uses at most [`max_threads`] of them.
+    /// table, up to [`SearchOptions::MAX_THREADS`] whatever the machine's cores.
     pub threads: usize,
 }
 
-/// The most search threads worth running: the machine's cores as the defaults see them
+/// The default thread counts' ceiling: the machine's cores as the defaults see them
 /// ([`crate::cores::cores`]: `POLYBOOK_CORES`, or what the system reports), at least 1.
 pub fn max_threads() -> usize {
     crate::cores::cores()
@@ -179,8 +179,8 @@ impl SearchOptions {
     pub const MAX_HASH_MB: usize = 33554432;
     /// The thread count's option name (a UCI `spin` option too).
     pub const THREADS: &'static str = "Threads";
-    /// The most threads [`SearchOptions::set`] accepts; the engine uses at most
-    /// [`max_threads`].
+    /// The most threads [`SearchOptions::set`] accepts and UCI offers (as Stockfish does):
+    /// GUIs and testers set the count from their own plan, whatever this machine has.
     pub const MAX_THREADS: usize = 1024;
 
     /// The option names accepted by [`SearchOptions::set`] (case-insensitive): the switches',

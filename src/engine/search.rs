@@ -27,7 +27,7 @@ use super::eval::Params;
 use super::hash::hash_of;
 use super::mate::{MateLimits, MateOutcome, MateSearch, MateTable};
 use super::negamax::{Shared, StopWhen, Worker, WorkerSetup};
-use super::options::{Limits, SearchOptions, max_threads};
+use super::options::{Limits, SearchOptions};
 use super::ordering::History;
 use super::parameters::{
     ASPIRATION_DELTA, ASPIRATION_MAX_FAIL_HIGH_REDUCTION, ASPIRATION_MIN_DEPTH,
@@ -248,7 +248,7 @@ impl Engine {
                 }
             }
         }
-        let threads = self.options.threads.clamp(1, max_threads());
+        let threads = self.options.threads.clamp(1, SearchOptions::MAX_THREADS);
         let shared = Shared::new(threads);
         let stop_when = StopWhen {
             stop,

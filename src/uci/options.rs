@@ -16,7 +16,7 @@ use shakmaty::Color;
 use super::Session;
 use crate::book::{PLAIN_VARIETY, Selection};
 use crate::engine::SearchOptions;
-use crate::engine::options::{SWITCHES, max_threads};
+use crate::engine::options::SWITCHES;
 
 /// An option's type, with its default and range, and what setting it does to the session (the
 /// value already read and checked: a spin's clamped into its range with a word, a check's
@@ -43,28 +43,17 @@ pub(super) enum Kind {
 pub(super) struct Spin {
     pub default: i64,
     pub min: i64,
-    pub max: Max,
+    pub max: i64,
     /// The value `uci` shows as the default: the search's value now (which the engine's
     /// defaults start), or with `None` the table's default.
     pub now: Option<fn(&SearchOptions) -> usize>,
     pub set: fn(&mut Session, i64),
 }
 
-/// A spin option's largest value.
-pub(super) enum Max {
-    Value(i64),
-    /// The machine's cores ([`max_threads`]).
-    Cores,
-}
-
 impl Spin {
     /// The range of values accepted.
     pub(super) fn range(&self) -> (i64, i64) {
-        let max = match self.max {
-            Max::Value(max) => max,
-            Max::Cores => max_threads() as i64,
-        };
-        (self.min, max)
+        (self.min, self.max)
     }
 }
 
@@ -79,7 +68,7 @@ const fn spin(
     let kind = Kind::Spin(Spin {
         default,
         min,
-        max: Max::Value(max),
+        max,
         now: None,
         set,
     });
@@ -296,19 +285,19 @@ const OPTIONS: [UciOption; 24] = [
         kind: Kind::Spin(Spin {
             default: SearchOptions::DEFAULT_HASH_MB as i64,
             min: 1,
-            max: Max::Value(SearchOptions::MAX_HASH_MB as i64),
+            max: SearchOptions::MAX_HASH_MB as i64,
             now: Some(|o| o.hash_mb),
             set: |s, mb| s.set_hash(mb as usize),
         }),
     },
-    // The search threads (Lazy SMP), from 1 to the machine's cores; more is cut down to that,
-    // with a word.
+    // The search threads (Lazy SMP), from 1 to 1024 whatever the machine (as Stockfish offers:
+    // GUIs and testers set it from their own plan); more is cut down to that, with a word.
     UciOption {
         name: SearchOptions::THREADS,
         kind: Kind::Spin(Spin {
             default: 1,
             min: 1,
-            max: Max::Cores,
+            max: SearchOptions::MAX_THREADS as i64,
             now: Some(|o| o.threads),
             set: |s, n| {
                 s.search_options.threads = n as usize;
@@ -492,10 +481,7 @@ mod tests {
             lines[..4],
             [
                 "option name Hash type spin default 64 min 1 max 33554432",
-                &format!(
-                    "option name Threads type spin default 1 min 1 max {}",
-                    max_threads()
-                ),
+                "option name Threads type spin default 1 min 1 max 1024",
                 "option name Clear Hash type button",
                 "option name Move Overhead type spin default 30 min 0 max 5000",
             ]
