@@ -587,7 +587,8 @@ impl Repertoire {
         line
     }
 
-    /// Writes the repertoire as one PGN game with variations: the main line is the most likely
+    /// Writes the repertoire as one PGN game with variations (`player`, if not empty, named as
+    /// my side): the main line is the most likely
     /// line, each position's other moves are variations, in the order of [`Node::moves`]. A
     /// position reached again by transposition is written once, under its most likely line;
     /// elsewhere its move carries the comment `{transposes}` and the variation stops. Comments
@@ -595,9 +596,14 @@ impl Repertoire {
     /// probability.
     pub fn write_pgn(&self, name: &str, player: &str, out: &mut dyn Write) -> io::Result<()> {
         let tag = |v: &str| v.replace('\\', "\\\\").replace('"', "\\\"");
+        let me = if player.is_empty() {
+            "?".to_string()
+        } else {
+            tag(player)
+        };
         let (white, black) = match self.color {
-            Some(Color::White) => (tag(player), "?".to_string()),
-            _ => ("?".to_string(), tag(player)),
+            Some(Color::White) => (me, "?".to_string()),
+            _ => ("?".to_string(), me),
         };
         for (t, value) in [
             ("Event", "polybook repertoire".to_string()),
