@@ -679,3 +679,123 @@ impl Repertoire {
         tokens.push(comment);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::uci::UciMove;
+
+    /// A position's moves as `(uci, games, wins, draws)` for the mover.
+    type Moves = &'static [(&'static str, u64, u64, u64)];
+
+    /// The counts of positions, each reached by its line (UCI moves from the start).
+    fn counts(positions: &[(&[&str], Moves)]) -> Counts {
+        let mut map = HashMap::new();
+        for (line, moves) in positions {
+            let mut pos = Chess::default();
+            for uci in *line {
+                let mv = uci.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+                pos.play_unchecked(mv);
+            }
+            let list = moves
+                .iter()
+                .map(|&(uci, games, wins, draws)| {
+                    let mv = uci.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+                    MoveCount {
+                        mv: RawMove::from_move(mv).unwrap(),
+                        games,
+                        wins,
+                        draws,
+                        losses: games - wins - draws,
+                    }
+                })
+                .collect();
+            map.insert(Key::of(&pos).0, list);
+        }
+        Counts::Games(map)
+    }
+
+    fn options(min_games: u64, min_prob: f64) -> RepertoireOptions {
+        RepertoireOptions {
+            color: Color::White,
+            min_games,
+            width: 1,
+            min_prob,
+            max_ply: 30,
+        }
+    }
+
+    /// The repertoire's moves as `uci weight` after the lines that reach them.
+    fn moves(rep: &Repertoire) -> Vec<String> {
+        let mut out: Vec<String> = rep
+            .nodes
+            .iter()
+            .flat_map(|n| {
+                n.moves
+                    .iter()
+                    .map(|c| format!("{} {}", UciMove::from_standard(c.mv), c.weight))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn the_bound_prefers_more_games_until_min_games_says_otherwise() {
+        // 1. e4 scored 60 % in 10 games (bound 0.31), 1. d4 100 % in 3 (bound 0.44).
+        let start: Moves = &[("e2e4", 10, 6, 0), ("d2d4", 3, 3, 0)];
+        let after_e4: Moves = &[("e7e5", 6, 2, 2), ("c7c5", 3, 1, 0), ("a7a6", 1, 0, 0)];
+        let mut c = counts(&[(&[], start), (&["e2e4"], after_e4)]);
+        let rep = build_repertoire(&mut c, &options(3, 0.2), None).unwrap();
+        assert_eq!(moves(&rep), ["d2d4 1"]);
+        // With 5 games required, 1. e4; of the replies, a6 (10 % of the games) is below 20 %.
+        let rep = build_repertoire(&mut c, &options(5, 0.2), None).unwrap();
+        assert_eq!(moves(&rep), ["c7c5 3", "e2e4 1", "e7e5 6"]);
+        let summary = rep.summary();
+        assert_eq!(
+            (summary.my_moves, summary.replies, summary.depth),
+            (1, 2, 2)
+        );
+        assert_eq!(summary.main_line, ["e4", "e5"]);
+    }
+
+    #[test]
+    fn a_transposition_is_expanded_once_with_its_most_likely_line() {
+        // 1. Nf3 d5 2. d4 Nf6 and 1. Nf3 Nf6 2. d4 d5 reach one position: the second order is
+        // the more likely (40 % against 60 % × 50 %), so 3. c4 is written under it once, and the
+        // first order's 2... Nf6 ends with {transposes}.
+        let m = |list: Moves| list;
+        let mut c = counts(&[
+            (&[], m(&[("g1f3", 9, 5, 0)])),
+            (&["g1f3"], m(&[("d7d5", 6, 3, 0), ("g8f6", 4, 2, 0)])),
+            (&["g1f3", "d7d5"], m(&[("d2d4", 6, 3, 0)])),
+            (&["g1f3", "g8f6"], m(&[("d2d4", 6, 3, 0)])),
+            (
+                &["g1f3", "d7d5", "d2d4"],
+                m(&[("g8f6", 5, 2, 0), ("c8g4", 5, 2, 0)]),
+            ),
+            (&["g1f3", "g8f6", "d2d4"], m(&[("d7d5", 4, 2, 0)])),
+            (&["g1f3", "g8f6", "d2d4", "d7d5"], m(&[("c2c4", 6, 3, 0)])),
+        ]);
+        let rep = build_repertoire(&mut c, &options(5, 0.0), None).unwrap();
+        let keys: std::collections::HashSet<u64> = rep.nodes.iter().map(|n| n.key).collect();
+        assert_eq!(keys.len(), rep.nodes.len(), "a position twice");
+        assert_eq!(
+            moves(&rep).iter().filter(|m| m.starts_with("c2c4")).count(),
+            1
+        );
+        let mut pgn = Vec::new();
+        rep.write_pgn("t.bin", "", &mut pgn).unwrap();
+        let pgn = String::from_utf8(pgn).unwrap();
+        let pgn = pgn.split_whitespace().collect::<Vec<_>>().join(" ");
+        // The main line: the most played replies, ties to the lower move code (Bg4 before Nf6).
+        assert!(pgn.contains("1. Nf3 {9 games, score 55.6%"), "{pgn}");
+        assert!(pgn.contains("2... Bg4 {5 games, 50.0% here, line 30.00%} ( 2... Nf6 {5 games, 50.0% here, line 30.00%} {transposes} )"), "{pgn}");
+        assert!(
+            pgn.contains("( 1... Nf6 {4 games, 40.0% here, line 40.00%} 2. d4"),
+            "{pgn}"
+        );
+        assert_eq!(pgn.matches("3. c4").count(), 1, "{pgn}");
+        assert_eq!(rep.summary().main_line, ["Nf3", "d5", "d4", "Bg4"]);
+    }
+}
