@@ -3,10 +3,10 @@
 # compared by the caller (tests/it/repertoire.rs) with the book polybook wrote, read back with
 # chess.polyglot, and with its PGN tree, read back with chess.pgn.
 #
-#   python3 tests/repertoire_check.py GAMES.pgn.xz PLAYER|- JOBS.json
+#   python3 tests/repertoire_check.py GAMES.pgn.xz PLAYER JOBS.json
 #
-# The games are read once for several repertoires: JOBS is a JSON list of objects with `color`
-# (white or black), `min_games`, `width`, `min_prob` (percent), `max_ply`, `book` (the book polybook
+# The games are read once for several repertoires: JOBS is a JSON list of objects with `player`
+# (true: PLAYER's games only; false: all games), `color` (white or black), `min_games`, `width`, `min_prob` (percent), `max_ply`, `book` (the book polybook
 # wrote) and optionally `tree` (its --pgn file). Prints one JSON object per job, a line each:
 # `ours` (this script's entries, [key, raw move, weight], sorted), `book` (the book's entries, the
 # same way), `main_line` (this script's most likely line, UCI), `positions` (this script's
@@ -42,7 +42,7 @@ import chess.pgn
 import chess.polyglot
 
 pgn_path, player, jobs = sys.argv[1], sys.argv[2], json.loads(open(sys.argv[3]).read())
-player = None if player == "-" else player.strip().lower()
+player = player.strip().lower()
 
 STANDARD = {"", "standard", "chess", "normal", "from position", "fromposition", "from_position"}
 
@@ -56,23 +56,18 @@ def raw(board, move):
     return to | (move.from_square << 6) | (promo << 12)
 
 
-# tables[colour][key][code] = [games, wins, draws, losses, move]: with a player, the games in
-# which the player had that colour; without, all games (one table for both).
+# tables[colour][key][code] = [games, wins, draws, losses, move]: the games in which the player
+# had that colour; every_game: all games.
 tables = {chess.WHITE: {}, chess.BLACK: {}}
-if player is None:
-    tables[chess.BLACK] = tables[chess.WHITE]
+every_game = {}
 with lzma.open(pgn_path, "rt", encoding="utf-8", errors="replace") as text:
     while (game := chess.pgn.read_game(text)) is not None:
         h = game.headers
         if h.get("Variant", "Standard").strip().lower() not in STANDARD:
             continue
-        if player is None:
-            counted = [tables[chess.WHITE]]
-        else:
-            counted = [tables[c] for c, tag in [(chess.WHITE, "White"), (chess.BLACK, "Black")]
-                       if h.get(tag, "").strip().lower() == player]
-            if not counted:
-                continue
+        counted = [every_game] + [
+            tables[c] for c, tag in [(chess.WHITE, "White"), (chess.BLACK, "Black")]
+            if h.get(tag, "").strip().lower() == player]
         white_points = {"1-0": 2, "0-1": 0, "1/2-1/2": 1}.get(h.get("Result", "*"), 1)
         board = game.board()
         for move in game.mainline_moves():
@@ -118,7 +113,7 @@ def choose(board, key, prob, counts, me, min_games, width, min_prob):
 
 def repertoire(job):
     me = chess.WHITE if job["color"] == "white" else chess.BLACK
-    counts = tables[me]
+    counts = tables[me] if job["player"] else every_game
     min_games, width = job["min_games"], job["width"]
     min_prob, max_ply = job["min_prob"] / 100, job["max_ply"]
     start = chess.Board()
@@ -133,7 +128,9 @@ def repertoire(job):
         if key in settled:
             continue
         settled[key] = parent
-        chosen = choose(board, key, -negprob, counts, me, min_games, width, min_prob) if ply < max_ply else []
+        chosen = []
+        if ply < max_ply:
+            chosen = choose(board, key, -negprob, counts, me, min_games, width, min_prob)
         moves_of[key] = []
         for code, mv, weight, after in chosen:
             board.push(mv)

@@ -82,6 +82,7 @@ fn repertoire_agrees_with_python_chess_on_lichess_games() {
                 .map_or(default, |at| extra[at + 1].parse().unwrap())
         };
         jobs.push(serde_json::json!({
+            "player": i < 2,
             "color": color,
             "min_games": number("--min-games", 5.0) as u64,
             "width": number("--width", 1.0) as u64,
@@ -91,17 +92,13 @@ fn repertoire_agrees_with_python_chess_on_lichess_games() {
             "tree": s(&tree),
         }));
     }
-    // The script reads the games once per player setting: Magnus's runs, then all games.
-    let mut answers = Vec::new();
-    for (player, range) in [(PLAYER, 0..2), ("-", 2..3)] {
-        let file = path(&format!("jobs-{player}.json"));
-        std::fs::write(&file, serde_json::to_string(&jobs[range]).unwrap()).unwrap();
-        let out = common::python(CHECK, &[s(&games), player, s(&file)]);
-        answers.extend(
-            out.lines()
-                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()),
-        );
-    }
+    // The script reads the games once for the three.
+    let file = path("jobs.json");
+    std::fs::write(&file, serde_json::to_string(&jobs).unwrap()).unwrap();
+    let answers: Vec<serde_json::Value> = common::python(CHECK, &[s(&games), PLAYER, s(&file)])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(answers.len(), 3);
     for (i, (a, summary)) in answers.iter().zip(&summaries).enumerate() {
         let ours = triples(&a["ours"]);
