@@ -6,12 +6,13 @@
 #   python3 tests/repertoire_check.py GAMES.pgn.xz PLAYER JOBS.json
 #
 # The games are read once for several repertoires: JOBS is a JSON list of objects with `player`
-# (true: PLAYER's games only; false: all games), `color` (white or black), `min_games`, `width`, `min_prob` (percent), `max_ply`, `book` (the book polybook
-# wrote) and optionally `tree` (its --pgn file). Prints one JSON object per job, a line each:
-# `ours` (this script's entries, [key, raw move, weight], sorted), `book` (the book's entries, the
-# same way), `main_line` (this script's most likely line, UCI), `positions` (this script's
-# positions with a move), and with a tree `tree` (the PGN tree's [key, raw move] pairs, sorted),
-# `tree_main_line` and `tree_errors` (python-chess's errors reading it).
+# (true: PLAYER's games only; false: all games), `color` (white or black), `min_games`, `width`,
+# `min_prob` (percent), `max_ply`, `book` (the book polybook wrote) and optionally `tree` (its
+# --pgn file). Prints one JSON object per job, a line each: `ours` (this script's entries, [key,
+# raw move, weight], sorted), `book` (the book's entries, the same way), `main_line` (this script's
+# most likely line, UCI), `positions` (this script's positions with a move), and with a tree `tree`
+# (the PGN tree's [key, raw move] pairs, sorted), `tree_main_line` and `tree_errors` (python-
+# chess's errors reading it).
 #
 # The rules:
 # - games: standard chess; with a player, those where the White (for white) or Black tag is the
