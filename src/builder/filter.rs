@@ -20,6 +20,9 @@ pub struct PlayerFilter {
     /// The player's names: a side is the player's when its tag is any of them.
     pub names: Vec<String>,
     pub color: Option<Color>,
+    /// Record both sides' moves of the player's games, not only the player's (`repertoire
+    /// --player`, which needs the opponents' replies too).
+    pub both_sides: bool,
 }
 
 impl PlayerFilter {
@@ -162,6 +165,9 @@ impl GameFilter {
             black = is(&tags.black) && p.color != Some(Color::White);
             if !white && !black {
                 return Err((Reason::Player, "player not in the game".into()));
+            }
+            if p.both_sides {
+                (white, black) = (true, true);
             }
         }
         Ok((white, black))

@@ -74,6 +74,7 @@ pub fn learn_from_games(
         player: (!options.player.is_empty()).then(|| PlayerFilter {
             names: options.player.clone(),
             color: options.color,
+            both_sides: false,
         }),
         ..GameFilter::default()
     };

@@ -322,6 +322,7 @@ impl GameArgs {
             player: (!self.player.is_empty()).then(|| PlayerFilter {
                 names: self.player.iter().map(|n| n.trim().to_string()).collect(),
                 color: self.color,
+                both_sides: false,
             }),
             ratings: false,
             variations: self.variations,

@@ -69,6 +69,7 @@ mod position;
 mod probe;
 mod progress;
 mod reference;
+mod repertoire;
 mod search;
 mod solve;
 mod sort;
@@ -132,6 +133,8 @@ enum Command {
     Learn(learn::Args),
     /// Check games against a repertoire book: where each left it, the biggest gaps, the coverage.
     Check(check::Args),
+    /// Build an opening repertoire for one colour from games: a book and its PGN tree.
+    Repertoire(repertoire::Args),
     /// Walk through books in the browser: a local web page with a board and the book moves.
     Explore(explore::Args),
     /// Count the legal move paths of a given length (move generator check).
@@ -434,6 +437,7 @@ pub fn main() -> ExitCode {
         Some(Command::Edit(args)) => edit::run(args),
         Some(Command::Learn(args)) => learn::run(args),
         Some(Command::Check(args)) => check::run(args),
+        Some(Command::Repertoire(args)) => repertoire::run(args),
         Some(Command::Tune(args)) => tune::run(args),
         Some(Command::Export(args)) => export::run(args),
         Some(Command::Convert(args)) => convert::run(args),

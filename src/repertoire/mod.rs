@@ -1,5 +1,5 @@
-//! A player's games: where each left a repertoire book ([`check`], `polybook check`), and the games
-//! explorer.
+//! A player's games: where each left a repertoire book ([`check`], `polybook check`), a
+//! repertoire built from them ([`build`], `polybook repertoire`), and the games explorer.
 //!
 //! The games explorer (`polybook explore GAMES.pgn --player NAME`): a player's games (or any
 //! collection) read once into an index that answers a position's moves with filters chosen at
@@ -23,6 +23,7 @@
 //! of whole games, the same rule for where a game starts, and the same reading of moves
 //! (`pgn::san::play_san`). Games are numbered in input order, whatever `--threads`.
 
+pub mod build;
 pub mod check;
 pub mod game;
 pub mod query;

@@ -139,6 +139,9 @@ pub fn options_of(filter: &GameFilter) -> String {
         if let Some(c) = p.color {
             s += &format!(" --color {c}");
         }
+        if p.both_sides {
+            s += " --both-sides";
+        }
     }
     s
 }
