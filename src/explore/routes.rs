@@ -143,6 +143,9 @@ fn not_practising() -> Reply {
 
 /// `POST /api/practice/answer`: a JSON body (`Content-Type: application/json`), no query.
 fn practice_answer(explorer: &Explorer, request: &Request, query: &str) -> Reply {
+    if explorer.practice.is_none() {
+        return not_practising();
+    }
     if request.method != "POST" {
         return Reply {
             allow: "POST",

@@ -327,6 +327,7 @@ fn the_api_plays_the_opponent_grades_and_steers() {
     };
     assert_eq!(route(&plain, "GET", "/api/practice/state").status, 404);
     assert_eq!(answer(&plain, json!({"move": "e2e4"})).status, 404);
+    assert_eq!(route(&plain, "GET", "/api/practice/answer").status, 404);
     assert_eq!(
         body(&route(&plain, "GET", "/api/books"))["practice"],
         Value::Null
