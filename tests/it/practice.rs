@@ -472,7 +472,7 @@ fn bad_practice_arguments_get_one_line() {
 /// the book's move, a retry, a line played to its end, the next line steered to the reply not yet
 /// practised, a mistake answered with the book's move, the progress file after each, a reload,
 /// then a server started again: the progress kept. Screenshots in
-/// `target/explore-practice-screenshots/`.
+/// `target/explore-practice-screenshots/first/` and `…/restarted/`.
 #[test]
 fn the_practice_page_works_in_a_real_browser() {
     let dir = tempfile::tempdir().unwrap();
@@ -487,14 +487,17 @@ fn the_practice_page_works_in_a_real_browser() {
     .concat();
     for phase in ["first", "restarted"] {
         let served = Served::start(&[s(&book), "--practice", "white"]);
+        // A folder per phase: the script empties its folder of earlier screenshots.
+        let folder = shots.join(phase);
         let out = common::python(
             &script,
-            &[served.url.as_str(), s(shots), phase, s(&progress)],
+            &[served.url.as_str(), s(&folder), phase, s(&progress)],
         );
         eprintln!("{out}");
         assert!(out.ends_with("ok\n"), "{phase}: {out}");
         let stopped = served.interrupt();
         assert_eq!(stopped.status.code(), Some(130));
     }
-    assert!(shots.join("6-restarted.png").exists());
+    assert!(shots.join("first/3-mistake-book-move.png").exists());
+    assert!(shots.join("restarted/6-restarted.png").exists());
 }
