@@ -9,11 +9,12 @@ use std::sync::Mutex;
 use std::io::IsTerminal;
 
 use polybook::book::Books;
-use polybook::explore::{ExploreError, Explorer, Server};
+use polybook::explore::{ExploreError, Explorer, Practice, Server};
 use polybook::pgn::input::expand;
 use polybook::repertoire::{Index, IndexOptions, Player, is_games_input};
 use polybook::tally::TallyLookup;
 use polybook::text::{quote, thousands};
+use shakmaty::Color;
 
 use super::position::PositionArgs;
 use super::{CliError, CliResult, open_book};
@@ -24,7 +25,7 @@ pub struct Args {
     /// explore (PGN, compressed or not, or folders of them: anything that is not a .bin book),
     /// read at start into an index whose moves the page shows with filters (colour, speed, rated,
     /// ratings, dates, result, opponent) and the games themselves.
-    #[arg(required_unless_present = "tally", value_name = "BOOK|GAMES")]
+    #[arg(required_unless_present_any = ["tally", "practice"], value_name = "BOOK|GAMES")]
     books: Vec<PathBuf>,
     /// With games: only this player's games, seen from the player's side (the White or Black
     /// tag, any case). Repeated for the player's accounts on several sites.
@@ -65,6 +66,25 @@ pub struct Args {
     /// Open the page in the default browser.
     #[arg(long)]
     open: bool,
+    /// Practise the book (one .bin, a repertoire) as this side, white or black: the page plays
+    /// the other side's book moves and you play yours on the board; a move the book does not
+    /// list is a mistake, and the page shows the book's. The positions are scheduled by spaced
+    /// repetition (SM-2), and the progress is kept in a JSON file beside the book.
+    #[arg(long, value_name = "COLOUR", value_parser = parse_colour)]
+    practice: Option<Color>,
+    /// With --practice: the progress file (default: the book's path with .practice.json added,
+    /// REP.bin.practice.json). Written after every answer; a damaged one is an error, never
+    /// written over.
+    #[arg(long, value_name = "FILE")]
+    progress: Option<PathBuf>,
+}
+
+fn parse_colour(colour: &str) -> Result<Color, String> {
+    match colour.to_ascii_lowercase().as_str() {
+        "white" | "w" => Ok(Color::White),
+        "black" | "b" => Ok(Color::Black),
+        _ => Err("the side to practise is white or black".to_string()),
+    }
 }
 
 fn parse_host(host: &str) -> Result<IpAddr, String> {
@@ -82,6 +102,15 @@ pub fn run(args: Args) -> CliResult {
     for path in &book_paths {
         books.push(path.display().to_string(), open_book(path)?);
     }
+    let practice = match args.practice {
+        Some(colour) => Some(practice(&args, colour, &book_paths, &game_paths)?),
+        None if args.progress.is_some() => {
+            return Err(CliError::usage(
+                "--progress is the file of --practice: give --practice white|black too",
+            ));
+        }
+        None => None,
+    };
     let player =
         Player::new(&args.player, args.player_regex.as_deref()).map_err(CliError::usage)?;
     if game_paths.is_empty() && player.is_some() {
@@ -160,6 +189,7 @@ pub fn run(args: Args) -> CliResult {
             books,
             tally,
             games,
+            practice,
             start,
         },
         addr,
@@ -194,6 +224,12 @@ pub fn run(args: Args) -> CliResult {
     if !game_paths.is_empty() {
         shown.push("the games".to_string());
     }
+    if let Some(colour) = args.practice {
+        shown = vec![format!(
+            "the practice of {} as {colour}",
+            book_paths[0].display()
+        )];
+    }
     let what = match shown.len() {
         1 => shown.remove(0),
         _ => {
@@ -208,6 +244,53 @@ pub fn run(args: Args) -> CliResult {
     let _ = stopped.recv();
     server.stop();
     Err(CliError::interrupted(""))
+}
+
+/// `--practice COLOUR`'s settings checked (one book, no games, no tally) and its progress read:
+/// each refusal is one line.
+fn practice(
+    args: &Args,
+    colour: Color,
+    book_paths: &[&PathBuf],
+    game_paths: &[&PathBuf],
+) -> Result<Practice, CliError> {
+    if let Some(games) = game_paths.first() {
+        return Err(CliError::usage(format!(
+            "--practice practises a repertoire book (.bin), not games: {} is read as games",
+            quote(&games.display().to_string())
+        )));
+    }
+    let book = match book_paths {
+        [] => {
+            return Err(CliError::usage(
+                "--practice needs the repertoire book to practise (polybook explore REP.bin --practice white|black)",
+            ));
+        }
+        [book] => book,
+        several => {
+            return Err(CliError::usage(format!(
+                "--practice practises one book, and {} were given: merge them first (polybook merge)",
+                several.len()
+            )));
+        }
+    };
+    if !args.tally.is_empty() {
+        return Err(CliError::usage(
+            "--practice shows no tally: the page hides the moves while you answer",
+        ));
+    }
+    let path = args
+        .progress
+        .clone()
+        .unwrap_or_else(|| Practice::default_path(book));
+    let practice = Practice::open(colour, path).map_err(CliError::data)?;
+    eprintln!(
+        "polybook: practising {} as {colour}; progress in {} ({} positions answered)",
+        book.display(),
+        practice.path.display(),
+        thousands(practice.answered())
+    );
+    Ok(practice)
 }
 
 /// The default `--memory`: three quarters of what the machine can give at start (Linux's

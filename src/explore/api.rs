@@ -1,8 +1,9 @@
 //! The JSON API the page reads, documented in the README for scripts too:
 //!
-//! - `GET /api/books`: `{"books":[NAME…],"tally":NAME|null,"start":FEN}`, the books in the order
-//!   given on the command line, the tally (`--tally`; `null` without one) and the position the page
-//!   starts from (`--fen`, or the standard start).
+//! - `GET /api/books`: `{"books":[NAME…],"tally":NAME|null,"games":…,"practice":COLOUR|null,
+//!   "start":FEN}`, the books in the order given on the command line, the tally (`--tally`; `null`
+//!   without one), the side practised (`--practice`: `white` or `black`) and the position the
+//!   page starts from (`--fen`, or the standard start).
 //! - `GET /api/probe?fen=FEN&moves=MOVES`: the position `fen` (default: the start position) after
 //!   `moves` (SAN or UCI, separated by spaces; move numbers skipped), and for each book, in order,
 //!   exactly the object `probe --json` prints for it with several books: `{"book":NAME,"fen":…,
@@ -42,15 +43,31 @@
 //!   leading zero: [`plain_number`], the rule of every number of the API); no `id`, or one not so
 //!   written: `400`; no such game: `404`.
 //!
+//! - `GET /api/practice/state?fen=FEN&moves=MOVES` (with `--practice`; else `404`): the practice
+//!   at that position (the line so far): `{"color","book","progress","today","turn","move",
+//!   "card","repertoire"}`: `turn` `user` (the user's colour to move and the book has a move),
+//!   `opponent` (then `move` is the opponent's book move, `{"uci","san","weight"}`, chosen as
+//!   [`practice`](super::practice) says) or `end` (the book has no move for the side to move: the
+//!   line is done); `card` the position's SM-2 card when it is the user's and has been answered
+//!   (`{"ease","interval","repetitions","due","reviews","lapses","last"}`, else `null`);
+//!   `repertoire` `{"positions","due","new"}`: the user's positions in the book from the start
+//!   position, those due today (new ones included), those never answered.
+//! - `POST /api/practice/answer` with `Content-Type: application/json` and the body
+//!   `{"fen":FEN,"moves":MOVES,"move":UCI,"retry":BOOL}` (`fen` optional, `retry` default
+//!   `false`): the user's `move` in that position, which must be the user's to move with book
+//!   moves. The answer: `{"right","graded","book":[{"uci","san","weight"}…],"card"}`; unless
+//!   `retry`, it is graded and the progress file written before the answer is sent (a write
+//!   that fails is a `500`, and the answer is not kept).
+//!
 //! A bad FEN, a move that cannot be played, an unknown or repeated parameter, a bad number is an
 //! [`ApiError`]: the reply is `400` and `{"error":"…"}`, with the same message the command line
 //! gives.
 
 use serde::Serialize;
-use shakmaty::Chess;
+use shakmaty::{Chess, Position};
 use thiserror::Error;
 
-use super::Explorer;
+use super::{Explorer, practice};
 use crate::inspect::{BookProbeJson, fen_string, probe_json_in};
 use crate::openings::{LineName, name_moves};
 use crate::position::{PositionError, parse_fen};
@@ -81,6 +98,10 @@ pub enum ApiError {
     BadId { id: String, last: usize },
     #[error("no id: /api/game?id=N names a game (numbered from 0 to {last})")]
     NoId { last: usize },
+    #[error("bad answer: {0}")]
+    BadAnswer(String),
+    #[error("{0}")]
+    Progress(String),
 }
 
 /// The body of an error reply: `{"error":"…"}`.
@@ -95,6 +116,8 @@ pub fn books(explorer: &Explorer) -> String {
         books: Vec<&'a str>,
         tally: Option<&'a str>,
         games: Option<GamesJson<'a>>,
+        /// The side practised (`--practice`), or `null`.
+        practice: Option<String>,
         start: String,
     }
     #[derive(Serialize)]
@@ -116,6 +139,7 @@ pub fn books(explorer: &Explorer) -> String {
             plies: index.plies(),
             max_ply: index.max_ply,
         }),
+        practice: explorer.practice.as_ref().map(|p| p.color.to_string()),
         start: fen_string(&explorer.start),
     };
     serde_json::to_string(&answer).expect("serializing strings cannot fail")
@@ -194,6 +218,111 @@ pub fn game(explorer: &Explorer, query: &str) -> Option<Result<String, ApiError>
     })())
 }
 
+/// `/api/practice/state`'s answer for the query string `query`; `None` when not practising.
+pub fn practice_state(explorer: &Explorer, query: &str) -> Option<Result<String, ApiError>> {
+    let practice = explorer.practice.as_ref()?;
+    let (name, book) = explorer.books.iter().next()?;
+    Some((|| {
+        let (pos, _) = position(explorer, query)?;
+        let has_moves = !book.probe(&pos).legal.is_empty();
+        let turn = match (has_moves, pos.turn() == practice.color) {
+            (false, _) => "end",
+            (true, true) => "user",
+            (true, false) => "opponent",
+        };
+        let mv = if turn == "opponent" {
+            let mut rng = rand::rng();
+            practice.opponent_move(book, &pos, &mut |n| rand::Rng::random_range(&mut rng, 0..n))
+        } else {
+            None
+        };
+        let card = if turn == "user" {
+            practice.card(&pos).map(|c| card_json(&c))
+        } else {
+            None
+        };
+        let repertoire = practice.ahead(book, &explorer.start);
+        let answer = serde_json::json!({
+            "color": practice.color.to_string(),
+            "book": name,
+            "progress": practice.path.display().to_string(),
+            "today": practice::date_text(practice.today()),
+            "turn": turn,
+            "move": mv,
+            "card": card,
+            "repertoire": repertoire,
+        });
+        Ok(answer.to_string())
+    })())
+}
+
+/// The JSON of an SM-2 card (dates `YYYY-MM-DD`, the ease as SM-2 writes it: 2.5).
+fn card_json(card: &practice::Card) -> serde_json::Value {
+    serde_json::json!({
+        "ease": f64::from(card.ease) / 100.0,
+        "interval": card.interval,
+        "repetitions": card.repetitions,
+        "due": practice::date_text(card.due),
+        "reviews": card.reviews,
+        "lapses": card.lapses,
+        "last": practice::date_text(card.last),
+    })
+}
+
+/// `/api/practice/answer`'s answer for the JSON `body`; `None` when not practising.
+pub fn practice_answer(explorer: &Explorer, body: &[u8]) -> Option<Result<String, ApiError>> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct AnswerJson {
+        fen: Option<String>,
+        #[serde(default)]
+        moves: String,
+        #[serde(rename = "move")]
+        mv: String,
+        #[serde(default)]
+        retry: bool,
+    }
+    let practice = explorer.practice.as_ref()?;
+    let (_, book) = explorer.books.iter().next()?;
+    Some((|| {
+        let bad = |why: String| ApiError::BadAnswer(why);
+        let asked: AnswerJson = serde_json::from_slice(body).map_err(|e| {
+            bad(format!(
+                "the body is not {{\"fen\":FEN,\"moves\":MOVES,\"move\":UCI,\"retry\":BOOL}} ({e})"
+            ))
+        })?;
+        let (pos, _) = position_of(explorer, asked.fen.as_deref(), Some(asked.moves.as_str()))?;
+        if pos.turn() != practice.color {
+            return Err(bad(format!(
+                "it is {}'s move here, and the practice is {}'s",
+                pos.turn(),
+                practice.color
+            )));
+        }
+        if book.probe(&pos).legal.is_empty() {
+            return Err(bad(
+                "the book has no move here: the line is over, nothing to answer".to_string(),
+            ));
+        }
+        let mv = practice::legal_move(&pos, &asked.mv).ok_or_else(|| {
+            bad(format!(
+                "{} is not a legal move here (a move in UCI, e.g. e2e4)",
+                quote(&asked.mv)
+            ))
+        })?;
+        let answer = practice
+            .answer(book, &pos, &mv, !asked.retry)
+            .map_err(|e| ApiError::Progress(e.to_string()))?;
+        let json = serde_json::json!({
+            "right": answer.right,
+            "graded": answer.graded,
+            "book": answer.book,
+            "card": answer.card.as_ref().map(card_json),
+        });
+        Ok(json.to_string())
+    })())
+}
+
 /// The position a probe query names: `fen` (default: the start position) after `moves`, with the
 /// name of that line.
 fn position(explorer: &Explorer, query: &str) -> Result<(Chess, LineName), ApiError> {
@@ -261,6 +390,7 @@ mod tests {
             books,
             tally: None,
             games: None,
+            practice: None,
             start: Chess::default(),
         }
     }

@@ -1,6 +1,9 @@
 //! A request to a reply. The routes are a fixed list: the embedded assets by their exact paths,
-//! `/api/books`, `/api/probe`, `/api/tally`, `/api/games` and `/api/game`. Any other path, however spelled (`/../Cargo.toml`, `/%2e%2e/`,
-//! `/explore.js/`), is a 404: paths are compared as sent, never decoded into file names.
+//! `/api/books`, `/api/probe`, `/api/tally`, `/api/games`, `/api/game`, `/api/practice/state`
+//! and `/api/practice/answer` (the only `POST`, whose body must be `application/json`: a form
+//! another site's page posts cannot be, without a CORS preflight this server never allows). Any
+//! other path, however spelled (`/../Cargo.toml`, `/%2e%2e/`, `/explore.js/`), is a 404: paths are
+//! compared as sent, never decoded into file names.
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
@@ -15,7 +18,23 @@ pub struct Reply {
     pub status: u16,
     pub content_type: &'static str,
     pub body: Cow<'static, [u8]>,
+    /// The methods a `405` names in its `Allow` header.
+    pub allow: &'static str,
 }
+
+/// One request, as [`route_request`] reads it.
+pub struct Request<'a> {
+    pub method: &'a str,
+    /// The request target: a path and maybe `?` and a query.
+    pub target: &'a str,
+    /// `Content-Type`, if sent.
+    pub content_type: Option<&'a str>,
+    /// The body (empty without one).
+    pub body: &'a [u8],
+}
+
+/// The methods of every route but the practice's answer.
+const READ: &str = "GET, HEAD";
 
 const JSON: &str = "application/json; charset=utf-8";
 
@@ -25,6 +44,7 @@ impl Reply {
             status,
             content_type: JSON,
             body: Cow::Owned(body.into_bytes()),
+            allow: READ,
         }
     }
 
@@ -34,10 +54,28 @@ impl Reply {
     }
 }
 
-/// The reply to `method` on `url` (the request target: a path and maybe `?` and a query).
-/// `HEAD` is answered as `GET` (the server leaves the body out); other methods get a 405.
+/// The reply to `method` on `url` (the request target: a path and maybe `?` and a query),
+/// without a body: [`route_request`].
 pub fn route(explorer: &Explorer, method: &str, url: &str) -> Reply {
+    route_request(
+        explorer,
+        &Request {
+            method,
+            target: url,
+            content_type: None,
+            body: &[],
+        },
+    )
+}
+
+/// The reply to `request`. `HEAD` is answered as `GET` (the server leaves the body out);
+/// `/api/practice/answer` takes only `POST`; other methods get a 405.
+pub fn route_request(explorer: &Explorer, request: &Request) -> Reply {
+    let (method, url) = (request.method, request.target);
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    if path == "/api/practice/answer" {
+        return practice_answer(explorer, request, query);
+    }
     if method != "GET" && method != "HEAD" {
         return Reply::error(
             405,
@@ -77,15 +115,71 @@ pub fn route(explorer: &Explorer, method: &str, url: &str) -> Reply {
                 ),
             }
         }
+        "/api/practice/state" => match api::practice_state(explorer, query) {
+            Some(Ok(body)) => Reply::json(200, body),
+            Some(Err(e)) => Reply::error(400, &e.to_string()),
+            None => not_practising(),
+        },
         "/api/books" => Reply::json(200, api::books(explorer)),
         _ => match assets::asset(path) {
             Some(asset) => Reply {
                 status: 200,
                 content_type: asset.content_type,
                 body: Cow::Borrowed(asset.bytes),
+                allow: READ,
             },
             None => Reply::error(404, &format!("no such page: {}", quote(path))),
         },
+    }
+}
+
+/// The 404 of the practice's routes when `explore` does not practise.
+fn not_practising() -> Reply {
+    Reply::error(
+        404,
+        "not practising (polybook explore REP.bin --practice white|black)",
+    )
+}
+
+/// `POST /api/practice/answer`: a JSON body (`Content-Type: application/json`), no query.
+fn practice_answer(explorer: &Explorer, request: &Request, query: &str) -> Reply {
+    if explorer.practice.is_none() {
+        return not_practising();
+    }
+    if request.method != "POST" {
+        return Reply {
+            allow: "POST",
+            ..Reply::error(
+                405,
+                &format!(
+                    "method {} not allowed: /api/practice/answer takes a POST",
+                    quote(request.method)
+                ),
+            )
+        };
+    }
+    let json = request.content_type.is_some_and(|t| {
+        t.split(';')
+            .next()
+            .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+    });
+    if !json {
+        return Reply::error(
+            415,
+            "the answer's body must be sent as Content-Type: application/json",
+        );
+    }
+    if !query.is_empty() {
+        return Reply::error(
+            400,
+            "/api/practice/answer takes no query: its parameters are the JSON body's",
+        );
+    }
+    match api::practice_answer(explorer, request.body) {
+        None => not_practising(),
+        Some(Ok(body)) => Reply::json(200, body),
+        Some(Err(ApiError::Progress(e))) => Reply::error(500, &e),
+        Some(Err(e)) => Reply::error(400, &e.to_string()),
     }
 }
 
@@ -135,6 +229,7 @@ mod tests {
             books: Books::new(),
             tally: None,
             games: None,
+            practice: None,
             start: Chess::default(),
         };
         assert_eq!(route(&e, "GET", "/").status, 200);

@@ -18,10 +18,11 @@
 //!   line alone is over [`Limits::max_url`]); one that `httparse` refuses is a `400` that says
 //!   what is wrong (a request line's fault named: a space in the target, a version that is no
 //!   HTTP version), an HTTP version other than 1.0 and 1.1 a `505`. A body up to
-//!   [`Limits::max_body`] bytes is read and dropped, with a `Content-Length` or chunked (its
-//!   chunks and trailer fields; counted as sent), a longer one is a `413`; a `Transfer-Encoding`
-//!   that does not end in `chunked`, or comes with a `Content-Length`, is a `400`. Only `GET` and
-//!   `HEAD` are served (others: [`route`](super::route)'s `405`). Each error has a one-line JSON
+//!   [`Limits::max_body`] bytes is read, with a `Content-Length` or chunked (its chunks and
+//!   trailer fields; counted as sent), and handed to the route (only the practice's `POST` reads
+//!   one; the others drop it), a longer one is a `413`; a `Transfer-Encoding` that does not end
+//!   in `chunked`, or comes with a `Content-Length`, is a `400`. `GET` and `HEAD` are served, and
+//!   `POST` on the practice's answer (others: [`route`](super::route)'s `405`). Each error has a one-line JSON
 //!   body, as the API's errors do.
 //! - **HTTP/1.1**: connections are kept alive and requests may be pipelined (answered in order,
 //!   one at a time); `Connection: close` closes after the answer. HTTP/1.0 closes after each answer
@@ -45,8 +46,8 @@ use std::time::{Duration, Instant, SystemTime};
 use socket2::{Domain, Protocol, Socket, Type};
 use thiserror::Error;
 
-use super::routes::{Reply, host_allowed, host_refused};
-use super::{Explorer, route};
+use super::Explorer;
+use super::routes::{Reply, Request, host_allowed, host_refused, route_request};
 use crate::text::quote;
 
 /// Why the server could not start.
@@ -351,6 +352,8 @@ struct Head {
     target: String,
     /// `Host`.
     host: Option<String>,
+    /// `Content-Type` (the practice's `POST` needs `application/json`).
+    content_type: Option<String>,
     /// Whether the connection is kept after the answer (the version and `Connection`).
     keep: bool,
     /// HTTP/1.0 with `Connection: keep-alive` (its answer says it is kept).
@@ -360,7 +363,7 @@ struct Head {
 
 enum Body {
     Length(u64),
-    /// `Transfer-Encoding: chunked`: read chunk by chunk (see [`skip_chunked`]).
+    /// `Transfer-Encoding: chunked`: read chunk by chunk (see [`read_chunked`]).
     Chunked,
 }
 
@@ -390,6 +393,8 @@ fn serve(shared: &Shared, stream: &TcpStream, accepted: Instant) {
         };
         buffer.drain(..head.length);
         let mut keep = head.keep && !shared.stopping();
+        // The body (at most `max_body` bytes), for the routes that read one.
+        let mut body = Vec::new();
         match head.body {
             Body::Length(0) => {}
             Body::Length(n) if n > limits.max_body => {
@@ -400,13 +405,14 @@ fn serve(shared: &Shared, stream: &TcpStream, accepted: Instant) {
                 return refuse_and_close(stream, 413, &message, limits);
             }
             Body::Length(n) => {
-                if !skip_body(stream, &mut buffer, n, Instant::now() + limits.head_timeout) {
+                let deadline = Instant::now() + limits.head_timeout;
+                if !read_body(stream, &mut buffer, n, deadline, &mut body) {
                     return;
                 }
             }
             Body::Chunked => {
                 let deadline = Instant::now() + limits.head_timeout;
-                match skip_chunked(stream, &mut buffer, limits, deadline) {
+                match read_chunked(stream, &mut buffer, limits, deadline, &mut body) {
                     Ok(()) => {}
                     Err(NoHead::Gone) => return,
                     Err(NoHead::Refuse(status, message)) => {
@@ -418,7 +424,13 @@ fn serve(shared: &Shared, stream: &TcpStream, accepted: Instant) {
         let started = Instant::now();
         let reply = if host_allowed(shared.addr, head.host.as_deref()) {
             let routed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                route(&shared.explorer, &head.method, &head.target)
+                let request = Request {
+                    method: &head.method,
+                    target: &head.target,
+                    content_type: head.content_type.as_deref(),
+                    body: &body,
+                };
+                route_request(&shared.explorer, &request)
             }));
             routed.unwrap_or_else(|_| {
                 keep = false;
@@ -550,6 +562,7 @@ fn parse_head(buffer: &[u8], limits: &Limits) -> Result<Option<Head>, NoHead> {
         return Err(url_too_long(limits));
     }
     let mut host = None;
+    let mut content_type = None;
     let (mut close, mut keep_alive) = (false, false);
     let (mut content_length, mut transfer_encoding, mut chunked) = (None::<u64>, false, false);
     for header in request.headers.iter() {
@@ -563,6 +576,8 @@ fn parse_head(buffer: &[u8], limits: &Limits) -> Result<Option<Head>, NoHead> {
                 ));
             }
             host = Some(value.to_string());
+        } else if header.name.eq_ignore_ascii_case("content-type") {
+            content_type = Some(value.to_string());
         } else if header.name.eq_ignore_ascii_case("connection") {
             for token in value.split(',').map(str::trim) {
                 close |= token.eq_ignore_ascii_case("close");
@@ -611,6 +626,7 @@ fn parse_head(buffer: &[u8], limits: &Limits) -> Result<Option<Head>, NoHead> {
         method: method.to_string(),
         target: target.to_string(),
         host,
+        content_type,
         keep,
         keep_alive_1_0: version == 0,
         body: if chunked {
@@ -685,15 +701,21 @@ fn url_too_long(limits: &Limits) -> NoHead {
     NoHead::Refuse(414, format!("request line over {} bytes", limits.max_url))
 }
 
-/// Reads and drops a body of `length` bytes, the start of which may be in `buffer` (what
+/// Reads a body of `length` bytes into `into`, the start of which may be in `buffer` (what
 /// follows it stays there), by `deadline`; whether it came whole.
-fn skip_body(stream: &TcpStream, buffer: &mut Vec<u8>, length: u64, deadline: Instant) -> bool {
+fn read_body(
+    stream: &TcpStream,
+    buffer: &mut Vec<u8>,
+    length: u64,
+    deadline: Instant,
+    into: &mut Vec<u8>,
+) -> bool {
     let mut left = length;
     loop {
         let here = usize::try_from(left)
             .unwrap_or(usize::MAX)
             .min(buffer.len());
-        buffer.drain(..here);
+        into.extend(buffer.drain(..here));
         left -= here as u64;
         if left == 0 {
             return true;
@@ -705,16 +727,18 @@ fn skip_body(stream: &TcpStream, buffer: &mut Vec<u8>, length: u64, deadline: In
     }
 }
 
-/// Reads and drops a chunked body (RFC 9112, 7.1: chunks, each after its size in hex on a line
-/// of its own, then the last chunk, of size 0, then trailer fields up to an empty line), the start
-/// of which may be in `buffer` (what follows it stays there), by `deadline`. The body as sent,
+/// Reads a chunked body (RFC 9112, 7.1: chunks, each after its size in hex on a line of its own,
+/// then the last chunk, of size 0, then trailer fields up to an empty line), its chunks' data into
+/// `into`, the start of which may be in `buffer` (what follows it stays there), by `deadline`.
+/// The trailer fields are dropped. The body as sent,
 /// sizes and trailer fields included, may be [`Limits::max_body`] bytes at most (`413`); a broken
 /// one is a `400`; a client that goes or is silent until `deadline` is [`NoHead::Gone`].
-fn skip_chunked(
+fn read_chunked(
     stream: &TcpStream,
     buffer: &mut Vec<u8>,
     limits: &Limits,
     deadline: Instant,
+    into: &mut Vec<u8>,
 ) -> Result<(), NoHead> {
     let too_large = || {
         NoHead::Refuse(
@@ -758,7 +782,7 @@ fn skip_chunked(
         if size == 0 {
             break;
         }
-        if !skip_body(stream, buffer, size, deadline) {
+        if !read_body(stream, buffer, size, deadline, into) {
             return Err(NoHead::Gone);
         }
         while buffer.len() < 2 {
@@ -911,7 +935,7 @@ fn write_reply(
         "Content-Security-Policy: default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'\r\n",
     );
     if reply.status == 405 {
-        head.push_str("Allow: GET, HEAD\r\n");
+        let _ = write!(head, "Allow: {}\r\n", reply.allow);
     }
     if reply.status == 503 {
         head.push_str("Retry-After: 1\r\n");
@@ -946,6 +970,7 @@ fn reason(status: u16) -> &'static str {
         408 => "Request Timeout",
         413 => "Content Too Large",
         414 => "URI Too Long",
+        415 => "Unsupported Media Type",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         503 => "Service Unavailable",

@@ -53,6 +53,7 @@ fn fuzz_explorer() -> polybook::explore::Explorer {
         books,
         tally: Some(("small.parquet".into(), std::sync::Mutex::new(lookup))),
         games: Some(("tcec.pgn".into(), index)),
+        practice: None,
         start: Chess::default(),
     }
 }

@@ -34,6 +34,7 @@ fn explorer_of(games: &str, player: Option<&str>) -> Explorer {
         books: polybook::book::Books::new(),
         tally: None,
         games: Some(("games.pgn".into(), index)),
+        practice: None,
         start: Chess::default(),
     }
 }

@@ -62,6 +62,13 @@ impl Served {
         request(&self.addr, "GET", target)
     }
 
+    /// `kill -9`: the server ends at once, without a chance to write anything more.
+    pub(crate) fn kill(mut self) {
+        let mut child = self.child.take().unwrap();
+        child.kill().expect("kill polybook explore");
+        let _ = child.wait();
+    }
+
     /// Ctrl-C: the server's exit status and standard error.
     pub(crate) fn interrupt(mut self) -> Output {
         let child = self.child.take().unwrap();
@@ -258,6 +265,7 @@ fn the_api_answers_what_probe_json_prints() {
             "books": [path(&gnuchess), path(&collision)],
             "tally": null,
             "games": null,
+            "practice": null,
             "start": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
         })
     );
@@ -993,6 +1001,7 @@ fn in_process(limits: Limits) -> Server {
         books,
         tally: None,
         games: None,
+        practice: None,
         start: shakmaty::Chess::default(),
     };
     Server::start_with(explorer, "127.0.0.1:0".parse().unwrap(), limits).unwrap()

@@ -32,6 +32,7 @@ mod obk; // Chessmaster (OBK) books written by a test encoder: the layout byte f
 mod openings; // opening names against python-chess and lichess's table
 mod play; // `play` driven through its stdin
 mod positions; // positions as lichess allows them (setups, odd FENs)
+mod practice; // `explore REP.bin --practice`: SM-2 by hand, the API, the progress file, the page in a real browser
 mod repertoire; // `repertoire`: books and PGN trees from lichess games against python-chess, tallies, bad input
 mod several_books; // several books, first hit wins: `BookFile` lists, `probe`, `match`
 mod smp; // Lazy SMP in `search` and UCI; the `bench` signature

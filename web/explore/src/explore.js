@@ -6,6 +6,10 @@
 // --player NAME`), the moves played in them as filtered in the page (`/api/games`), their results,
 // top and recent games, one of which can be replayed on the board (`/api/game`).
 //
+// With `--practice white|black`, the page drills the book instead (see "Practice" below): it plays
+// the other side's book moves (`/api/practice/state`), the user plays theirs on the board, and
+// each answer is graded by the server (`POST /api/practice/answer`).
+//
 // The state is the line: a start position and the moves played from it, and how many of them are
 // on the board (`ply`). Every change goes through `show()`, which redraws the board and the line,
 // writes the line into the address (`#fen=…&moves=…&ply=…`, and the games' filters, so that a
@@ -40,6 +44,7 @@ const state = {
   gamesRequest: 0, // the number of the latest games asked for: older answers are dropped
   playerSpelling: null, // lower-cased player → the name as the games write it (see drawGamesTitle)
   replay: null, // while a game is replayed: { game (/api/game's answer), saved (the line before) }
+  practice: null, // with --practice: see setUpPractice
 };
 
 const board = Chessground($('board'), {
@@ -126,6 +131,7 @@ function onBoardMove(orig, dest) {
     return;
   }
   const move = moveOfUci(orig + dest);
+  if (state.practice) return practiceAnswer(move);
   if (!play(move)) showError(`${orig}${dest} is not a legal move here`);
   show();
 }
@@ -137,6 +143,7 @@ function promote(role) {
   if (!waiting) return;
   state.promotion = null;
   $('promotion').hidden = true;
+  if (role && state.practice) return practiceAnswer({ ...waiting, promotion: role });
   if (role) {
     const move = { ...waiting, promotion: role };
     if (!play(move)) showError(`${makeSquare(waiting.from)}${makeSquare(waiting.to)}=${role} is not a legal move here`);
@@ -179,12 +186,17 @@ function show() {
     turnColor: pos.turn,
     check: pos.isCheck() ? pos.turn : false,
     lastMove: last ? [last.from, last.to] : undefined,
-    movable: { color: pos.isEnd() ? undefined : pos.turn, dests: chessgroundDests(pos) },
+    // While practising, the board takes a move only when the user is asked for one.
+    movable: { color: pos.isEnd() || state.practice ? undefined : pos.turn, dests: chessgroundDests(pos) },
   });
   board.setAutoShapes([]);
   $('turn').textContent = pos.isCheckmate() ? 'checkmate' : pos.isStalemate() ? 'stalemate' : `${pos.turn} to move`;
   $('fen').value = fen;
   drawLine();
+  if (state.practice) {
+    practiceStep();
+    return;
+  }
   drawReplay();
   writeAddress();
   state.addressShown = location.hash;
@@ -943,9 +955,201 @@ function clearError() {
   $('error').textContent = '';
 }
 
+// ---- Practice ----
+//
+// `polybook explore REP.bin --practice white|black`: a line starts at the server's start position;
+// at each position the page asks /api/practice/state whose move it is. The opponent's book move
+// (chosen by the server: due positions first, then the least practised, then by weight) is played
+// after a short pause; at the user's move the board takes a move, which the server grades
+// (POST /api/practice/answer). A move the book does not list is a mistake: the board takes it back,
+// the book's moves are shown (click one to play it), and the user may retry (not graded again) or
+// play the book's move. Where the book has no move for the side to move, the line is finished.
+// `document.body.dataset.practice` says the phase: loading, opponent, user, answering, mistake, end.
+
+/// The practice's state: the side, the phase, whether the next answer is a retry (ungraded), the
+/// book's moves after a mistake, and the line's count of mistakes.
+function setUpPractice(color) {
+  state.practice = { color, phase: 'loading', retry: false, book: [], mistakes: 0, request: 0, lines: 0 };
+  state.orientation = color;
+  document.body.classList.add('practising');
+  $('practice').hidden = false;
+  $('practice-side').textContent = color;
+  $('practice-retry').addEventListener('click', practiceRetry);
+  $('practice-book-move').addEventListener('click', () => practiceBookMove(state.practice.book[0]));
+  $('practice-next').addEventListener('click', newLine);
+}
+
+/// Starts a new line from the server's start position.
+function newLine() {
+  const p = state.practice;
+  startFrom(state.serverStart);
+  Object.assign(p, { retry: false, book: [], mistakes: 0 });
+  p.lines++;
+  clearError();
+  show();
+}
+
+function setPhase(phase) {
+  state.practice.phase = phase;
+  document.body.dataset.practice = phase;
+  $('practice-retry').hidden = phase !== 'mistake';
+  $('practice-book-move').hidden = phase !== 'mistake';
+  $('practice-book').hidden = phase !== 'mistake';
+  $('practice-next').hidden = phase !== 'end';
+}
+
+const pause = (ms) => new Promise((done) => setTimeout(done, ms));
+
+/// The board takes the user's move, or none.
+function allowMove(allowed) {
+  const pos = here();
+  // (chessground turned its side to move when it took the move: it is set back too.)
+  board.set({ turnColor: pos.turn, movable: { color: allowed ? state.practice.color : undefined, dests: chessgroundDests(pos) } });
+}
+
+/// Asks the server what comes at the board's position, and does it.
+async function practiceStep() {
+  const p = state.practice;
+  const number = ++p.request;
+  setPhase('loading');
+  document.body.dataset.state = 'loading';
+  let answer;
+  try {
+    answer = await askApi(`practice/state?${hereQuery()}`);
+  } catch (e) {
+    if (number === p.request) showError(`cannot read the practice: ${e.message}`);
+    return;
+  }
+  if (number !== p.request) return;
+  drawPracticeCounts(answer);
+  document.body.dataset.state = 'ready';
+  document.body.dataset.shown = $('fen').value;
+  if (!performance.getEntriesByName('explore-usable').length) performance.mark('explore-usable');
+  if (answer.turn === 'opponent') {
+    setPhase('opponent');
+    $('practice-status').textContent = `the book plays ${answer.move.san}`;
+    await pause(250);
+    if (number !== p.request) return;
+    if (!play(moveOfUci(answer.move.uci))) showError(`the book's move ${answer.move.uci} is not legal here`);
+    show();
+  } else if (answer.turn === 'user') {
+    setPhase('user');
+    $('practice-status').textContent = p.retry ? 'try again: your move' : 'your move';
+    drawCard(answer.card);
+    allowMove(true);
+  } else {
+    setPhase('end');
+    const moves = state.moves.length;
+    $('practice-status').textContent = `line finished: ${moves} moves, ${p.mistakes ? `${p.mistakes} mistake${p.mistakes > 1 ? 's' : ''}` : 'no mistake'}`;
+    $('practice-card').textContent = '';
+    $('practice-next').focus();
+  }
+}
+
+/// The repertoire's counts: the user's positions, due today (new ones included), never answered.
+function drawPracticeCounts(answer) {
+  const r = answer.repertoire;
+  $('practice-counts').textContent = `${count(r.positions)} positions to know · ${count(r.due)} due today (${count(r.new)} new)`;
+  $('practice-counts').dataset.due = r.due;
+  $('practice-counts').dataset.new = r.new;
+  $('practice-counts').dataset.positions = r.positions;
+}
+
+/// The position's SM-2 card, or "new".
+function drawCard(card) {
+  $('practice-card').textContent = card
+    ? `answered ${card.reviews}× (${card.lapses} wrong) · due ${card.due} · every ${card.interval} day${card.interval === 1 ? '' : 's'} · ease ${card.ease}`
+    : 'a new position';
+}
+
+/// The user's move `move` (a chessops move) sent to the server: a book move is played and the line
+/// goes on; another is taken back and the book's moves are shown.
+async function practiceAnswer(move) {
+  const p = state.practice;
+  const pos = here();
+  if (p.phase !== 'user') return show();
+  if (!move || !pos.isLegal(move)) {
+    showError('not a legal move here');
+    return show();
+  }
+  clearError();
+  const uci = standardUci(pos, move);
+  const san = makeSanAndPlay(pos.clone(), move);
+  setPhase('answering');
+  allowMove(false);
+  const body = {
+    fen: state.startFen,
+    moves: state.moves.slice(0, state.ply).map((m) => m.uci).join(' '),
+    move: uci,
+    retry: p.retry,
+  };
+  let answer;
+  try {
+    const reply = await fetch('/api/practice/answer', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    answer = await reply.json().catch(() => ({ error: `${reply.status} ${reply.statusText}` }));
+    if (!reply.ok) throw new Error(answer.error ?? `${reply.status} ${reply.statusText}`);
+  } catch (e) {
+    showError(`the answer was not taken: ${e.message}`);
+    return show();
+  }
+  if (answer.right) {
+    p.retry = false;
+    play(move);
+    return show();
+  }
+  p.mistakes += p.retry ? 0 : 1;
+  p.retry = true;
+  p.book = answer.book;
+  // The board takes the move back.
+  const last = state.moves[state.ply - 1];
+  board.set({ fen: makeFen(pos.toSetup()), turnColor: pos.turn, lastMove: last ? [last.from, last.to] : undefined });
+  setPhase('mistake');
+  $('practice-status').textContent = `${san} is not in the book. The book plays:`;
+  drawCard(answer.card);
+  drawPracticeBook(answer.book);
+}
+
+/// The book's moves after a mistake: each a button that plays it, and an arrow on the board.
+function drawPracticeBook(moves) {
+  const list = $('practice-book');
+  list.replaceChildren();
+  for (const m of moves) {
+    const button = document.createElement('button');
+    button.className = 'book-move';
+    button.dataset.uci = m.uci;
+    button.textContent = m.san;
+    button.title = `weight ${m.weight}: play it`;
+    button.addEventListener('click', () => practiceBookMove(m));
+    list.append(button);
+  }
+  board.setAutoShapes(moves.map((m) => ({ orig: m.uci.slice(0, 2), dest: m.uci.slice(2, 4), brush: 'green' })));
+}
+
+/// After a mistake: the user tries again (the answer is checked, not graded again).
+function practiceRetry() {
+  board.setAutoShapes([]);
+  setPhase('user');
+  $('practice-status').textContent = 'try again: your move';
+  allowMove(true);
+}
+
+/// After a mistake: the book's move `m` is played, and the line goes on.
+function practiceBookMove(m) {
+  if (!m) return;
+  state.practice.retry = false;
+  if (!play(moveOfUci(m.uci))) showError(`the book's move ${m.uci} is not legal here`);
+  show();
+}
+
 // ---- Controls ----
 
 function go(ply) {
+  // A line being practised is played forward only.
+  if (state.practice) return;
   if (state.promotion) promote('');
   state.ply = Math.max(0, Math.min(ply, state.moves.length));
   clearError();
@@ -1050,7 +1254,7 @@ document.addEventListener('keydown', (e) => {
 // The browser's back and forward buttons, and an address typed or pasted into the bar: the line
 // the address names is shown (once, though a step through the history may fire both events).
 function showAddress() {
-  if (location.hash === state.addressShown) return;
+  if (state.practice || location.hash === state.addressShown) return;
   clearError();
   const error = readAddress();
   if (error) showError(error);
@@ -1069,6 +1273,11 @@ window.addEventListener('resize', () => document.body.dispatchEvent(new Event('c
     state.tally = config.tally;
     state.serverStart = config.start;
     if (config.games) setUpGames(config.games);
+    if (config.practice) {
+      setUpPractice(config.practice);
+      newLine();
+      return;
+    }
     const error = readAddress();
     if (error) showError(error);
   } catch (e) {
