@@ -105,7 +105,7 @@ struct EvalWindow {
 struct SuiteFilters {
     /// Keep the positions through which the tally's games played at least N moves (the sum of
     /// the games of the position's moves, transpositions included).
-    #[arg(long, value_name = "N", requires = "tally")]
+    #[arg(long, value_name = "N")]
     min_games: Option<u64>,
     /// The tally (`polybook tally`) that --min-games counts in.
     #[arg(long, value_name = "FILE.parquet")]
@@ -255,6 +255,19 @@ fn suite(args: &Args, book: &Book, first: u32, last: u32) -> CliResult {
         return Err(CliError::usage(format!(
             "--min-eval {lo} is above --max-eval {hi}: no position can lie in that window"
         )));
+    }
+    match (args.filters.min_games, &args.filters.tally) {
+        (Some(n), None) => {
+            return Err(CliError::usage(format!(
+                "--min-games {n} counts the games of a tally: give one with --tally FILE.parquet ('polybook tally' makes it)"
+            )));
+        }
+        (None, Some(_)) => {
+            return Err(CliError::usage(
+                "--tally is read for --min-games N: give both, or neither",
+            ));
+        }
+        _ => {}
     }
     let options = SuiteOptions {
         first_ply: first,
