@@ -55,6 +55,7 @@ mod edit;
 mod explore;
 mod export;
 mod filter;
+mod fit_wdl;
 mod info;
 mod interrupt;
 mod key;
@@ -162,6 +163,9 @@ enum Command {
     /// Print the command reference (docs/reference.md) in Markdown.
     #[command(hide = true)]
     Reference(reference::Args),
+    /// Fit `export --draw-rate`'s WDL model to labelled games (the constants of the code).
+    #[command(hide = true, name = "fit-wdl")]
+    FitWdl(fit_wdl::Args),
 }
 
 /// A failure that ends a command: one line for the user and an exit code.
@@ -453,6 +457,7 @@ pub fn main() -> ExitCode {
         Some(Command::SuiteStats(args)) => suite_stats::run(args),
         Some(Command::Uci(args)) => uci::run(args),
         Some(Command::Reference(args)) => reference::run(args),
+        Some(Command::FitWdl(args)) => fit_wdl::run(args),
         None => {
             // A person who typed `polybook` in a terminal is told what it is waiting for; a GUI,
             // which starts it on pipes, sees nothing new.
