@@ -646,6 +646,7 @@ mod tests {
             player: Some(PlayerFilter {
                 names: vec!["B".into()],
                 color: None,
+                both_sides: false,
             }),
             ..GameFilter::default()
         };
