@@ -12,7 +12,7 @@ use rand::rngs::StdRng;
 use shakmaty::{CastlingMode, Chess, Position};
 
 use crate::common::data;
-use crate::{assert_one_line, fuzz};
+use crate::{Records, assert_one_line, fuzz, mutate_records, swap_bytes};
 
 /// The header and the first `records` records of libra8.abk (links past the slice included).
 fn libra8_slice(records: usize) -> Vec<u8> {
@@ -80,13 +80,13 @@ fn generated(rng: &mut StdRng) -> Vec<u8> {
 
 /// A mutation of an ABK file: fields of random records (links, squares, promotion, flags) set to
 /// random or edge values, records swapped, the file cut or padded.
-fn mutate_abk(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
-    let n = b.len() / ABK_RECORD_SIZE;
-    for _ in 0..rng.random_range(0..6) {
-        if n <= ABK_HEADER_RECORDS {
-            break;
-        }
-        let i = rng.random_range(ABK_HEADER_RECORDS..n) * ABK_RECORD_SIZE;
+fn mutate_abk(rng: &mut StdRng, b: Vec<u8>) -> Vec<u8> {
+    let records = Records {
+        start: 0,
+        size: ABK_RECORD_SIZE,
+        keep: ABK_HEADER_RECORDS,
+    };
+    mutate_records(rng, b, records, 6, 60, |rng, b, i, n| {
         match rng.random_range(0..6) {
             0 | 1 => {
                 let at = i + [20, 24][rng.random_range(0..2)];
@@ -100,20 +100,11 @@ fn mutate_abk(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
             }
             2 => b[i + rng.random_range(0..4)] = rng.random(),
             3 => b[i + 16] = rng.random(),
-            4 => {
-                let j = rng.random_range(ABK_HEADER_RECORDS..n) * ABK_RECORD_SIZE;
-                for k in 0..ABK_RECORD_SIZE {
-                    b.swap(i + k, j + k);
-                }
-            }
-            _ => {
-                let at = rng.random_range(0..b.len());
-                b[at] = rng.random();
-            }
+            4 => swap_bytes(b, i, records.random(rng, n), ABK_RECORD_SIZE),
+            _ => return false,
         }
-    }
-    crate::damage_the_end(rng, &mut b, 60);
-    b
+        true
+    })
 }
 
 /// Mutated and generated ABK books: `Book::open` gives a book or one line; a book is probed and
