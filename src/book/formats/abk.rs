@@ -413,11 +413,7 @@ pub(crate) mod tests {
         let mut got = moves_at(&book, &start);
         got.sort();
         assert_eq!(got, [("d2d4".into(), 4), ("e2e4".into(), 10)]);
-        let mut pos = start;
-        for m in ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "f8c5"] {
-            let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-            pos.play_unchecked(mv);
-        }
+        let pos = crate::position::play_moves(start, "e2e4 e7e5 g1f3 b8c6 f1c4 f8c5").unwrap();
         assert_eq!(moves_at(&book, &pos), [("e1h1".into(), 7)]);
     }
 

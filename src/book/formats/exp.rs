@@ -464,12 +464,7 @@ mod tests {
     use shakmaty::uci::UciMove;
 
     fn play(moves: &[&str]) -> Chess {
-        let mut pos = Chess::default();
-        for m in moves {
-            let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-            pos.play_unchecked(mv);
-        }
-        pos
+        crate::position::play_moves(Chess::default(), &moves.join(" ")).unwrap()
     }
 
     /// A record's bytes in a variant's layout, written here field by field.
