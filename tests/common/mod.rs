@@ -273,14 +273,24 @@ pub fn bestmoves(output: &str) -> Vec<&str> {
 
 /// Runs `polybook ARGS` in `dir` with `input` on its standard input.
 pub fn polybook_in(dir: &Path, args: &[&str], input: &str) -> Output {
-    let mut child = piped()
-        .args(args)
-        .current_dir(dir)
+    run_with_input(
+        Command::new(BIN).args(args).current_dir(dir),
+        input.as_bytes(),
+    )
+}
+
+/// Runs `command` to its end with `input` on its standard input; what it wrote (standard output
+/// and error) and how it ended. Panics if it cannot be started.
+pub fn run_with_input(command: &mut Command, input: &[u8]) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
-        .expect("run polybook");
-    // polybook may stop before it has read all the input: a closed pipe is no failure here.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    child.wait_with_output().expect("run polybook")
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    // The command may stop before it has read all the input: a closed pipe is no failure here.
+    let _ = child.stdin.take().unwrap().write_all(input);
+    child.wait_with_output().unwrap()
 }
 
 /// The games of a PGN as python-chess reads them, one JSON object each (tests/match_check.py:
