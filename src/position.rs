@@ -7,8 +7,8 @@ use shakmaty::fen::{Fen, ParseFenError};
 use shakmaty::san::{San, SanError};
 use shakmaty::uci::UciMove;
 use shakmaty::{
-    Bitboard, Board, ByColor, ByRole, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move,
-    Position, PositionError as SetupError, Setup, Square,
+    Bitboard, Board, ByColor, ByRole, CastlingMode, CastlingSide, Chess, Color, EnPassantMode,
+    FromSetup, Move, Piece, Position, PositionError as SetupError, Role, Setup, Square,
 };
 use thiserror::Error;
 
@@ -338,6 +338,45 @@ fn canonical_number(s: &[u8]) -> Option<u32> {
 /// The FEN of a position, with the en-passant square only where a capture is legal.
 pub fn fen_of(pos: &Chess) -> String {
     Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string()
+}
+
+/// The pieces a move of standard chess takes off the board and puts on it, one call of `each` a
+/// piece: `each(piece, square, false)` for one taken off `square` (the mover from where it stood,
+/// a captured piece), `each(piece, square, true)` for one put on it (the mover where it lands, as
+/// promoted). `us` is the side that moves. A drop (`Move::Put`, no move of standard chess) calls
+/// nothing and gives `false`, for the caller to start again from the position after it.
+#[inline(always)]
+pub fn for_each_piece_moved(us: Color, m: Move, mut each: impl FnMut(Piece, Square, bool)) -> bool {
+    match m {
+        Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion,
+        } => {
+            each(role.of(us), from, false);
+            each(promotion.unwrap_or(role).of(us), to, true);
+            if let Some(captured) = capture {
+                each(captured.of(!us), to, false);
+            }
+        }
+        Move::EnPassant { from, to } => {
+            each(Role::Pawn.of(us), from, false);
+            each(Role::Pawn.of(us), to, true);
+            let captured = Square::from_coords(to.file(), from.rank());
+            each(Role::Pawn.of(!us), captured, false);
+        }
+        Move::Castle { king, rook } => {
+            let side = CastlingSide::from_king_side(king < rook);
+            each(Role::King.of(us), king, false);
+            each(Role::Rook.of(us), rook, false);
+            each(Role::King.of(us), side.king_to(us), true);
+            each(Role::Rook.of(us), side.rook_to(us), true);
+        }
+        Move::Put { .. } => return false,
+    }
+    true
 }
 
 /// Why a null move is refused: a position's moves are real moves (no book holds a null move).

@@ -19,12 +19,10 @@
 //! costs a few multiplications per stored count, not a call to the evaluation.
 
 use std::io::Write;
-use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
-use pgn_reader::{RawTag, SanPlus, Skip, Visitor};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use shakmaty::{Chess, Position};
@@ -32,6 +30,7 @@ use shakmaty::{Chess, Position};
 use crate::atomic::AtomicFile;
 use crate::engine::eval::{self, Params, Weight, evaluate, index::COUNT, see_value};
 use crate::pgn::input::{Chunks, Input};
+use crate::pgn::main_line::{MainLineReader, MainLines};
 use crate::pgn::tags::StartTags;
 use crate::text::{quote_path, reason};
 
@@ -242,14 +241,14 @@ pub fn read_positions(
 ) -> Result<(Dataset, Dataset, ReadReport), TuneError> {
     let bytes_read = Arc::new(AtomicU64::new(0));
     let rng = StdRng::seed_from_u64(options.seed);
-    let mut visitor = Sampler {
+    let mut visitor = MainLines(Sampler {
         options,
         rng: rng.clone(),
         reservoir: Vec::with_capacity(options.positions.min(1 << 24)),
         report: ReadReport::default(),
         rng_at_mark: rng,
         journal: Vec::new(),
-    };
+    });
     for input in inputs {
         let read_error = |e: std::io::Error| TuneError::Input(input.read_error(&e));
         let mut chunks = Chunks::open(input, bytes_read.clone(), 1 << 22).map_err(read_error)?;
@@ -257,13 +256,14 @@ pub fn read_positions(
             crate::pgn::read::read_games(&chunk, &mut visitor);
             progress.update(
                 bytes_read.load(std::sync::atomic::Ordering::Relaxed),
-                visitor.report.games,
+                visitor.0.report.games,
             );
         }
     }
-    let mut report = visitor.report;
-    report.sampled = visitor.reservoir.len();
-    let mut sampled = visitor.reservoir;
+    let MainLines(sampler) = visitor;
+    let mut report = sampler.report;
+    report.sampled = sampler.reservoir.len();
+    let mut sampled = sampler.reservoir;
     // In input order, so that the sample does not depend on the reservoir's order.
     sampled.sort_by_key(|c| c.order);
 
@@ -347,7 +347,7 @@ struct Candidate {
     order: u64,
 }
 
-/// The pgn-reader visitor that plays each game and feeds its positions to the reservoir.
+/// The reader of positions ([`MainLineReader`]) that feeds each game's positions to the reservoir.
 struct Sampler<'a> {
     options: &'a TuneOptions,
     rng: StdRng,
@@ -368,92 +368,35 @@ struct SamplerMark {
     report: ReadReport,
 }
 
-impl crate::pgn::read::ChunkVisitor for Sampler<'_> {
-    type Mark = SamplerMark;
-    fn mark(&mut self) -> SamplerMark {
-        self.journal.clear();
-        self.rng_at_mark = self.rng.clone();
-        SamplerMark {
-            reservoir: self.reservoir.len(),
-            report: self.report,
-        }
-    }
-    /// The reader reads the games since the mark again (a tag section broke among them): the
-    /// sample goes back to where it stood, so that each game counts once and the sample is the
-    /// one the games alone give.
-    fn rewind(&mut self, mark: SamplerMark) {
-        for (place, candidate) in self.journal.drain(..).rev() {
-            self.reservoir[place] = candidate;
-        }
-        self.reservoir.truncate(mark.reservoir);
-        self.rng = self.rng_at_mark.clone();
-        self.report = mark.report;
-    }
-    /// A game whose tag section broke is skipped, as `build` skips it.
-    fn broken(&mut self, _why: &str) -> bool {
-        true
-    }
-    fn finish(&mut self) {}
-}
-
+/// What the sample keeps of a game while it is read.
 struct Game {
-    pos: Chess,
-    ply: usize,
+    /// White's result: 1, ½ or 0.
     result: f32,
+    /// The game's candidates, in order.
     positions: Vec<Chess>,
-    stopped: bool,
 }
 
-impl Visitor for Sampler<'_> {
-    type Tags = StartTags;
-    type Movetext = Game;
-    type Output = ();
+impl MainLineReader for Sampler<'_> {
+    type Game = Game;
+    type Mark = SamplerMark;
 
-    fn begin_tags(&mut self) -> ControlFlow<(), StartTags> {
+    fn begin_game(&mut self) {
         self.report.games += 1;
-        ControlFlow::Continue(StartTags::default())
     }
 
-    fn tag(&mut self, tags: &mut StartTags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
-        tags.read(name, value.as_bytes());
-        ControlFlow::Continue(())
-    }
-
-    fn begin_movetext(&mut self, tags: StartTags) -> ControlFlow<(), Game> {
+    fn start(&mut self, tags: StartTags) -> Option<(Chess, Game)> {
         // White's result: 1, ½ or 0; games from the usual start position only.
-        let result = tags.result.white_points().map(|p| f32::from(p) / 2.0);
-        let (Some(result), Some(pos)) = (result, tags.start(false)) else {
-            return ControlFlow::Break(());
-        };
+        let result = f32::from(tags.result.white_points()?) / 2.0;
+        let pos = tags.start(false)?;
         self.report.games_used += 1;
-        ControlFlow::Continue(Game {
-            pos,
-            ply: 0,
-            result,
-            positions: Vec::new(),
-            stopped: false,
-        })
+        let positions = Vec::new();
+        Some((pos, Game { result, positions }))
     }
 
-    fn san(&mut self, game: &mut Game, san_plus: SanPlus) -> ControlFlow<()> {
-        if game.stopped {
-            return ControlFlow::Continue(());
+    fn after_move(&mut self, game: &mut Game, pos: &Chess, ply: u32) {
+        if ply as usize >= self.options.skip_plies && !pos.is_check() {
+            game.positions.push(pos.clone());
         }
-        let Ok(mv) = crate::pgn::san::play_san(san_plus.san, &game.pos) else {
-            // An illegal move ends the game here; the positions before it still count.
-            game.stopped = true;
-            return ControlFlow::Continue(());
-        };
-        game.pos.play_unchecked(mv);
-        game.ply += 1;
-        if game.ply >= self.options.skip_plies && !game.pos.is_check() {
-            game.positions.push(game.pos.clone());
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn begin_variation(&mut self, _game: &mut Game) -> ControlFlow<(), Skip> {
-        ControlFlow::Continue(Skip(true))
     }
 
     fn end_game(&mut self, game: Game) {
@@ -478,6 +421,27 @@ impl Visitor for Sampler<'_> {
                 }
             }
         }
+    }
+
+    fn mark(&mut self) -> SamplerMark {
+        self.journal.clear();
+        self.rng_at_mark = self.rng.clone();
+        SamplerMark {
+            reservoir: self.reservoir.len(),
+            report: self.report,
+        }
+    }
+
+    /// The reader reads the games since the mark again (a tag section broke among them): the
+    /// sample goes back to where it stood, so that each game counts once and the sample is the
+    /// one the games alone give.
+    fn rewind(&mut self, mark: SamplerMark) {
+        for (place, candidate) in self.journal.drain(..).rev() {
+            self.reservoir[place] = candidate;
+        }
+        self.reservoir.truncate(mark.reservoir);
+        self.rng = self.rng_at_mark.clone();
+        self.report = mark.report;
     }
 }
 

@@ -687,16 +687,11 @@ mod tests {
         use crate::book::{ENTRY_SIZE, sort_entries};
         // 1. e4 e5 2. Nf3 in the book; 1. d4 without an answer.
         let mut entries = Vec::new();
-        let mut pos = Chess::default();
-        for uci in ["e2e4", "e7e5", "g1f3"] {
-            entries.push(Entry::from_uci(Key::of(&pos), uci, 1).unwrap());
-            let m = uci
-                .parse::<shakmaty::uci::UciMove>()
-                .unwrap()
-                .to_move(&pos)
-                .unwrap();
-            pos.play_unchecked(m);
-        }
+        crate::position::play_moves_each(Chess::default(), "e2e4 e7e5 g1f3", |pos, m| {
+            let uci = m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+            entries.push(Entry::from_uci(Key::of(pos), &uci, 1).unwrap());
+        })
+        .unwrap();
         entries.push(Entry::from_uci(Key::of(&Chess::default()), "d2d4", 5).unwrap());
         sort_entries(&mut entries);
         let mut bytes = Vec::with_capacity(entries.len() * ENTRY_SIZE);

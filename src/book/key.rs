@@ -9,9 +9,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use shakmaty::zobrist::{Zobrist64, ZobristValue};
-use shakmaty::{
-    Bitboard, Castles, CastlingSide, Chess, Color, EnPassantMode, Move, Position, Role, Square,
-};
+use shakmaty::{Bitboard, Castles, CastlingSide, Chess, Color, EnPassantMode, Move, Position};
+
+use crate::position::for_each_piece_moved;
 
 /// The Polyglot key of a position.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -51,37 +51,10 @@ impl KeyUpdate {
         if let Some(sq) = before.ep_square(EnPassantMode::PseudoLegal) {
             z ^= Z::zobrist_for_en_passant_file(sq.file());
         }
-        let us = before.turn();
-        let mut afresh = false;
-        match mv {
-            Move::Normal {
-                role,
-                from,
-                capture,
-                to,
-                promotion,
-            } => {
-                z ^= Z::zobrist_for_piece(from, role.of(us));
-                z ^= Z::zobrist_for_piece(to, promotion.unwrap_or(role).of(us));
-                if let Some(captured) = capture {
-                    z ^= Z::zobrist_for_piece(to, captured.of(!us));
-                }
-            }
-            Move::EnPassant { from, to } => {
-                z ^= Z::zobrist_for_piece(from, Role::Pawn.of(us));
-                z ^= Z::zobrist_for_piece(to, Role::Pawn.of(us));
-                let captured = Square::from_coords(to.file(), from.rank());
-                z ^= Z::zobrist_for_piece(captured, Role::Pawn.of(!us));
-            }
-            Move::Castle { king, rook } => {
-                let side = CastlingSide::from_king_side(king < rook);
-                z ^= Z::zobrist_for_piece(king, Role::King.of(us));
-                z ^= Z::zobrist_for_piece(rook, Role::Rook.of(us));
-                z ^= Z::zobrist_for_piece(side.king_to(us), Role::King.of(us));
-                z ^= Z::zobrist_for_piece(side.rook_to(us), Role::Rook.of(us));
-            }
-            Move::Put { .. } => afresh = true,
-        }
+        // A piece's part of the key is the same whether it is put on its square or taken off.
+        let afresh = !for_each_piece_moved(before.turn(), mv, |piece, sq, _| {
+            z ^= Z::zobrist_for_piece(sq, piece);
+        });
         let castles = before.castles();
         KeyUpdate {
             z,

@@ -689,15 +689,7 @@ mod tests {
         assert_eq!(out.plies[1].key, start);
         assert_eq!(out.plies[3].key, out.plies[2].key);
         // 2... Nc6 after the variation: in the main line, after 2. Nf3.
-        let mut pos = Chess::default();
-        for uci in ["e2e4", "e7e5", "g1f3"] {
-            let mv = uci
-                .parse::<shakmaty::uci::UciMove>()
-                .unwrap()
-                .to_move(&pos)
-                .unwrap();
-            pos.play_unchecked(mv);
-        }
+        let pos = crate::position::play_moves(Chess::default(), "e2e4 e7e5 g1f3").unwrap();
         assert_eq!(out.plies[9].key, Key::of(&pos).0);
         assert_eq!(out.incidents.len(), 1, "{:?}", out.incidents);
         // The variations of a move that cannot be played are not read (they would start from

@@ -336,45 +336,18 @@ impl Accumulator {
 
     #[inline(always)]
     fn play_with(&self, net: &Network, pos: &Chess, m: Move, out: &mut Accumulator) {
-        let us = pos.turn();
         let mut change = Change::default();
-        match m {
-            Move::Normal {
-                role,
-                from,
-                capture,
-                to,
-                promotion,
-            } => {
-                change.sub(us, role, from);
-                change.add(us, promotion.unwrap_or(role), to);
-                if let Some(captured) = capture {
-                    change.sub(us.other(), captured, to);
-                }
-            }
-            Move::EnPassant { from, to } => {
-                change.sub(us, Role::Pawn, from);
-                change.add(us, Role::Pawn, to);
-                change.sub(
-                    us.other(),
-                    Role::Pawn,
-                    Square::from_coords(to.file(), from.rank()),
-                );
-            }
-            Move::Castle { king, rook } => {
-                let side = shakmaty::CastlingSide::from_queen_side(rook < king);
-                change.sub(us, Role::King, king);
-                change.sub(us, Role::Rook, rook);
-                change.add(us, Role::King, side.king_to(us));
-                change.add(us, Role::Rook, side.rook_to(us));
-            }
-            Move::Put { .. } => {
-                // Not a move of standard chess: start again from the board.
-                let mut after = pos.clone();
-                after.play_unchecked(m);
-                *out = Accumulator::new(net, after.board());
-                return;
-            }
+        let standard =
+            crate::position::for_each_piece_moved(pos.turn(), m, |piece, sq, on| match on {
+                true => change.add(piece.color, piece.role, sq),
+                false => change.sub(piece.color, piece.role, sq),
+            });
+        if !standard {
+            // Not a move of standard chess: start again from the board.
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            *out = Accumulator::new(net, after.board());
+            return;
         }
         for persp in Color::ALL {
             let p = persp as usize;

@@ -14,6 +14,8 @@
 //! - `san`: SAN to the move it names, with the lenient readings other readers accept
 //!   ([`san::play_san`]).
 //! - `tags`: what the readers read in the tags alike: the variant rule, the date.
+//! - `main_line`: each game's main line played move by move for a reader of positions
+//!   (`datagen`/`train`, `tune`), which keeps what it wants of it.
 //! - `reorder`: results of parallel workers put back in input order.
 //! - `split`: an input cut into zstd-compressed parts of N games at the same game starts
 //!   (`polybook split`).
@@ -22,6 +24,7 @@
 //! build's visitor lives in `builder`, the index's in `repertoire`, and so on.
 
 pub mod input;
+pub mod main_line;
 pub mod read;
 pub mod reorder;
 pub mod san;

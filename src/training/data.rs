@@ -26,18 +26,17 @@
 
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
-use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use pgn_reader::{RawTag, SanPlus, Skip, Visitor};
-use shakmaty::{Chess, Color, Position};
+use shakmaty::{Chess, Color, Move, Position};
 
 use super::Sample;
 use crate::engine::hash::hash_of;
 use crate::engine::{Engine, Limits, Score, SearchOptions};
 use crate::pgn::input::{Chunks, Input};
+use crate::pgn::main_line::{MainLineReader, MainLines};
 use crate::pgn::tags::StartTags;
 use crate::text::reason;
 
@@ -126,20 +125,21 @@ pub fn enumerate(
     stop: &AtomicBool,
 ) -> Result<(Vec<Candidate>, u64, ReadReport), DataError> {
     let bytes_read = Arc::new(AtomicU64::new(0));
-    let mut visitor = Enumerator::new(selection);
+    let mut visitor = MainLines(Enumerator::new(selection));
     for input in inputs {
         let read_error = |e: std::io::Error| DataError::Input(input.read_error(&e));
         let mut chunks = Chunks::open(input, bytes_read.clone(), 1 << 22).map_err(read_error)?;
         while let Some(chunk) = chunks.next_chunk().map_err(read_error)? {
             crate::pgn::read::read_games(&chunk, &mut visitor);
-            progress.update(bytes_read.load(Ordering::Relaxed), visitor.report.games);
+            progress.update(bytes_read.load(Ordering::Relaxed), visitor.0.report.games);
             if stop.load(Ordering::Relaxed) {
                 return Err(DataError::Stopped);
             }
         }
     }
-    visitor.report.kept = visitor.kept.len() as u64;
-    Ok((visitor.kept, visitor.fingerprint, visitor.report))
+    let MainLines(mut e) = visitor;
+    e.report.kept = e.kept.len() as u64;
+    Ok((e.kept, e.fingerprint, e.report))
 }
 
 /// splitmix64's finaliser: a well-mixed hash of a word.
@@ -149,6 +149,7 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// The reader of positions ([`MainLineReader`]) that finds the candidates and keeps one in `every`.
 struct Enumerator {
     selection: PositionFilter,
     seen: HashSet<u64>,
@@ -172,85 +173,12 @@ impl Enumerator {
     }
 }
 
+/// What the enumeration keeps of a game while it is read.
 struct Game {
-    pos: Chess,
-    ply: u32,
+    /// White's points: 2, 1 or 0.
     result: u8,
+    /// The game's number in the input (1-based).
     number: u32,
-    stopped: bool,
-}
-
-impl Visitor for Enumerator {
-    type Tags = StartTags;
-    type Movetext = Game;
-    type Output = ();
-
-    fn begin_tags(&mut self) -> ControlFlow<(), StartTags> {
-        self.report.games += 1;
-        ControlFlow::Continue(StartTags::default())
-    }
-
-    fn tag(&mut self, tags: &mut StartTags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
-        tags.read(name, value.as_bytes());
-        ControlFlow::Continue(())
-    }
-
-    fn begin_movetext(&mut self, tags: StartTags) -> ControlFlow<(), Game> {
-        let (Some(result), Some(start)) =
-            (tags.result.white_points(), tags.start(self.selection.fen))
-        else {
-            return ControlFlow::Break(());
-        };
-        self.report.games_used += 1;
-        ControlFlow::Continue(Game {
-            pos: start,
-            ply: 0,
-            result,
-            number: self.report.games as u32,
-            stopped: false,
-        })
-    }
-
-    fn san(&mut self, game: &mut Game, san_plus: SanPlus) -> ControlFlow<()> {
-        if game.stopped {
-            return ControlFlow::Continue(());
-        }
-        let Ok(mv) = crate::pgn::san::play_san(san_plus.san, &game.pos) else {
-            // An illegal move ends the game here; the positions before it still count.
-            game.stopped = true;
-            return ControlFlow::Continue(());
-        };
-        if game.ply >= self.selection.skip_plies
-            && !mv.is_capture()
-            && !mv.is_promotion()
-            && !game.pos.is_check()
-        {
-            let key = hash_of(&game.pos);
-            if self.seen.insert(key) {
-                self.journal.push(key);
-                self.report.candidates += 1;
-                if mix(key) % u64::from(self.selection.every.max(1))
-                    == u64::from(self.selection.part)
-                {
-                    self.fingerprint = mix(self.fingerprint ^ key);
-                    self.kept.push(Candidate {
-                        pos: game.pos.clone(),
-                        result: game.result,
-                        game: game.number,
-                    });
-                }
-            }
-        }
-        game.pos.play_unchecked(mv);
-        game.ply += 1;
-        ControlFlow::Continue(())
-    }
-
-    fn begin_variation(&mut self, _game: &mut Game) -> ControlFlow<(), Skip> {
-        ControlFlow::Continue(Skip(true))
-    }
-
-    fn end_game(&mut self, _game: Game) {}
 }
 
 /// Where an [`Enumerator`] stood at a mark (the keys seen since are in its journal).
@@ -261,8 +189,44 @@ struct EnumeratorMark {
     fingerprint: u64,
 }
 
-impl crate::pgn::read::ChunkVisitor for Enumerator {
+impl MainLineReader for Enumerator {
+    type Game = Game;
     type Mark = EnumeratorMark;
+
+    fn begin_game(&mut self) {
+        self.report.games += 1;
+    }
+
+    fn start(&mut self, tags: StartTags) -> Option<(Chess, Game)> {
+        let result = tags.result.white_points()?;
+        let start = tags.start(self.selection.fen)?;
+        self.report.games_used += 1;
+        let number = self.report.games as u32;
+        Some((start, Game { result, number }))
+    }
+
+    fn before_move(&mut self, game: &mut Game, pos: &Chess, ply: u32, mv: Move) {
+        if ply < self.selection.skip_plies || mv.is_capture() || mv.is_promotion() || pos.is_check()
+        {
+            return;
+        }
+        let key = hash_of(pos);
+        if self.seen.insert(key) {
+            self.journal.push(key);
+            self.report.candidates += 1;
+            if mix(key) % u64::from(self.selection.every.max(1)) == u64::from(self.selection.part) {
+                self.fingerprint = mix(self.fingerprint ^ key);
+                self.kept.push(Candidate {
+                    pos: pos.clone(),
+                    result: game.result,
+                    game: game.number,
+                });
+            }
+        }
+    }
+
+    fn end_game(&mut self, _game: Game) {}
+
     fn mark(&mut self) -> EnumeratorMark {
         self.journal.clear();
         EnumeratorMark {
@@ -271,6 +235,7 @@ impl crate::pgn::read::ChunkVisitor for Enumerator {
             fingerprint: self.fingerprint,
         }
     }
+
     /// The reader reads the games since the mark again (a tag section broke among them): they
     /// are forgotten, their positions too, so that each game counts once and its positions keep
     /// their place in the order.
@@ -282,10 +247,6 @@ impl crate::pgn::read::ChunkVisitor for Enumerator {
         self.report = mark.report;
         self.fingerprint = mark.fingerprint;
     }
-    fn broken(&mut self, _why: &str) -> bool {
-        true
-    }
-    fn finish(&mut self) {}
 }
 
 /// The label file's header: how the labels were made and of which positions.
@@ -619,8 +580,9 @@ mod tests {
             every: 1,
             ..PositionFilter::default()
         };
-        let mut e = Enumerator::new(selection);
-        read_games(text, &mut e);
+        let mut visitor = MainLines(Enumerator::new(selection));
+        read_games(text, &mut visitor);
+        let e = visitor.0;
         let kept = e
             .kept
             .iter()

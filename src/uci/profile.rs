@@ -595,38 +595,23 @@ books:
         assert_eq!(keys.last().unwrap(), "standard");
         // lichess's bounds: 2:45 is bullet, 3:00 blitz (also 3:00 less a few milliseconds, as a
         // client may send it), 2+1 bullet (estimate 160 s), 2+2 blitz (200 s).
-        assert_eq!(
-            facts(true, Some((165_000, 0)), None).speed(),
-            Some(Speed::Bullet)
-        );
-        assert_eq!(
-            facts(true, Some((180_000, 0)), None).speed(),
-            Some(Speed::Blitz)
-        );
-        assert_eq!(
-            facts(true, Some((179_990, 0)), None).speed(),
-            Some(Speed::Blitz)
-        );
-        assert_eq!(
-            facts(true, Some((120_000, 1_000)), None).speed(),
-            Some(Speed::Bullet)
-        );
-        assert_eq!(
-            facts(true, Some((120_000, 2_000)), None).speed(),
-            Some(Speed::Blitz)
-        );
-        assert_eq!(
-            facts(true, Some((299_990, 3_000)), None)
-                .time_control()
-                .as_deref(),
-            Some("5+3")
-        );
-        assert_eq!(
-            facts(true, Some((15_000, 0)), None)
-                .time_control()
-                .as_deref(),
-            Some("0.25+0")
-        );
+        for (clock, speed) in [
+            ((165_000, 0), Speed::Bullet),
+            ((180_000, 0), Speed::Blitz),
+            ((179_990, 0), Speed::Blitz),
+            ((120_000, 1_000), Speed::Bullet),
+            ((120_000, 2_000), Speed::Blitz),
+        ] {
+            assert_eq!(
+                facts(true, Some(clock), None).speed(),
+                Some(speed),
+                "{clock:?}"
+            );
+        }
+        for (clock, control) in [((299_990, 3_000), "5+3"), ((15_000, 0), "0.25+0")] {
+            let told = facts(true, Some(clock), None).time_control();
+            assert_eq!(told.as_deref(), Some(control), "{clock:?}");
+        }
     }
 
     #[test]

@@ -273,14 +273,24 @@ pub fn bestmoves(output: &str) -> Vec<&str> {
 
 /// Runs `polybook ARGS` in `dir` with `input` on its standard input.
 pub fn polybook_in(dir: &Path, args: &[&str], input: &str) -> Output {
-    let mut child = piped()
-        .args(args)
-        .current_dir(dir)
+    run_with_input(
+        Command::new(BIN).args(args).current_dir(dir),
+        input.as_bytes(),
+    )
+}
+
+/// Runs `command` to its end with `input` on its standard input; what it wrote (standard output
+/// and error) and how it ended. Panics if it cannot be started.
+pub fn run_with_input(command: &mut Command, input: &[u8]) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
-        .expect("run polybook");
-    // polybook may stop before it has read all the input: a closed pipe is no failure here.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    child.wait_with_output().expect("run polybook")
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    // The command may stop before it has read all the input: a closed pipe is no failure here.
+    let _ = child.stdin.take().unwrap().write_all(input);
+    child.wait_with_output().unwrap()
 }
 
 /// The games of a PGN as python-chess reads them, one JSON object each (tests/match_check.py:
@@ -328,6 +338,45 @@ pub fn python(script: &str, args: &[&str]) -> String {
     let mut cmd = Command::new(python_chess());
     cmd.arg("-c").arg(script).args(args);
     succeeds(&mut cmd, "python-chess failed")
+}
+
+/// Every position reachable from the start in the Polyglot book `book`, as python-chess reads it,
+/// with its moves (UCI) and their weights: one sorted line per position, `key move:weight ...`.
+/// Moves of weight 0 are left out unless `options` holds `weight0`; with `queen`, so are
+/// underpromotions; with `quantize`, the weights are those an OBK book written by
+/// `common::obk::encode` reads back: 100 above half the position's largest weight, 50 above a
+/// quarter, 25 above 0, 1 for 0.
+pub fn python_reachable(book: &Path, options: &[&str]) -> String {
+    const SCRIPT: &str = r#"
+import sys, chess, chess.polyglot
+options = sys.argv[2:]
+def q(w, top):
+    return 1 if w == 0 else 100 if 2 * w > top else 50 if 4 * w > top else 25
+with chess.polyglot.open_reader(sys.argv[1]) as r:
+    seen, todo, out = set(), [chess.Board()], []
+    while todo:
+        b = todo.pop()
+        k = chess.polyglot.zobrist_hash(b)
+        if k in seen:
+            continue
+        seen.add(k)
+        es = [e for e in r.find_all(b, minimum_weight=0 if 'weight0' in options else 1)
+              if 'queen' not in options or e.move.promotion in (None, chess.QUEEN)]
+        if not es:
+            continue
+        top = max(e.weight for e in es)
+        quantize = 'quantize' in options
+        ws = {e.move.uci(): (q(e.weight, top) if quantize else e.weight) for e in es}
+        out.append(f'{k:016x} ' + ' '.join(sorted(f'{m}:{w}' for m, w in ws.items())))
+        for e in es:
+            nb = b.copy()
+            nb.push(e.move)
+            todo.append(nb)
+print('\n'.join(sorted(out)))
+"#;
+    let mut args = vec![path_str(book)];
+    args.extend_from_slice(options);
+    python(SCRIPT, &args)
 }
 
 /// Runs `command` to its end; its standard output. Panics with `what` and its standard error
@@ -539,13 +588,7 @@ pub fn start_book(path: &Path, moves: &[(&str, u16)]) {
 
 /// The position after `moves` (UCI) from the start.
 pub fn position_after(moves: &[&str]) -> shakmaty::Chess {
-    use shakmaty::{Chess, Position, uci::UciMove};
-    let mut pos = Chess::default();
-    for m in moves {
-        let m = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-        pos.play_unchecked(m);
-    }
-    pos
+    polybook::position::play_moves(shakmaty::Chess::default(), &moves.join(" ")).unwrap()
 }
 
 /// Is `uci` a legal move in `fen`?

@@ -7,12 +7,13 @@ use polybook::book::Book;
 use polybook::book::formats::abk::{
     ABK_HEADER_RECORDS, ABK_HEADER_SIZE, ABK_RECORD_SIZE, AbkHeader, AbkRecord,
 };
+use polybook::book::formats::abk_write::tree_records;
 use rand::Rng;
 use rand::rngs::StdRng;
-use shakmaty::{CastlingMode, Chess, Position};
+use shakmaty::{CastlingMode, Chess, Move, Position};
 
 use crate::common::data;
-use crate::{assert_one_line, fuzz};
+use crate::{Records, assert_one_line, fuzz, mutate_records, swap_bytes};
 
 /// The header and the first `records` records of libra8.abk (links past the slice included).
 fn libra8_slice(records: usize) -> Vec<u8> {
@@ -22,51 +23,43 @@ fn libra8_slice(records: usize) -> Vec<u8> {
 
 /// A random tree of legal moves from the start, written as ABK records (breadth first).
 fn generated(rng: &mut StdRng) -> Vec<u8> {
-    let mut records: Vec<AbkRecord> = Vec::new();
-    let mut queue = std::collections::VecDeque::from([(Chess::default(), None::<usize>, 0)]);
-    while let Some((pos, parent, ply)) = queue.pop_front() {
-        if records.len() > 300 || ply > 8 {
-            break;
+    let mut written = 0;
+    let records = tree_records(|pos, ply| {
+        if written > 300 || ply > 8 {
+            return None;
         }
         let legal = pos.legal_moves();
         if legal.is_empty() {
-            continue;
+            return Some(Vec::new());
         }
         let n = rng.random_range(1..=legal.len().min(4));
-        let first = ABK_HEADER_RECORDS + records.len();
-        if let Some(p) = parent {
-            records[p].first_reply = first as i32;
-        }
-        for k in 0..n {
-            let m = legal[rng.random_range(0..legal.len())];
-            let shakmaty::uci::UciMove::Normal {
-                from,
-                to,
-                promotion,
-            } = m.to_uci(CastlingMode::Standard)
-            else {
-                continue;
-            };
-            records.push(AbkRecord {
-                from: u8::from(from),
-                to: u8::from(to),
-                promotion: promotion.map_or(0, |r| r as i8 - 1) * if rng.random() { 1 } else { -1 },
-                priority: rng.random_range(0..10),
-                games: rng.random_range(0..100_000),
-                flags: u32::from(rng.random_ratio(1, 10)),
-                first_reply: -1,
-                next_sibling: if k + 1 < n {
-                    (first + k + 1) as i32
-                } else {
-                    -1
-                },
-                ..AbkRecord::default()
-            });
-            let mut after = pos.clone();
-            after.play_unchecked(m);
-            queue.push_back((after, Some(records.len() - 1), ply + 1));
-        }
-    }
+        let children: Vec<(Move, AbkRecord)> = (0..n)
+            .filter_map(|_| {
+                let m = legal[rng.random_range(0..legal.len())];
+                let shakmaty::uci::UciMove::Normal {
+                    from,
+                    to,
+                    promotion,
+                } = m.to_uci(CastlingMode::Standard)
+                else {
+                    return None;
+                };
+                let record = AbkRecord {
+                    from: u8::from(from),
+                    to: u8::from(to),
+                    promotion: promotion.map_or(0, |r| r as i8 - 1)
+                        * if rng.random() { 1 } else { -1 },
+                    priority: rng.random_range(0..10),
+                    games: rng.random_range(0..100_000),
+                    flags: u32::from(rng.random_ratio(1, 10)),
+                    ..AbkRecord::default()
+                };
+                Some((m, record))
+            })
+            .collect();
+        written += children.len();
+        Some(children)
+    });
     let mut out = AbkHeader {
         moves: records.len() as u32,
         ..AbkHeader::default()
@@ -80,13 +73,13 @@ fn generated(rng: &mut StdRng) -> Vec<u8> {
 
 /// A mutation of an ABK file: fields of random records (links, squares, promotion, flags) set to
 /// random or edge values, records swapped, the file cut or padded.
-fn mutate_abk(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
-    let n = b.len() / ABK_RECORD_SIZE;
-    for _ in 0..rng.random_range(0..6) {
-        if n <= ABK_HEADER_RECORDS {
-            break;
-        }
-        let i = rng.random_range(ABK_HEADER_RECORDS..n) * ABK_RECORD_SIZE;
+fn mutate_abk(rng: &mut StdRng, b: Vec<u8>) -> Vec<u8> {
+    let records = Records {
+        start: 0,
+        size: ABK_RECORD_SIZE,
+        keep: ABK_HEADER_RECORDS,
+    };
+    mutate_records(rng, b, records, 6, 60, |rng, b, i, n| {
         match rng.random_range(0..6) {
             0 | 1 => {
                 let at = i + [20, 24][rng.random_range(0..2)];
@@ -100,20 +93,11 @@ fn mutate_abk(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
             }
             2 => b[i + rng.random_range(0..4)] = rng.random(),
             3 => b[i + 16] = rng.random(),
-            4 => {
-                let j = rng.random_range(ABK_HEADER_RECORDS..n) * ABK_RECORD_SIZE;
-                for k in 0..ABK_RECORD_SIZE {
-                    b.swap(i + k, j + k);
-                }
-            }
-            _ => {
-                let at = rng.random_range(0..b.len());
-                b[at] = rng.random();
-            }
+            4 => swap_bytes(b, i, records.random(rng, n), ABK_RECORD_SIZE),
+            _ => return false,
         }
-    }
-    crate::damage_the_end(rng, &mut b, 60);
-    b
+        true
+    })
 }
 
 /// Mutated and generated ABK books: `Book::open` gives a book or one line; a book is probed and

@@ -111,29 +111,30 @@ fn book_commands() {
             };
             // The arguments; the book written (and whether over a.bin); the text file written.
             let in_place = variant & 0x80 != 0;
-            // `-o out.bin`, or nothing to write over a.bin; the book written.
-            let out_or_in_place = |args: &mut Vec<String>| -> Option<&'static str> {
+            // A command that writes a book: one of `options`, the `inputs`, then `-o out.bin`, or
+            // nothing to write over a.bin.
+            let writes_book = |options: &[&[&str]], inputs: &[&str]| {
+                let mut args = pick(options);
+                args.extend(inputs.iter().map(|s| s.to_string()));
                 if in_place {
-                    return Some("a.bin");
+                    return (args, Some("a.bin"), None);
                 }
                 args.extend(["-o".into(), "out.bin".into()]);
-                Some("out.bin")
+                (args, Some("out.bin"), None)
             };
             let (mut args, book_out, text_out): (Vec<String>, Option<&str>, Option<&str>) =
                 match command {
-                    "learn" => {
-                        let mut args = pick(&[
+                    "learn" => writes_book(
+                        &[
                             &[],
                             &["--color", "white"],
                             &["--player", "Carlsen"],
                             &["--json"],
-                        ]);
-                        args.extend(["a.bin".into(), "b.pgn".into()]);
-                        let book = out_or_in_place(&mut args);
-                        (args, book, None)
-                    }
-                    "edit" => {
-                        let mut args = pick(&[
+                        ],
+                        &["a.bin", "b.pgn"],
+                    ),
+                    "edit" => writes_book(
+                        &[
                             &["--add", "e2e4=7"],
                             &["--set", "e2e4=10"],
                             &["--remove", "d2d4"],
@@ -145,11 +146,9 @@ fn book_commands() {
                                 "--add",
                                 "e2e4=1",
                             ],
-                        ]);
-                        args.push("a.bin".into());
-                        let book = out_or_in_place(&mut args);
-                        (args, book, None)
-                    }
+                        ],
+                        &["a.bin"],
+                    ),
                     "filter" => {
                         let mut args = pick(&[
                             &["--max-ply", "6"],

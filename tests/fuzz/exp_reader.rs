@@ -13,7 +13,7 @@ use rand::Rng;
 use rand::rngs::StdRng;
 use shakmaty::{Chess, Position};
 
-use crate::{COMMAND_LIMIT, assert_one_line, fuzz, run_in};
+use crate::{COMMAND_LIMIT, Records, assert_one_line, fuzz, mutate_records, run_in, swap_bytes};
 
 /// A record in one of the three layouts (0 BrainLearn, 1 SugaR v1, 2 SugaR v2).
 fn record(layout: u8, key: u64, mv: u16, score: i32, depth: i32) -> Vec<u8> {
@@ -77,7 +77,7 @@ fn generated(rng: &mut StdRng) -> Vec<u8> {
 
 /// A mutation: fields of random records (moves, scores, depths, keys) set to random or edge
 /// values, records swapped, the file cut or padded.
-fn mutate_exp(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
+fn mutate_exp(rng: &mut StdRng, b: Vec<u8>) -> Vec<u8> {
     let header = if b.starts_with(EXP_V2_SIGNATURE) {
         EXP_V2_SIGNATURE.len()
     } else if b.starts_with(EXP_V1_SIGNATURE) {
@@ -85,12 +85,12 @@ fn mutate_exp(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
     } else {
         0
     };
-    let n = (b.len() - header) / EXP_ENTRY_SIZE;
-    for _ in 0..rng.random_range(0..6) {
-        if n == 0 {
-            break;
-        }
-        let i = header + rng.random_range(0..n) * EXP_ENTRY_SIZE;
+    let records = Records {
+        start: header,
+        size: EXP_ENTRY_SIZE,
+        keep: 0,
+    };
+    mutate_records(rng, b, records, 6, 60, |rng, b, i, n| {
         match rng.random_range(0..6) {
             0 => {
                 let at = i + rng.random_range(8..EXP_ENTRY_SIZE - 3);
@@ -98,26 +98,12 @@ fn mutate_exp(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
                 b[at..at + 4].copy_from_slice(&v.to_le_bytes());
             }
             1 => b[i + rng.random_range(0..8)] = rng.random(),
-            2 => {
-                let j = header + rng.random_range(0..n) * EXP_ENTRY_SIZE;
-                for k in 0..8 {
-                    b.swap(i + k, j + k);
-                }
-            }
-            3 => {
-                let j = header + rng.random_range(0..n) * EXP_ENTRY_SIZE;
-                for k in 0..EXP_ENTRY_SIZE {
-                    b.swap(i + k, j + k);
-                }
-            }
-            _ => {
-                let at = rng.random_range(0..b.len());
-                b[at] = rng.random();
-            }
+            2 => swap_bytes(b, i, records.random(rng, n), 8),
+            3 => swap_bytes(b, i, records.random(rng, n), EXP_ENTRY_SIZE),
+            _ => return false,
         }
-    }
-    crate::damage_the_end(rng, &mut b, 60);
-    b
+        true
+    })
 }
 
 /// Generated and mutated experience files: `Book::open` gives a book with a score in every entry

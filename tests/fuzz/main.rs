@@ -577,6 +577,56 @@ fn probe_and_convert_exit_0_or_1(dir: &Path, book: &str) {
     }
 }
 
+/// The records of a binary book file, for [`mutate_records`]: `size` bytes each from byte
+/// `start`, the first `keep` of them left alone (a header written as records).
+#[derive(Clone, Copy)]
+struct Records {
+    start: usize,
+    size: usize,
+    keep: usize,
+}
+
+impl Records {
+    /// The offset of a random record of the `n`, past the kept ones.
+    fn random(self, rng: &mut StdRng, n: usize) -> usize {
+        self.start + rng.random_range(self.keep..n) * self.size
+    }
+}
+
+/// A mutation of a file of `records`: below `edits` times a random record (past the kept ones)
+/// is given to `edit` with its offset and the number of records; where `edit` returns `false`
+/// and leaves it be, a random byte of the file is set instead. Then the end is damaged
+/// ([`damage_the_end`], up to `max_extra` bytes added).
+fn mutate_records(
+    rng: &mut StdRng,
+    mut b: Vec<u8>,
+    records: Records,
+    edits: usize,
+    max_extra: usize,
+    mut edit: impl FnMut(&mut StdRng, &mut Vec<u8>, usize, usize) -> bool,
+) -> Vec<u8> {
+    let n = (b.len() - records.start) / records.size;
+    for _ in 0..rng.random_range(0..edits) {
+        if n <= records.keep {
+            break;
+        }
+        let i = records.random(rng, n);
+        if !edit(rng, &mut b, i, n) {
+            let at = rng.random_range(0..b.len());
+            b[at] = rng.random();
+        }
+    }
+    damage_the_end(rng, &mut b, max_extra);
+    b
+}
+
+/// Swaps the `len` bytes at `i` with the `len` bytes at `j`.
+fn swap_bytes(b: &mut [u8], i: usize, j: usize, len: usize) {
+    for k in 0..len {
+        b.swap(i + k, j + k);
+    }
+}
+
 /// Now and then cuts a mutated file short or adds up to `max_extra` random bytes at its end.
 fn damage_the_end(rng: &mut StdRng, b: &mut Vec<u8>, max_extra: usize) {
     match rng.random_range(0..10) {

@@ -13,7 +13,7 @@ use shakmaty::{CastlingMode, Chess, Position, Role};
 
 use crate::common::data;
 use crate::common::obk::{Node, Note, encode, node, tree_of};
-use crate::{assert_one_line, fuzz};
+use crate::{Records, assert_one_line, fuzz, mutate_records, swap_bytes};
 
 /// A random tree of legal moves from the start (underpromotions left out), at most `budget`
 /// moves, `ply` plies deep at most.
@@ -59,14 +59,14 @@ fn slice(tree: &[Node], width: usize, depth: u32) -> Vec<Node> {
 
 /// A mutation of an OBK file: records' bytes set to random or edge values (flags flipped,
 /// squares changed, fillers), records swapped, the counts changed, the file cut or padded.
-fn mutate_obk(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
+fn mutate_obk(rng: &mut StdRng, b: Vec<u8>) -> Vec<u8> {
     let header = if b.starts_with(b"BOO!") { 12 } else { 8 };
-    let n = (b.len() - header) / 2;
-    for _ in 0..rng.random_range(0..5) {
-        if n == 0 {
-            break;
-        }
-        let i = header + 2 * rng.random_range(0..n);
+    let records = Records {
+        start: header,
+        size: 2,
+        keep: 0,
+    };
+    mutate_records(rng, b, records, 5, 40, |rng, b, i, n| {
         match rng.random_range(0..7) {
             0 => b[i] ^= [0x40, 0x80, 0xc0][rng.random_range(0..3)],
             1 => b[i] = (b[i] & 0xc0) | rng.random_range(0..64),
@@ -75,11 +75,7 @@ fn mutate_obk(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
                 b[i] = 0;
                 b[i + 1] = 0;
             }
-            4 => {
-                let j = header + 2 * rng.random_range(0..n);
-                b.swap(i, j);
-                b.swap(i + 1, j + 1);
-            }
+            4 => swap_bytes(b, i, records.random(rng, n), 2),
             5 => {
                 let v: u32 = match rng.random_range(0..3) {
                     0 => rng.random_range(0..=n as u32 + 2),
@@ -89,14 +85,10 @@ fn mutate_obk(rng: &mut StdRng, mut b: Vec<u8>) -> Vec<u8> {
                 let at = [4, 8][rng.random_range(0..2)].min(header - 4);
                 b[at..at + 4].copy_from_slice(&v.to_le_bytes());
             }
-            _ => {
-                let at = rng.random_range(0..b.len());
-                b[at] = rng.random();
-            }
+            _ => return false,
         }
-    }
-    crate::damage_the_end(rng, &mut b, 40);
-    b
+        true
+    })
 }
 
 /// Mutated OBK books: `Book::open` gives a book or one line, and agrees with `read_obk`; a book

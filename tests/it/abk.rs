@@ -4,7 +4,7 @@
 //! against python-chess reading both Polyglot books.
 
 use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
+use shakmaty::{CastlingMode, Chess, EnPassantMode};
 
 use polybook::book::Book;
 use polybook::book::formats::abk::read_abk;
@@ -53,19 +53,6 @@ for fen in sys.argv[2:]:
     print(' '.join(sorted(f'{m}:{v}' for m, v in w.items())))
 "#;
 
-fn play(moves: &[&str]) -> Chess {
-    let mut pos = Chess::default();
-    for m in moves {
-        let mv = m
-            .parse::<shakmaty::uci::UciMove>()
-            .unwrap()
-            .to_move(&pos)
-            .unwrap();
-        pos.play_unchecked(mv);
-    }
-    pos
-}
-
 /// The moves polybook reads for `pos` from `book`, in python's spelling (castling e1g1).
 fn moves_of(book: &Book, pos: &Chess) -> String {
     let mut moves: Vec<String> = book
@@ -89,7 +76,7 @@ fn libra8_reads_as_python_decodes_it() {
         &["d2d4", "g8f6", "c2c4", "e7e6", "g1f3"],
         &["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "f8c5"],
     ];
-    let positions: Vec<Chess> = lines.iter().map(|l| play(l)).collect();
+    let positions: Vec<Chess> = lines.iter().map(|l| common::position_after(l)).collect();
     let fens: Vec<String> = positions
         .iter()
         .map(|p| Fen::from_position(p, EnPassantMode::Legal).to_string())
@@ -157,29 +144,6 @@ fn a_file_that_is_not_abk_is_one_error_line() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
-/// Every position reachable from the start in `book` with its moves (UCI) and their weights,
-/// as python-chess reads the book: one sorted line per position.
-const PY_REACHABLE: &str = r#"
-import sys, chess, chess.polyglot
-with chess.polyglot.open_reader(sys.argv[1]) as r:
-    seen, todo, out = set(), [chess.Board()], []
-    while todo:
-        b = todo.pop()
-        k = chess.polyglot.zobrist_hash(b)
-        if k in seen:
-            continue
-        seen.add(k)
-        moves = sorted(f'{e.move.uci()}:{e.weight}' for e in r.find_all(b))
-        if not moves:
-            continue
-        out.append(f'{k:016x} ' + ' '.join(moves))
-        for e in r.find_all(b):
-            nb = b.copy()
-            nb.push(e.move)
-            todo.append(nb)
-print('\n'.join(sorted(out)))
-"#;
-
 /// Rodent III's micro book → .abk → .bin: every position reachable from the start keeps its
 /// moves and weights (the weights are the games at the default priority), as python-chess reads them.
 #[test]
@@ -200,8 +164,8 @@ fn convert_round_trips_a_polyglot_book_through_abk() {
     polybook_ok(&["convert", &s(&abk), "-o", &s(&back)]);
     let verify = polybook(&["verify", &s(&back)]);
     assert!(verify.status.success(), "{verify:?}");
-    let want = python(PY_REACHABLE, &[&s(&src)]);
-    let got = python(PY_REACHABLE, &[&s(&back)]);
+    let want = common::python_reachable(&src, &[]);
+    let got = common::python_reachable(&back, &[]);
     assert!(want.lines().count() > 500, "{}", want.lines().count());
     assert_eq!(got, want);
     // The header as Arena reads it.

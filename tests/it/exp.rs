@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
@@ -14,7 +14,7 @@ use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position, Role};
 use polybook::book::formats::exp::{EXP_V2_SIGNATURE, stockfish_key, stockfish_keys};
 use polybook::book::{Book, BookFormat, Key, LearnLayout, MoveScore};
 
-use crate::common::{data, polybook, polybook_fails, polybook_ok, position_after};
+use crate::common::{data, polybook, polybook_fails, polybook_ok, position_after, run_with_input};
 
 // ---- an encoder, for these tests only -----------------------------------------------------------
 
@@ -150,19 +150,7 @@ fn stockfish_printed_keys(engine: &str, setups: &[String]) -> Vec<u64> {
         input.push_str(&format!("position {setup}\nd\n"));
     }
     input.push_str("quit\n");
-    let mut child = Command::new(engine)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = run_with_input(&mut Command::new(engine), input.as_bytes());
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.strip_prefix("Key: "))

@@ -48,7 +48,6 @@ fn simple_ctg_matches_an_independent_reading() {
 #[test]
 fn the_moves_match_jja_s_conversion_but_for_its_deleted_ones() {
     use polybook::book::Book;
-    use shakmaty::{Chess, Position};
 
     // (book, position, move): moves jja writes that libra8 flags deleted.
     let deleted_kept_by_jja = [
@@ -62,15 +61,8 @@ fn the_moves_match_jja_s_conversion_but_for_its_deleted_ones() {
         let fields: Vec<&str> = line.split(' ').collect();
         let (book, line_moves) = (fields[0], fields[1]);
         let jja_moves = &fields[2..fields.len() - 1];
-        let mut pos = Chess::default();
-        for m in line_moves.split(',').filter(|m| *m != "-") {
-            let mv = m
-                .parse::<shakmaty::uci::UciMove>()
-                .unwrap()
-                .to_move(&pos)
-                .unwrap();
-            pos.play_unchecked(mv);
-        }
+        let moves: Vec<&str> = line_moves.split(',').filter(|m| *m != "-").collect();
+        let pos = common::position_after(&moves);
         let probe = Book::open(common::data(&format!("books/{book}")))
             .unwrap()
             .probe(&pos);

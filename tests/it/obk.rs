@@ -7,13 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
-use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Position};
+use shakmaty::CastlingMode;
 
 use polybook::book::Book;
 
 use crate::common::obk::{Node, Note, encode, node, tree_of};
-use crate::common::{data, path_str, polybook, polybook_fails, polybook_ok, python};
+use crate::common::{
+    data, path_str, polybook, polybook_fails, polybook_ok, position_after, python_reachable,
+};
 
 /// 1.e4 (code 3) e5 (2) 2.Nf3 (1); 1.e4 c5 (0); 1.d4 (2) d5 (3).
 fn small_tree() -> Vec<Node> {
@@ -47,19 +48,10 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
-fn after(moves: &[&str]) -> Chess {
-    let mut pos = Chess::default();
-    for m in moves {
-        let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-        pos.play_unchecked(mv);
-    }
-    pos
-}
-
 /// A position's moves as polybook reads them, `uci:weight`, sorted.
 fn moves_of(book: &Book, moves: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = book
-        .probe(&after(moves))
+        .probe(&position_after(moves))
         .legal
         .iter()
         .map(|m| format!("{}:{}", m.mv.to_uci(CastlingMode::Standard), m.entry.weight))
@@ -105,37 +97,6 @@ fn the_encoder_writes_the_layout_byte_for_byte_and_polybook_reads_it() {
     }
 }
 
-/// Every position reachable from the start in a Polyglot book, with its moves (UCI, weight 0
-/// included, underpromotions left out) and their weights, one sorted line per position. With
-/// `quantize`, the weights as an OBK book written by this file's encoder reads back: 100 above
-/// half the position's largest weight, 50 above a quarter, 25 above 0, 1 for 0.
-const PY_REACHABLE: &str = r#"
-import sys, chess, chess.polyglot
-quantize = sys.argv[2] == 'quantize'
-def q(w, top):
-    return 1 if w == 0 else 100 if 2 * w > top else 50 if 4 * w > top else 25
-with chess.polyglot.open_reader(sys.argv[1]) as r:
-    seen, todo, out = set(), [chess.Board()], []
-    while todo:
-        b = todo.pop()
-        k = chess.polyglot.zobrist_hash(b)
-        if k in seen:
-            continue
-        seen.add(k)
-        es = [e for e in r.find_all(b, minimum_weight=0)
-              if e.move.promotion in (None, chess.QUEEN)]
-        if not es:
-            continue
-        top = max(e.weight for e in es)
-        ws = {e.move.uci(): (q(e.weight, top) if quantize else e.weight) for e in es}
-        out.append(f'{k:016x} ' + ' '.join(sorted(f'{m}:{w}' for m, w in ws.items())))
-        for e in es:
-            nb = b.copy()
-            nb.push(e.move)
-            todo.append(nb)
-print('\n'.join(sorted(out)))
-"#;
-
 /// gm2001.bin written as OBK (both versions, one with notes), then `probe`, `verify` and
 /// `convert` on it: the converted book passes `verify` and holds every position and move of
 /// gm2001.bin reachable from the start, each move's weight its code's.
@@ -144,7 +105,7 @@ fn a_real_book_survives_obk_and_every_command_reads_it() {
     let dir = tempfile::tempdir().unwrap();
     let src = data("books/gm2001.bin");
     let tree = tree_of(&Book::open(&src).unwrap());
-    let want = python(PY_REACHABLE, &[path_str(&src), "quantize"]);
+    let want = python_reachable(&src, &["weight0", "queen", "quantize"]);
     assert!(want.lines().count() > 5_000, "{}", want.lines().count());
     let notes = [Note(0, 80, "King's pawn"), Note(1, 81, "!")];
     for (version, notes) in [(1, &notes[..0]), (2, &notes[..])] {
@@ -160,7 +121,7 @@ fn a_real_book_survives_obk_and_every_command_reads_it() {
         polybook_ok(&["convert", obk, "-o", path_str(&back)]);
         let out = polybook(&["verify", path_str(&back)]);
         assert!(out.status.success(), "{out:?}");
-        let got = python(PY_REACHABLE, &[path_str(&back), "raw"]);
+        let got = python_reachable(&back, &["weight0", "queen"]);
         assert_eq!(got, want, "version {version}");
     }
 }

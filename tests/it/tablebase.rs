@@ -4,9 +4,7 @@
 
 use crate::common;
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use polybook::engine::suite::parse_epd;
 use polybook::engine::tablebase::{Value, probe};
@@ -120,20 +118,9 @@ fn short_mates_agree_with_python_chess_brute_force() {
         "{counts:?}"
     );
 
-    let mut child = Command::new(common::python_chess())
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tablebase_check.py"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 runs (install python-chess: pip install chess)");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut python = Command::new(common::python_chess());
+    python.arg(common::root().join("tests/tablebase_check.py"));
+    let out = common::run_with_input(&mut python, lines.as_bytes());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

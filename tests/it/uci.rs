@@ -19,6 +19,14 @@ use common::{BIN, gnuchess_book as book, legal_in};
 
 use common::{bestmoves, uci_session as session};
 
+/// A UCI session with `book` as its `BookFile`, then `commands`; its output.
+fn book_session(book: &Path, commands: &str) -> String {
+    session(&format!(
+        "setoption name BookFile value {}\n{commands}",
+        book.display()
+    ))
+}
+
 fn fen_line(output: &str) -> Vec<&str> {
     output
         .lines()
@@ -102,22 +110,22 @@ fn an_illegal_book_entry_is_never_played() {
     let path = dir.path().join("trap.bin");
     // e2e5 is not a legal move; it has by far the highest weight.
     common::start_book(&path, &[("e2e5", 60000), ("g1f3", 1)]);
-    let out = session(&format!(
-        "setoption name BookFile value {}\nsetoption name BookSelection value best\n\
+    let out = book_session(
+        &path,
+        "setoption name BookSelection value best\n\
          position startpos\ngo movetime 5000\n\
          setoption name BookSelection value weighted\ngo movetime 5000\ngo movetime 5000\n",
-        path.display()
-    ));
+    );
     assert_eq!(bestmoves(&out), ["g1f3", "g1f3", "g1f3"], "{out}");
     assert!(out.contains("info string book move g1f3 weight 1 share 100.0%"));
 
     // Only an illegal entry: the engine searches. (The end of the input stops a search at its
     // first check of the limits, after 1,024 nodes: depth 2 is done well before.)
     common::start_book(&path, &[("e2e5", 60000)]);
-    let out = session(&format!(
-        "setoption name BookFile value {}\nposition startpos\ngo depth 2 wtime 60000 btime 60000\n",
-        path.display()
-    ));
+    let out = book_session(
+        &path,
+        "position startpos\ngo depth 2 wtime 60000 btime 60000\n",
+    );
     assert!(!out.contains("book move"), "{out}");
     assert!(out.contains("info depth 2 "), "{out}");
 }
@@ -126,12 +134,12 @@ fn an_illegal_book_entry_is_never_played() {
 fn book_depth_and_min_weight_hand_over_to_the_search() {
     let b = book();
     // After 1. e4 e5 2. Nf3 (move 2 for black) with BookDepth 1: searched, not from the book.
-    let out = session(&format!(
-        "setoption name BookFile value {}\nsetoption name BookDepth value 1\n\
+    let out = book_session(
+        &b,
+        "setoption name BookDepth value 1\n\
          position startpos moves e2e4 e7e5 g1f3\ngo depth 3 wtime 60000 btime 60000\n\
          position startpos moves e2e4\ngo depth 3 wtime 60000 btime 60000\n",
-        b.display()
-    ));
+    );
     let lines: Vec<&str> = out.lines().collect();
     let book_at = lines.iter().position(|l| l.contains("book move")).unwrap();
     let search_at = lines
@@ -140,11 +148,11 @@ fn book_depth_and_min_weight_hand_over_to_the_search() {
         .unwrap();
     assert!(search_at < book_at, "{out}");
     // No entry reaches the minimum weight: searched.
-    let out = session(&format!(
-        "setoption name BookFile value {}\nsetoption name BookMinWeight value 65535\n\
+    let out = book_session(
+        &b,
+        "setoption name BookMinWeight value 65535\n\
          position startpos\ngo depth 3 wtime 60000 btime 60000\n",
-        b.display()
-    ));
+    );
     assert!(
         !out.contains("book move") && out.contains("info depth 3 "),
         "{out}"
@@ -158,10 +166,10 @@ fn book_depth_and_min_weight_hand_over_to_the_search() {
 fn analyses_of_book_positions_are_searched_and_games_play_the_book() {
     let after_e4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
     let run = |go: &str| {
-        session(&format!(
-            "setoption name BookFile value {}\nposition startpos moves e2e4\n{go}\nisready\n",
-            book().display()
-        ))
+        book_session(
+            &book(),
+            &format!("position startpos moves e2e4\n{go}\nisready\n"),
+        )
     };
     for go in [
         "go depth 3",

@@ -413,11 +413,7 @@ pub(crate) mod tests {
         let mut got = moves_at(&book, &start);
         got.sort();
         assert_eq!(got, [("d2d4".into(), 4), ("e2e4".into(), 10)]);
-        let mut pos = start;
-        for m in ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "f8c5"] {
-            let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-            pos.play_unchecked(mv);
-        }
+        let pos = crate::position::play_moves(start, "e2e4 e7e5 g1f3 b8c6 f1c4 f8c5").unwrap();
         assert_eq!(moves_at(&book, &pos), [("e1h1".into(), 7)]);
     }
 
@@ -481,19 +477,16 @@ pub(crate) mod tests {
             rec("g7g6", 700, -1, -1),     // 908
         ];
         let book = read_abk(&file(&recs)).unwrap();
-        let e = book
-            .entries
-            .iter()
-            .find(|e| e.mv.to_string() == "e7e6")
-            .unwrap();
+        let weight = |mv: &str| {
+            book.entries
+                .iter()
+                .find(|e| e.mv.to_string() == mv)
+                .unwrap()
+                .weight
+        };
         // 40,000 + 30,000 games > 65,535: scaled to 65,535, g7g6's 700 to 655.
-        assert_eq!(e.weight, 65_535);
-        let g = book
-            .entries
-            .iter()
-            .find(|e| e.mv.to_string() == "g7g6")
-            .unwrap();
-        assert_eq!(g.weight, 655);
+        assert_eq!(weight("e7e6"), 65_535);
+        assert_eq!(weight("g7g6"), 655);
     }
 
     #[test]

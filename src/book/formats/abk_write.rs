@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 
 use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Color, Position, Role};
+use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role};
 
 use super::abk::{ABK_DEFAULT_PRIORITY, ABK_HEADER_RECORDS, ABK_RECORD_SIZE, AbkHeader, AbkRecord};
 use crate::book::{Book, Key};
@@ -28,35 +28,24 @@ const SETTINGS: [u32; 8] = [0, 0, 0, 0, 0, 15, 0, 0];
 /// (negative for White). The header holds `comment` and `author` (cut to 120 and 80 bytes),
 /// the depth of the tree and its number of moves.
 pub fn abk_bytes(book: &Book, comment: &str, author: &str) -> Vec<u8> {
-    let mut records: Vec<AbkRecord> = Vec::new();
     let mut expanded: HashSet<Key> = HashSet::new();
     let mut depth = 0u32;
-    // Breadth first: (position, the record whose replies these are, the ply of its moves).
-    let mut queue = std::collections::VecDeque::new();
-    queue.push_back((Chess::default(), None::<usize>, 0u32));
-    while let Some((pos, parent, ply)) = queue.pop_front() {
-        if !expanded.insert(Key::of(&pos)) {
-            continue;
+    let records = tree_records(|pos, ply| {
+        if !expanded.insert(Key::of(pos)) {
+            return Some(Vec::new());
         }
-        let moves = book.probe(&pos).legal;
-        if moves.is_empty() {
-            continue;
+        let moves = book.probe(pos).legal;
+        if !moves.is_empty() {
+            depth = depth.max(ply + 1);
         }
-        let first = ABK_HEADER_RECORDS + records.len();
-        match parent {
-            Some(p) => records[p].first_reply = first as i32,
-            None => debug_assert_eq!(first, ABK_HEADER_RECORDS),
-        }
-        depth = depth.max(ply + 1);
-        let count = moves.len();
-        for (n, m) in moves.into_iter().enumerate() {
+        let children = moves.into_iter().filter_map(|m| {
             let UciMove::Normal {
                 from,
                 to,
                 promotion,
             } = m.mv.to_uci(CastlingMode::Standard)
             else {
-                continue;
+                return None;
             };
             let promotion = match promotion {
                 None => 0,
@@ -66,25 +55,18 @@ pub fn abk_bytes(book: &Book, comment: &str, author: &str) -> Vec<u8> {
                 Some(_) => 4,
             } * if pos.turn() == Color::White { -1 } else { 1 };
             let weight = m.entry.weight;
-            records.push(AbkRecord {
+            let record = AbkRecord {
                 from: u8::from(from),
                 to: u8::from(to),
                 promotion,
                 priority: if weight == 0 { 0 } else { ABK_DEFAULT_PRIORITY },
                 games: u32::from(weight),
-                first_reply: -1,
-                next_sibling: if n + 1 < count {
-                    (first + n + 1) as i32
-                } else {
-                    -1
-                },
                 ..AbkRecord::default()
-            });
-            let mut after = pos.clone();
-            after.play_unchecked(m.mv);
-            queue.push_back((after, Some(records.len() - 1), ply + 1));
-        }
-    }
+            };
+            Some((m.mv, record))
+        });
+        Some(children.collect())
+    });
     let mut settings = SETTINGS;
     settings[7] = depth;
     let header = AbkHeader {
@@ -100,6 +82,49 @@ pub fn abk_bytes(book: &Book, comment: &str, author: &str) -> Vec<u8> {
         out.extend_from_slice(&r.to_bytes());
     }
     out
+}
+
+/// A tree of moves from the start position laid out as ABK records, breadth first: each
+/// position's moves one after the other (linked by `next_sibling`), its parent's `first_reply`
+/// pointing at the first. `moves(pos, ply)` gives the moves of `pos`, `ply` plies from the start,
+/// with their records (all but the links, set here); no moves end the line there, `None` ends the
+/// whole tree.
+pub fn tree_records(
+    mut moves: impl FnMut(&Chess, u32) -> Option<Vec<(Move, AbkRecord)>>,
+) -> Vec<AbkRecord> {
+    let mut records: Vec<AbkRecord> = Vec::new();
+    // Breadth first: (position, the record whose replies these are, the ply of its moves).
+    let mut queue = std::collections::VecDeque::new();
+    queue.push_back((Chess::default(), None::<usize>, 0u32));
+    while let Some((pos, parent, ply)) = queue.pop_front() {
+        let Some(children) = moves(&pos, ply) else {
+            break;
+        };
+        if children.is_empty() {
+            continue;
+        }
+        let first = ABK_HEADER_RECORDS + records.len();
+        match parent {
+            Some(p) => records[p].first_reply = first as i32,
+            None => debug_assert_eq!(first, ABK_HEADER_RECORDS),
+        }
+        let count = children.len();
+        for (n, (m, record)) in children.into_iter().enumerate() {
+            records.push(AbkRecord {
+                first_reply: -1,
+                next_sibling: if n + 1 < count {
+                    (first + n + 1) as i32
+                } else {
+                    -1
+                },
+                ..record
+            });
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            queue.push_back((after, Some(records.len() - 1), ply + 1));
+        }
+    }
+    records
 }
 
 #[cfg(test)]

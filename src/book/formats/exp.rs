@@ -343,32 +343,27 @@ const ZOBRIST: Zobrist = {
     let mut s = 1_070_372u64;
     let mut piece = 0;
     while piece < 12 {
-        let mut sq = 0;
-        while sq < 64 {
-            let (next, r) = next_random(s);
-            s = next;
-            z.psq[piece][sq] = r;
-            sq += 1;
-        }
+        s = draw_randoms(s, &mut z.psq[piece]);
         piece += 1;
     }
-    let mut f = 0;
-    while f < 8 {
-        let (next, r) = next_random(s);
-        s = next;
-        z.enpassant[f] = r;
-        f += 1;
-    }
-    let mut cr = 0;
-    while cr < 16 {
-        let (next, r) = next_random(s);
-        s = next;
-        z.castling[cr] = r;
-        cr += 1;
-    }
+    s = draw_randoms(s, &mut z.enpassant);
+    s = draw_randoms(s, &mut z.castling);
     z.side = next_random(s).1;
     z
 };
+
+/// Fills `out` with the next numbers of the generator whose state is `s`, in order; the state
+/// after them.
+const fn draw_randoms(mut s: u64, out: &mut [u64]) -> u64 {
+    let mut i = 0;
+    while i < out.len() {
+        let (next, r) = next_random(s);
+        s = next;
+        out[i] = r;
+        i += 1;
+    }
+    s
+}
 
 /// Stockfish's key of `pos` (its `st->key`), as Stockfish 11 and later compute it: the pieces, the
 /// castling rights (one number per set of rights, the empty set included), the en-passant file
@@ -464,12 +459,7 @@ mod tests {
     use shakmaty::uci::UciMove;
 
     fn play(moves: &[&str]) -> Chess {
-        let mut pos = Chess::default();
-        for m in moves {
-            let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-            pos.play_unchecked(mv);
-        }
-        pos
+        crate::position::play_moves(Chess::default(), &moves.join(" ")).unwrap()
     }
 
     /// A record's bytes in a variant's layout, written here field by field.

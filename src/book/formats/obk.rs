@@ -283,11 +283,7 @@ mod tests {
     }
 
     fn moves_at(book: &ObkBook, moves: &[&str]) -> Vec<(String, u16)> {
-        let mut pos = Chess::default();
-        for m in moves {
-            let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-            pos.play_unchecked(mv);
-        }
+        let pos = crate::position::play_moves(Chess::default(), &moves.join(" ")).unwrap();
         let key = Key::of(&pos);
         let mut out: Vec<_> = book
             .entries
