@@ -38,7 +38,7 @@ use crate::book::Key;
 use crate::pgn::input::{Chunks, Input, InputError, open_text};
 use crate::pgn::read::{ChunkVisitor, read_games};
 use crate::pgn::san::play_san;
-use crate::pgn::tags::{Outcome, StartTags};
+use crate::pgn::tags::{Outcome, PlayerTags};
 use crate::position::{EpdLine, fen_of, parse_fen};
 
 /// Why the statistics could not be made.
@@ -343,13 +343,6 @@ impl ChunkVisitor for StatsVisitor {
     }
 }
 
-#[derive(Default)]
-struct Tags {
-    start: StartTags,
-    white: String,
-    black: String,
-}
-
 struct Game {
     pos: Chess,
     white: String,
@@ -367,25 +360,21 @@ struct Game {
 }
 
 impl Visitor for StatsVisitor {
-    type Tags = Tags;
+    type Tags = PlayerTags;
     type Movetext = Game;
     type Output = ();
 
-    fn begin_tags(&mut self) -> ControlFlow<(), Tags> {
+    fn begin_tags(&mut self) -> ControlFlow<(), PlayerTags> {
         self.read += 1;
-        ControlFlow::Continue(Tags::default())
+        ControlFlow::Continue(PlayerTags::default())
     }
 
-    fn tag(&mut self, tags: &mut Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
-        match name {
-            b"White" => tags.white = value.decode_utf8_lossy().trim().to_string(),
-            b"Black" => tags.black = value.decode_utf8_lossy().trim().to_string(),
-            _ => tags.start.read(name, value.as_bytes()),
-        }
+    fn tag(&mut self, tags: &mut PlayerTags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
+        tags.read(name, value);
         ControlFlow::Continue(())
     }
 
-    fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<(), Game> {
+    fn begin_movetext(&mut self, tags: PlayerTags) -> ControlFlow<(), Game> {
         let Some(pos) = tags.start.start(true) else {
             self.unmatched += 1;
             return ControlFlow::Break(());

@@ -47,11 +47,7 @@ pub fn run(args: Args) -> CliResult {
     let player = Player::new(&args.player, None).map_err(CliError::usage)?;
     let book = open_book(&args.book)?;
     let inputs = expand(&args.games).map_err(CliError::data)?;
-    let total = inputs.iter().map(|i| i.size()).sum::<Option<u64>>();
-    let bar = Bar::new(
-        !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        total,
-    );
+    let bar = Bar::over_inputs(&inputs, args.quiet);
     let stop = super::interrupt::flag();
     let result = check_games(&inputs, &book, player.as_ref(), &bar, &stop);
     bar.finish();

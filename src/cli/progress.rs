@@ -9,6 +9,16 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub struct Bar(Option<ProgressBar>);
 
 impl Bar {
+    /// The bar of the bytes of `inputs` read, shown unless `quiet` or standard error is not a
+    /// terminal.
+    pub fn over_inputs(inputs: &[polybook::pgn::input::Input], quiet: bool) -> Bar {
+        let total = inputs.iter().map(|i| i.size()).sum::<Option<u64>>();
+        Bar::new(
+            !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            total,
+        )
+    }
+
     /// The bar of the bytes of input read (of `total`, if known), or none when `show` is false.
     pub fn new(show: bool, total: Option<u64>) -> Bar {
         if !show {

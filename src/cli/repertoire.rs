@@ -118,11 +118,7 @@ pub fn run(args: Args) -> CliResult {
     } else {
         let inputs = expand(&args.games).map_err(CliError::data)?;
         refuse_overwrite(&args.games, &args.output)?;
-        let total = inputs.iter().map(|i| i.size()).sum::<Option<u64>>();
-        let bar = Bar::new(
-            !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-            total,
-        );
+        let bar = Bar::over_inputs(&inputs, args.quiet);
         let stop = super::interrupt::flag();
         let result = Counts::from_games(&inputs, &args.player, args.color, &stop, &bar);
         bar.finish();

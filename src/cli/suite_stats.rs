@@ -84,11 +84,7 @@ pub fn run(args: Args) -> CliResult {
         None => None,
     };
     let inputs = expand(&args.games).map_err(CliError::data)?;
-    let total = inputs.iter().map(|i| i.size()).sum::<Option<u64>>();
-    let bar = Bar::new(
-        !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        total,
-    );
+    let bar = Bar::over_inputs(&inputs, args.quiet);
     let stop = super::interrupt::flag();
     let result = suite_stats(&inputs, &suite, &bar, &stop);
     bar.finish();

@@ -30,6 +30,27 @@ pub fn classify_variant(name: &[u8]) -> VariantKind {
     }
 }
 
+/// The players' names and where the game starts (the `White` and `Black` tags, trimmed, and
+/// [`StartTags`]): what the readers that follow each game's players need (`check`,
+/// `suite-stats`).
+#[derive(Default)]
+pub struct PlayerTags {
+    pub white: String,
+    pub black: String,
+    pub start: StartTags,
+}
+
+impl PlayerTags {
+    /// Takes in one tag (the others are ignored).
+    pub fn read(&mut self, name: &[u8], value: pgn_reader::RawTag<'_>) {
+        match name {
+            b"White" => self.white = value.decode_utf8_lossy().trim().to_string(),
+            b"Black" => self.black = value.decode_utf8_lossy().trim().to_string(),
+            _ => self.start.read(name, value.as_bytes()),
+        }
+    }
+}
+
 /// The tags that say where a game starts and how it ended, read the same way by every reader of
 /// positions (datagen, train, tune): the `Result`, the `FEN` set-up and the `Variant`.
 #[derive(Default)]

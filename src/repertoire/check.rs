@@ -29,7 +29,7 @@ use crate::book::{Book, Key};
 use crate::pgn::input::{Chunks, Input, InputError};
 use crate::pgn::read::{ChunkVisitor, read_games};
 use crate::pgn::san::play_san;
-use crate::pgn::tags::StartTags;
+use crate::pgn::tags::PlayerTags;
 
 /// Who left the book, or how a game ended in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -156,13 +156,6 @@ struct CheckVisitor<'a> {
     checked: Vec<GameCheck>,
 }
 
-#[derive(Default)]
-struct Tags {
-    start: StartTags,
-    white: String,
-    black: String,
-}
-
 struct Game {
     pos: Chess,
     ply: u32,
@@ -244,25 +237,21 @@ impl CheckVisitor<'_> {
 }
 
 impl Visitor for CheckVisitor<'_> {
-    type Tags = Tags;
+    type Tags = PlayerTags;
     type Movetext = Game;
     type Output = ();
 
-    fn begin_tags(&mut self) -> ControlFlow<(), Tags> {
+    fn begin_tags(&mut self) -> ControlFlow<(), PlayerTags> {
         self.read += 1;
-        ControlFlow::Continue(Tags::default())
+        ControlFlow::Continue(PlayerTags::default())
     }
 
-    fn tag(&mut self, tags: &mut Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
-        match name {
-            b"White" => tags.white = value.decode_utf8_lossy().trim().to_string(),
-            b"Black" => tags.black = value.decode_utf8_lossy().trim().to_string(),
-            _ => tags.start.read(name, value.as_bytes()),
-        }
+    fn tag(&mut self, tags: &mut PlayerTags, name: &[u8], value: RawTag<'_>) -> ControlFlow<()> {
+        tags.read(name, value);
         ControlFlow::Continue(())
     }
 
-    fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<(), Game> {
+    fn begin_movetext(&mut self, tags: PlayerTags) -> ControlFlow<(), Game> {
         let side = match self.player {
             None => None,
             Some(p) if p.matches(&tags.white) => Some(Color::White),
