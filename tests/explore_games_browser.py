@@ -4,10 +4,11 @@
 #
 #   python3 -c "$(cat tests/browser.py tests/explore_games_browser.py)" URL SHOTS
 #
-# URL is a running `polybook explore GAMES --player NAME`; SHOTS the folder for the screenshots. The
+# URL is a running `polybook explore GAMES --player NAME --repertoire BOOK`; SHOTS the folder for the screenshots. The
 # games panel's moves are compared with `/api/games`'s answer, fetched here for the same position
 # and filters; each filter widget is set and the page must then ask (and show) exactly that filter;
-# a top game is replayed (its position checked with python-chess); the filters survive a reload
+# a top game is replayed (its position checked with python-chess); the top games and the replay
+# say where the game left the repertoire book as the API says; the filters survive a reload
 # and back/forward; filters the server refuses show its message in the page's error box; phone
 # width does not overflow. Prints `ok` at the end.
 import json
@@ -274,14 +275,24 @@ reset()
 check_games(line, {}, "reset for the replay")
 listed = js("""return [...document.querySelectorAll('#games .game-list[data-list="top"] tr.game')].map(r => [
     r.dataset.id, r.querySelector('.players').textContent, r.querySelector('.result').textContent,
-    r.querySelector('a.site')?.href ?? null, r.querySelector('a.site')?.target ?? null]);""")
+    r.querySelector('a.site')?.href ?? null, r.querySelector('a.site')?.target ?? null,
+    r.querySelector('.players .repertoire')?.textContent ?? null]);""")
 if not listed:
     fail("no top game listed after 1. e4")
 tops = {str(g["id"]): g for m in after_e4["moves"] for g in m["top"]}
-for gid, players, result, href, target in listed:
+
+
+def left_text(rep):
+    """Where a game left the repertoire book (`--repertoire`), as the page writes it."""
+    return "in the book" if rep["who"] == "none" else f"left at ply {rep['ply']} ({rep['who']})"
+
+
+for gid, players, result, href, target, left in listed:
     g = tops.get(gid)
     if g is None:
         fail(f"top game {gid} is not one of the API's top games")
+    if left != left_text(g["repertoire"]):
+        fail(f"top game {gid} shows {left!r} for the repertoire, the API {g['repertoire']}")
     if g["white"] not in players or g["black"] not in players:
         fail(f"top game {gid} shows {players!r}, the API {g['white']} – {g['black']}")
     if g["site"] and g["site"].startswith("http") and (href != g["site"] or target != "_blank"):
@@ -301,6 +312,9 @@ for i, m in enumerate([None] + game["moves"]):
         reached = i
 if game["ply"] != reached:
     fail(f"game {gid} reaches 1. e4 at ply {reached} (python-chess), /api/game says {game['ply']}")
+meta = driver.find_element(By.CSS_SELECTOR, "#replay .meta").text
+if left_text(game["repertoire"]) not in meta:
+    fail(f"the replay's header {meta!r} does not say where the game left the repertoire ({game['repertoire']})")
 
 
 def game_board(ply):

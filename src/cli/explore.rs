@@ -11,6 +11,7 @@ use std::io::IsTerminal;
 use polybook::book::Books;
 use polybook::explore::{ExploreError, Explorer, Practice, Server};
 use polybook::pgn::input::expand;
+use polybook::repertoire::check::{CheckError, Left, check_games};
 use polybook::repertoire::{Index, IndexOptions, Player, is_games_input};
 use polybook::tally::TallyLookup;
 use polybook::text::{quote, thousands};
@@ -46,6 +47,11 @@ pub struct Args {
     /// With games: threads that read them (default: every core).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// With games: where each game left this repertoire book, as `polybook check --book REP.bin`
+    /// says (with the same --player): the games' lists and the replayed game show "in the book"
+    /// or "left at ply N (who)".
+    #[arg(long, value_name = "REP.bin")]
+    repertoire: Option<PathBuf>,
     /// No progress bar while the games are read.
     #[arg(long)]
     quiet: bool,
@@ -118,6 +124,15 @@ pub fn run(args: Args) -> CliResult {
             "--player and --player-regex need games to explore (PGN files or folders)",
         ));
     }
+    if game_paths.is_empty() && args.repertoire.is_some() {
+        return Err(CliError::usage(
+            "--repertoire checks games against the book: give games to explore (PGN files or folders)",
+        ));
+    }
+    let repertoire = match &args.repertoire {
+        Some(path) => Some((path, open_book(path)?)),
+        None => None,
+    };
     if args.max_ply == 0 {
         return Err(CliError::usage("--max-ply must be at least 1"));
     }
@@ -130,7 +145,7 @@ pub fn run(args: Args) -> CliResult {
         let paths: Vec<PathBuf> = game_paths.iter().map(|p| p.to_path_buf()).collect();
         let inputs = expand(&paths).map_err(CliError::data)?;
         let opts = IndexOptions {
-            player,
+            player: player.clone(),
             max_ply: args.max_ply,
             threads: args.threads.unwrap_or_else(polybook::cores::cores),
             memory: args.memory.unwrap_or_else(default_memory),
@@ -139,7 +154,7 @@ pub fn run(args: Args) -> CliResult {
         let bar = super::progress::Bar::new(!args.quiet && std::io::stderr().is_terminal(), total);
         let index = Index::read(&inputs, &opts, &super::interrupt::flag(), &bar);
         bar.finish();
-        let index = index.map_err(|e| match e {
+        let mut index = index.map_err(|e| match e {
             polybook::repertoire::IndexError::Interrupted => CliError::interrupted(e),
             _ => CliError::data(e),
         })?;
@@ -156,6 +171,29 @@ pub fn run(args: Args) -> CliResult {
                 format!("; left out: {}", left_out.join(", "))
             }
         );
+        if let Some((path, book)) = &repertoire {
+            let bar = super::progress::Bar::over_inputs(&inputs, args.quiet);
+            let report = check_games(
+                &inputs,
+                book,
+                player.as_ref(),
+                &bar,
+                &super::interrupt::flag(),
+            );
+            bar.finish();
+            let report = report.map_err(|e| match e {
+                CheckError::Stopped => CliError::interrupted(e),
+                e => CliError::data(e),
+            })?;
+            let never = report.games.iter().filter(|g| g.who == Left::None).count();
+            eprintln!(
+                "polybook: {} games checked against {}: {} never left it",
+                thousands(report.games.len()),
+                path.display(),
+                thousands(never)
+            );
+            index.set_repertoire(&report.games);
+        }
         let name = game_paths
             .iter()
             .map(|p| p.display().to_string())

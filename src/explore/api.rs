@@ -34,8 +34,10 @@
 //!   rated (`null` if none); `rating` the average opponent (without `--player`: the average of
 //!   both players' average); `last` the latest month played; `top` up to 3 games with the highest
 //!   average rating, `recent` the 3 latest; a GAME is `{"id","white","black","whiteElo",
-//!   "blackElo","result","date","speed","rated","site","uci","san"}`. Moves: most games first.
-//!   Without games: `404`.
+//!   "blackElo","result","date","speed","rated","site","uci","san"}`, and with `--repertoire
+//!   REP.bin` `"repertoire":{"game","who","ply","move"}`, where the game left the book, exactly
+//!   `polybook check --json`'s line for the game (absent for a game `check` leaves out). Moves:
+//!   most games first. Without games: `404`.
 //! - `GET /api/game?id=N&fen=FEN&moves=MOVES`: game `N` whole: a GAME's fields, `event`,
 //!   `timeControl`, `start` (its first position's FEN), `moves` (`[{"uci","san"}…]`, every move)
 //!   and `ply`, the first ply at which it reaches the position of `fen` and `moves` (by Polyglot

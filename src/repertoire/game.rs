@@ -65,6 +65,9 @@ pub struct GameInfo {
     pub plies: u16,
     /// Where its moves start in the moves' array.
     pub moves: u64,
+    /// The game's number among all the inputs' games, from 1, games left out counted (`check`'s
+    /// `game`); within a chunk, among the chunk's games until the merge.
+    pub number: u64,
 }
 
 /// The id of a missing string.
@@ -342,6 +345,7 @@ impl Visitor for IndexVisitor<'_> {
             site_len,
             plies: 0,
             moves: out.moves.len() as u64,
+            number: out.counts.read,
         });
         out.words.push(word);
         let key = Key::of(&pos).0;

@@ -28,7 +28,7 @@ pub mod check;
 pub mod game;
 pub mod query;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, sync_channel};
@@ -43,7 +43,9 @@ use crate::pgn::tags::Speed;
 use crate::text::{quote, thousands};
 use game::{ChunkIndex, Counts, GameInfo, Mode, PARTITIONS, Strings, index_chunk, partition};
 
-pub use query::{FilterError, Filters, GameDetail, GameJson, MoveGames, PositionGames, Results};
+pub use query::{
+    FilterError, Filters, GameDetail, GameJson, MoveGames, PositionGames, RepertoireJson, Results,
+};
 
 /// The highest rating kept (12 bits); higher ones count as this.
 pub const MAX_ELO: u32 = 4095;
@@ -220,6 +222,9 @@ pub struct Index {
     pub counts: Counts,
     /// Seconds spent reading and indexing.
     pub seconds: f64,
+    /// Where each game left a repertoire book (`explore --repertoire`), by game number
+    /// ([`GameInfo::number`]); `None` without a book.
+    repertoire: Option<HashMap<u64, RepertoireJson>>,
 }
 
 impl Index {
@@ -250,6 +255,7 @@ impl Index {
             max_ply: opts.max_ply,
             counts: Counts::default(),
             seconds: 0.0,
+            repertoire: None,
         };
         let result = std::thread::scope(|s| {
             let reader_bytes = bytes.clone();
@@ -373,11 +379,37 @@ impl Index {
         Ok(index)
     }
 
+    /// Keeps where each game left a repertoire book, as [`check::check_games`] found over the same
+    /// inputs with the same player: the games' API objects then carry it (`repertoire`).
+    pub fn set_repertoire(&mut self, checked: &[check::GameCheck]) {
+        self.repertoire = Some(
+            checked
+                .iter()
+                .map(|g| {
+                    let json = RepertoireJson {
+                        game: g.game,
+                        who: g.who,
+                        ply: g.ply,
+                        mv: g.mv.clone(),
+                    };
+                    (g.game, json)
+                })
+                .collect(),
+        );
+    }
+
+    /// Where game `id` left the repertoire book, if one was given and the game was checked.
+    fn repertoire_of(&self, id: u32) -> Option<RepertoireJson> {
+        let number = self.games.get(id as usize)?.number;
+        self.repertoire.as_ref()?.get(&number).cloned()
+    }
+
     /// Adds a chunk's games after those already merged.
     fn merge(&mut self, chunk: ChunkIndex) {
         let base = self.games.len() as u32;
         let moves_base = self.moves.len() as u64;
         let sites_base = self.sites.len() as u32;
+        let read_before = self.counts.read;
         // The chunk's strings to the index's.
         let ids: Vec<u32> = chunk
             .strings
@@ -400,6 +432,7 @@ impl Index {
                 g.site + sites_base
             },
             moves: g.moves + moves_base,
+            number: g.number + read_before,
             ..*g
         }));
         self.words.extend_from_slice(&chunk.words);

@@ -440,6 +440,21 @@ pub struct GameJson {
     pub uci: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub san: Option<String>,
+    /// Where the game left the repertoire book given to `explore --repertoire` (absent without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repertoire: Option<RepertoireJson>,
+}
+
+/// Where a game left a repertoire book: `check --json`'s `game` (the game's number among all the
+/// inputs' games, from 1), `who`, `ply` and `move` for the game.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RepertoireJson {
+    pub game: u64,
+    pub who: super::check::Left,
+    pub ply: u32,
+    /// The move played where it left, in UCI (`null` for `none`, or where the game ended).
+    #[serde(rename = "move")]
+    pub mv: Option<String>,
 }
 
 /// One game whole: `/api/game`'s answer.
@@ -536,6 +551,7 @@ impl Index {
             site,
             uci,
             san,
+            repertoire: self.repertoire_of(game),
         }
     }
 

@@ -860,7 +860,8 @@ fn the_page_works_in_a_real_browser() {
 /// same position and filters, each filter widget (colour, speed, mode, rating, months, result,
 /// opponent) makes the page ask and show that filter, the filters survive a reload and step back
 /// and forward with the browser, filters the server refuses are shown in the error box, a top game is replayed at the position (python-chess's) and
-/// stepped through, "back" and "explore from here" leave it, phone width does not overflow. The
+/// stepped through, "back" and "explore from here" leave it, the games say where they left the
+/// `--repertoire` book (in the list and the replay's header), phone width does not overflow. The
 /// screenshots go to `target/explore-games-screenshots/`.
 #[test]
 fn the_games_page_works_in_a_real_browser() {
@@ -870,6 +871,8 @@ fn the_games_page_works_in_a_real_browser() {
         "tests/data/pgn/lichess_magnus_2018-2022.pgn.xz",
         "--player",
         "DrNykterstein",
+        "--repertoire",
+        "tests/data/books/gm2001.bin",
     ]);
     let out = common::python(
         &[

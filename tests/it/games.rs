@@ -185,6 +185,127 @@ fn bad_queries_are_refused_with_the_reason() {
     assert!(books_only.get("/api/books").json()["games"].is_null());
 }
 
+/// `--repertoire REP.bin`: every game object of the API (the top and recent games of several
+/// positions, from both sides, and each of them whole) carries where the game left the book,
+/// exactly `check --json`'s line for the game's number; without `--repertoire` there is none.
+#[test]
+fn the_games_say_where_they_left_the_repertoire_as_check_does() {
+    let games = lichess();
+    let dir = tempfile::tempdir().unwrap();
+    let rep = dir.path().join("rep.bin");
+    let rep_str = rep.display().to_string();
+    let built = polybook(&[
+        "build",
+        &games,
+        "-o",
+        &rep_str,
+        "--player",
+        "DrNykterstein",
+        "--color",
+        "white",
+        "--max-ply",
+        "10",
+        "--min-games",
+        "2",
+    ]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let checked = polybook(&[
+        "check",
+        &games,
+        "--book",
+        &rep_str,
+        "--player",
+        "DrNykterstein",
+        "--json",
+        "-q",
+    ]);
+    assert!(checked.status.success(), "{}", stderr(&checked));
+    // check's verdict and players by game number (its last line is the summary).
+    let verdicts: std::collections::HashMap<u64, (serde_json::Value, [serde_json::Value; 2])> =
+        common::stdout(&checked)
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter_map(|g| {
+                let n = g["game"].as_u64()?;
+                let verdict = serde_json::json!({
+                    "game": n, "who": g["who"], "ply": g["ply"], "move": g["move"]
+                });
+                Some((n, (verdict, [g["white"].clone(), g["black"].clone()])))
+            })
+            .collect();
+    assert!(verdicts.len() > 100, "{}", verdicts.len());
+
+    let served = Served::start(&[
+        &games,
+        "--player",
+        "DrNykterstein",
+        "--repertoire",
+        &rep_str,
+    ]);
+    let plain = Served::start(&[&games, "--player", "DrNykterstein"]);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut kinds = std::collections::BTreeSet::new();
+    for query in [
+        "",
+        "moves=e4",
+        "moves=d4",
+        "moves=e4+c5",
+        "moves=e4+e5+Nf3",
+        "moves=d4+Nf6+c4",
+        "color=black",
+        "moves=e4&color=black",
+        "moves=Nf3&color=white",
+        "moves=e4+c5+Nf3+d6",
+    ] {
+        let answer = served.get(&format!("/api/games?{query}")).json();
+        let without = plain.get(&format!("/api/games?{query}")).json();
+        for (moves, with_book) in [(&without["moves"], false), (&answer["moves"], true)] {
+            for m in moves.as_array().unwrap() {
+                for g in ["top", "recent"]
+                    .iter()
+                    .flat_map(|list| m[*list].as_array().unwrap())
+                {
+                    if !with_book {
+                        assert!(g.get("repertoire").is_none(), "{query}: {g}");
+                        continue;
+                    }
+                    let rep = &g["repertoire"];
+                    let n = rep["game"]
+                        .as_u64()
+                        .unwrap_or_else(|| panic!("{query}: {g}"));
+                    let (verdict, players) = &verdicts[&n];
+                    assert_eq!(rep, verdict, "{query}: game {}", g["id"]);
+                    // The number is the game's: the same players as check's line.
+                    assert_eq!(
+                        [&g["white"], &g["black"]],
+                        [&players[0], &players[1]],
+                        "{query}"
+                    );
+                    kinds.insert(rep["who"].as_str().unwrap().to_string());
+                    seen.insert((g["id"].as_u64().unwrap(), n));
+                }
+            }
+        }
+    }
+    assert!(seen.len() > 30, "{}", seen.len());
+    for who in ["player", "opponent", "end"] {
+        assert!(kinds.contains(who), "{who}: {kinds:?}");
+    }
+    // One game whole: the same object.
+    for &(id, n) in seen.iter().take(20) {
+        let game = served.get(&format!("/api/game?id={id}")).json();
+        let verdict = &verdicts[&n].0;
+        assert_eq!(&game["repertoire"], verdict, "game {id}");
+        // The move where it left the book is the game's move there.
+        if !verdict["move"].is_null() {
+            let ply = verdict["ply"].as_u64().unwrap() as usize;
+            assert_eq!(game["moves"][ply]["uci"], verdict["move"], "game {id}");
+        }
+        let game = plain.get(&format!("/api/game?id={id}")).json();
+        assert!(game.get("repertoire").is_none(), "game {id}");
+    }
+}
+
 /// What `explore` refuses before it serves: one line on standard error, a non-zero exit.
 #[test]
 fn bad_games_are_refused_with_one_line() {
@@ -221,6 +342,20 @@ fn bad_games_are_refused_with_one_line() {
             "need games to explore",
         ),
         (vec!["no/such/file.pgn"], 1, "no/such/file.pgn"),
+        (
+            vec![
+                common::gnuchess_book().to_str().unwrap(),
+                "--repertoire",
+                "r.bin",
+            ],
+            2,
+            "--repertoire checks games against the book: give games to explore",
+        ),
+        (
+            vec![games.as_str(), "--repertoire", "no/such/rep.bin"],
+            1,
+            "no/such/rep.bin",
+        ),
     ] {
         let out = polybook(&[&["explore", "--port", "0"][..], &args].concat());
         let err = stderr(&out);

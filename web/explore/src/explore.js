@@ -812,6 +812,13 @@ function gameLists(moves) {
   return lists;
 }
 
+/// Where a game left the repertoire book given to `explore --repertoire` (`check`'s verdict):
+/// "in the book", or "left at ply N (who)"; null without a book.
+function repertoireText(r) {
+  if (!r) return null;
+  return r.who === 'none' ? 'in the book' : `left at ply ${r.ply} (${r.who})`;
+}
+
 /// A result as a person writes it: 1-0, ½-½, 0-1.
 const resultText = (r) => (r === '1/2-1/2' ? '½-½' : r);
 
@@ -849,6 +856,8 @@ function gameRow(g) {
   // White over Black in one cell, as lichess lists its games: narrow enough for a phone.
   const players = cell('td', undefined, 'players');
   players.append(playerLine(g.white, g.whiteElo, 'white'), playerLine(g.black, g.blackElo, 'black'));
+  const rep = repertoireText(g.repertoire);
+  if (rep) players.append(cell('span', rep, 'repertoire'));
   row.append(
     cell('td', g.san, 'san'),
     players,
@@ -922,7 +931,8 @@ function drawReplay() {
   const elo = (e) => (e == null ? '' : ` (${e})`);
   who.append(cell('span', `${g.white}${elo(g.whiteElo)}`, 'name'), ' – ', cell('span', `${g.black}${elo(g.blackElo)}`, 'name'),
     ' ', cell('span', resultText(g.result), 'result'));
-  const details = [g.date, g.speed, g.rated == null ? null : g.rated ? 'rated' : 'casual', g.timeControl, g.event].filter(Boolean);
+  const details = [g.date, g.speed, g.rated == null ? null : g.rated ? 'rated' : 'casual', g.timeControl, g.event,
+    repertoireText(g.repertoire)].filter(Boolean);
   const meta = cell('div', details.join(' · '), 'meta');
   const link = siteLink(g.site);
   if (link) meta.append(' ', link);
