@@ -14,7 +14,7 @@
 //!
 //! What it holds, per game: a [`Word`] of 8 bytes with everything the filters read (so that a
 //! query reads one array in order), a [`game::GameInfo`] (names, event, site, date, where its
-//! moves are) and every move of the game (2 bytes each, for replaying it); per ply up to
+//! moves are, its number among all the inputs' games) and every move of the game (2 bytes each, for replaying it); per ply up to
 //! `--max-ply`, a [`Record`] of 16 bytes: the position's Polyglot key, the game and the move.
 //! The records are kept in [`game::PARTITIONS`] partitions by the key's top bits, each sorted by
 //! (key, game), so a position's records are one run found by binary search, in game order.
@@ -22,6 +22,10 @@
 //! The games are read by the build's reader (`pgn::input`, `pgn::read`): the same chunks
 //! of whole games, the same rule for where a game starts, and the same reading of moves
 //! (`pgn::san::play_san`). Games are numbered in input order, whatever `--threads`.
+//!
+//! With a repertoire book (`explore --repertoire`), [`check::check_games`] reads the same inputs
+//! once more and [`Index::set_repertoire`] keeps its verdicts by game number, which the games'
+//! API objects then carry.
 
 pub mod build;
 pub mod check;
