@@ -1,4 +1,5 @@
-//! Text for messages: user input quoted at a readable length, and I/O errors as plain reasons.
+//! Text for messages: user input quoted at a readable length, I/O errors as plain reasons, numbers
+//! with separators, and the calendar date of a day count (for PGN, HTTP and the practice page).
 //!
 //! Every message that echoes what the user gave (a FEN, a move, a path, a UCI line) quotes it with
 //! [`quote`], so that a 10,000-character argument or a 1 MB tag is not printed back whole.
@@ -67,6 +68,21 @@ pub fn reason(e: &io::Error) -> String {
         Some(i) if text.ends_with(')') => text[..i].to_string(),
         _ => text,
     }
+}
+
+/// The calendar date (year, month, day) of a day count since 1970-01-01, UTC (Howard Hinnant's
+/// `civil_from_days`): for PGN's `Date`, HTTP's `Date` and the practice's due days.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
 }
 
 #[cfg(test)]

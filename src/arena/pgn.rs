@@ -96,22 +96,8 @@ pub fn pgn_date() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let (y, m, d) = crate::text::civil_from_days((secs / 86_400) as i64);
     format!("{y:04}.{m:02}.{d:02}")
-}
-
-/// The calendar date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// Writes `bytes` to `path` through a temporary file renamed onto it (replacing the file).
@@ -327,10 +313,10 @@ mod tests {
 
     #[test]
     fn dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(crate::text::civil_from_days(0), (1970, 1, 1));
         // 2000-03-01 is day 11017; 2026-11-23 is day 20780 (both by Python's datetime).
-        assert_eq!(civil_from_days(11_017), (2000, 3, 1));
-        assert_eq!(civil_from_days(20_780), (2026, 11, 23));
+        assert_eq!(crate::text::civil_from_days(11_017), (2000, 3, 1));
+        assert_eq!(crate::text::civil_from_days(20_780), (2026, 11, 23));
     }
 
     #[test]
