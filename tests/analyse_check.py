@@ -3,8 +3,14 @@
 # src/analysis/backup.rs, written again here), and compares every book move's score and depth with
 # the learn fields of the analysed book, decoded here in ProDeo's layout from the raw bytes.
 #
-# usage: analyse_check.py BOOK SCORED_BOOK ANALYSIS.jsonl
+# usage: analyse_check.py BOOK SCORED_BOOK ANALYSIS.jsonl [--expand MARGIN WIDTH MAX_PLY]
 # prints: "moves N positions M repetitions R transpositions T" when all agree; exits 1 otherwise.
+#
+# With --expand (BOOK is then the grown book itself, SCORED_BOOK too), it also checks the end of
+# `analyse --expand` when its budget was not reached: no book position fewer than MAX_PLY plies from
+# the start is left whose best move outside the book (its verdict in the listing) beats the book's
+# best by more than MARGIN, or that has fewer than WIDTH book moves within MARGIN of its value while
+# the move outside does too; and prints "open 0 checked C" (C positions checked).
 import json
 import struct
 import sys
@@ -15,6 +21,9 @@ import chess.polyglot
 MATE, MATE_BOUND = 32000, 31000
 
 book_path, scored_path, json_path = sys.argv[1:4]
+expand = None
+if sys.argv[4:5] == ["--expand"]:
+    expand = tuple(int(a) for a in sys.argv[5:8])
 verdicts = {}
 for line in open(json_path):
     o = json.loads(line)
@@ -125,3 +134,39 @@ if wrong or extra:
     sys.exit(1)
 print(f"moves {len(move_scores)} positions {len(values)} repetitions {stats['repetitions']} "
       f"transpositions {stats['transpositions']}")
+
+if expand:
+    margin, width, max_ply = expand
+    # The fewest plies from the start to each book position, by its legal book moves.
+    plies, frontier = {}, [chess.Board()]
+    plies[chess.polyglot.zobrist_hash(frontier[0])] = 0
+    depth, open_, checked = 0, [], 0
+    while frontier:
+        nxt = []
+        for board in frontier:
+            key = chess.polyglot.zobrist_hash(board)
+            if depth < max_ply and key in values:
+                checked += 1
+                scores = [move_scores[(key, e.raw_move)][0] for e in book_moves(board)
+                          if (key, e.raw_move) in move_scores]
+                value = values[key][0]
+                drop = verdicts.get(key)
+                legal_outside = board.legal_moves.count() > len(book_moves(board))
+                if drop is not None and legal_outside:
+                    better = not scores or drop[0] > max(scores) + margin
+                    good = sum(1 for sc in scores if sc >= value - margin)
+                    thin = good < width and drop[0] >= value - margin
+                    if better or thin:
+                        open_.append(f"{board.fen()}: outside {drop[0]}, book {scores}, value {value}")
+            for e in book_moves(board):
+                board.push(e.move)
+                child = chess.polyglot.zobrist_hash(board)
+                if child not in plies and in_book(board):
+                    plies[child] = depth + 1
+                    nxt.append(board.copy())
+                board.pop()
+        frontier, depth = nxt, depth + 1
+    if open_:
+        print("\n".join(open_[:10]), f"({len(open_)} positions left thin or wrong)")
+        sys.exit(1)
+    print(f"open 0 checked {checked}")

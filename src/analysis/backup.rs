@@ -69,24 +69,21 @@ fn value(
     path.insert(key);
     let mut best: Option<Verdict> = verdicts.get(&key).copied();
     if node.pos.legal_moves().is_empty() {
-        best = Some(Verdict {
-            score: if node.pos.is_check() { -MATE_CP } else { 0 },
-            depth: 255,
-        });
+        best = Some(Verdict::score(
+            if node.pos.is_check() { -MATE_CP } else { 0 },
+            255,
+        ));
     }
     for edge in &node.edges {
         let child = if path.contains(&edge.child) {
-            Some(Verdict { score: 0, depth: 0 })
+            Some(Verdict::score(0, 0))
         } else if graph.nodes.contains_key(&edge.child) {
             value(edge.child, graph, verdicts, b, path)
         } else {
             leaf(edge.child, graph, verdicts)
         };
         let Some(child) = child else { continue };
-        let score = Verdict {
-            score: from_parent(child.score),
-            depth: child.depth,
-        };
+        let score = Verdict::score(from_parent(child.score), child.depth);
         b.moves.insert(edge.entry, score);
         if best.is_none_or(|v| score.score > v.score) {
             best = Some(score);
@@ -103,10 +100,10 @@ fn value(
 fn leaf(key: u64, graph: &Graph, verdicts: &HashMap<u64, Verdict>) -> Option<Verdict> {
     let pos = graph.leaves.get(&key)?;
     if pos.legal_moves().is_empty() {
-        return Some(Verdict {
-            score: if pos.is_check() { -MATE_CP } else { 0 },
-            depth: 255,
-        });
+        return Some(Verdict::score(
+            if pos.is_check() { -MATE_CP } else { 0 },
+            255,
+        ));
     }
     verdicts.get(&key).copied()
 }

@@ -2,15 +2,17 @@
 //! comes, so that an interruption (Ctrl-C, `kill -9`, a crash) loses only the positions in flight.
 //!
 //! ```text
-//! polybook-analysis 2 book=5f0e3c1a9b2d4e77 engine=builtin limits=nodes 20000
-//! 463b96181691fc9c 25 11 5d3c0e8a
-//! 823c9b50fd114196 -18 10 0b61f2d7
+//! polybook-analysis 3 book=5f0e3c1a9b2d4e77 engine=builtin limits=nodes 20000
+//! 463b96181691fc9c 25 11 e7e5 5d3c0e8a
+//! 0e2a1f7c3b9d8a10 -18 10 g1f3 0b61f2d7
 //! ```
 //!
 //! The first line names what the verdicts depend on: the book's bytes (a hash), the engine and the
 //! limits. A later run resumes only with the same line; anything else is an error naming what
-//! differs. Each further line is a position's key, its score (internal scale, the side to move's
-//! view), the depth and the CRC-32 of what comes before it on the line (8 hex digits). A line
+//! differs. Each further line is a search's identity ([`super::Task::id`]: the position's key, mixed
+//! with the moves left out when the search was restricted to the moves outside the book), its score
+//! (internal scale, the side to move's view), the depth, the engine's move in Polyglot's spelling
+//! (`-` for none) and the CRC-32 of what comes before it on the line (8 hex digits). A line
 //! whose checksum or form is wrong (a last line cut short by a kill, a line damaged on disk or
 //! spliced by an editor) is not used: its position is analysed again, and the run says how many.
 
@@ -20,7 +22,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::{AnalysisLimits, EngineChoice, Verdict};
-use crate::book::Book;
+use crate::book::{Book, RawMove};
 
 /// The cache of the analysed book written to `output`: beside it, `OUT.bin.analysis`.
 pub fn cache_path(output: &Path) -> PathBuf {
@@ -34,7 +36,7 @@ pub fn cache_path(output: &Path) -> PathBuf {
 /// another run's ([`Cache::open`] refuses it, naming what differs).
 pub fn cache_header(book: &Book, engine: &EngineChoice, limits: &AnalysisLimits) -> String {
     format!(
-        "polybook-analysis 2 book={:016x} engine={} limits={}",
+        "polybook-analysis 3 book={:016x} engine={} limits={}",
         book_hash(book),
         engine.label().replace(char::is_whitespace, "_"),
         limits.uci().replace(' ', ":")
@@ -56,6 +58,7 @@ fn book_hash(book: &Book) -> u64 {
 pub struct Cache {
     path: PathBuf,
     file: File,
+    /// The verdicts by search identity ([`super::Task::id`]).
     pub verdicts: HashMap<u64, Verdict>,
     /// Whole lines read back whose checksum or form was wrong: not used, their positions are
     /// analysed again.
@@ -149,14 +152,16 @@ impl Cache {
         })
     }
 
-    /// Appends one verdict (one `write`: a kill leaves whole lines and at most one torn line).
-    pub fn add(&mut self, key: u64, v: Verdict) -> Result<(), CacheError> {
-        let body = format!("{key:016x} {} {}", v.score, v.depth);
+    /// Appends one verdict, under its search's identity (one `write`: a kill leaves whole lines
+    /// and at most one torn line).
+    pub fn add(&mut self, id: u64, v: Verdict) -> Result<(), CacheError> {
+        let best = v.best.map_or("-".to_string(), |m| m.to_string());
+        let body = format!("{id:016x} {} {} {best}", v.score, v.depth);
         let line = format!("{body} {:08x}\n", crc32fast::hash(body.as_bytes()));
         self.file
             .write_all(line.as_bytes())
             .map_err(|e| CacheError::Io(self.path.clone(), e))?;
-        self.verdicts.insert(key, v);
+        self.verdicts.insert(id, v);
         Ok(())
     }
 
@@ -178,9 +183,13 @@ fn parse_line(line: &str) -> Option<(u64, Verdict)> {
     let key = u64::from_str_radix(w.next()?, 16).ok()?;
     let score = w.next()?.parse().ok()?;
     let depth = w.next()?.parse().ok()?;
+    let best = match w.next()? {
+        "-" => None,
+        m => Some(RawMove::from_uci_str(m)?),
+    };
     w.next()
         .is_none()
-        .then_some((key, Verdict { score, depth }))
+        .then_some((key, Verdict { score, depth, best }))
 }
 
 /// What differs between a cache's first line and this run's: the fields that are not equal.
@@ -262,7 +271,7 @@ mod tests {
         ]);
         let builtin = EngineChoice::Builtin { hash_mb: 16 };
         let header = cache_header(&a, &builtin, &nodes(20_000));
-        assert!(header.starts_with("polybook-analysis 2 book="), "{header}");
+        assert!(header.starts_with("polybook-analysis 3 book="), "{header}");
         assert!(
             header.ends_with(" engine=builtin limits=nodes:20000"),
             "{header}"

@@ -10,6 +10,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Move, Position};
 
 use crate::arena::player::{EngineScore, EngineSpec, GoError, UciEngine};
+use crate::book::RawMove;
 use crate::engine::{Engine, Limits, Score, SearchOptions};
 use crate::position::fen_of;
 use crate::score_scale::{MATE_BOUND_CP, MATE_CP};
@@ -59,11 +60,26 @@ impl EngineChoice {
 }
 
 /// An engine's verdict on a position: the score from the side to move's view on the internal
-/// scale (centipawns; mates as `±(MATE_CP - plies)`), and the depth it came from.
+/// scale (centipawns; mates as `±(MATE_CP - plies)`), the depth it came from, and the move it
+/// chose (what `analyse --expand` adds to a book).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Verdict {
     pub score: i32,
     pub depth: u32,
+    /// The engine's best move, in Polyglot's encoding; `None` when it gave none (no legal move,
+    /// or a move that is not legal) or for a value backed up from other verdicts.
+    pub best: Option<RawMove>,
+}
+
+impl Verdict {
+    /// A score and depth with no move.
+    pub fn score(score: i32, depth: u32) -> Verdict {
+        Verdict {
+            score,
+            depth,
+            best: None,
+        }
+    }
 }
 
 /// Scores positions, one at a time.
@@ -149,6 +165,7 @@ impl Analyser for Builtin {
         Ok(Verdict {
             score,
             depth: result.depth.max(1),
+            best: result.best_move.and_then(RawMove::from_move),
         })
     }
 }
@@ -221,9 +238,16 @@ impl Uci {
             }
             None => return Err("no score in its info lines".to_string()),
         };
+        let best = reply
+            .bestmove
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|m| m.to_move(pos).ok())
+            .and_then(RawMove::from_move);
         Ok(Verdict {
             score,
             depth: reply.depth.unwrap_or(1).max(1),
+            best,
         })
     }
 }

@@ -23,6 +23,7 @@
 pub mod backup;
 pub mod cache;
 pub mod engines;
+pub mod expand;
 pub mod graph;
 pub mod positions;
 
@@ -34,16 +35,23 @@ use std::time::Duration;
 
 use shakmaty::{Chess, Move, Position};
 
-use crate::book::{Book, BookError, BookWriter, Entry, LearnLayout, MoveScore, sort_entries};
+use crate::book::{
+    Book, BookError, BookWriter, Entry, LearnLayout, MoveScore, RawMove, sort_entries,
+};
 
 pub use backup::{Backup, back_up};
 pub use cache::{Cache, CacheError};
 pub use engines::{AnalysisLimits, EngineChoice, Running, Verdict, make_analyser};
+pub use expand::{ExpandOptions, ExpandReport, Grown, grow};
 pub use graph::Graph;
 
 /// One position to analyse.
 #[derive(Clone, Debug)]
 pub struct Task {
+    /// The search's identity in the cache: the position's key for a search over all its moves;
+    /// for one restricted to the moves outside the book, the key mixed with the book's moves (so
+    /// that when `--expand` adds a move, the position is searched again without it).
+    pub id: u64,
     pub key: u64,
     pub pos: Chess,
     /// The moves to search (`searchmoves`); empty for all of them.
@@ -67,6 +75,7 @@ pub fn tasks(graph: &Graph) -> Vec<Task> {
         if !outside.is_empty() {
             // All of them: an empty list would mean every move.
             out.push(Task {
+                id: restricted_id(*key, node.edges.iter().map(|e| e.mv)),
                 key: *key,
                 pos: node.pos.clone(),
                 moves: if outside.len() == legal.len() {
@@ -82,6 +91,7 @@ pub fn tasks(graph: &Graph) -> Vec<Task> {
         let pos = &graph.leaves[key];
         if !pos.legal_moves().is_empty() {
             out.push(Task {
+                id: *key,
                 key: *key,
                 pos: pos.clone(),
                 moves: Vec::new(),
@@ -90,6 +100,35 @@ pub fn tasks(graph: &Graph) -> Vec<Task> {
         }
     }
     out
+}
+
+/// The identity of a search of position `key` restricted to the moves outside `book_moves`: the key
+/// when there are none (a search of every move), else the key mixed with a hash of the moves
+/// (FNV-1a over their Polyglot codes, sorted, so that the order they are stored in does not count).
+pub fn restricted_id(key: u64, book_moves: impl Iterator<Item = Move>) -> u64 {
+    let mut codes: Vec<u16> = book_moves
+        .filter_map(RawMove::from_move)
+        .map(|m| m.0)
+        .collect();
+    if codes.is_empty() {
+        return key;
+    }
+    codes.sort_unstable();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for c in codes {
+        for b in c.to_be_bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    key ^ h
+}
+
+/// The verdicts of `tasks` the cache holds, by position key (what [`back_up`] reads).
+pub fn verdicts_by_key(tasks: &[Task], cache: &Cache) -> Verdicts {
+    tasks
+        .iter()
+        .filter_map(|t| cache.verdicts.get(&t.id).map(|v| (t.key, *v)))
+        .collect()
 }
 
 /// What goes wrong in an analysis.
@@ -136,7 +175,7 @@ pub fn run_tasks(
 ) -> Result<(), AnalyseError> {
     let pending: Vec<&Task> = tasks
         .iter()
-        .filter(|t| !cache.verdicts.contains_key(&t.key))
+        .filter(|t| !cache.verdicts.contains_key(&t.id))
         .collect();
     progress.start(tasks.len() as u64, (tasks.len() - pending.len()) as u64);
     if pending.is_empty() {
@@ -165,7 +204,7 @@ pub fn run_tasks(
                         }
                         let result = analyser
                             .analyse(&task.pos, &task.moves)
-                            .map(|v| (task.key, v));
+                            .map(|v| (task.id, v));
                         if stop.load(Ordering::Relaxed) || tx.send(result).is_err() {
                             break;
                         }
@@ -183,8 +222,8 @@ pub fn run_tasks(
         };
         loop {
             match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(Ok((key, v))) if failure.is_none() => {
-                    if let Err(e) = cache.add(key, v) {
+                Ok(Ok((id, v))) if failure.is_none() => {
+                    if let Err(e) = cache.add(id, v) {
                         halt(Some(e.into()), &mut failure);
                     } else {
                         progress.advance();

@@ -165,8 +165,9 @@ impl Book {
         Ok(book)
     }
 
-    /// A book of sorted entries converted from another format (`path` names it in messages).
-    fn from_entries(path: PathBuf, entries: &[Entry]) -> Book {
+    /// A book of sorted entries, converted from another format or made in memory (`path` names it
+    /// in messages).
+    pub fn from_entries(path: PathBuf, entries: &[Entry]) -> Book {
         let bytes = entries.iter().flat_map(|e| e.to_bytes()).collect();
         Book::from_whole_entries(path, bytes)
     }

@@ -8,13 +8,16 @@ use std::time::{Duration, Instant};
 use polybook::analysis::cache::{cache_header, cache_path};
 use polybook::analysis::positions::book_positions;
 use polybook::analysis::{
-    self, AnalyseError, AnalysisLimits, Cache, EngineChoice, Graph, RunOptions, WeightRule,
+    self, AnalyseError, AnalysisLimits, Cache, EngineChoice, ExpandOptions, Graph, RunOptions,
+    WeightRule,
 };
 use polybook::arena::player::EngineSpec;
 use polybook::book::{Key, MoveScore, score_text};
 use polybook::engine::tt::TranspositionTable;
 use polybook::inspect::ProblemKind;
 use polybook::position::fen_of;
+use shakmaty::CastlingMode;
+use shakmaty::uci::UciMove;
 
 use super::output::clause;
 use super::position::PositionArgs;
@@ -78,6 +81,28 @@ pub struct Args {
     /// position tried again).
     #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     engine_timeout: u64,
+    /// Grow the book where it is thin or wrong: add the engine's best move outside the book
+    /// where it beats the book's best by --expand-margin, or where fewer than --expand-width book
+    /// moves lie within the margin of the best; continue each new line --expand-depth moves;
+    /// analyse again, and repeat (see docs/analyse.md).
+    #[arg(long)]
+    expand: bool,
+    /// With --expand: centipawns by which the engine's move must beat the book's best, and the
+    /// window below the best in which moves count as good.
+    #[arg(long, default_value_t = 30, value_name = "CP", requires = "expand")]
+    expand_margin: i32,
+    /// With --expand: the fewest good moves a book position should have.
+    #[arg(long, default_value_t = 2, value_name = "N", requires = "expand")]
+    expand_width: usize,
+    /// With --expand: how many of the engine's moves follow each added move.
+    #[arg(long, default_value_t = 4, value_name = "PLIES", requires = "expand")]
+    expand_depth: u32,
+    /// With --expand: the most moves added in all.
+    #[arg(long, default_value_t = 1000, value_name = "N", requires = "expand")]
+    expand_positions: usize,
+    /// With --expand: only positions fewer than this many plies from the root get new moves.
+    #[arg(long, default_value_t = 20, value_name = "PLIES", requires = "expand")]
+    max_ply: u32,
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
@@ -132,7 +157,17 @@ pub fn run(args: Args) -> CliResult {
         &args.book,
         &[ProblemKind::Duplicate, ProblemKind::ImpossibleMove],
     )?;
-    let book = open_book(&args.book)?;
+    if args.expand_margin < 0 {
+        return Err(CliError::usage("--expand-margin must be 0 or more"));
+    }
+    let expand = args.expand.then_some(ExpandOptions {
+        margin: args.expand_margin,
+        width: args.expand_width,
+        max_ply: args.max_ply,
+        depth: args.expand_depth,
+        positions: args.expand_positions,
+    });
+    let mut book = open_book(&args.book)?;
     let cache_path = cache_path(&args.output);
     let header = cache_header(&book, &engine, &limits);
     let mut cache = Cache::open(&cache_path, &header, args.resume).map_err(CliError::data)?;
@@ -153,14 +188,14 @@ pub fn run(args: Args) -> CliResult {
     if let Some(path) = &args.positions {
         roots.extend(book_positions(path, &book).map_err(CliError::data)?);
     }
-    let graph = Graph::walk(&book, &roots);
+    let mut graph = Graph::walk(&book, &roots);
     if graph.roots.is_empty() {
         return Err(CliError::data(format!(
             "{}: no root position is in the book (the start position, or give --fen/--moves/--positions)",
             args.book.display()
         )));
     }
-    let tasks = analysis::tasks(&graph);
+    let mut tasks = analysis::tasks(&graph);
     eprintln!(
         "{}: {} entries; the walk reached {} of its {} positions (saturation {:.1} %), {} leaves; {} positions to analyse",
         args.book.display(),
@@ -182,15 +217,18 @@ pub fn run(args: Args) -> CliResult {
         timeout: Duration::from_secs(args.engine_timeout.max(1))
             + limits.movetime.unwrap_or_default(),
     };
-    let ran = analysis::run_tasks(&tasks, &mut cache, &opts, &cancel, &bar);
+    let ran = match &expand {
+        None => analysis::run_tasks(&tasks, &mut cache, &opts, &cancel, &bar).map(|()| None),
+        Some(x) => analysis::grow(&book, &roots, &mut cache, &opts, x, &cancel, &bar).map(Some),
+    };
     bar.finish();
     let analysed = cache.verdicts.len();
-    match ran {
-        Ok(()) => {}
+    let grown = match ran {
+        Ok(grown) => grown,
         Err(AnalyseError::Interrupted) => {
+            let of = clause(expand.is_none(), || format!(" of {}", tasks.len()));
             return Err(CliError::interrupted(format!(
-                "interrupted: {analysed} of {} positions analysed are kept in {}; --resume carries on; no book written",
-                tasks.len(),
+                "interrupted: {analysed}{of} positions analysed are kept in {}; --resume carries on; no book written",
                 cache_path.display()
             )));
         }
@@ -200,11 +238,36 @@ pub fn run(args: Args) -> CliResult {
                 cache_path.display()
             )));
         }
-    }
-    let backup = analysis::back_up(&graph, &cache.verdicts);
+    };
+    let (verdicts, backup, expanded) = match grown {
+        Some(g) => {
+            (book, graph, tasks) = (g.book, g.graph, g.tasks);
+            (g.verdicts, g.backup, Some(g.report))
+        }
+        None => {
+            let verdicts = analysis::verdicts_by_key(&tasks, &cache);
+            let backup = analysis::back_up(&graph, &verdicts);
+            (verdicts, backup, None)
+        }
+    };
     let (entries, report) = analysis::scored_entries(&book, &backup, weights, args.max_loss);
     if let Some(path) = &args.json {
-        write_json(path, &tasks, &cache, &backup)?;
+        write_json(path, &tasks, &verdicts, &backup)?;
+    }
+    if let Some(x) = &expanded {
+        eprintln!(
+            "expanded: {} moves added ({} better than the book's, {} where it was thin, {} carrying new lines on) in {} rounds{}",
+            x.added(),
+            x.better,
+            x.thin,
+            x.continued,
+            x.rounds,
+            if x.budget_spent {
+                "; --expand-positions reached"
+            } else {
+                ""
+            }
+        );
     }
     analysis::write_scored_book(&args.output, &entries).map_err(CliError::data)?;
     let root_value = graph
@@ -241,7 +304,7 @@ pub fn run(args: Args) -> CliResult {
 fn write_json(
     path: &Path,
     tasks: &[analysis::Task],
-    cache: &Cache,
+    verdicts: &analysis::Verdicts,
     backup: &analysis::Backup,
 ) -> CliResult {
     let file = polybook::atomic::AtomicFile::create(path)
@@ -249,7 +312,7 @@ fn write_json(
     let mut out = BufWriter::new(file);
     let mut write = || -> std::io::Result<()> {
         for t in tasks {
-            let Some(v) = cache.verdicts.get(&t.key) else {
+            let Some(v) = verdicts.get(&t.key) else {
                 continue;
             };
             let mut obj = serde_json::json!({
@@ -260,6 +323,11 @@ fn write_json(
                 "depth": v.depth,
                 "text": MoveScore::new(v.score, v.depth).text(),
             });
+            if let Some(m) = v.best.and_then(|m| m.to_move(&t.pos)) {
+                obj["best"] = UciMove::from_move(m, CastlingMode::Standard)
+                    .to_string()
+                    .into();
+            }
             if t.in_book
                 && let Some(value) = backup.values.get(&t.key)
             {

@@ -187,11 +187,12 @@ print(n)
     assert!(n > 100, "{n}");
 }
 
-/// `analyse` of `book` at 3000 nodes a position.
-fn analyse_cmd(book: &Path, out: &Path, concurrency: &str, resume: bool) -> Command {
+/// `analyse` of `book` at 3000 nodes a position, with the `more` arguments.
+fn analyse_cmd(book: &Path, out: &Path, concurrency: &str, resume: bool, more: &[&str]) -> Command {
     let mut c = Command::new(BIN);
     c.args(["analyse", s(book), "-o", s(out), "--nodes", "3000", "-q"])
         .args(["--concurrency", concurrency])
+        .args(more)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     if resume {
@@ -200,19 +201,19 @@ fn analyse_cmd(book: &Path, out: &Path, concurrency: &str, resume: bool) -> Comm
     c
 }
 
-#[test]
-fn runs_killed_at_random_moments_resume_to_the_uninterrupted_bytes() {
+/// Runs of `analyse book` (with `more`) killed with SIGKILL at each of `waits_ms`, each resuming
+/// the one before, then finished: the book is byte for byte the uninterrupted run's.
+fn killed_runs_resume_to_the_same_bytes(book: &Path, more: &[&str], waits_ms: &[u64]) {
     let dir = tempfile::tempdir().unwrap();
-    let book = data("books/rodent3_micro.bin");
     let whole = dir.path().join("whole.bin");
-    let status = analyse_cmd(&book, &whole, "1", false).status().unwrap();
+    let status = analyse_cmd(book, &whole, "1", false, more)
+        .status()
+        .unwrap();
     assert!(status.success());
     let out = dir.path().join("killed.bin");
-    // Moments spread over the run (about 6 s at 3000 nodes on two cores): a fixed list, so that a
-    // failure can be run again as it was.
     let mut kills = 0;
-    for wait_ms in [150u64, 400, 700, 300, 900, 500] {
-        let mut child = analyse_cmd(&book, &out, "2", true).spawn().unwrap();
+    for &wait_ms in waits_ms {
+        let mut child = analyse_cmd(book, &out, "2", true, more).spawn().unwrap();
         std::thread::sleep(Duration::from_millis(wait_ms));
         if child.try_wait().unwrap().is_none() {
             child.kill().unwrap(); // SIGKILL
@@ -223,13 +224,144 @@ fn runs_killed_at_random_moments_resume_to_the_uninterrupted_bytes() {
             child.wait().unwrap();
         }
     }
-    assert!(kills >= 5, "only {kills} runs were still going when killed");
-    let status = analyse_cmd(&book, &out, "2", true).status().unwrap();
+    assert!(
+        kills + 1 >= waits_ms.len(),
+        "only {kills} runs were still going when killed"
+    );
+    let status = analyse_cmd(book, &out, "2", true, more).status().unwrap();
     assert!(status.success());
     assert!(
         std::fs::read(&whole).unwrap() == std::fs::read(&out).unwrap(),
         "the resumed book differs from the uninterrupted one"
     );
+}
+
+#[test]
+fn runs_killed_at_random_moments_resume_to_the_uninterrupted_bytes() {
+    // Moments spread over the run (about 6 s at 3000 nodes on two cores): a fixed list, so that a
+    // failure can be run again as it was.
+    killed_runs_resume_to_the_same_bytes(
+        &data("books/rodent3_micro.bin"),
+        &[],
+        &[150, 400, 700, 300, 900, 500],
+    );
+}
+
+/// The grown guide book of the expansion tests: a few rounds, each adding moves.
+const EXPAND: [&str; 9] = [
+    "--expand",
+    "--max-ply",
+    "6",
+    "--expand-depth",
+    "2",
+    "--expand-positions",
+    "100000",
+    "--expand-width",
+    "2",
+];
+
+/// `analyse --expand` killed in any round resumes, replays the finished rounds from the cache and
+/// grows the same book as a run never interrupted.
+#[test]
+fn expanding_runs_killed_at_random_moments_resume_to_the_uninterrupted_bytes() {
+    // About 5 s on two cores: 13 rounds.
+    let more = [
+        "--expand",
+        "--max-ply",
+        "12",
+        "--expand-depth",
+        "3",
+        "--expand-positions",
+        "1200",
+    ];
+    killed_runs_resume_to_the_same_bytes(
+        &data("books/rodent3_guide.bin"),
+        &more,
+        &[300, 900, 600, 1200, 450],
+    );
+}
+
+/// The grown book is what python-chess finds: the back-up over the grown book agrees move for
+/// move, and no position within the ply limit is left where the engine's move outside the book
+/// beats the book's best by the margin, or where the book has fewer good moves than the width.
+/// Every added entry is a legal move, the book passes verify, and `--concurrency` changes nothing.
+#[test]
+fn expand_grows_the_book_until_python_chess_finds_no_thin_or_wrong_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/rodent3_guide.bin");
+    let out = dir.path().join("grown.bin");
+    let json = dir.path().join("grown.jsonl");
+    let mut args = vec!["analyse", s(&book), "-o", s(&out), "--nodes", "2000"];
+    args.extend(EXPAND);
+    args.extend(["--json", s(&json)]);
+    let said = stderr(&polybook(&args));
+    let added: u64 = said
+        .split("expanded: ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(added >= 50, "{said}");
+    assert!(!said.contains("--expand-positions reached"), "{said}");
+    let grown = std::fs::read(&out).unwrap();
+    let input = std::fs::read(&book).unwrap();
+    // The mark, the input's entries and the added ones.
+    assert_eq!(
+        grown.len(),
+        16 + input.len() + 16 * added as usize,
+        "{said}"
+    );
+    let line = python(
+        CHECK,
+        &[s(&out), s(&out), s(&json), "--expand", "30", "2", "6"],
+    );
+    let checked: u64 = line
+        .split("checked ")
+        .nth(1)
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(checked >= 50, "{line}");
+    let moves = counts(&line)[0];
+    assert!(moves >= 150 + added, "{line}");
+    let verify = polybook_ok(&["verify", s(&out)]);
+    common::assert_contains(&verify, ": OK:");
+    // Two engines at once grow the same book.
+    let two = dir.path().join("two.bin");
+    let mut args = vec!["analyse", s(&book), "-o", s(&two), "--nodes", "2000", "-q"];
+    args.extend(EXPAND);
+    args.extend(["--concurrency", "2"]);
+    polybook_ok(&args);
+    assert!(
+        std::fs::read(&two).unwrap() == grown,
+        "--concurrency 2 grew another book"
+    );
+}
+
+/// The budget holds: `--expand-positions N` adds N moves at most and says when it ran out; the
+/// expansion options need `--expand`.
+#[test]
+fn expand_stops_at_its_budget_and_its_options_need_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/rodent3_guide.bin");
+    let out = dir.path().join("ten.bin");
+    let o = polybook(&[
+        "analyse",
+        s(&book),
+        "-o",
+        s(&out),
+        "--nodes",
+        "1000",
+        "--expand",
+        "--expand-positions",
+        "10",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    common::assert_contains(&stderr(&o), "expanded: 10 moves added");
+    common::assert_contains(&stderr(&o), "--expand-positions reached");
+    let input = std::fs::read(&book).unwrap().len();
+    assert_eq!(std::fs::read(&out).unwrap().len(), 16 + input + 160);
+    let o = polybook(&["analyse", s(&book), "-o", s(&out), "--expand-width", "3"]);
+    common::failed(&o, 2, "required arguments were not provided: --expand");
 }
 
 #[test]
@@ -581,7 +713,7 @@ fn damaged_cache_lines_are_analysed_again_never_used() {
     let text = std::fs::read_to_string(cache(&whole)).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines.len() > 20, "{}", lines.len());
-    assert!(lines[0].starts_with("polybook-analysis 2 "), "{}", lines[0]);
+    assert!(lines[0].starts_with("polybook-analysis 3 "), "{}", lines[0]);
 
     let out = dir.path().join("out.bin");
     // Line 3 spliced from the start of line 3 and the end of line 4 (a score and depth that
@@ -610,7 +742,7 @@ fn damaged_cache_lines_are_analysed_again_never_used() {
 
     // A cache of the earlier format (lines without checksums) is refused, saying so.
     let old = dir.path().join("old.bin");
-    let v1: Vec<String> = std::iter::once(lines[0].replacen(" 2 ", " 1 ", 1))
+    let v1: Vec<String> = std::iter::once(lines[0].replacen(" 3 ", " 1 ", 1))
         .chain(
             lines[1..]
                 .iter()
@@ -629,7 +761,7 @@ fn damaged_cache_lines_are_analysed_again_never_used() {
             "--resume",
         ],
         1,
-        "made by another version of polybook (cache format 1, not 2)",
+        "made by another version of polybook (cache format 1, not 3)",
     );
 }
 
