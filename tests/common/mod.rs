@@ -166,6 +166,26 @@ pub fn build_magnus_white_repertoire(out: &Path) {
     ]);
 }
 
+/// The arguments of `polybook analyse BOOK -o OUT --nodes NODES -q`, then `more`.
+pub fn analyse_args<'a>(
+    book: &'a Path,
+    out: &'a Path,
+    nodes: &'a str,
+    more: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "analyse",
+        path_str(book),
+        "-o",
+        path_str(out),
+        "--nodes",
+        nodes,
+        "-q",
+    ];
+    args.extend_from_slice(more);
+    args
+}
+
 /// Runs `polybook COMMAND -q -o OUT INPUTS... OPTIONS`, which must succeed; the bytes it wrote to
 /// OUT (`build`, `tally`, `book`).
 pub fn quietly_written<P: AsRef<Path>>(

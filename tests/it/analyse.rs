@@ -63,9 +63,7 @@ fn counts(line: &str) -> Vec<u64> {
 /// Runs `polybook analyse BOOK -o OUT --nodes NODES -q` with the `more` arguments, which must
 /// succeed.
 fn analyse(book: &Path, out: &Path, nodes: &str, more: &[&str]) {
-    let mut args = vec!["analyse", s(book), "-o", s(out), "--nodes", nodes, "-q"];
-    args.extend_from_slice(more);
-    polybook_ok(&args);
+    polybook_ok(&common::analyse_args(book, out, nodes, more));
 }
 
 /// Rodent's guide book, and that book scored by [`analyse`] at `nodes` (with `more`) as
@@ -190,7 +188,7 @@ print(n)
 /// `analyse` of `book` at 3000 nodes a position.
 fn analyse_cmd(book: &Path, out: &Path, concurrency: &str, resume: bool) -> Command {
     let mut c = Command::new(BIN);
-    c.args(["analyse", s(book), "-o", s(out), "--nodes", "3000", "-q"])
+    c.args(common::analyse_args(book, out, "3000", &[]))
         .args(["--concurrency", concurrency])
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -238,7 +236,7 @@ fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
     let book = data("books/rodent3_micro.bin");
     let out = dir.path().join("out.bin");
     let child = Command::new(BIN)
-        .args(["analyse", s(&book), "-o", s(&out), "--nodes", "50000", "-q"])
+        .args(common::analyse_args(&book, &out, "50000", &[]))
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -568,7 +566,7 @@ fn damaged_cache_lines_are_analysed_again_never_used() {
     let book = data("books/rodent3_guide.bin");
     let whole = dir.path().join("whole.bin");
     let run = |out: &Path, resume: bool| {
-        let mut args = vec!["analyse", s(&book), "-o", s(out), "--nodes", "300", "-q"];
+        let mut args = common::analyse_args(&book, out, "300", &[]);
         if resume {
             args.push("--resume");
         }
@@ -652,19 +650,13 @@ fn positions_are_read_from_a_compressed_file_as_from_the_plain_one() {
     let book = data("books/rodent3_micro.bin");
     // The only roots are those of the positions file: the given position is in no book.
     let run = |positions: &Path, out: &Path| {
-        let said = polybook(&[
-            "analyse",
-            s(&book),
-            "-o",
-            s(out),
-            "--nodes",
-            "200",
-            "-q",
+        let more = [
             "--fen",
             "7k/8/8/8/8/8/8/K7 w - - 0 1",
             "--positions",
             s(positions),
-        ]);
+        ];
+        let said = polybook(&common::analyse_args(&book, out, "200", &more));
         assert!(said.status.success(), "{}", stderr(&said));
         // The first line says what the walk reached (the last one, how long it took).
         let walk = stderr(&said).lines().next().unwrap().to_string();

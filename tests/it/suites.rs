@@ -211,32 +211,15 @@ fn draw_rate_keeps_the_positions_the_model_puts_in_the_window() {
     let dir = tempfile::tempdir().unwrap();
     let book = dir.path().join("micro-scored.bin");
     let raw = data("books/rodent3_micro.bin");
-    polybook_ok(&["analyse", s(&raw), "-o", s(&book), "--nodes", "600", "-q"]);
+    polybook_ok(&common::analyse_args(&raw, &book, "600", &[]));
     let (full, kept) = (dir.path().join("full.epd"), dir.path().join("kept.epd"));
     let model = WdlModel::SELFPLAY;
     let (a, b) = (model.a.to_string(), model.b.to_string());
     for (plies, window) in [("4-8", "30.3-30.45"), ("6", "0-30.3"), ("2-6", "30.45-100")] {
-        polybook_ok(&[
-            "export",
-            s(&book),
-            "--epd",
-            "--opcodes",
-            "--plies",
-            plies,
-            "-o",
-            s(&full),
-        ]);
-        let args = [
-            "export",
-            s(&book),
-            "--epd",
-            "--opcodes",
-            "--plies",
-            plies,
-            "--draw-rate",
-            window,
-        ];
-        polybook_ok(&[&args[..], &["-o", s(&kept)]].concat());
+        // The same suite without and with the window.
+        let suite = ["export", s(&book), "--epd", "--opcodes", "--plies", plies];
+        polybook_ok(&[&suite[..], &["-o", s(&full)]].concat());
+        polybook_ok(&[&suite[..], &["--draw-rate", window, "-o", s(&kept)]].concat());
         let (lo, hi) = window.split_once('-').unwrap();
         let line = python(
             SUITES_CHECK,
