@@ -383,7 +383,11 @@ fn probe_shows_scores_and_depths_of_a_scored_book() {
     assert!(plain["entries"][0].get("score").is_none());
 }
 
-const SUITE_CHECK: &str = include_str!("../suite_check.py");
+/// `tests/suite_check.py`, after the helpers it shares with the other suite reference.
+const SUITE_CHECK: &str = concat!(
+    include_str!("../suite_reference.py"),
+    include_str!("../suite_check.py")
+);
 
 /// A real book from `tests/data` analysed at a few nodes (scores whose values the tests do not
 /// depend on, only that the commands read them as the references do).

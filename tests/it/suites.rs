@@ -9,7 +9,11 @@ use common::path_str as s;
 use common::{data, polybook_fails, polybook_ok, python};
 use polybook::inspect::wdl::WdlModel;
 
-const SUITES_CHECK: &str = include_str!("../suites_check.py");
+/// `tests/suites_check.py`, after the helpers it shares with the other suite reference.
+const SUITES_CHECK: &str = concat!(
+    include_str!("../suite_reference.py"),
+    include_str!("../suites_check.py")
+);
 
 /// The bundled world-championship games, their book and their tally, in `dir`.
 fn games_book_tally(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
