@@ -167,26 +167,20 @@ fn bad_suite_options_are_refused_in_one_line() {
             "{err}"
         );
     }
-    polybook_fails(
-        &["export", b, "--epd", "--ply", "4", "--draw-rate", "40-50"],
-        1,
-        "has no scores for --draw-rate",
-    );
-    polybook_fails(
-        &["export", b, "--epd", "--ply", "4", "--draw-rate", "50-40"],
-        2,
-        "above",
-    );
-    polybook_fails(
-        &["export", b, "--epd", "--ply", "4", "--min-games", "3"],
-        2,
-        "--tally",
-    );
-    polybook_fails(
-        &["export", b, "--epd", "--ply", "4", "--material", "Qz"],
-        2,
-        "unknown --material",
-    );
+    // Refusals of a suite at ply 4 with one more option.
+    for (option, code, what) in [
+        (
+            &["--draw-rate", "40-50"][..],
+            1,
+            "has no scores for --draw-rate",
+        ),
+        (&["--draw-rate", "50-40"], 2, "above"),
+        (&["--min-games", "3"], 2, "--tally"),
+        (&["--material", "Qz"], 2, "unknown --material"),
+    ] {
+        let args = [&["export", b, "--epd", "--ply", "4"][..], option].concat();
+        polybook_fails(&args, code, what);
+    }
     let missing = dir.path().join("none/suite.epd.zip");
     polybook_fails(
         &["export", b, "--epd", "--ply", "4", "-o", s(&missing)],
