@@ -61,6 +61,18 @@ def cards():
     return {chess.Board(c["fen"]).fen(): (c["reviews"], c["lapses"], c["repetitions"], c["interval"]) for c in saved["positions"].values()}
 
 
+def progress_kept(after):
+    """Once the page asks for the user's move again `after` (a reload, a restart): the progress of
+    the two lines played is still there, 5 positions, none due, the start answered twice with one
+    wrong answer."""
+    wait_phase("user")
+    if counts() != [5, 0, 0]:
+        fail(f"after {after} the page counts {counts()}")
+    card = js("return document.getElementById('practice-card').textContent")
+    if not card.startswith("answered 2× (1 wrong)"):
+        fail(f"after {after} the start position's card says {card!r}")
+
+
 def click_square(square):
     """Clicks the middle of a square of the board (White at the bottom)."""
     board = driver.find_element(By.CSS_SELECTOR, "cg-board")
@@ -169,22 +181,12 @@ if phase == "first":
 
     # A reload: a new line, the progress kept.
     driver.refresh()
-    wait_phase("user")
-    if counts() != [5, 0, 0]:
-        fail(f"after a reload the page counts {counts()}")
-    card = js("return document.getElementById('practice-card').textContent")
-    if not card.startswith("answered 2× (1 wrong)"):
-        fail(f"after a reload the start position's card says {card!r}")
+    progress_kept("a reload")
     shot("5-reloaded")
     check_clean(url)
 elif phase == "restarted":
     driver.get(url)
-    wait_phase("user")
-    if counts() != [5, 0, 0]:
-        fail(f"after a restart the page counts {counts()}")
-    card = js("return document.getElementById('practice-card').textContent")
-    if not card.startswith("answered 2× (1 wrong)"):
-        fail(f"after a restart the start position's card says {card!r}")
+    progress_kept("a restart")
     # A move played after the restart: graded again (the second right answer in a row: 6 days).
     move("e2e4")
     wait(lambda: chess.Board(board_fen()).fen() != START, "e4 taken")

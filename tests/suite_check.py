@@ -10,7 +10,8 @@
 #       the entries of BOOK that `filter --max-loss CP` keeps (scored moves at most CP below the
 #       best scored move of their position; unscored moves kept), compared with OUT's entries,
 #       which must start with the mark of a scored book. Prints "kept N of M".
-# Exits 1 on the first difference.
+# Exits 1 on the first difference. tests/suite_reference.py (fail, walked_moves, same_lines,
+# pgn_games) comes before this text.
 import struct
 import sys
 
@@ -30,11 +31,6 @@ def score_of(learn):
     return score - 0x10000 if score >= 0x8000 else score
 
 
-def fail(msg):
-    print(msg)
-    sys.exit(1)
-
-
 def suite(book, ply, lo, hi, epd_path, pgn_path):
     reader = chess.polyglot.open_reader(book)
     expected, seen = [], set()
@@ -50,12 +46,7 @@ def suite(book, ply, lo, hi, epd_path, pgn_path):
                     return
             expected.append(epd)
             return
-        moves, once = [], set()
-        for e in reader.find_all(board, minimum_weight=1):
-            if e.move not in once:
-                once.add(e.move)
-                moves.append(e)
-        for e in sorted(moves, key=lambda e: -e.weight):
+        for e in walked_moves(reader, board):
             s = score_of(e.learn)
             if s is not None and board.turn == chess.BLACK:
                 s = -s
@@ -64,18 +55,8 @@ def suite(book, ply, lo, hi, epd_path, pgn_path):
             board.pop()
 
     visit(chess.Board(), 0, None)
-    got = [line.rstrip("\n") for line in open(epd_path)]
-    if got != expected:
-        for i, (g, x) in enumerate(zip(got, expected)):
-            if g != x:
-                fail(f"epd line {i + 1}: polybook {g!r}, python-chess {x!r}")
-        fail(f"epd: polybook {len(got)} lines, python-chess {len(expected)}")
-    with open(pgn_path) as f:
-        games = []
-        while (game := chess.pgn.read_game(f)) is not None:
-            if game.errors:
-                fail(f"pgn game {len(games) + 1}: {game.errors[0]}")
-            games.append(game.end().board().epd())
+    same_lines([line.rstrip("\n") for line in open(epd_path)], expected)
+    games = [game.end().board().epd() for game in pgn_games(pgn_path)]
     if games != expected:
         fail(f"pgn: {len(games)} games, their last positions differ from the {len(expected)} expected")
     print(f"openings {len(expected)}")

@@ -16,17 +16,13 @@
 #       KEPT.epd (--draw-rate LO-HI) must be the lines of FULL.epd (the same suite without it,
 #       both with --opcodes) whose score (c0's "score") gives a draw rate from LO to HI percent
 #       by the logistic model with parameters A and B, in the same order. Prints "kept N of M".
-# Exits 1 on the first difference.
+# Exits 1 on the first difference. tests/suite_reference.py (fail, walked_moves, same_lines,
+# pgn_games) comes before this text.
 import sys
 
 import chess
 import chess.pgn
 import chess.polyglot
-
-
-def fail(msg):
-    print(msg)
-    sys.exit(1)
 
 
 def popularity(games_path):
@@ -68,12 +64,7 @@ def expected_suite(book, first, last, material, counts, least):
         if depth >= last or (key, depth) in expanded:
             return
         expanded.add((key, depth))
-        moves, once = [], set()
-        for e in reader.find_all(board, minimum_weight=1):
-            if e.move not in once:
-                once.add(e.move)
-                moves.append(e)
-        for e in sorted(moves, key=lambda e: -e.weight):
+        for e in walked_moves(reader, board):
             board.push(e.move)
             visit(board, depth + 1)
             board.pop()
@@ -120,19 +111,13 @@ def suite(book, first, last, material, games_path, least, epd_path, pgn_path, sh
             fail(f"epd: polybook {len(got)} openings, python-chess {len(expected)} (as sets)")
         if got == expected and len(got) > 2:
             fail("epd: --shuffle left the order as it was")
-    elif got != expected:
-        for i, (g, x) in enumerate(zip(got, expected)):
-            if g != x:
-                fail(f"epd line {i + 1}: polybook {g!r}, python-chess {x!r}")
-        fail(f"epd: polybook {len(got)} lines, python-chess {len(expected)}")
-    with open(pgn_path) as f:
-        ends = []
-        while (game := chess.pgn.read_game(f)) is not None:
-            if game.errors:
-                fail(f"pgn game {len(ends) + 1}: {game.errors[0]}")
-            if game.headers["Round"] != str(len(ends) + 1):
-                fail(f"pgn game {len(ends) + 1}: Round {game.headers['Round']}")
-            ends.append(game.end().board().epd())
+    else:
+        same_lines(got, expected)
+    ends = []
+    for game in pgn_games(pgn_path):
+        if game.headers["Round"] != str(len(ends) + 1):
+            fail(f"pgn game {len(ends) + 1}: Round {game.headers['Round']}")
+        ends.append(game.end().board().epd())
     if ends != [e for e, _, _ in got]:
         fail(f"pgn: {len(ends)} games, not the {len(got)} positions of the EPD in its order")
     print(f"openings {len(got)}")

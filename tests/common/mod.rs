@@ -142,6 +142,50 @@ pub fn polybook_ok(args: &[&str]) -> String {
     stdout(&out)
 }
 
+/// The lichess games of Magnus Carlsen's account (`tests/data/pgn/lichess_magnus_2018-2022.pgn.xz`).
+pub fn lichess_magnus() -> PathBuf {
+    data("pgn/lichess_magnus_2018-2022.pgn.xz")
+}
+
+/// Builds into `out` a White repertoire for Magnus Carlsen's lichess account from
+/// [`lichess_magnus`]'s games: his own moves to 10 plies, each played at least twice.
+pub fn build_magnus_white_repertoire(out: &Path) {
+    polybook_ok(&[
+        "build",
+        path_str(&lichess_magnus()),
+        "-o",
+        path_str(out),
+        "--player",
+        "DrNykterstein",
+        "--color",
+        "white",
+        "--max-ply",
+        "10",
+        "--min-games",
+        "2",
+    ]);
+}
+
+/// The arguments of `polybook analyse BOOK -o OUT --nodes NODES -q`, then `more`.
+pub fn analyse_args<'a>(
+    book: &'a Path,
+    out: &'a Path,
+    nodes: &'a str,
+    more: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "analyse",
+        path_str(book),
+        "-o",
+        path_str(out),
+        "--nodes",
+        nodes,
+        "-q",
+    ];
+    args.extend_from_slice(more);
+    args
+}
+
 /// Runs `polybook COMMAND -q -o OUT INPUTS... OPTIONS`, which must succeed; the bytes it wrote to
 /// OUT (`build`, `tally`, `book`).
 pub fn quietly_written<P: AsRef<Path>>(

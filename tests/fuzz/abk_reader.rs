@@ -1,19 +1,16 @@
 //! `abk_reader`: Arena (ABK) books, mutated slices of `libra8.abk` and generated trees, opened,
 //! probed and converted: never a panic or a hang, an error is one line (exit 1 from the binary).
 
-use std::time::Duration;
-
-use polybook::book::Book;
 use polybook::book::formats::abk::{
     ABK_HEADER_RECORDS, ABK_HEADER_SIZE, ABK_RECORD_SIZE, AbkHeader, AbkRecord,
 };
 use polybook::book::formats::abk_write::tree_records;
 use rand::Rng;
 use rand::rngs::StdRng;
-use shakmaty::{CastlingMode, Chess, Move, Position};
+use shakmaty::{CastlingMode, Move, Position};
 
 use crate::common::data;
-use crate::{Records, assert_one_line, fuzz, mutate_records, swap_bytes};
+use crate::{Records, fuzz_book_format, mutate_records, swap_bytes};
 
 /// The header and the first `records` records of libra8.abk (links past the slice included).
 fn libra8_slice(records: usize) -> Vec<u8> {
@@ -106,13 +103,8 @@ fn mutate_abk(rng: &mut StdRng, b: Vec<u8>) -> Vec<u8> {
 #[test]
 fn abk_reader() {
     let slices = [libra8_slice(3000), libra8_slice(141_687)];
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("in.abk");
-    let counter = std::sync::atomic::AtomicU64::new(0);
-    fuzz(
+    fuzz_book_format(
         "abk_reader",
-        300,
-        Duration::from_secs(60),
         |rng| {
             let seed = match rng.random_range(0..4) {
                 0 => slices[1].clone(),
@@ -121,23 +113,14 @@ fn abk_reader() {
             };
             mutate_abk(rng, seed)
         },
-        |input| {
-            std::fs::write(&path, input).unwrap();
-            match Book::open(&path) {
-                Ok(book) => {
-                    book.probe(&Chess::default());
-                    let again = polybook::book::abk_bytes(&book, "", "");
-                    let back = polybook::book::formats::abk::read_abk(&again).unwrap();
-                    assert!(back.entries.len() <= book.len());
-                }
-                Err(e) => assert_one_line(&e.to_string()),
-            }
-            if counter
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-                .is_multiple_of(25)
-            {
-                crate::probe_and_convert_exit_0_or_1(dir.path(), "in.abk");
+        |_| "in.abk",
+        |_, _, book| {
+            if let Ok(book) = book {
+                let again = polybook::book::abk_bytes(book, "", "");
+                let back = polybook::book::formats::abk::read_abk(&again).unwrap();
+                assert!(back.entries.len() <= book.len());
             }
         },
+        |_, _| {},
     );
 }

@@ -3,17 +3,15 @@
 //! the file cut or padded), opened, probed and converted: never a panic or a hang, an error is one
 //! line (exit 1 from the binary), and a book read has a score in every entry.
 
-use std::time::Duration;
-
 use polybook::book::formats::exp::{
     EXP_ENTRY_SIZE, EXP_V1_SIGNATURE, EXP_V2_SIGNATURE, stockfish_key, stockfish_move,
 };
-use polybook::book::{Book, LearnLayout, MoveScore};
+use polybook::book::{LearnLayout, MoveScore};
 use rand::Rng;
 use rand::rngs::StdRng;
 use shakmaty::{Chess, Position};
 
-use crate::{COMMAND_LIMIT, Records, assert_one_line, fuzz, mutate_records, run_in, swap_bytes};
+use crate::{COMMAND_LIMIT, Records, fuzz_book_format, mutate_records, run_in, swap_bytes};
 
 /// A record in one of the three layouts (0 BrainLearn, 1 SugaR v1, 2 SugaR v2).
 fn record(layout: u8, key: u64, mv: u16, score: i32, depth: i32) -> Vec<u8> {
@@ -111,42 +109,29 @@ fn mutate_exp(rng: &mut StdRng, b: Vec<u8>) -> Vec<u8> {
 /// one line, and what `convert` writes passes `verify`.
 #[test]
 fn exp_reader() {
-    let dir = tempfile::tempdir().unwrap();
-    let counter = std::sync::atomic::AtomicU64::new(0);
-    fuzz(
+    fuzz_book_format(
         "exp_reader",
-        300,
-        Duration::from_secs(60),
         |rng| {
             let seed = generated(rng);
             mutate_exp(rng, seed)
         },
-        |input| {
-            let count = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            // Mostly by extension; now and then by signature alone.
-            let name = if count % 7 == 3 { "in.bin" } else { "in.exp" };
-            let path = dir.path().join(name);
-            std::fs::write(&path, input).unwrap();
-            match Book::open(&path) {
-                Ok(book) => {
-                    book.probe(&Chess::default());
-                    if name == "in.exp" {
-                        assert_eq!(book.learn_layout(), LearnLayout::Scored);
-                        for e in book.entries() {
-                            assert!(MoveScore::from_learn(e.learn).is_some(), "{e:?}");
-                            assert!(e.weight <= 1000, "{e:?}");
-                        }
-                    }
+        // Mostly by extension; now and then by signature alone.
+        |count| if count % 7 == 3 { "in.bin" } else { "in.exp" },
+        |_, name, book| {
+            if let Ok(book) = book
+                && name == "in.exp"
+            {
+                assert_eq!(book.learn_layout(), LearnLayout::Scored);
+                for e in book.entries() {
+                    assert!(MoveScore::from_learn(e.learn).is_some(), "{e:?}");
+                    assert!(e.weight <= 1000, "{e:?}");
                 }
-                Err(e) => assert_one_line(&e.to_string()),
             }
-            if count.is_multiple_of(25) {
-                let _ = std::fs::remove_file(dir.path().join("out.bin"));
-                crate::probe_and_convert_exit_0_or_1(dir.path(), name);
-                if name == "in.exp" && dir.path().join("out.bin").exists() {
-                    let ran = run_in(dir.path(), &["verify", "out.bin"], COMMAND_LIMIT, &[]);
-                    assert_eq!(ran.code, Some(0), "verify: {}", ran.stderr);
-                }
+        },
+        |dir, name| {
+            if name == "in.exp" && dir.join("out.bin").exists() {
+                let ran = run_in(dir, &["verify", "out.bin"], COMMAND_LIMIT, &[]);
+                assert_eq!(ran.code, Some(0), "verify: {}", ran.stderr);
             }
         },
     );

@@ -577,6 +577,42 @@ fn probe_and_convert_exit_0_or_1(dir: &Path, book: &str) {
     }
 }
 
+/// The target of a reader of books in another format (300 cases, a case hung after 60 s): each
+/// input `make` gives is written into a temporary folder as the file `name(n)` (`n`: the input's
+/// number, from 0) and opened by `Book::open`: a book is probed from the start position, an error
+/// must be one line; `opened` checks further what it gave (with the input and the file's name).
+/// Every 25th input, the binary's `probe` and `convert … -o out.bin` on the file exit 0 or 1 with
+/// one line, then `converted` looks at the folder (with the file's name).
+fn fuzz_book_format(
+    target: &str,
+    make: impl Fn(&mut StdRng) -> Vec<u8>,
+    name: impl Fn(u64) -> &'static str + Sync,
+    opened: impl Fn(&[u8], &str, Result<&polybook::book::Book, &polybook::book::BookError>) + Sync,
+    converted: impl Fn(&Path, &str) + Sync,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let counter = std::sync::atomic::AtomicU64::new(0);
+    fuzz(target, 300, Duration::from_secs(60), make, |input| {
+        let count = counter.fetch_add(1, Ordering::Relaxed);
+        let name = name(count);
+        let path = dir.path().join(name);
+        std::fs::write(&path, input).unwrap();
+        let book = polybook::book::Book::open(&path);
+        match &book {
+            Ok(book) => {
+                book.probe(&shakmaty::Chess::default());
+            }
+            Err(e) => assert_one_line(&e.to_string()),
+        }
+        opened(input, name, book.as_ref());
+        if count.is_multiple_of(25) {
+            let _ = std::fs::remove_file(dir.path().join("out.bin"));
+            probe_and_convert_exit_0_or_1(dir.path(), name);
+            converted(dir.path(), name);
+        }
+    });
+}
+
 /// The records of a binary book file, for [`mutate_records`]: `size` bytes each from byte
 /// `start`, the first `keep` of them left alone (a header written as records).
 #[derive(Clone, Copy)]

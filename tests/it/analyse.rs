@@ -63,9 +63,7 @@ fn counts(line: &str) -> Vec<u64> {
 /// Runs `polybook analyse BOOK -o OUT --nodes NODES -q` with the `more` arguments, which must
 /// succeed.
 fn analyse(book: &Path, out: &Path, nodes: &str, more: &[&str]) {
-    let mut args = vec!["analyse", s(book), "-o", s(out), "--nodes", nodes, "-q"];
-    args.extend_from_slice(more);
-    polybook_ok(&args);
+    polybook_ok(&common::analyse_args(book, out, nodes, more));
 }
 
 /// Rodent's guide book, and that book scored by [`analyse`] at `nodes` (with `more`) as
@@ -190,7 +188,7 @@ print(n)
 /// `analyse` of `book` at 3000 nodes a position, with the `more` arguments.
 fn analyse_cmd(book: &Path, out: &Path, concurrency: &str, resume: bool, more: &[&str]) -> Command {
     let mut c = Command::new(BIN);
-    c.args(["analyse", s(book), "-o", s(out), "--nodes", "3000", "-q"])
+    c.args(common::analyse_args(book, out, "3000", &[]))
         .args(["--concurrency", concurrency])
         .args(more)
         .stdout(Stdio::null())
@@ -370,7 +368,7 @@ fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
     let book = data("books/rodent3_micro.bin");
     let out = dir.path().join("out.bin");
     let child = Command::new(BIN)
-        .args(["analyse", s(&book), "-o", s(&out), "--nodes", "50000", "-q"])
+        .args(common::analyse_args(&book, &out, "50000", &[]))
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -517,7 +515,11 @@ fn probe_shows_scores_and_depths_of_a_scored_book() {
     assert!(plain["entries"][0].get("score").is_none());
 }
 
-const SUITE_CHECK: &str = include_str!("../suite_check.py");
+/// `tests/suite_check.py`, after the helpers it shares with the other suite reference.
+const SUITE_CHECK: &str = concat!(
+    include_str!("../suite_reference.py"),
+    include_str!("../suite_check.py")
+);
 
 /// A real book from `tests/data` analysed at a few nodes (scores whose values the tests do not
 /// depend on, only that the commands read them as the references do).
@@ -700,7 +702,7 @@ fn damaged_cache_lines_are_analysed_again_never_used() {
     let book = data("books/rodent3_guide.bin");
     let whole = dir.path().join("whole.bin");
     let run = |out: &Path, resume: bool| {
-        let mut args = vec!["analyse", s(&book), "-o", s(out), "--nodes", "300", "-q"];
+        let mut args = common::analyse_args(&book, out, "300", &[]);
         if resume {
             args.push("--resume");
         }
@@ -784,19 +786,13 @@ fn positions_are_read_from_a_compressed_file_as_from_the_plain_one() {
     let book = data("books/rodent3_micro.bin");
     // The only roots are those of the positions file: the given position is in no book.
     let run = |positions: &Path, out: &Path| {
-        let said = polybook(&[
-            "analyse",
-            s(&book),
-            "-o",
-            s(out),
-            "--nodes",
-            "200",
-            "-q",
+        let more = [
             "--fen",
             "7k/8/8/8/8/8/8/K7 w - - 0 1",
             "--positions",
             s(positions),
-        ]);
+        ];
+        let said = polybook(&common::analyse_args(&book, out, "200", &more));
         assert!(said.status.success(), "{}", stderr(&said));
         // The first line says what the walk reached (the last one, how long it took).
         let walk = stderr(&said).lines().next().unwrap().to_string();

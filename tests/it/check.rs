@@ -42,25 +42,11 @@ while (g := chess.pgn.read_game(text)) is not None:
 
 #[test]
 fn check_agrees_with_python_chess_game_by_game_on_lichess_games() {
-    let games = data("pgn/lichess_magnus_2018-2022.pgn.xz");
+    let games = common::lichess_magnus();
     let dir = tempfile::tempdir().unwrap();
     // A repertoire for Magnus's account: its own moves as White to 10 plies, and a broad book.
     let rep = dir.path().join("rep.bin");
-    let o = polybook(&[
-        "build",
-        s(&games),
-        "-o",
-        s(&rep),
-        "--player",
-        "DrNykterstein",
-        "--color",
-        "white",
-        "--max-ply",
-        "10",
-        "--min-games",
-        "2",
-    ]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    common::build_magnus_white_repertoire(&rep);
     for (book, player) in [
         (rep.clone(), "DrNykterstein"),
         (data("books/gm2001.bin"), "drnykterstein"),
@@ -124,7 +110,7 @@ fn check_agrees_with_python_chess_game_by_game_on_lichess_games() {
 #[test]
 fn check_refuses_bad_inputs_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let games = data("pgn/lichess_magnus_2018-2022.pgn.xz");
+    let games = common::lichess_magnus();
     let book = data("books/gm2001.bin");
     let missing = dir.path().join("missing.pgn");
     polybook_fails(

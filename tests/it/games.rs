@@ -12,9 +12,7 @@ use crate::explore::{Served, encode};
 use common::{data, piped, polybook, stderr};
 
 fn lichess() -> String {
-    data("pgn/lichess_magnus_2018-2022.pgn.xz")
-        .display()
-        .to_string()
+    common::lichess_magnus().display().to_string()
 }
 
 /// `games_check.py`: the server's answers about `games` agree with python-chess's reading of
@@ -193,22 +191,8 @@ fn the_games_say_where_they_left_the_repertoire_as_check_does() {
     let games = lichess();
     let dir = tempfile::tempdir().unwrap();
     let rep = dir.path().join("rep.bin");
+    common::build_magnus_white_repertoire(&rep);
     let rep_str = rep.display().to_string();
-    let built = polybook(&[
-        "build",
-        &games,
-        "-o",
-        &rep_str,
-        "--player",
-        "DrNykterstein",
-        "--color",
-        "white",
-        "--max-ply",
-        "10",
-        "--min-games",
-        "2",
-    ]);
-    assert!(built.status.success(), "{}", stderr(&built));
     let checked = polybook(&[
         "check",
         &games,

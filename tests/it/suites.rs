@@ -9,7 +9,11 @@ use common::path_str as s;
 use common::{data, polybook_fails, polybook_ok, python};
 use polybook::inspect::wdl::WdlModel;
 
-const SUITES_CHECK: &str = include_str!("../suites_check.py");
+/// `tests/suites_check.py`, after the helpers it shares with the other suite reference.
+const SUITES_CHECK: &str = concat!(
+    include_str!("../suite_reference.py"),
+    include_str!("../suites_check.py")
+);
 
 /// The bundled world-championship games, their book and their tally, in `dir`.
 fn games_book_tally(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
@@ -163,26 +167,20 @@ fn bad_suite_options_are_refused_in_one_line() {
             "{err}"
         );
     }
-    polybook_fails(
-        &["export", b, "--epd", "--ply", "4", "--draw-rate", "40-50"],
-        1,
-        "has no scores for --draw-rate",
-    );
-    polybook_fails(
-        &["export", b, "--epd", "--ply", "4", "--draw-rate", "50-40"],
-        2,
-        "above",
-    );
-    polybook_fails(
-        &["export", b, "--epd", "--ply", "4", "--min-games", "3"],
-        2,
-        "--tally",
-    );
-    polybook_fails(
-        &["export", b, "--epd", "--ply", "4", "--material", "Qz"],
-        2,
-        "unknown --material",
-    );
+    // Refusals of a suite at ply 4 with one more option.
+    for (option, code, what) in [
+        (
+            &["--draw-rate", "40-50"][..],
+            1,
+            "has no scores for --draw-rate",
+        ),
+        (&["--draw-rate", "50-40"], 2, "above"),
+        (&["--min-games", "3"], 2, "--tally"),
+        (&["--material", "Qz"], 2, "unknown --material"),
+    ] {
+        let args = [&["export", b, "--epd", "--ply", "4"][..], option].concat();
+        polybook_fails(&args, code, what);
+    }
     let missing = dir.path().join("none/suite.epd.zip");
     polybook_fails(
         &["export", b, "--epd", "--ply", "4", "-o", s(&missing)],
@@ -211,32 +209,15 @@ fn draw_rate_keeps_the_positions_the_model_puts_in_the_window() {
     let dir = tempfile::tempdir().unwrap();
     let book = dir.path().join("micro-scored.bin");
     let raw = data("books/rodent3_micro.bin");
-    polybook_ok(&["analyse", s(&raw), "-o", s(&book), "--nodes", "600", "-q"]);
+    polybook_ok(&common::analyse_args(&raw, &book, "600", &[]));
     let (full, kept) = (dir.path().join("full.epd"), dir.path().join("kept.epd"));
     let model = WdlModel::SELFPLAY;
     let (a, b) = (model.a.to_string(), model.b.to_string());
     for (plies, window) in [("4-8", "30.3-30.45"), ("6", "0-30.3"), ("2-6", "30.45-100")] {
-        polybook_ok(&[
-            "export",
-            s(&book),
-            "--epd",
-            "--opcodes",
-            "--plies",
-            plies,
-            "-o",
-            s(&full),
-        ]);
-        let args = [
-            "export",
-            s(&book),
-            "--epd",
-            "--opcodes",
-            "--plies",
-            plies,
-            "--draw-rate",
-            window,
-        ];
-        polybook_ok(&[&args[..], &["-o", s(&kept)]].concat());
+        // The same suite without and with the window.
+        let suite = ["export", s(&book), "--epd", "--opcodes", "--plies", plies];
+        polybook_ok(&[&suite[..], &["-o", s(&full)]].concat());
+        polybook_ok(&[&suite[..], &["--draw-rate", window, "-o", s(&kept)]].concat());
         let (lo, hi) = window.split_once('-').unwrap();
         let line = python(
             SUITES_CHECK,

@@ -147,19 +147,7 @@ fn analyse_scores_the_same_with_any_number_of_engines() {
     let book = data("books/rodent3_guide.bin");
     same_at_every_count("analyse", |out, threads, cores| {
         let c = threads.unwrap_or(cores.unwrap_or(1)).to_string();
-        let args = [
-            "analyse",
-            s(&book),
-            "-o",
-            s(out),
-            "--nodes",
-            "200",
-            "--hash",
-            "1",
-            "--concurrency",
-            &c,
-            "-q",
-        ];
+        let args = common::analyse_args(&book, out, "200", &["--hash", "1", "--concurrency", &c]);
         run(None, &args);
     });
 }
