@@ -7,6 +7,9 @@
 #   PGN=tests/data/pgn/lichess_magnus_2018-2022.pgn.xz  the games the book is built from
 #   BUILD="--min-games 1 --max-ply 24"  `polybook build` options (every move played, 12 moves deep)
 #   NODES=20000 MAX_LOSS=50             `analyse` settings; GAMES=1000 TC=1+0.01 CONCURRENCY=2
+#   ANALYSE="--expand --max-ply 20"     more `analyse` options, e.g. to grow the book as well
+#   SCORED=scored                       the analysed book's name in WORK (one per ANALYSE setting: a
+#                                       first run's cache, copied to NAME.bin.analysis, is resumed)
 #   WORK=bench/out/analysed-book        where the books, the analysis cache and the PGN go
 #   BIN=target/release/polybook         the binary (a copy keeps a long match safe from rebuilds)
 #   AGAINST=cmd:/usr/games/toga2        instead, play each book in turn against this engine (no book of
@@ -16,11 +19,11 @@ set -euo pipefail
 bin=${BIN:-target/release/polybook}
 work=${WORK:-bench/out/analysed-book}
 mkdir -p "$work"
-raw=$work/raw.bin scored=$work/scored.bin
+raw=$work/raw.bin scored=$work/${SCORED:-scored}.bin
 set -x
 [ -f "$raw" ] || $bin build "${PGN:-tests/data/pgn/lichess_magnus_2018-2022.pgn.xz}" -o "$raw" ${BUILD:---min-games 1 --max-ply 24}
 [ -f "$scored" ] || $bin analyse "$raw" -o "$scored" --nodes "${NODES:-20000}" --max-loss "${MAX_LOSS:-50}" \
-  --concurrency "${CONCURRENCY:-2}" --resume
+  --concurrency "${CONCURRENCY:-2}" --resume ${ANALYSE:-}
 scored_engine="Scored=builtin:BookFile=$(realpath "$scored"),BookSelection=score"
 raw_engine="Raw=builtin:BookFile=$(realpath "$raw"),BookSelection=weighted"
 play() { # two engines, a PGN name, more arguments

@@ -353,6 +353,17 @@ mod tests {
         Book::from_entries("e4.bin".into(), &[e])
     }
 
+    /// The expansion's options with a margin of 30, a width of 2 and lines of 2 moves.
+    fn options(max_ply: u32, positions: usize) -> ExpandOptions {
+        ExpandOptions {
+            margin: 30,
+            width: 2,
+            max_ply,
+            depth: 2,
+            positions,
+        }
+    }
+
     fn run(x: ExpandOptions, dir: &std::path::Path) -> Grown {
         let book = e4_book();
         let engine = EngineChoice::Builtin { hash_mb: 4 };
@@ -384,13 +395,7 @@ mod tests {
     #[test]
     fn a_one_move_book_grows_answers_and_lines_within_its_budget() {
         let dir = tempfile::tempdir().unwrap();
-        let x = ExpandOptions {
-            margin: 30,
-            width: 2,
-            max_ply: 2,
-            depth: 2,
-            positions: 12,
-        };
+        let x = options(2, 12);
         let g = run(x, dir.path());
         // The start position had one move: a second within the margin (or a better one) was
         // added, and the lines after each added move carried on.
@@ -414,21 +419,9 @@ mod tests {
     #[test]
     fn nothing_is_added_beyond_the_ply_limit_or_with_no_budget() {
         let dir = tempfile::tempdir().unwrap();
-        let none = ExpandOptions {
-            margin: 30,
-            width: 2,
-            max_ply: 0,
-            depth: 2,
-            positions: 100,
-        };
-        let g = run(none, dir.path());
+        let g = run(options(0, 100), dir.path());
         assert_eq!(g.report.added(), 0);
         assert_eq!(g.book.len(), 1);
-        let broke = ExpandOptions {
-            max_ply: 4,
-            positions: 0,
-            ..none
-        };
-        assert_eq!(run(broke, dir.path()).report.added(), 0);
+        assert_eq!(run(options(4, 0), dir.path()).report.added(), 0);
     }
 }

@@ -287,10 +287,8 @@ fn expanding_runs_killed_at_random_moments_resume_to_the_uninterrupted_bytes() {
 fn expand_grows_the_book_until_python_chess_finds_no_thin_or_wrong_position() {
     let dir = tempfile::tempdir().unwrap();
     let book = data("books/rodent3_guide.bin");
-    let out = dir.path().join("grown.bin");
-    let json = dir.path().join("grown.jsonl");
-    let mut args = vec!["analyse", s(&book), "-o", s(&out), "--nodes", "2000"];
-    args.extend(EXPAND);
+    let (out, json) = (dir.path().join("grown.bin"), dir.path().join("grown.jsonl"));
+    let mut args = common::analyse_args(&book, &out, "2000", &EXPAND);
     args.extend(["--json", s(&json)]);
     let said = stderr(&polybook(&args));
     let added: u64 = said
@@ -325,8 +323,7 @@ fn expand_grows_the_book_until_python_chess_finds_no_thin_or_wrong_position() {
     common::assert_contains(&verify, ": OK:");
     // Two engines at once grow the same book.
     let two = dir.path().join("two.bin");
-    let mut args = vec!["analyse", s(&book), "-o", s(&two), "--nodes", "2000", "-q"];
-    args.extend(EXPAND);
+    let mut args = common::analyse_args(&book, &two, "2000", &EXPAND);
     args.extend(["--concurrency", "2"]);
     polybook_ok(&args);
     assert!(
@@ -342,17 +339,12 @@ fn expand_stops_at_its_budget_and_its_options_need_it() {
     let dir = tempfile::tempdir().unwrap();
     let book = data("books/rodent3_guide.bin");
     let out = dir.path().join("ten.bin");
-    let o = polybook(&[
-        "analyse",
-        s(&book),
-        "-o",
-        s(&out),
-        "--nodes",
+    let o = polybook(&common::analyse_args(
+        &book,
+        &out,
         "1000",
-        "--expand",
-        "--expand-positions",
-        "10",
-    ]);
+        &["--expand", "--expand-positions", "10"],
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     common::assert_contains(&stderr(&o), "expanded: 10 moves added");
     common::assert_contains(&stderr(&o), "--expand-positions reached");
