@@ -13,6 +13,7 @@
 //! - [`positions`]: extra roots, the book positions of a file of FEN/EPD lines or games
 //!   (`--positions`), read through [`crate::pgn`]'s inputs and reader.
 //! - [`backup`]: the negamax rule (stated there).
+//! - [`expand`]: `--expand`, the book grown where it is thin or wrong, in rounds of the above.
 //!
 //! The positions analysed: every leaf (all its moves), and every reached book position whose
 //! legal moves are not all in the book (the moves outside the book only). Each is analysed once,
