@@ -282,7 +282,7 @@ fn expanding_runs_killed_at_random_moments_resume_to_the_uninterrupted_bytes() {
 /// The grown book is what python-chess finds: the back-up over the grown book agrees move for
 /// move, and no position within the ply limit is left where the engine's move outside the book
 /// beats the book's best by the margin, or where the book has fewer good moves than the width.
-/// Every added entry is a legal move, the book passes verify, and `--concurrency` changes nothing.
+/// The book passes verify, and `--concurrency 64` changes nothing.
 #[test]
 fn expand_grows_the_book_until_python_chess_finds_no_thin_or_wrong_position() {
     let dir = tempfile::tempdir().unwrap();
