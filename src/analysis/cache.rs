@@ -45,13 +45,14 @@ pub fn cache_header(book: &Book, engine: &EngineChoice, limits: &AnalysisLimits)
 
 /// A hash of the book's entries (FNV-1a over their bytes), naming the book in the cache.
 fn book_hash(book: &Book) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for e in book.entries() {
-        for b in e.to_bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
+    fnv1a(book.entries().flat_map(|e| e.to_bytes()))
+}
+
+/// FNV-1a (64 bits) over `bytes`: the cache's hashes of a book and of a set of book moves.
+pub(super) fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The open cache: what it held, and the file to append to.

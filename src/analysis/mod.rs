@@ -115,13 +115,7 @@ pub fn restricted_id(key: u64, book_moves: impl Iterator<Item = Move>) -> u64 {
         return key;
     }
     codes.sort_unstable();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for c in codes {
-        for b in c.to_be_bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    key ^ h
+    key ^ cache::fnv1a(codes.iter().flat_map(|c| c.to_be_bytes()))
 }
 
 /// The verdicts of `tasks` the cache holds, by position key (what [`back_up`] reads).
