@@ -38,6 +38,17 @@ pub enum Termination {
 }
 
 impl Termination {
+    /// Every value [`Termination::tag`] gives.
+    pub const TAGS: [&'static str; 7] = [
+        "normal",
+        "time forfeit",
+        "illegal move",
+        "abandoned",
+        "stalled connection",
+        "adjudication",
+        "unterminated",
+    ];
+
     /// The value of the PGN `Termination` tag (the PGN standard's words where one fits).
     pub fn tag(&self) -> &'static str {
         match self {

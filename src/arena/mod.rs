@@ -10,7 +10,8 @@
 //! - [`tournament`]: several engines, in a round robin or a gauntlet, played by the same
 //!   runner; [`standings`]: its pairings' tallies and the ranking table.
 //! - [`session`]: a match or a tournament from start to end (the event loop, the PGN log, book
-//!   learning, the SPRT stop, interruption) and its report.
+//!   learning, the SPRT stop, interruption) and its report; [`resume`]: the games a PGN log
+//!   already holds of it, which `--resume` does not play again.
 //! - [`play`]: the terminal game against a person.
 //! - [`suite_stats`]: what each opening of a suite did in a match's games, and the suite refined
 //!   by it.
@@ -22,6 +23,7 @@ pub mod opening;
 pub mod pgn;
 pub mod play;
 pub mod player;
+pub mod resume;
 pub mod runner;
 pub mod session;
 pub mod standings;

@@ -23,6 +23,7 @@ use super::game::{Game, Termination};
 use super::opening::{StartLine, book_walk};
 use super::pgn::{game_text, result_text, roster};
 use super::player::{EngineError, EngineSpec, GoError, UciEngine};
+use super::resume::Done;
 use crate::book::{Books, ChooseOptions};
 
 /// How long each move may take.
@@ -259,8 +260,9 @@ pub(crate) fn games_of_pair(games: usize, pair: usize) -> usize {
 }
 
 /// Plays the match: `config.games` games on `config.concurrency` workers (no more than there
-/// are games), each game reported through `events` as it ends. Workers stop taking new games
-/// once `stop` is set; `abort` also ends the games being played (they are not reported).
+/// are games), each game reported through `events` as it ends, except the games `done` holds
+/// (a resumed match's). Workers stop taking new games once `stop` is set; `abort` also ends the
+/// games being played (they are not reported).
 ///
 /// Nothing is kept per game of the match: game `i`'s opening and colours are worked out when it
 /// starts, so that a match of a billion games (an SPRT's cap) takes no more memory than a short
@@ -271,6 +273,7 @@ pub fn run(
     stop: &Arc<AtomicBool>,
     abort: &Arc<AtomicBool>,
     events: Sender<Event>,
+    done: &Done,
 ) {
     let next = AtomicUsize::new(0);
     let openings = OpeningCache::default();
@@ -294,10 +297,12 @@ pub fn run(
                     if index >= config.games {
                         break;
                     }
+                    if done.contains(index) {
+                        continue;
+                    }
                     let pair = index / 2;
-                    let opening = openings.take(pair, games_of_pair(config.games, pair), || {
-                        opening_for(config, pair)
-                    });
+                    let games = games_of_pair(config.games, pair) - done.of_opening(pair);
+                    let opening = openings.take(pair, games, || opening_for(config, pair));
                     if !worker.play(index, index + 1, &opening) {
                         break;
                     }

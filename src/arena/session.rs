@@ -25,6 +25,7 @@ use thiserror::Error;
 use super::learn::learn_opening;
 use super::pgn::PgnLog;
 use super::player::{EngineError, EngineSpec};
+use super::resume::{self, Done};
 use super::runner::{self, Event, GameReport, MatchConfig, MoveLimit};
 use super::standings::Standings;
 use super::stats::{MatchScore, MatchTally, Sprt, SprtVerdict};
@@ -49,6 +50,9 @@ pub struct SessionConfig {
     pub learn: Option<Vec<PathBuf>>,
     /// A sequential test that stops a match once it decides (not for a tournament).
     pub sprt: Option<Sprt>,
+    /// Resume from the PGN log: the session's games it already holds (see [`super::resume`])
+    /// are counted, not played again. Needs `pgn`.
+    pub resume: bool,
 }
 
 /// Why a session cannot start (nothing has been played).
@@ -66,6 +70,21 @@ pub enum SessionError {
     /// The PGN log cannot be opened for appending.
     #[error("cannot write PGN {}: {}", crate::text::quote_path(.path), crate::text::reason(.source))]
     Pgn { path: PathBuf, source: io::Error },
+    /// The PGN log to resume from cannot be read.
+    #[error("cannot read PGN {}: {}", crate::text::quote_path(.path), crate::text::reason(.source))]
+    ResumeRead { path: PathBuf, source: io::Error },
+    /// A game of the log to resume from has this session's event and round but other players.
+    #[error(
+        "cannot resume from {}: its game of round {round} (event {event:?}) is {found}, but this session's game {round} is {expected}: give the engines, --games and --event the log was played with",
+        crate::text::quote_path(.path)
+    )]
+    ResumeMismatch {
+        path: PathBuf,
+        event: String,
+        round: usize,
+        found: String,
+        expected: String,
+    },
 }
 
 /// What the games are: a match of two engines, or a tournament.
@@ -81,6 +100,20 @@ pub struct Session {
     pgn: Option<PgnLog>,
     learn: Option<Vec<PathBuf>>,
     sprt: Option<Sprt>,
+    /// The games the log already holds (a resumed session's), counted before the others.
+    resumed: Vec<Resumed>,
+}
+
+/// A game of the PGN log that a resumed session counts without playing it.
+struct Resumed {
+    /// Its number in the schedule.
+    number: usize,
+    pairing: usize,
+    /// Its number within the pairing.
+    index: usize,
+    /// The pairing's first engine's half points.
+    first_half_points: u8,
+    termination: &'static str,
 }
 
 /// What happens in a session, as it happens (a progress line, not the reading progress of
@@ -100,6 +133,13 @@ pub enum SessionEvent<'a> {
         total: usize,
         limit: MoveLimit,
         seed: u64,
+    },
+    /// A resumed session's games found in its PGN log (counted, not played again), before the
+    /// first game played.
+    Resumed {
+        path: &'a Path,
+        games: usize,
+        total: usize,
     },
     /// A game ended (it is in the PGN log and counted).
     Game {
@@ -192,6 +232,12 @@ impl fmt::Display for SessionEvent<'_> {
                     }
                 }
             }
+            SessionEvent::Resumed { path, games, total } => write!(
+                f,
+                "resumed: {games} of the {total} games are in {}; playing the other {}",
+                crate::text::quote_path(path),
+                total - games
+            ),
             SessionEvent::PgnCreatedAnew { path, number } => write!(
                 f,
                 "the PGN log {} was moved or deleted: it is written anew from game {} on",
@@ -388,6 +434,7 @@ impl Session {
             pgn,
             learn,
             sprt,
+            resume,
         } = config;
         if engines.len() < 2 {
             return Err(SessionError::TooFewEngines(engines.len()));
@@ -408,6 +455,10 @@ impl Session {
             let names = tournament::check_engines(&tournament)?;
             (Plan::Tournament(tournament), names)
         };
+        let resumed = match (&pgn, resume) {
+            (Some(path), true) => resumed_games(&plan, &names, path)?,
+            _ => Vec::new(),
+        };
         let pgn = match pgn {
             Some(path) => Some(open_log(&path)?),
             None => None,
@@ -418,6 +469,7 @@ impl Session {
             pgn,
             learn,
             sprt,
+            resumed,
         })
     }
 
@@ -450,6 +502,7 @@ impl Session {
             mut pgn,
             learn,
             sprt,
+            resumed,
         } = self;
         let (settings, pairings, kind) = match &plan {
             Plan::Match(config) => (config, vec![(0, 1)], None),
@@ -474,20 +527,35 @@ impl Session {
         let mut pgn_error: Option<io::Error> = None;
         let mut learn_error: Option<BookError> = None;
         let mut learned = vec![0usize; learn.as_ref().map_or(0, Vec::len)];
+        if let Some(file) = pgn.as_ref().filter(|_| !resumed.is_empty()) {
+            progress(&SessionEvent::Resumed {
+                path: file.path(),
+                games: resumed.len(),
+                total,
+            });
+        }
+        for game in &resumed {
+            let tally = &mut standings.pairings[game.pairing].tally;
+            tally.record(game.index, game.first_half_points, game.termination);
+            if tally.decided() {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        let done = Done::new(resumed.iter().map(|game| (game.number, game.index / 2)));
 
         thread::scope(|scope| {
-            let (names, stop) = (&names, &stop);
+            let (names, stop, done) = (&names, &stop, &done);
             // A match's events are a tournament's with one pairing.
             let events: Box<dyn Iterator<Item = TournamentEvent>> = match &plan {
                 Plan::Match(config) => {
                     let (tx, rx) = channel();
                     let pair = [names[0].clone(), names[1].clone()];
-                    scope.spawn(move || runner::run(config, &pair, stop, abort, tx));
+                    scope.spawn(move || runner::run(config, &pair, stop, abort, tx, done));
                     Box::new(rx.into_iter().map(match_event))
                 }
                 Plan::Tournament(t) => {
                     let (tx, rx) = channel();
-                    scope.spawn(move || tournament::run(t, names, stop, abort, tx));
+                    scope.spawn(move || tournament::run(t, names, stop, abort, tx, done));
                     Box::new(rx.into_iter())
                 }
             };
@@ -607,6 +675,53 @@ impl Session {
             failure,
         }
     }
+}
+
+/// The games of the log at `path` that belong to the session of `plan` (see
+/// [`super::resume`]), each checked against the players the schedule gives its number.
+fn resumed_games(plan: &Plan, names: &[String], path: &Path) -> Result<Vec<Resumed>, SessionError> {
+    let (settings, pairings) = match plan {
+        Plan::Match(config) => (config, vec![(0, 1)]),
+        Plan::Tournament(t) => (&t.settings, t.pairings()),
+    };
+    let total = pairings.len().saturating_mul(settings.games);
+    let logged = resume::logged_games(path, &settings.event, total).map_err(|source| {
+        SessionError::ResumeRead {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    let mut resumed = Vec::with_capacity(logged.len());
+    for game in logged {
+        let Some(scheduled) = tournament::scheduled(pairings.len(), settings.games, game.number)
+        else {
+            continue;
+        };
+        let (a, b) = pairings[scheduled.pairing];
+        let first_white = scheduled.index.is_multiple_of(2);
+        let (white, black) = if first_white { (a, b) } else { (b, a) };
+        if game.white != names[white] || game.black != names[black] {
+            return Err(SessionError::ResumeMismatch {
+                path: path.to_path_buf(),
+                event: settings.event.clone(),
+                round: game.number + 1,
+                found: format!("{} - {}", game.white, game.black),
+                expected: format!("{} - {}", names[white], names[black]),
+            });
+        }
+        resumed.push(Resumed {
+            number: game.number,
+            pairing: scheduled.pairing,
+            index: scheduled.index,
+            first_half_points: if first_white {
+                game.white_points
+            } else {
+                2 - game.white_points
+            },
+            termination: game.termination,
+        });
+    }
+    Ok(resumed)
 }
 
 /// The PGN log at `path`, opened for appending.

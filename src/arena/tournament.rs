@@ -16,6 +16,7 @@ use std::sync::mpsc::{Sender, channel};
 use std::thread;
 
 use super::player::{EngineError, EngineSpec, UciEngine};
+use super::resume::Done;
 use super::runner::{
     self, Event, GameReport, MatchConfig, OpeningCache, games_of_pair, opening_for,
 };
@@ -243,15 +244,16 @@ pub fn distinct_names(names: &[String]) -> Vec<String> {
 }
 
 /// Plays the tournament: its schedule on `settings.concurrency` workers (no more than there are
-/// games), each game reported through `events` as it ends. Workers stop taking new games once
-/// `stop` is set; `abort` also ends the games being played (they are not reported). `names` are
-/// [`check_engines`]'s.
+/// games), each game reported through `events` as it ends, except the games `done` holds (a
+/// resumed tournament's). Workers stop taking new games once `stop` is set; `abort` also ends
+/// the games being played (they are not reported). `names` are [`check_engines`]'s.
 pub fn run(
     tournament: &Tournament,
     names: &[String],
     stop: &AtomicBool,
     abort: &AtomicBool,
     events: Sender<TournamentEvent>,
+    done: &Done,
 ) {
     let pairings = tournament.pairings();
     let configs: Vec<MatchConfig> = pairings
@@ -287,10 +289,13 @@ pub fn run(
                     let Some(game) = scheduled(count, games, number) else {
                         break;
                     };
+                    if done.contains(number) {
+                        continue;
+                    }
                     let (a, b) = pairings[game.pairing];
                     let k = game.index / 2;
-                    // Every pairing plays opening k's games.
-                    let uses = count * games_of_pair(games, k);
+                    // Every pairing plays opening k's games (but those done).
+                    let uses = count * games_of_pair(games, k) - done.of_opening(k);
                     let opening = openings.take(k, uses, || opening_for(&tournament.settings, k));
                     let mut pair = [processes[a].take(), processes[b].take()];
                     let (tx, rx) = channel();

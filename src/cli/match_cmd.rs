@@ -137,6 +137,11 @@ pub struct Args {
     /// Append every game to this PGN file as soon as it ends.
     #[arg(long, value_name = "FILE")]
     pgn: Option<PathBuf>,
+    /// Go on with a match or tournament that was stopped: the games the --pgn log already holds
+    /// of it (its --event, its rounds, its players) are counted, not played again, and the others
+    /// are played as the first run would have (give its --seed and its other settings).
+    #[arg(long, requires = "pgn")]
+    resume: bool,
     /// Seed for the openings and the engines' books (default: random, printed so a match can be
     /// repeated).
     #[arg(long, visible_alias = "srand", value_name = "S")]
@@ -460,6 +465,11 @@ pub fn run(args: Args) -> CliResult {
         Some(t) => Some(t.parse::<Sprt>().map_err(CliError::usage)?),
         None => None,
     };
+    if args.resume && args.seed.is_none() {
+        return Err(CliError::usage(
+            "--resume needs the --seed the match was started with (its first line says it): the games left must be the ones it would have played",
+        ));
+    }
     let session = Session::new(SessionConfig {
         engines: specs,
         tournament: args.tournament,
@@ -467,9 +477,12 @@ pub fn run(args: Args) -> CliResult {
         pgn: args.pgn.clone(),
         learn: args.book_learn.then(|| args.book.clone()),
         sprt,
+        resume: args.resume,
     })
     .map_err(|e| match e {
         SessionError::Pgn { path, source } => super::file_error("write PGN", &path, &source),
+        SessionError::ResumeRead { path, source } => super::file_error("read PGN", &path, &source),
+        e @ SessionError::ResumeMismatch { .. } => CliError::data(e),
         SessionError::Engine(e) => CliError::data(e),
         e => CliError::usage(e),
     })?;

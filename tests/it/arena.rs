@@ -827,6 +827,7 @@ fn session_config(
         pgn: Some(pgn.to_path_buf()),
         learn: None,
         sprt: None,
+        resume: false,
     }
 }
 

@@ -27,6 +27,7 @@ mod inspect; // `lines`, `info`, `dump`, `probe`, `verify` against polyglot and 
 mod layers; // ARCHITECTURE.md's table of the layers against the uses in `src/`
 mod learn; // `learn` against PolyGlot's own book learning
 mod match_openings; // `match --openings` (PGN, EPD, order, start) and engines' own books played by the runner
+mod match_resume; // `match --resume`: a match and a round robin killed mid-way end as an uninterrupted run
 mod merge; // `merge` against `polyglot merge-book`
 mod obk; // Chessmaster (OBK) books written by a test encoder: the layout byte for byte, gm2001 round trip, damage
 mod openings; // opening names against python-chess and lichess's table
