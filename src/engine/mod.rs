@@ -38,7 +38,7 @@ pub mod nnue;
 pub mod options;
 mod ordering;
 pub mod packed_move;
-mod parameters;
+pub mod parameters;
 pub mod perft;
 pub mod pesto;
 pub mod score;

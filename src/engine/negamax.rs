@@ -167,7 +167,7 @@ fn lmp_limit(depth: i32, improving: bool) -> usize {
     } else {
         LMP_NOT_IMPROVING_DIVISOR
     };
-    (LMP_BASE + depth * depth) as usize / divisor
+    (LMP_BASE.get() + depth * depth) as usize / divisor
 }
 
 /// Step 4: does the table's entry end the node? Its score when it is deep enough and its
@@ -453,10 +453,14 @@ impl<'a> Worker<'a> {
             // 5. Reverse futility pruning: far above beta near the leaves, the opponent's
             //    threats (searched by quiescence) are unlikely to bring the score back down.
             if self.opts.futility
-                && depth <= RFP_MAX_DEPTH
+                && depth <= RFP_MAX_DEPTH.get()
                 && beta.abs() < MATE_BOUND_CP
-                && eval - RFP_MARGIN_PER_DEPTH * depth
-                    + if improving { RFP_IMPROVING_BONUS } else { 0 }
+                && eval - RFP_MARGIN_PER_DEPTH.get() * depth
+                    + if improving {
+                        RFP_IMPROVING_BONUS.get()
+                    } else {
+                        0
+                    }
                     >= beta
             {
                 return eval;
@@ -566,7 +570,7 @@ impl<'a> Worker<'a> {
                 //    (ordered by history) are unlikely to matter.
                 if self.opts.lmp
                     && !pv_node
-                    && depth <= LMP_MAX_DEPTH
+                    && depth <= LMP_MAX_DEPTH.get()
                     && searched >= lmp_limit(depth, improving)
                 {
                     continue;
@@ -575,9 +579,9 @@ impl<'a> Worker<'a> {
                 //     alpha within the last plies.
                 if self.opts.futility
                     && !pv_node
-                    && depth <= FUTILITY_MAX_DEPTH
+                    && depth <= FUTILITY_MAX_DEPTH.get()
                     && order < KILLER
-                    && eval + FUTILITY_BASE + FUTILITY_PER_DEPTH * depth <= alpha
+                    && eval + FUTILITY_BASE.get() + FUTILITY_PER_DEPTH.get() * depth <= alpha
                 {
                     continue;
                 }
@@ -593,14 +597,14 @@ impl<'a> Worker<'a> {
             if self.opts.futility
                 && !root
                 && best > -MATE_BOUND_CP
-                && depth <= SEE_PRUNING_MAX_DEPTH
+                && depth <= SEE_PRUNING_MAX_DEPTH.get()
                 && order < GOOD_CAPTURE
                 && order != TT_MOVE
             {
                 let margin = if quiet {
-                    -SEE_QUIET_MARGIN * depth * depth
+                    -SEE_QUIET_MARGIN.get() * depth * depth
                 } else {
-                    -SEE_CAPTURE_MARGIN * depth
+                    -SEE_CAPTURE_MARGIN.get() * depth
                 };
                 if !see_ge(pos, m, margin) {
                     continue;
@@ -815,16 +819,16 @@ impl<'a> Worker<'a> {
     ) -> Option<NullCut> {
         if !(self.opts.null_move
             && !cut_from_null
-            && depth >= NMP_MIN_DEPTH
+            && depth >= NMP_MIN_DEPTH.get()
             && eval >= beta
             && beta.abs() < MATE_BOUND_CP
             && has_non_pawn_material(pos))
         {
             return None;
         }
-        let reduction = NMP_BASE_REDUCTION
-            + depth / NMP_DEPTH_DIVISOR
-            + ((eval - beta) / NMP_EVAL_DIVISOR).min(NMP_EVAL_MAX_REDUCTION);
+        let reduction = NMP_BASE_REDUCTION.get()
+            + depth / NMP_DEPTH_DIVISOR.get()
+            + ((eval - beta) / NMP_EVAL_DIVISOR.get()).min(NMP_EVAL_MAX_REDUCTION.get());
         let score = self.null_search(pos, hash, depth - 1 - reduction, ply, beta);
         (score >= beta).then_some(NullCut { score, reduction })
     }
@@ -846,7 +850,7 @@ impl<'a> Worker<'a> {
         } else {
             null.score
         };
-        if depth < NMP_VERIFY_DEPTH {
+        if depth < NMP_VERIFY_DEPTH.get() {
             return Some(score);
         }
         let r = null.reduction;
@@ -932,7 +936,7 @@ impl<'a> Worker<'a> {
     ) -> i32 {
         let mut r = 0;
         if self.opts.lmr
-            && depth >= LMR_MIN_DEPTH
+            && depth >= LMR_MIN_DEPTH.get()
             && late.searched >= LMR_MIN_MOVES
             && late.quiet
             && !late.gives_check
@@ -941,7 +945,10 @@ impl<'a> Worker<'a> {
             r -= i32::from(late.pv_node) + i32::from(late.root);
             r += i32::from(!late.improving);
             r -= i32::from(late.order >= KILLER);
-            r -= late.order.clamp(-LMR_HISTORY_CLAMP, LMR_HISTORY_CLAMP) / LMR_HISTORY_DIVISOR;
+            r -= late
+                .order
+                .clamp(-LMR_HISTORY_CLAMP.get(), LMR_HISTORY_CLAMP.get())
+                / LMR_HISTORY_DIVISOR.get();
             r = r.clamp(0, new_depth - 1);
         }
         let mut score = -self.negamax(
@@ -994,7 +1001,8 @@ impl<'a> Worker<'a> {
         quiets_tried: &MoveList,
     ) {
         self.killers.remember(ply, m);
-        let bonus = (depth * depth).min(HISTORY_BONUS_MAX_DEPTH_SQUARED) * HISTORY_BONUS_SCALE;
+        let bonus =
+            (depth * depth).min(HISTORY_BONUS_MAX_DEPTH_SQUARED.get()) * HISTORY_BONUS_SCALE.get();
         for &q in quiets_tried {
             if q != m {
                 self.history.update(side, q, prev, -bonus);
@@ -1090,7 +1098,7 @@ impl<'a> Worker<'a> {
                 } + m
                     .promotion()
                     .map_or(0, |r| see_value(r) - see_value(Role::Pawn));
-                if stand_pat + gain + DELTA_MARGIN <= alpha && alpha.abs() < MATE_BOUND_CP {
+                if stand_pat + gain + DELTA_MARGIN.get() <= alpha && alpha.abs() < MATE_BOUND_CP {
                     continue;
                 }
             }

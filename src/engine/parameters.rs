@@ -7,6 +7,72 @@
 //! here is the one the search was measured with (BENCHMARKS.md's SPRT rows, where a change had
 //! one). Where an SPRT measured a value or a step, its row of the full table
 //! (docs/benchmarks-log.md, "Every SPRT (the full table)") is named.
+//!
+//! The whole numbers that games can tune are [`Tunable`]s, read with `.get()`, each with the
+//! range a tuner may move it in; [`TUNABLES`] lists them. In a normal build each is a constant.
+//! Built with the `spsa` feature (`cargo build --release --features spsa`), each is a UCI `spin`
+//! option of its name that `setoption` changes, so that `bench/spsa.py` can play games between
+//! two sets of values, as OpenBench's SPSA does; such a build is for tuning only.
+
+/// One of the search's whole numbers that games can tune (see the module's overview).
+pub struct Tunable {
+    /// Its name: the constant's, and the UCI option's in an `spsa` build.
+    pub name: &'static str,
+    /// The value the search uses (in an `spsa` build, until `setoption` changes it).
+    pub default: i32,
+    /// The range a tuner may move it in.
+    pub min: i32,
+    pub max: i32,
+    #[cfg(feature = "spsa")]
+    value: std::sync::atomic::AtomicI32,
+}
+
+impl Tunable {
+    const fn new(name: &'static str, default: i32, min: i32, max: i32) -> Tunable {
+        Tunable {
+            name,
+            default,
+            min,
+            max,
+            #[cfg(feature = "spsa")]
+            value: std::sync::atomic::AtomicI32::new(default),
+        }
+    }
+
+    /// The value the search uses now.
+    #[inline(always)]
+    pub fn get(&self) -> i32 {
+        #[cfg(feature = "spsa")]
+        {
+            self.value.load(std::sync::atomic::Ordering::Relaxed)
+        }
+        #[cfg(not(feature = "spsa"))]
+        {
+            self.default
+        }
+    }
+
+    /// Sets it, clamped into its range (an `spsa` build's `setoption`).
+    #[cfg(feature = "spsa")]
+    pub fn set(&self, value: i32) {
+        let value = value.clamp(self.min, self.max);
+        self.value
+            .store(value, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Declares a [`Tunable`]: a constant in a normal build, a static whose value `setoption`
+/// changes in an `spsa` build.
+macro_rules! tunable {
+    ($(#[$doc:meta])* $name:ident = $value:literal, $min:literal ..= $max:literal;) => {
+        $(#[$doc])*
+        #[cfg(not(feature = "spsa"))]
+        pub const $name: Tunable = Tunable::new(stringify!($name), $value, $min, $max);
+        $(#[$doc])*
+        #[cfg(feature = "spsa")]
+        pub static $name: Tunable = Tunable::new(stringify!($name), $value, $min, $max);
+    };
+}
 
 // Step 1: check extension.
 
@@ -16,12 +82,18 @@ pub const CHECK_EXTENSION_MAX_PLY_PER_DEPTH: i32 = 2;
 
 // Step 5: reverse futility pruning.
 
-/// Reverse futility pruning applies at this depth and below.
-pub const RFP_MAX_DEPTH: i32 = 7;
-/// The margin above beta the static evaluation must clear, per ply of depth.
-pub const RFP_MARGIN_PER_DEPTH: i32 = 80;
-/// Added to the static evaluation when it is improving (above its value two plies before).
-pub const RFP_IMPROVING_BONUS: i32 = 40;
+tunable! {
+    /// Reverse futility pruning applies at this depth and below.
+    RFP_MAX_DEPTH = 7, 3..=12;
+}
+tunable! {
+    /// The margin above beta the static evaluation must clear, per ply of depth.
+    RFP_MARGIN_PER_DEPTH = 80, 30..=160;
+}
+tunable! {
+    /// Added to the static evaluation when it is improving (above its value two plies before).
+    RFP_IMPROVING_BONUS = 40, 0..=120;
+}
 
 // Step 6: aggressive futility pruning (off by default; SPRT row 15: on, −47.3 ± 27.3 Elo, H0).
 
@@ -31,87 +103,191 @@ pub const AGGRESSIVE_FUTILITY_MARGIN: i32 = 50;
 
 // Step 7: null-move pruning.
 
-/// The null move is tried at this depth and above.
-pub const NMP_MIN_DEPTH: i32 = 3;
-/// The null move's reduction: this many plies ...
-pub const NMP_BASE_REDUCTION: i32 = 3;
-/// ... plus one per this many plies of depth ...
-pub const NMP_DEPTH_DIVISOR: i32 = 4;
-/// ... plus one per this many centipawns of static evaluation above beta ...
-pub const NMP_EVAL_DIVISOR: i32 = 200;
-/// ... of which at most this many plies.
-pub const NMP_EVAL_MAX_REDUCTION: i32 = 3;
-/// Step 7b: from this depth on, a null-move cutoff is confirmed by a real reduced search first
-/// (the zugzwang guard).
-pub const NMP_VERIFY_DEPTH: i32 = 10;
+tunable! {
+    /// The null move is tried at this depth and above.
+    NMP_MIN_DEPTH = 3, 1..=6;
+}
+tunable! {
+    /// The null move's reduction: this many plies ...
+    NMP_BASE_REDUCTION = 3, 1..=6;
+}
+tunable! {
+    /// ... plus one per this many plies of depth ...
+    NMP_DEPTH_DIVISOR = 4, 2..=8;
+}
+tunable! {
+    /// ... plus one per this many centipawns of static evaluation above beta ...
+    NMP_EVAL_DIVISOR = 200, 80..=400;
+}
+tunable! {
+    /// ... of which at most this many plies.
+    NMP_EVAL_MAX_REDUCTION = 3, 0..=6;
+}
+tunable! {
+    /// Step 7b: from this depth on, a null-move cutoff is confirmed by a real reduced search first
+    /// (the zugzwang guard).
+    NMP_VERIFY_DEPTH = 10, 6..=20;
+}
 
 // Step 9: late move pruning.
 
-/// Late move pruning applies at this depth and below (depth 8 was tried: SPRT row 13,
-/// −9.6 ± 28.0 Elo, dropped).
-pub const LMP_MAX_DEPTH: i32 = 4;
-/// After `LMP_BASE + depth²` quiet moves (divided by [`LMP_NOT_IMPROVING_DIVISOR`] when the
-/// evaluation is not improving) the rest are pruned.
-pub const LMP_BASE: i32 = 3;
+tunable! {
+    /// Late move pruning applies at this depth and below (depth 8 was tried: SPRT row 13,
+    /// −9.6 ± 28.0 Elo, dropped).
+    LMP_MAX_DEPTH = 4, 1..=10;
+}
+tunable! {
+    /// After `LMP_BASE + depth²` quiet moves (divided by [`LMP_NOT_IMPROVING_DIVISOR`] when the
+    /// evaluation is not improving) the rest are pruned.
+    LMP_BASE = 3, 0..=10;
+}
 /// See [`LMP_BASE`].
 pub const LMP_NOT_IMPROVING_DIVISOR: usize = 2;
 
 // Step 10: futility pruning.
 
-/// Futility pruning applies at this depth and below.
-pub const FUTILITY_MAX_DEPTH: i32 = 3;
-/// A quiet move is futile when the static evaluation plus this ...
-pub const FUTILITY_BASE: i32 = 100;
-/// ... plus this per ply of depth stays at or below alpha.
-pub const FUTILITY_PER_DEPTH: i32 = 120;
+tunable! {
+    /// Futility pruning applies at this depth and below.
+    FUTILITY_MAX_DEPTH = 3, 1..=8;
+}
+tunable! {
+    /// A quiet move is futile when the static evaluation plus this ...
+    FUTILITY_BASE = 100, 0..=300;
+}
+tunable! {
+    /// ... plus this per ply of depth stays at or below alpha.
+    FUTILITY_PER_DEPTH = 120, 30..=300;
+}
 
 // Step 10a: SEE pruning (SPRT row 5: +56.2 ± 24.6 Elo, H1).
 
-/// SEE pruning applies at this depth and below.
-pub const SEE_PRUNING_MAX_DEPTH: i32 = 8;
-/// A quiet move that loses more than this times depth² by SEE is pruned.
-pub const SEE_QUIET_MARGIN: i32 = 20;
-/// A capture that loses more than this times depth by SEE is pruned.
-pub const SEE_CAPTURE_MARGIN: i32 = 100;
+tunable! {
+    /// SEE pruning applies at this depth and below.
+    SEE_PRUNING_MAX_DEPTH = 8, 2..=14;
+}
+tunable! {
+    /// A quiet move that loses more than this times depth² by SEE is pruned.
+    SEE_QUIET_MARGIN = 20, 5..=80;
+}
+tunable! {
+    /// A capture that loses more than this times depth by SEE is pruned.
+    SEE_CAPTURE_MARGIN = 100, 30..=250;
+}
 
 // Step 11: late move reductions.
 
-/// Moves are reduced at this depth and above ...
-pub const LMR_MIN_DEPTH: i32 = 3;
+tunable! {
+    /// Moves are reduced at this depth and above ...
+    LMR_MIN_DEPTH = 3, 1..=6;
+}
 /// ... from this move on (counting the move itself).
 pub const LMR_MIN_MOVES: usize = 3;
 /// The reduction's formula: `LMR_BASE + ln(depth) · ln(moves) / LMR_DIVISOR` plies, rounded down.
 pub const LMR_BASE: f32 = 0.75;
 /// See [`LMR_BASE`].
 pub const LMR_DIVISOR: f32 = 2.25;
-/// A quiet move's ordering key (its histories) changes its reduction by one ply per this much ...
-pub const LMR_HISTORY_DIVISOR: i32 = 8192;
-/// ... within ± this much of it (so at most two plies either way).
-pub const LMR_HISTORY_CLAMP: i32 = 16384;
+tunable! {
+    /// A quiet move's ordering key (its histories) changes its reduction by one ply per this much ...
+    LMR_HISTORY_DIVISOR = 8192, 2048..=32768;
+}
+tunable! {
+    /// ... within ± this much of it (so at most two plies either way).
+    LMR_HISTORY_CLAMP = 16384, 4096..=65536;
+}
 
 // The history heuristic: a quiet move's cutoff.
 
-/// The bonus of a quiet move that refutes a position, and the malus of the quiet moves tried
-/// before it: `min(depth², HISTORY_BONUS_MAX_DEPTH_SQUARED) · HISTORY_BONUS_SCALE`.
-pub const HISTORY_BONUS_MAX_DEPTH_SQUARED: i32 = 400;
-/// See [`HISTORY_BONUS_MAX_DEPTH_SQUARED`].
-pub const HISTORY_BONUS_SCALE: i32 = 8;
+tunable! {
+    /// The bonus of a quiet move that refutes a position, and the malus of the quiet moves tried
+    /// before it: `min(depth², HISTORY_BONUS_MAX_DEPTH_SQUARED) · HISTORY_BONUS_SCALE`.
+    HISTORY_BONUS_MAX_DEPTH_SQUARED = 400, 100..=1600;
+}
+tunable! {
+    /// See [`HISTORY_BONUS_MAX_DEPTH_SQUARED`].
+    HISTORY_BONUS_SCALE = 8, 2..=32;
+}
 
 // Quiescence.
 
-/// Delta pruning: a capture is skipped when the stand-pat score plus the victim's value plus
-/// this margin stays at or below alpha.
-pub const DELTA_MARGIN: i32 = 200;
+tunable! {
+    /// Delta pruning: a capture is skipped when the stand-pat score plus the victim's value plus
+    /// this margin stays at or below alpha.
+    DELTA_MARGIN = 200, 50..=500;
+}
 
 // Aspiration windows (`super::search`; SPRT row 12, "aspiration windows from ±15 cp":
 // +59.5 ± 26.2 Elo, H1).
 
-/// Depths from this on are searched with a window around the last depth's score.
-pub const ASPIRATION_MIN_DEPTH: i32 = 5;
-/// The window's first half-width, in centipawns; it grows by half at each failure.
-pub const ASPIRATION_DELTA: i32 = 15;
-/// Once the half-width has grown beyond this, the side that failed is opened to infinity.
-pub const ASPIRATION_OPEN_DELTA: i32 = 500;
-/// After a fail high the next try searches one ply shallower, down to at most this many plies
-/// below the iteration's depth.
-pub const ASPIRATION_MAX_FAIL_HIGH_REDUCTION: i32 = 3;
+tunable! {
+    /// Depths from this on are searched with a window around the last depth's score.
+    ASPIRATION_MIN_DEPTH = 5, 2..=10;
+}
+tunable! {
+    /// The window's first half-width, in centipawns; it grows by half at each failure.
+    ASPIRATION_DELTA = 15, 5..=60;
+}
+tunable! {
+    /// Once the half-width has grown beyond this, the side that failed is opened to infinity.
+    ASPIRATION_OPEN_DELTA = 500, 150..=2000;
+}
+tunable! {
+    /// After a fail high the next try searches one ply shallower, down to at most this many plies
+    /// below the iteration's depth.
+    ASPIRATION_MAX_FAIL_HIGH_REDUCTION = 3, 0..=6;
+}
+
+/// Every [`Tunable`], in the order of the steps that read them.
+pub static TUNABLES: [&Tunable; 27] = [
+    &RFP_MAX_DEPTH,
+    &RFP_MARGIN_PER_DEPTH,
+    &RFP_IMPROVING_BONUS,
+    &NMP_MIN_DEPTH,
+    &NMP_BASE_REDUCTION,
+    &NMP_DEPTH_DIVISOR,
+    &NMP_EVAL_DIVISOR,
+    &NMP_EVAL_MAX_REDUCTION,
+    &NMP_VERIFY_DEPTH,
+    &LMP_MAX_DEPTH,
+    &LMP_BASE,
+    &FUTILITY_MAX_DEPTH,
+    &FUTILITY_BASE,
+    &FUTILITY_PER_DEPTH,
+    &SEE_PRUNING_MAX_DEPTH,
+    &SEE_QUIET_MARGIN,
+    &SEE_CAPTURE_MARGIN,
+    &LMR_MIN_DEPTH,
+    &LMR_HISTORY_DIVISOR,
+    &LMR_HISTORY_CLAMP,
+    &HISTORY_BONUS_MAX_DEPTH_SQUARED,
+    &HISTORY_BONUS_SCALE,
+    &DELTA_MARGIN,
+    &ASPIRATION_MIN_DEPTH,
+    &ASPIRATION_DELTA,
+    &ASPIRATION_OPEN_DELTA,
+    &ASPIRATION_MAX_FAIL_HIGH_REDUCTION,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tunable_starts_inside_its_range_under_a_name_of_its_own() {
+        let mut names: Vec<&str> = TUNABLES.iter().map(|t| t.name).collect();
+        for t in TUNABLES {
+            assert!(
+                t.min < t.max && (t.min..=t.max).contains(&t.default),
+                "{}",
+                t.name
+            );
+            assert_eq!(t.get(), t.default, "{}", t.name);
+            // A divisor's range leaves out zero.
+            if t.name.contains("DIVISOR") {
+                assert!(t.min > 0, "{}", t.name);
+            }
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TUNABLES.len());
+    }
+}

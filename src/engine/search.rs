@@ -416,12 +416,13 @@ fn aspiration_search(
     depth: i32,
     score: i32,
 ) -> Option<i32> {
-    let mut delta = ASPIRATION_DELTA;
-    let (mut alpha, mut beta) = if depth >= ASPIRATION_MIN_DEPTH && score.abs() < MATE_BOUND_CP {
-        (score - delta, score + delta)
-    } else {
-        (-INF, INF)
-    };
+    let mut delta = ASPIRATION_DELTA.get();
+    let (mut alpha, mut beta) =
+        if depth >= ASPIRATION_MIN_DEPTH.get() && score.abs() < MATE_BOUND_CP {
+            (score - delta, score + delta)
+        } else {
+            (-INF, INF)
+        };
     let mut search_depth = depth;
     loop {
         let s = worker.root(pos, root_hash, search_depth, alpha, beta);
@@ -437,7 +438,7 @@ fn aspiration_search(
             beta = (s + delta).min(INF);
             if s.abs() < MATE_BOUND_CP {
                 search_depth = (search_depth - 1)
-                    .max(depth - ASPIRATION_MAX_FAIL_HIGH_REDUCTION)
+                    .max(depth - ASPIRATION_MAX_FAIL_HIGH_REDUCTION.get())
                     .max(1);
             }
         } else {
@@ -445,7 +446,7 @@ fn aspiration_search(
         }
         delta += delta / 2;
         // Far off: open the window on the side that failed.
-        if delta > ASPIRATION_OPEN_DELTA {
+        if delta > ASPIRATION_OPEN_DELTA.get() {
             if failed_low {
                 alpha = -INF;
             } else {

@@ -302,8 +302,25 @@ impl Session {
                     self.search_options_changed();
                 }
             }
-            None => self.info(&format!("unknown option {}", quote(&name))),
+            None => self.set_tunable(&name, value),
         }
+    }
+
+    /// A tuning build's tunable number (`--features spsa`), set by `setoption`; in another build
+    /// every name that gets here is unknown.
+    fn set_tunable(&mut self, name: &str, value: &str) {
+        #[cfg(feature = "spsa")]
+        if let Some(t) = crate::engine::parameters::TUNABLES
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
+        {
+            if let Some(v) = self.spin(t.name, value, (i64::from(t.min), i64::from(t.max))) {
+                t.set(v as i32);
+            }
+            return;
+        }
+        let _ = value;
+        self.info(&format!("unknown option {}", quote(name)));
     }
 
     /// `Hash`: a new table of `mb` MB, or of the most the machine can give, with a word. The old

@@ -375,6 +375,17 @@ pub(super) fn option_lines(search: &SearchOptions) -> Vec<String> {
             .iter()
             .map(|s| check(s.uci_name, (s.get)(search), |_, _| {}).line(search)),
     );
+    // A tuning build's tunable numbers, with the value each has now.
+    #[cfg(feature = "spsa")]
+    lines.extend(crate::engine::parameters::TUNABLES.iter().map(|t| {
+        format!(
+            "option name {} type spin default {} min {} max {}",
+            t.name,
+            t.get(),
+            t.min,
+            t.max
+        )
+    }));
     lines
 }
 

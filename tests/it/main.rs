@@ -39,6 +39,7 @@ mod several_books; // several books, first hit wins: `BookFile` lists, `probe`, 
 mod smp; // Lazy SMP in `search` and UCI; the `bench` signature
 mod spark; // the Spark job on `local[2]` and a standalone cluster
 mod split; // `split` into parts, each game whole and once
+mod spsa; // the tuning build (`--features spsa`): the tunables as UCI options; bench/spsa.py's iterations and resume
 mod suite_stats; // `suite-stats`: a match's games per opening of its suite, recounted by python-chess
 mod suites; // `export` suites as testers make them: plies, popularity, material, draw rate, shuffle, zip, against python-chess
 mod tablebase; // the 3-man tablebase against KRvK1000.epd
