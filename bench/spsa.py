@@ -4,7 +4,7 @@
 Usage (from the repository's root):
   cargo build --release --features spsa && cp target/release/polybook /tmp/polybook-spsa
   bench/spsa.py /tmp/polybook-spsa --state spsa.json [--iterations 2000] [--pairs 4]
-      [--nodes 6000 | --tc 2+0.02] [--concurrency 2] [--params REGEX] [--seed 1]
+      [--nodes 6000 | --tc 2+0.02] [--concurrency N (default: the cores)] [--params REGEX] [--seed 1]
 
 The binary is a build with the `spsa` feature: each number of src/engine/parameters.rs that games
 can tune is a UCI spin option there (its name, its default, its range). Each iteration perturbs
@@ -114,7 +114,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=4)
     ap.add_argument("--nodes", type=int, default=6000)
     ap.add_argument("--tc")
-    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--concurrency", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--params", default=r"^[A-Z][A-Z0-9_]*$")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--book", default="books/bundled.bin")
