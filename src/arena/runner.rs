@@ -65,23 +65,33 @@ pub struct DrawRule {
 /// Everything a match needs.
 #[derive(Clone)]
 pub struct MatchConfig {
+    /// The two engines, the first one's view being the report's.
     pub engines: [EngineSpec; 2],
     /// The books of the openings, in priority order (first hit wins at each ply).
     pub book: Option<Arc<Books>>,
+    /// The most plies an opening takes from the books.
     pub book_plies: usize,
+    /// How each opening move is picked from the books.
     pub choose: ChooseOptions,
     /// The lines the openings start from (a position and the moves played from it): pair k
     /// plays `starts[k % len]`, then the book walk from where it ends, if there is a book.
     /// Never empty.
     pub starts: Vec<StartLine>,
+    /// The games to play, in colour-swapped pairs.
     pub games: usize,
+    /// Each move's limit: a clock, a time, nodes or a depth.
     pub limit: MoveLimit,
     /// Extra time past a clock's zero before the flag falls.
     pub time_margin: Duration,
+    /// Games played at once.
     pub concurrency: usize,
+    /// The seed of the openings' walk through the books.
     pub seed: u64,
+    /// Adjudication: a game is lost by resignation, or drawn, when the engines' scores agree
+    /// long enough (`None`: never).
     pub resign: Option<ResignRule>,
     pub draw: Option<DrawRule>,
+    /// The PGN `Event` tag of the games.
     pub event: String,
     /// How long an engine may take to answer `uci` and `isready`.
     pub handshake_timeout: Duration,

@@ -292,20 +292,13 @@ impl Report {
 /// A match of two engines, from the first engine's view.
 #[derive(Clone, Debug, Serialize)]
 pub struct MatchReport {
+    /// The two engines' names, the first one's view first.
     pub engines: Vec<String>,
-    pub games: u32,
-    pub wins: u32,
-    pub draws: u32,
-    pub losses: u32,
-    /// 0 to 1.
-    pub score: f64,
-    /// The Elo difference and its 95% error bar; `None` without an estimate.
-    pub elo: Option<f64>,
-    pub elo_error95: Option<f64>,
+    /// The first engine's score, in the fields a tournament's pairing has too.
+    #[serde(flatten)]
+    pub score: ScoreReport,
     /// Likelihood of superiority.
     pub los: f64,
-    /// The colour-swapped pairs by the first engine's points in them: [0, ½, 1, 1½, 2].
-    pub pentanomial: [u32; 5],
     /// Games by their PGN `Termination` tag.
     pub terminations: BTreeMap<&'static str, u32>,
     pub sprt: Option<SprtReport>,
@@ -378,18 +371,22 @@ pub struct PairingReport {
     pub terminations: BTreeMap<&'static str, u32>,
 }
 
-/// A score's fields in a tournament's report.
+/// A score's fields in a match's or a tournament's report, from one engine's view.
 #[derive(Clone, Debug, Serialize)]
 pub struct ScoreReport {
+    /// Games played: the wins, draws and losses.
     pub games: u32,
     pub wins: u32,
     pub draws: u32,
     pub losses: u32,
-    /// 0 to 1.
+    /// Points per game, 0 to 1.
     pub score: f64,
+    /// The share of draws among the games (0 without games).
     pub draw_ratio: f64,
+    /// The Elo difference and its 95% error bar; `None` without an estimate.
     pub elo: Option<f64>,
     pub elo_error95: Option<f64>,
+    /// The colour-swapped pairs by the engine's points in them: [0, ½, 1, 1½, 2], i.e.
     /// [LL, LD, DD/WL, WD, WW].
     pub pentanomial: [u32; 5],
 }
@@ -754,7 +751,6 @@ fn match_report(
     interrupted: bool,
 ) -> MatchReport {
     let score = &tally.score;
-    let (elo, elo_error95) = split_elo(score);
     let sprt = tally.sprt.map(|s| SprtReport {
         elo0: s.elo0,
         elo1: s.elo1,
@@ -773,15 +769,8 @@ fn match_report(
     });
     MatchReport {
         engines,
-        games: score.games(),
-        wins: score.wins,
-        draws: score.draws,
-        losses: score.losses,
-        score: score.ratio(),
-        elo,
-        elo_error95,
+        score: ScoreReport::of(score),
         los: score.los(),
-        pentanomial: score.pairs,
         terminations: tally.terminations.clone(),
         sprt,
         seed,

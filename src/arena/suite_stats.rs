@@ -160,11 +160,15 @@ pub struct ExitStats {
     pub index: usize,
     /// The exit's Polyglot key, in hex.
     pub key: String,
+    /// The exit's position, as FEN.
     pub fen: String,
     /// The games with a result (`1-0`, `1/2-1/2`, `0-1`) that reached it.
     pub games: u64,
+    /// Of them, won by White.
     pub white_wins: u64,
+    /// Drawn.
     pub draws: u64,
+    /// Won by Black.
     pub black_wins: u64,
     /// Games that reached it without a result (`*`): not counted above.
     pub unfinished: u64,

@@ -28,7 +28,9 @@ pub enum MergeStrategy {
 /// What a merge wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MergeReport {
+    /// The entries written.
     pub entries: u64,
+    /// The positions they are of.
     pub positions: u64,
     /// Entries whose summed weight passed 65535 and was held there.
     pub saturated: u64,

@@ -221,7 +221,9 @@ impl Reason {
 /// What a build did.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct BuildReport {
+    /// The games read.
     pub games: u64,
+    /// Those counted: not filtered out nor skipped.
     pub used: u64,
     /// Games left out by the user's own filters (`--min-elo`, `--since`, `--player`, …), by filter.
     pub filtered: BTreeMap<&'static str, u64>,
@@ -229,13 +231,17 @@ pub struct BuildReport {
     pub skipped: BTreeMap<&'static str, u64>,
     /// Games cut short (their plies before the bad move count), by reason.
     pub truncated: BTreeMap<&'static str, u64>,
+    /// The plies counted, over all games used.
     pub plies: u64,
     /// Distinct (position, move) pairs counted: the entries before filtering.
     pub entries_before_filter: u64,
+    /// The entries written, after the entry rules.
     pub entries: u64,
+    /// The positions they are of.
     pub positions: u64,
     /// Sorted runs spilled to disk (0: all in memory).
     pub spilled_runs: usize,
+    /// The build's wall-clock time, and the games read per second of it.
     pub seconds: f64,
     pub games_per_second: f64,
     /// The first few games skipped or cut short (not those filtered out), for the user to look at.

@@ -61,17 +61,17 @@ impl Tunable {
     }
 }
 
-/// Declares a [`Tunable`]: a constant in a normal build, a static whose value `setoption`
-/// changes in an `spsa` build.
+/// Declares [`Tunable`]s, each `NAME = default, min..=max;` under its doc comment: a constant in a
+/// normal build, a static whose value `setoption` changes in an `spsa` build.
 macro_rules! tunable {
-    ($(#[$doc:meta])* $name:ident = $value:literal, $min:literal ..= $max:literal;) => {
+    ($($(#[$doc:meta])* $name:ident = $value:literal, $min:literal ..= $max:literal;)+) => {$(
         $(#[$doc])*
         #[cfg(not(feature = "spsa"))]
         pub const $name: Tunable = Tunable::new(stringify!($name), $value, $min, $max);
         $(#[$doc])*
         #[cfg(feature = "spsa")]
         pub static $name: Tunable = Tunable::new(stringify!($name), $value, $min, $max);
-    };
+    )+};
 }
 
 // Step 1: check extension.
@@ -85,12 +85,8 @@ pub const CHECK_EXTENSION_MAX_PLY_PER_DEPTH: i32 = 2;
 tunable! {
     /// Reverse futility pruning applies at this depth and below.
     RFP_MAX_DEPTH = 7, 3..=12;
-}
-tunable! {
     /// The margin above beta the static evaluation must clear, per ply of depth.
     RFP_MARGIN_PER_DEPTH = 80, 30..=160;
-}
-tunable! {
     /// Added to the static evaluation when it is improving (above its value two plies before).
     RFP_IMPROVING_BONUS = 40, 0..=120;
 }
@@ -106,24 +102,14 @@ pub const AGGRESSIVE_FUTILITY_MARGIN: i32 = 50;
 tunable! {
     /// The null move is tried at this depth and above.
     NMP_MIN_DEPTH = 3, 1..=6;
-}
-tunable! {
     /// The null move's reduction: this many plies ...
     NMP_BASE_REDUCTION = 3, 1..=6;
-}
-tunable! {
     /// ... plus one per this many plies of depth ...
     NMP_DEPTH_DIVISOR = 4, 2..=8;
-}
-tunable! {
     /// ... plus one per this many centipawns of static evaluation above beta ...
     NMP_EVAL_DIVISOR = 200, 80..=400;
-}
-tunable! {
     /// ... of which at most this many plies.
     NMP_EVAL_MAX_REDUCTION = 3, 0..=6;
-}
-tunable! {
     /// Step 7b: from this depth on, a null-move cutoff is confirmed by a real reduced search first
     /// (the zugzwang guard).
     NMP_VERIFY_DEPTH = 10, 6..=20;
@@ -135,8 +121,6 @@ tunable! {
     /// Late move pruning applies at this depth and below (depth 8 was tried: SPRT row 13,
     /// −9.6 ± 28.0 Elo, dropped).
     LMP_MAX_DEPTH = 4, 1..=10;
-}
-tunable! {
     /// After `LMP_BASE + depth²` quiet moves (divided by [`LMP_NOT_IMPROVING_DIVISOR`] when the
     /// evaluation is not improving) the rest are pruned.
     LMP_BASE = 3, 0..=10;
@@ -149,12 +133,8 @@ pub const LMP_NOT_IMPROVING_DIVISOR: usize = 2;
 tunable! {
     /// Futility pruning applies at this depth and below.
     FUTILITY_MAX_DEPTH = 3, 1..=8;
-}
-tunable! {
     /// A quiet move is futile when the static evaluation plus this ...
     FUTILITY_BASE = 100, 0..=300;
-}
-tunable! {
     /// ... plus this per ply of depth stays at or below alpha.
     FUTILITY_PER_DEPTH = 120, 30..=300;
 }
@@ -164,12 +144,8 @@ tunable! {
 tunable! {
     /// SEE pruning applies at this depth and below.
     SEE_PRUNING_MAX_DEPTH = 8, 2..=14;
-}
-tunable! {
     /// A quiet move that loses more than this times depth² by SEE is pruned.
     SEE_QUIET_MARGIN = 20, 5..=80;
-}
-tunable! {
     /// A capture that loses more than this times depth by SEE is pruned.
     SEE_CAPTURE_MARGIN = 100, 30..=250;
 }
@@ -189,8 +165,6 @@ pub const LMR_DIVISOR: f32 = 2.25;
 tunable! {
     /// A quiet move's ordering key (its histories) changes its reduction by one ply per this much ...
     LMR_HISTORY_DIVISOR = 8192, 2048..=32768;
-}
-tunable! {
     /// ... within ± this much of it (so at most two plies either way).
     LMR_HISTORY_CLAMP = 16384, 4096..=65536;
 }
@@ -201,8 +175,6 @@ tunable! {
     /// The bonus of a quiet move that refutes a position, and the malus of the quiet moves tried
     /// before it: `min(depth², HISTORY_BONUS_MAX_DEPTH_SQUARED) · HISTORY_BONUS_SCALE`.
     HISTORY_BONUS_MAX_DEPTH_SQUARED = 400, 100..=1600;
-}
-tunable! {
     /// See [`HISTORY_BONUS_MAX_DEPTH_SQUARED`].
     HISTORY_BONUS_SCALE = 8, 2..=32;
 }
@@ -221,16 +193,10 @@ tunable! {
 tunable! {
     /// Depths from this on are searched with a window around the last depth's score.
     ASPIRATION_MIN_DEPTH = 5, 2..=10;
-}
-tunable! {
     /// The window's first half-width, in centipawns; it grows by half at each failure.
     ASPIRATION_DELTA = 15, 5..=60;
-}
-tunable! {
     /// Once the half-width has grown beyond this, the side that failed is opened to infinity.
     ASPIRATION_OPEN_DELTA = 500, 150..=2000;
-}
-tunable! {
     /// After a fail high the next try searches one ply shallower, down to at most this many plies
     /// below the iteration's depth.
     ASPIRATION_MAX_FAIL_HIGH_REDUCTION = 3, 0..=6;

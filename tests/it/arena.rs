@@ -863,7 +863,7 @@ fn the_library_session_is_the_match_command() {
     let Report::Match(report) = &finished.report else {
         panic!("two engines play a match");
     };
-    assert_eq!(report.games, 4);
+    assert_eq!(report.score.games, 4);
     assert!(!report.interrupted);
     let mut lib: Value = serde_json::to_value(&finished.report).unwrap();
 
@@ -901,6 +901,7 @@ fn the_library_session_is_the_match_command() {
     assert_eq!(
         fields,
         [
+            "draw_ratio",
             "draws",
             "elo",
             "elo_error95",
