@@ -376,6 +376,40 @@ pub fn wait_for_text(path: &Path, tries: usize, pause: std::time::Duration) -> S
     seen
 }
 
+/// Waits until the PGN log at `path`, which `child` (a `match`) writes, holds `games` games.
+/// Panics if `child` ends first or `within` passes.
+pub fn wait_for_games(
+    child: &mut std::process::Child,
+    path: &Path,
+    games: usize,
+    within: std::time::Duration,
+) {
+    let start = std::time::Instant::now();
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let logged = text.matches("[Event ").count();
+        if logged >= games {
+            return;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            if let Some(mut pipe) = child.stderr.take() {
+                std::io::Read::read_to_string(&mut pipe, &mut stderr).unwrap_or_default();
+            }
+            panic!(
+                "{}: ended ({status}) with {logged} of {games} games: {stderr}",
+                path.display()
+            );
+        }
+        assert!(
+            start.elapsed() < within,
+            "{}: {logged} of {games} games after {within:?}",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Runs a python-chess script (`python3 -c SCRIPT ARGS`); its standard output. Panics with the
 /// script's standard error if it fails.
 pub fn python(script: &str, args: &[&str]) -> String {

@@ -458,7 +458,7 @@ fn sprt_stops_a_decided_match() {
 fn ctrl_c_keeps_the_finished_games() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("c.pgn");
-    let child = Command::new(BIN)
+    let mut child = Command::new(BIN)
         .args(common::match_args(
             &["builtin:Hash=8", "builtin:Hash=8"],
             &[],
@@ -470,14 +470,7 @@ fn ctrl_c_keeps_the_finished_games() {
         .spawn()
         .unwrap();
     // Interrupt once two games are in the PGN.
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(60) {
-        let text = std::fs::read_to_string(&pgn).unwrap_or_default();
-        if text.matches("[Event ").count() >= 2 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_for_games(&mut child, &pgn, 2, Duration::from_secs(60));
     let engines = children(child.id(), "polybook");
     assert_eq!(engines.len(), 2, "the match runs its two engines");
     Command::new("kill")
@@ -987,26 +980,7 @@ pub fn a_billion_games_are_a_cap_not_a_reservation(args: &[&str]) {
         .arg(&pgn)
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while std::fs::read_to_string(&pgn)
-        .unwrap_or_default()
-        .matches("[Event ")
-        .count()
-        == 0
-    {
-        if let Some(status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "{args:?}: ended before a game ({status}): {}",
-                common::stderr(&out)
-            );
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "{args:?}: no game"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::wait_for_games(&mut child, &pgn, 1, Duration::from_secs(60));
     let resident = status_kb(child.id(), "VmHWM");
     assert!(
         resident < 200_000,

@@ -8,7 +8,7 @@ use common::path_str as s;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -59,19 +59,7 @@ fn killed_and_resumed_is_the_same_as_uninterrupted(
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while std::fs::read_to_string(&resumed)
-        .unwrap_or_default()
-        .matches("[Event ")
-        .count()
-        < kill_at
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "no games logged"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::wait_for_games(&mut child, &resumed, kill_at, Duration::from_secs(120));
     child.kill().unwrap();
     child.wait().unwrap();
     let logged = games_by_round(&resumed).len();
