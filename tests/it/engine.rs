@@ -226,6 +226,25 @@ fn mate_in_2_puzzles_all_solved() {
     }
 }
 
+/// The search games use (no mate search) finds every mate in 2 within 250,000 nodes, with the
+/// net and with the hand-crafted evaluation. At line 883 (1. Rf6!, which closes the bishop's
+/// diagonal to h8: 2. Qh8# or 2. Nxf6#) a null move searched straight into the quiescence
+/// search, which sees no quiet mate, once hid the mate until depth 16.
+#[test]
+fn the_game_search_finds_every_mate_in_2_with_either_evaluation() {
+    for nnue in [true, false] {
+        let options = SearchOptions {
+            mate_search: false,
+            nnue,
+            ..SearchOptions::default()
+        };
+        for e in &common::mate_in_2_puzzles() {
+            let r = search(&e.pos, &[], &mate_limits(2, 250_000), options.clone());
+            common::assert_solved(e, &r);
+        }
+    }
+}
+
 #[test]
 fn mate_in_3_puzzles_solved() {
     let (entries, errors) = parse_puzzles(&read("mate_in_3.pgn"));
