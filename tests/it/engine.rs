@@ -428,30 +428,32 @@ fn krvk_shortest_mates() {
 
 #[test]
 fn mate_distance_pruning_gives_the_shortest_mate() {
-    // The seeds' position: mate in 8.
+    // The seeds' position: mate in 8. The search alone: with the tablebase, KRvK is a look-up.
     let pos = parse_fen("8/7K/8/8/8/8/R7/7k w - - 0 1").unwrap();
-    let limits = Limits {
-        depth: Some(22),
-        ..Limits::default()
+    let off = SearchOptions {
+        mdp: false,
+        ..no_tablebase()
     };
-    // The search alone: with the tablebase, KRvK is a look-up.
-    let on = search(&pos, &[], &limits, no_tablebase());
-    assert_eq!(on.score, Score::Mate(8));
-    let off = search(
-        &pos,
-        &[],
-        &limits,
-        SearchOptions {
-            mdp: false,
-            ..no_tablebase()
-        },
-    );
-    assert_eq!(off.score, Score::Mate(8));
+    // The first depth that shows the shortest mate, and the nodes it took to get there.
+    let first_mate_8 = |options: &SearchOptions| {
+        (1..=22)
+            .map(|depth| {
+                let limits = Limits {
+                    depth: Some(depth),
+                    ..Limits::default()
+                };
+                (depth, search(&pos, &[], &limits, options.clone()))
+            })
+            .find(|(_, r)| r.score == Score::Mate(8))
+            .map(|(depth, r)| (depth, r.nodes))
+            .expect("mate in 8 by depth 22")
+    };
+    let (on_depth, on_nodes) = first_mate_8(&no_tablebase());
+    let (off_depth, off_nodes) = first_mate_8(&off);
+    // Both reach it; with MDP sooner (BENCHMARKS.md: depth 16 against 17 since SPRT row 38).
     assert!(
-        on.nodes < off.nodes,
-        "MDP on {} nodes, off {}",
-        on.nodes,
-        off.nodes
+        on_depth <= off_depth && on_nodes < off_nodes,
+        "MDP on: depth {on_depth}, {on_nodes} nodes; off: depth {off_depth}, {off_nodes} nodes"
     );
 }
 
