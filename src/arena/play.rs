@@ -96,7 +96,7 @@ pub struct BookRules {
 pub struct PlayOptions {
     /// The person's colour.
     pub human: Color,
-    /// How long the engine thinks (a limit, or as long as the person did).
+    /// How long the engine thinks: a clock for both sides, or a budget per move.
     pub thinking: Thinking,
     /// The engine's books in priority order (it plays from them while a book has a move that
     /// counts; the first such book gives it, see [`Books`]). Empty: no book.
@@ -105,7 +105,7 @@ pub struct PlayOptions {
     pub choose: ChooseOptions,
     /// When it plays from the books at all.
     pub book_rules: BookRules,
-    /// The engine's search out of the book: its evaluation, tablebases and threads.
+    /// The engine's search out of the book: its switches, evaluation, hash and threads.
     pub search: SearchOptions,
     /// Show the board from the person's side (by default it is shown from White's).
     pub flip: bool,
