@@ -595,8 +595,7 @@ fn fuzz_book_format(
     fuzz(target, 300, Duration::from_secs(60), make, |input| {
         let count = counter.fetch_add(1, Ordering::Relaxed);
         let name = name(count);
-        let path = dir.path().join(name);
-        std::fs::write(&path, input).unwrap();
+        let path = common::write_file(&dir, name, input);
         let book = polybook::book::Book::open(&path);
         match &book {
             Ok(book) => {

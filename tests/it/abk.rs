@@ -127,8 +127,7 @@ fn every_command_reads_an_abk_book() {
 #[test]
 fn a_file_that_is_not_abk_is_one_error_line() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("bad.abk");
-    std::fs::write(&bad, b"not a book at all").unwrap();
+    let bad = common::write_file(&dir, "bad.abk", b"not a book at all");
     let err = common::polybook_fails(
         &["probe", bad.to_str().unwrap()],
         1,
@@ -138,8 +137,7 @@ fn a_file_that_is_not_abk_is_one_error_line() {
     // A cycle in the links.
     let mut data = std::fs::read(libra8()).unwrap();
     data[900 * 28 + 24..900 * 28 + 28].copy_from_slice(&900i32.to_le_bytes());
-    let cyc = dir.path().join("cycle.abk");
-    std::fs::write(&cyc, &data).unwrap();
+    let cyc = common::write_file(&dir, "cycle.abk", &data);
     let err = common::polybook_fails(&["probe", cyc.to_str().unwrap()], 1, "cycle");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }

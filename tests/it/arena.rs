@@ -1053,8 +1053,7 @@ fn games_appended_to_a_pgn_without_a_final_newline_stand_apart() {
     let old = "[Event \"old\"]\n[Site \"?\"]\n[Date \"2024.01.01\"]\n[Round \"1\"]\n\
         [White \"A\"]\n[Black \"B\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0";
     for (name, end) in [("bare.pgn", ""), ("newline.pgn", "\n")] {
-        let pgn = dir.path().join(name);
-        std::fs::write(&pgn, format!("{old}{end}")).unwrap();
+        let pgn = common::write_file(&dir, name, format!("{old}{end}"));
         polybook_match_ok(
             &["builtin:Hash=1", "builtin:Hash=1"],
             &[

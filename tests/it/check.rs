@@ -123,7 +123,6 @@ fn check_refuses_bad_inputs_in_one_line() {
         1,
         "missing.pgn",
     );
-    let bad = dir.path().join("bad.bin");
-    std::fs::write(&bad, [1u8; 17]).unwrap();
+    let bad = common::write_file(&dir, "bad.bin", [1u8; 17]);
     polybook_fails(&["check", s(&games), "--book", s(&bad)], 1, "bad.bin");
 }

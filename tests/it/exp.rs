@@ -3,6 +3,7 @@
 //! encoder of this file (from the layouts of `docs/formats.md`), read back by `probe`, `convert`
 //! and `verify` with the scores in the learn fields.
 
+use crate::common;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -231,8 +232,7 @@ fn hand_written_bytes_decode_as_the_layout_says() {
     bytes.extend([
         18, 0, 0, 0, 0xe7, 0xff, 0xff, 0xff, 0x1c, 0x03, 0, 0, 100, 0, 0, 0,
     ]);
-    let path = dir.path().join("one.exp");
-    std::fs::write(&path, &bytes).unwrap();
+    let path = common::write_file(&dir, "one.exp", &bytes);
     let book = Book::open(&path).unwrap();
     assert_eq!(book.format(), BookFormat::Exp);
     assert_eq!(book.learn_layout(), LearnLayout::Scored);
@@ -246,8 +246,7 @@ fn hand_written_bytes_decode_as_the_layout_says() {
     let mut v2 = EXP_V2_SIGNATURE.to_vec();
     v2.extend(0x8F8F_01D4_562F_59FBu64.to_le_bytes());
     v2.extend([0x1c, 0x03, 0, 0, 40, 0, 0, 0, 9, 0, 0, 0, 3, 0, 0, 0]);
-    let named_bin = dir.path().join("v2.bin");
-    std::fs::write(&named_bin, &v2).unwrap();
+    let named_bin = common::write_file(&dir, "v2.bin", &v2);
     let probe = polybook_ok(&["probe", s(&named_bin)]);
     assert!(probe.contains("e2e4"), "{probe}");
     assert!(probe.contains("+0.40"), "{probe}");
@@ -297,8 +296,7 @@ fn a_polyglot_book_comes_back_from_an_experience_file() {
         }
     }
     for layout in [Layout::BrainLearn, Layout::SugarV2] {
-        let exp = dir.path().join(format!("{layout:?}.exp"));
-        std::fs::write(&exp, encode(layout, &learned)).unwrap();
+        let exp = common::write_file(&dir, format!("{layout:?}.exp"), encode(layout, &learned));
         let bin = dir.path().join(format!("{layout:?}.bin"));
         let said = polybook_ok(&["convert", s(&exp), "-o", s(&bin)]);
         assert!(said.contains("entries"), "{said}");
@@ -365,8 +363,7 @@ fn damaged_experience_files_are_one_error_line() {
         assert!(!dir.path().join("x.bin").exists());
     }
     // Garbage of whole records is read: nothing reachable, an empty book, no error.
-    let path = dir.path().join("noise.exp");
-    std::fs::write(&path, vec![0xa5u8; 24 * 100]).unwrap();
+    let path = common::write_file(&dir, "noise.exp", vec![0xa5u8; 24 * 100]);
     let book = Book::open(&path).unwrap();
     assert!(book.is_empty());
 }

@@ -113,8 +113,7 @@ const FEN_B: &str = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq 
 #[test]
 fn openings_from_pgn_games_cut_at_plies() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("o.pgn");
-    std::fs::write(&file, TWO_GAMES).unwrap();
+    let file = common::write_file(&dir, "o.pgn", TWO_GAMES);
     let pgn = dir.path().join("m.pgn");
     let a = ["d2d4", "g8f6", "c2c4", "e7e6", "b1c3", "f8b4"];
     let b = ["f1b5", "a7a6", "b5a4", "g8f6", "e1g1"];
@@ -263,14 +262,10 @@ fn bad_openings_and_engine_books_fail_before_any_game() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("never.pgn");
     let pgn_arg = s(&pgn).to_string();
-    let illegal = dir.path().join("illegal.pgn");
-    std::fs::write(&illegal, "1. e4 e5 *\n\n1. d4 d5 2. Ke3 Nf6 *\n").unwrap();
-    let bad_fen = dir.path().join("fen.pgn");
-    std::fs::write(&bad_fen, "[FEN \"8/8/8 w - -\"]\n\n1. e4 *\n").unwrap();
-    let empty = dir.path().join("empty.pgn");
-    std::fs::write(&empty, "\n").unwrap();
-    let good = dir.path().join("good.pgn");
-    std::fs::write(&good, TWO_GAMES).unwrap();
+    let illegal = common::write_file(&dir, "illegal.pgn", "1. e4 e5 *\n\n1. d4 d5 2. Ke3 Nf6 *\n");
+    let bad_fen = common::write_file(&dir, "fen.pgn", "[FEN \"8/8/8 w - -\"]\n\n1. e4 *\n");
+    let empty = common::write_file(&dir, "empty.pgn", "\n");
+    let good = common::write_file(&dir, "good.pgn", TWO_GAMES);
     let (illegal, bad_fen, empty, good) = (s(&illegal), s(&bad_fen), s(&empty), s(&good));
     let the_book = book();
     let book_1 = format!("1:{}", s(&the_book));

@@ -698,8 +698,7 @@ fn a_game_that_cannot_be_saved_at_its_end_is_kept_elsewhere() {
     common::assert_contains(&stderr, "; the game's PGN is on standard output instead");
     let stdout = text(&out.stdout);
     let printed = &stdout[stdout.rfind("[Event ").expect("the PGN on stdout")..];
-    let copy = tmp.path().join("printed.pgn");
-    std::fs::write(&copy, printed).unwrap();
+    let copy = common::write_file(&tmp, "printed.pgn", printed);
     let g = only_game(&copy);
     assert_eq!(g["headers"]["Event"], "polybook play");
     assert_eq!(moves(&g).len(), 2);
@@ -749,8 +748,11 @@ fn a_book_profile_chooses_the_engine_s_books_by_time_control_and_colour() {
 #[test]
 fn the_engine_s_book_move_never_repeats_a_position_unless_allowed() {
     let dir = tempfile::tempdir().unwrap();
-    let pgn = dir.path().join("shuffle.pgn");
-    std::fs::write(&pgn, "1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 1/2-1/2\n").unwrap();
+    let pgn = common::write_file(
+        &dir,
+        "shuffle.pgn",
+        "1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 1/2-1/2\n",
+    );
     let bin = dir.path().join("shuffle.bin");
     common::polybook_ok(&["build", s(&pgn), "-o", s(&bin), "--min-games", "1"]);
     let base = [

@@ -390,18 +390,16 @@ fn bad_practice_arguments_get_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let book = repertoire(dir.path());
     let pgn = dir.path().join("rep.pgn");
-    let damaged = dir.path().join("damaged.json");
-    std::fs::write(
-        &damaged,
+    let damaged = common::write_file(
+        &dir,
+        "damaged.json",
         "{\"format\":\"polybook practice\",\"version\":1,\"positions\":{",
-    )
-    .unwrap();
-    let other = dir.path().join("other.json");
-    std::fs::write(
-        &other,
+    );
+    let other = common::write_file(
+        &dir,
+        "other.json",
         "{\"format\":\"something else\",\"version\":1,\"positions\":{}}",
-    )
-    .unwrap();
+    );
     let b = s(&book);
     let cases: [(&[&str], i32, &str); 8] = [
         (

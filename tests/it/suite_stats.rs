@@ -191,16 +191,13 @@ fn suite_stats_counts_each_exit_as_python_chess_recounts_the_match() {
 #[test]
 fn bad_suite_stats_input_gets_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = dir.path().join("suite.epd");
-    std::fs::write(
-        &suite,
+    let suite = common::write_file(
+        &dir,
+        "suite.epd",
         "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n",
-    )
-    .unwrap();
-    let games = dir.path().join("games.pgn");
-    std::fs::write(&games, "[Result \"1-0\"]\n\n1. e4 e5 1-0\n").unwrap();
-    let bad = dir.path().join("bad.epd");
-    std::fs::write(&bad, "rnbqkbnr/pppppppp/8/8 w\n").unwrap();
+    );
+    let games = common::write_file(&dir, "games.pgn", "[Result \"1-0\"]\n\n1. e4 e5 1-0\n");
+    let bad = common::write_file(&dir, "bad.epd", "rnbqkbnr/pppppppp/8/8 w\n");
     let missing = dir.path().join("missing.epd");
     let refined = dir.path().join("no-such-dir/refined.epd");
     for (args, code, says) in [

@@ -115,8 +115,7 @@ fn clock_lines() -> String {
 fn every_cut_of_edge_files_adds_up_to_the_whole() {
     let dir = tempfile::tempdir().unwrap();
     let made = |name: &str, text: &str| {
-        let path = dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
+        let path = common::write_file(&dir, name, text);
         path
     };
     let clocks = clock_lines();

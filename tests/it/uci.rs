@@ -680,14 +680,13 @@ fn chess960_positions_and_castling_as_king_takes_rook() {
 #[test]
 fn chess960_book_moves_castle_as_king_takes_rook() {
     let dir = tempfile::tempdir().unwrap();
-    let pgn = dir.path().join("960.pgn");
-    std::fs::write(
-        &pgn,
+    let pgn = common::write_file(
+        &dir,
+        "960.pgn",
         "[Event \"?\"]\n[Variant \"Chess960\"]\n[SetUp \"1\"]\n\
          [FEN \"1r2k2r/pppppppp/8/8/8/8/PPPPPPPP/1R2K2R w HBhb - 0 1\"]\n\
          [Result \"1/2-1/2\"]\n\n1. O-O O-O-O 1/2-1/2\n",
-    )
-    .unwrap();
+    );
     let bin = dir.path().join("960.bin");
     let (pgn, bin) = (pgn.to_str().unwrap(), bin.to_str().unwrap());
     common::polybook_ok(&["build", pgn, "-o", bin, "--min-games", "1", "--chess960"]);
