@@ -114,10 +114,7 @@ fn clock_lines() -> String {
 #[test]
 fn every_cut_of_edge_files_adds_up_to_the_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let made = |name: &str, text: &str| {
-        let path = common::write_file(&dir, name, text);
-        path
-    };
+    let made = |name: &str, text: &str| common::write_file(&dir, name, text);
     let clocks = clock_lines();
     let mut files = vec![
         made("clock-lines.pgn", &clocks),
