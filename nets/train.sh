@@ -34,4 +34,5 @@ set -x
   --data "nets/selfplay-1-1.labels=nets/selfplay-1.pgn.xz" \
   --data "nets/selfplay-2-1.labels=nets/selfplay-2.pgn.xz" \
   --data "nets/selfplay-3.labels=nets/selfplay-3.pgn.xz" \
+  --data "nets/selfplay-4.labels=nets/selfplay-4.pgn.xz" \
   --epochs "${EPOCHS:-30}" --seed 1 ${TRAIN_ARGS:-} -o "$out"
