@@ -484,24 +484,39 @@ mod tests {
             "n1n5/PPPk4/8/8/8/8/4Kppp/5N1N b - - 0 1",
         ];
         for fen in starts {
-            for _ in 0..20 {
+            for game in random_games(fen, 20, &mut rng) {
+                let mut acc = Accumulator::new(&net, game[0].0.board());
+                for (pos, m) in game {
+                    let mut next = Accumulator::default();
+                    acc.play(&net, &pos, m, &mut next);
+                    let mut after = pos.clone();
+                    after.play_unchecked(m);
+                    let fresh = Accumulator::new(&net, after.board());
+                    assert_eq!(next.v, fresh.v, "{fen} after {m}");
+                    acc = next;
+                }
+            }
+        }
+    }
+
+    /// `count` random games of at most 80 plies from `fen`: each position with the move played.
+    fn random_games(fen: &str, count: usize, rng: &mut StdRng) -> Vec<Vec<(Chess, Move)>> {
+        (0..count)
+            .map(|_| {
                 let mut pos: Chess = parse_fen(fen).unwrap();
-                let mut acc = Accumulator::new(&net, pos.board());
+                let mut game = Vec::new();
                 for _ in 0..80 {
                     let moves = pos.legal_moves();
                     if moves.is_empty() {
                         break;
                     }
                     let m = moves[rng.random_range(0..moves.len())];
-                    let mut next = Accumulator::default();
-                    acc.play(&net, &pos, m, &mut next);
+                    game.push((pos.clone(), m));
                     pos.play_unchecked(m);
-                    let fresh = Accumulator::new(&net, pos.board());
-                    assert_eq!(next.v, fresh.v, "{fen} after {m}");
-                    acc = next;
                 }
-            }
-        }
+                game
+            })
+            .collect()
     }
 
     /// Each loop compiled for AVX-512 and AVX2 (those the processor has) gives what the plain
@@ -513,15 +528,10 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(7);
         let (avx512, avx2) = (vectors() == Vectors::Avx512, vectors() != Vectors::Sse2);
         let mut checked = 0;
-        for _ in 0..20 {
-            let mut pos = Chess::default();
-            let mut acc = Accumulator::new(&net, pos.board());
-            for _ in 0..80 {
-                let moves = pos.legal_moves();
-                if moves.is_empty() {
-                    break;
-                }
-                let m = moves[rng.random_range(0..moves.len())];
+        let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        for game in random_games(start, 20, &mut rng) {
+            for (pos, m) in game {
+                let acc = Accumulator::new(&net, pos.board());
                 let mut plain = Accumulator::default();
                 acc.play_with(&net, &pos, m, &mut plain);
                 for (wide, has) in [(0, avx512), (1, avx2)] {
@@ -550,8 +560,6 @@ mod tests {
                         checked += 1;
                     }
                 }
-                pos.play_unchecked(m);
-                acc = plain;
             }
         }
         // On a processor without AVX2 there is nothing to compare (nothing was checked).
