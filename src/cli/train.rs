@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use polybook::atomic::AtomicFile;
+use polybook::engine::nnue::KingBuckets;
 use polybook::training::sets::{LabelledSet, SetError};
 use polybook::training::trainer::{TrainOptions, train};
 
@@ -15,7 +16,8 @@ use super::{CliError, CliResult};
 /// Each --data gives a label file and the games it was made from: the games are read again, as
 /// `datagen` read them, to rebuild the positions the file scores (its fingerprint must match).
 /// The positions of every tenth game are held out to measure the validation loss. The net
-/// (768 → 256×2 → 1 with eight output buckets, SCReLU) learns a blend of the search's
+/// (768 → 256×2 → 1 with eight output buckets, SCReLU; 768 inputs per king bucket with
+/// --king-buckets) learns a blend of the search's
 /// score and the game's result, by AdamW in shuffled batches, seeded: the same labels, games and
 /// options give the same net, whatever the thread count. The engine plays with
 /// src/engine/net.nnue.
@@ -43,6 +45,12 @@ pub struct Args {
     /// The seed of the initial weights and the shuffles.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// King buckets: `none` (one set of inputs), `mirror` (one set, each side's board mirrored
+    /// left–right when its king is on files e–h), `mirror4` (mirrored, four sets by the king's
+    /// square: a1–b1, c1–d1, the second rank, further up).
+    #[arg(long, default_value = "none", value_name = "LAYOUT",
+          value_parser = clap::builder::PossibleValuesParser::new(["none", "mirror", "mirror4"]))]
+    king_buckets: String,
     /// Threads (default: all cores); the net does not depend on it.
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
@@ -128,6 +136,7 @@ pub fn run(args: Args) -> CliResult {
             .threads
             .unwrap_or_else(polybook::engine::options::max_threads)
             .max(1),
+        kings: KingBuckets::named(&args.king_buckets).expect("one of the possible values"),
     };
     let (net, report) = train(&train_set, &validation, &options, &stop, &mut |e| {
         eprintln!(

@@ -10,6 +10,8 @@ pub mod trainer;
 
 use shakmaty::Color;
 
+use crate::engine::nnue::{self, KingBuckets};
+
 /// One training position: its pieces, side to move, the search's score and the game's result.
 #[derive(Clone, Copy, Debug)]
 pub struct Sample {
@@ -31,7 +33,7 @@ impl Sample {
         use shakmaty::Position;
         let mut features = [0u16; 32];
         let mut len = 0;
-        for f in crate::engine::nnue::white_features(pos.board()).take(32) {
+        for f in nnue::white_features(pos.board()).take(32) {
             features[len] = f as u16;
             len += 1;
         }
@@ -44,14 +46,24 @@ impl Sample {
         }
     }
 
-    /// The inputs seen from `perspective`.
-    pub fn features(&self, perspective: Color) -> impl Iterator<Item = usize> + '_ {
-        self.features[..self.len as usize].iter().map(move |&f| {
-            if perspective == Color::White {
-                f as usize
-            } else {
-                crate::engine::nnue::flip(f as usize)
-            }
-        })
+    /// The net's inputs for `perspective`, in a net of this king-bucket layout (with
+    /// [`KingBuckets::NONE`]: each feature from White's side, [`nnue::flip`] of each from Black's).
+    ///
+    /// [`nnue::flip`]: crate::engine::nnue::flip
+    pub fn inputs(
+        &self,
+        kings: &KingBuckets,
+        perspective: Color,
+    ) -> impl Iterator<Item = usize> + '_ {
+        let features = &self.features[..self.len as usize];
+        let king = if kings.by_king() {
+            nnue::king_among(features, perspective)
+        } else {
+            None
+        };
+        let view = kings.view(perspective, king);
+        features
+            .iter()
+            .map(move |&f| nnue::input_of_feature(view, perspective, f as usize))
     }
 }

@@ -42,7 +42,7 @@ use shakmaty::Color;
 
 use super::Sample;
 use crate::engine::nnue::{
-    Accumulator, HIDDEN, INPUTS, Network, OUTPUT_BUCKETS, QA, QB, SCALE, flip, output_bucket,
+    Accumulator, HIDDEN, KingBuckets, Network, OUTPUT_BUCKETS, QA, QB, SCALE, output_bucket,
 };
 
 /// The slices of a batch: each has its own gradient buffer, and at most this many threads work.
@@ -56,18 +56,6 @@ const EPSILON: f32 = 1e-8;
 /// AdamW's decoupled weight decay, per unit of step size.
 const WEIGHT_DECAY: f32 = 0.01;
 
-/// The rows of the float net: `W` (one per input), then `b`, then `O_us` and `O_them` of each
-/// output bucket.
-const ROWS: usize = INPUTS + 1 + 2 * OUTPUT_BUCKETS;
-const BIAS: usize = INPUTS;
-/// The first output row.
-const OUTPUT: usize = INPUTS + 1;
-
-/// The row of `O_us` of an output bucket (`O_them` is the next).
-#[inline]
-const fn out_us(bucket: usize) -> usize {
-    OUTPUT + 2 * bucket
-}
 /// Positions between two looks at the stop flag while measuring a loss.
 const STOP_CHECK: usize = 4096;
 
@@ -90,6 +78,8 @@ pub struct TrainOptions {
     pub seed: u64,
     /// Threads (at most [`SLICES`] are used; the net does not depend on it).
     pub threads: usize,
+    /// The net's king buckets: which inputs each side's king square chooses.
+    pub kings: KingBuckets,
 }
 
 impl Default for TrainOptions {
@@ -102,6 +92,7 @@ impl Default for TrainOptions {
             wdl: 0.05,
             seed: 1,
             threads: crate::cores::cores(),
+            kings: KingBuckets::NONE,
         }
     }
 }
@@ -166,9 +157,9 @@ fn fit(
     let threads = options.threads.clamp(1, SLICES);
     let batch_size = options.batch_size.max(1);
     let mut rng = StdRng::seed_from_u64(options.seed);
-    let mut net = Floats::random(&mut rng);
-    let mut adam = Adam::new();
-    let mut slices: Vec<Slice> = (0..SLICES).map(|_| Slice::new()).collect();
+    let mut net = Floats::random(options.kings, &mut rng);
+    let mut adam = Adam::new(net.rows.len());
+    let mut slices: Vec<Slice> = (0..SLICES).map(|_| Slice::new(options.kings)).collect();
     let mut order: Vec<usize> = (0..train.len()).collect();
     let batches_per_epoch = train.len().div_ceil(batch_size);
     let total_batches = (batches_per_epoch * options.epochs).max(1);
@@ -228,8 +219,8 @@ pub fn evaluate_sample(net: &Network, sample: &Sample) -> i32 {
     };
     for persp in Color::ALL {
         let sums = &mut acc.v[persp as usize];
-        for f in sample.features(persp) {
-            let row = &net.feature_weights[f];
+        for f in sample.inputs(&net.kings, persp) {
+            let row = net.row(f);
             for i in 0..HIDDEN {
                 sums[i] += row[i];
             }
@@ -253,27 +244,26 @@ fn target(s: &Sample, wdl: f32) -> f32 {
     (1.0 - wdl) * sigmoid(f32::from(s.score) / SCALE as f32) + wdl * f32::from(s.result) * 0.5
 }
 
-/// The float net: [`ROWS`] rows of `HIDDEN` and the output biases `c`, one per bucket.
+/// The float net: rows of `HIDDEN` — `W` (one per input), then `b`, then `O_us` and `O_them` of
+/// each output bucket — and the output biases `c`, one per bucket.
 #[derive(Clone)]
 struct Floats {
+    kings: KingBuckets,
     rows: Vec<Row>,
     c: [f32; OUTPUT_BUCKETS],
 }
 
 /// A sample's inputs from the side to move's view and from the other side's.
 #[inline]
-fn perspectives(s: &Sample) -> ([usize; 32], [usize; 32], usize) {
+fn perspectives(kings: &KingBuckets, s: &Sample) -> ([usize; 32], [usize; 32], usize) {
     let (mut us, mut them) = ([0; 32], [0; 32]);
-    let len = s.len as usize;
-    for k in 0..len {
-        let f = s.features[k] as usize;
-        (us[k], them[k]) = if s.turn == Color::White {
-            (f, flip(f))
-        } else {
-            (flip(f), f)
-        };
+    for (k, f) in s.inputs(kings, s.turn).enumerate() {
+        us[k] = f;
     }
-    (us, them, len)
+    for (k, f) in s.inputs(kings, s.turn.other()).enumerate() {
+        them[k] = f;
+    }
+    (us, them, s.len as usize)
 }
 
 /// A forward pass: the hidden sums and activations of both perspectives, and the output.
@@ -286,20 +276,34 @@ struct Forward {
 }
 
 impl Floats {
-    fn zeroed() -> Floats {
+    fn zeroed(kings: KingBuckets) -> Floats {
         Floats {
-            rows: vec![[0.0; HIDDEN]; ROWS],
+            kings,
+            rows: vec![[0.0; HIDDEN]; kings.inputs() + 1 + 2 * OUTPUT_BUCKETS],
             c: [0.0; OUTPUT_BUCKETS],
         }
     }
 
+    /// The row of `b`.
+    #[inline]
+    fn bias(&self) -> usize {
+        self.rows.len() - 1 - 2 * OUTPUT_BUCKETS
+    }
+
+    /// The row of `O_us` of an output bucket (`O_them` is the next).
+    #[inline]
+    fn out_us(&self, bucket: usize) -> usize {
+        self.bias() + 1 + 2 * bucket
+    }
+
     /// Seeded initial weights: `W` and `b` uniform in ±1/√32, `O` in ±1/√HIDDEN, `c` 0.
-    fn random(rng: &mut StdRng) -> Floats {
-        let mut net = Floats::zeroed();
+    fn random(kings: KingBuckets, rng: &mut StdRng) -> Floats {
+        let mut net = Floats::zeroed(kings);
         let hidden = 1.0 / 32f32.sqrt();
         let out = 1.0 / (HIDDEN as f32).sqrt();
+        let output = net.out_us(0);
         for (r, row) in net.rows.iter_mut().enumerate() {
-            let bound = if r < OUTPUT { hidden } else { out };
+            let bound = if r < output { hidden } else { out };
             row.iter_mut()
                 .for_each(|w| *w = rng.random_range(-bound..bound));
         }
@@ -308,7 +312,7 @@ impl Floats {
 
     #[inline]
     fn forward(&self, us: &[usize], them: &[usize]) -> Forward {
-        let mut h = [self.rows[BIAS]; 2];
+        let mut h = [self.rows[self.bias()]; 2];
         for (&u, &t) in us.iter().zip(them) {
             add(&mut h[0], &self.rows[u]);
             add(&mut h[1], &self.rows[t]);
@@ -320,14 +324,14 @@ impl Floats {
             })
         });
         let bucket = output_bucket(us.len());
-        let o = out_us(bucket);
+        let o = self.out_us(bucket);
         let out = dot(&self.rows[o], &a[0]) + dot(&self.rows[o + 1], &a[1]) + self.c[bucket];
         Forward { h, a, out, bucket }
     }
 
     /// The output of a sample (`out`, not yet × `SCALE`).
     fn output(&self, s: &Sample) -> f32 {
-        let (us, them, len) = perspectives(s);
+        let (us, them, len) = perspectives(&self.kings, s);
         self.forward(&us[..len], &them[..len]).out
     }
 }
@@ -368,10 +372,11 @@ struct Slice {
 }
 
 impl Slice {
-    fn new() -> Slice {
+    fn new(kings: KingBuckets) -> Slice {
+        let grad = Floats::zeroed(kings);
         Slice {
-            grad: Floats::zeroed(),
-            touched: vec![false; ROWS],
+            touched: vec![false; grad.rows.len()],
+            grad,
             loss: 0.0,
         }
     }
@@ -393,14 +398,14 @@ impl Slice {
         let (rows, touched) = (&mut self.grad.rows, &mut self.touched);
         for &i in indices {
             let s = &samples[i];
-            let (us, them, len) = perspectives(s);
+            let (us, them, len) = perspectives(&net.kings, s);
             let f = net.forward(&us[..len], &them[..len]);
             let pred = sigmoid(f.out);
             let error = pred - target(s, wdl);
             self.loss += f64::from(error * error);
             // d(error²)/d(out), through the sigmoid.
             let g = 2.0 * error * pred * (1.0 - pred);
-            let o = out_us(f.bucket);
+            let o = net.out_us(f.bucket);
             self.grad.c[f.bucket] += g;
             add_scaled(&mut rows[o], g, &f.a[0]);
             add_scaled(&mut rows[o + 1], g, &f.a[1]);
@@ -416,8 +421,9 @@ impl Slice {
                     }
                 })
             });
-            add(&mut rows[BIAS], &dh[0]);
-            add(&mut rows[BIAS], &dh[1]);
+            let bias = net.bias();
+            add(&mut rows[bias], &dh[0]);
+            add(&mut rows[bias], &dh[1]);
             for k in 0..len {
                 add(&mut rows[us[k]], &dh[0]);
                 touched[us[k]] = true;
@@ -425,7 +431,7 @@ impl Slice {
                 touched[them[k]] = true;
             }
         }
-        touched[BIAS..].iter_mut().for_each(|t| *t = true);
+        touched[net.bias()..].iter_mut().for_each(|t| *t = true);
     }
 }
 
@@ -439,10 +445,10 @@ struct Adam {
 }
 
 impl Adam {
-    fn new() -> Adam {
+    fn new(rows: usize) -> Adam {
         Adam {
-            m: vec![[0.0; HIDDEN]; ROWS],
-            v: vec![[0.0; HIDDEN]; ROWS],
+            m: vec![[0.0; HIDDEN]; rows],
+            v: vec![[0.0; HIDDEN]; rows],
             m_c: [0.0; OUTPUT_BUCKETS],
             v_c: [0.0; OUTPUT_BUCKETS],
             t: 0,
@@ -495,7 +501,7 @@ fn step(
         correction2: 1.0 - BETA2.powi(adam.t),
     };
     let slices = &*slices;
-    let per_thread = ROWS.div_ceil(threads);
+    let per_thread = net.rows.len().div_ceil(threads);
     let update = |first: usize, weights: &mut [Row], m: &mut [Row], v: &mut [Row]| {
         for (k, ((w, m), v)) in weights.iter_mut().zip(m).zip(v).enumerate() {
             let r = first + k;
@@ -602,14 +608,15 @@ fn loss(
 
 /// The float net rounded to the engine's integers (see the module's documentation).
 fn quantise(floats: &Floats) -> Box<Network> {
-    let mut net = Network::zeroed();
+    let mut net = Network::zeroed(floats.kings);
     let q = |x: f32, k: i32| (x * k as f32).round() as i16;
-    for (row, weights) in net.feature_weights.iter_mut().zip(&floats.rows[..INPUTS]) {
-        *row = weights.map(|w| q(w, QA));
+    let bias = floats.bias();
+    for (row, weights) in net.feature_weights.iter_mut().zip(&floats.rows[..bias]) {
+        row.0 = weights.map(|w| q(w, QA));
     }
-    net.feature_bias = floats.rows[BIAS].map(|w| q(w, QA));
+    net.feature_bias = floats.rows[bias].map(|w| q(w, QA));
     for b in 0..OUTPUT_BUCKETS {
-        let o = out_us(b);
+        let o = floats.out_us(b);
         net.output_weights[b] = [
             floats.rows[o].map(|w| q(w, QB)),
             floats.rows[o + 1].map(|w| q(w, QB)),
@@ -656,16 +663,17 @@ mod tests {
     }
 
     /// The model written out plainly in f64: the summed squared error, with `bump` added to one
-    /// weight (row, neuron; row `ROWS + b` is `c` of bucket `b`).
+    /// weight (row, neuron; row `rows + b` is `c` of bucket `b`).
     fn reference_loss(
         net: &Floats,
         samples: &[Sample],
         wdl: f32,
         bump: (usize, usize, f64),
     ) -> f64 {
+        let rows = net.rows.len();
         let w = |r: usize, i: usize| {
-            let x = if r >= ROWS {
-                net.c[r - ROWS]
+            let x = if r >= rows {
+                net.c[r - rows]
             } else {
                 net.rows[r][i]
             };
@@ -684,16 +692,17 @@ mod tests {
                 let a = [s.turn, s.turn.other()].map(|p| {
                     (0..HIDDEN)
                         .map(|i| {
-                            let h = w(BIAS, i) + s.features(p).map(|f| w(f, i)).sum::<f64>();
+                            let h = w(net.bias(), i)
+                                + s.inputs(&net.kings, p).map(|f| w(f, i)).sum::<f64>();
                             h.clamp(0.0, 1.0).powi(2)
                         })
                         .collect::<Vec<f64>>()
                 });
                 let b = output_bucket(s.len as usize);
                 let out = (0..HIDDEN)
-                    .map(|i| w(out_us(b), i) * a[0][i] + w(out_us(b) + 1, i) * a[1][i])
+                    .map(|i| w(net.out_us(b), i) * a[0][i] + w(net.out_us(b) + 1, i) * a[1][i])
                     .sum::<f64>()
-                    + w(ROWS + b, 0);
+                    + w(rows + b, 0);
                 let target = (1.0 - wdl) * sigmoid(f64::from(s.score) / 400.0)
                     + wdl * f64::from(s.result) / 2.0;
                 (sigmoid(out) - target).powi(2)
@@ -703,11 +712,17 @@ mod tests {
 
     #[test]
     fn the_gradient_matches_finite_differences() {
+        for kings in [KingBuckets::NONE, KingBuckets::MIRROR4] {
+            gradient_matches_finite_differences(kings);
+        }
+    }
+
+    fn gradient_matches_finite_differences(kings: KingBuckets) {
         let samples = labelled(&random_positions(1, 24, 30));
-        let mut net = Floats::random(&mut StdRng::seed_from_u64(5));
+        let mut net = Floats::random(kings, &mut StdRng::seed_from_u64(5));
         net.c = [0.1; OUTPUT_BUCKETS];
         let wdl = 0.3;
-        let mut slice = Slice::new();
+        let mut slice = Slice::new(kings);
         let indices: Vec<usize> = (0..samples.len()).collect();
         slice.run(&net, &samples, &indices, wdl);
         let plain = reference_loss(&net, &samples, wdl, (0, 0, 0.0));
@@ -717,8 +732,9 @@ mod tests {
             slice.loss
         );
 
-        let (us, them, len) = perspectives(&samples[0]);
-        let (us2, _, _) = perspectives(&samples[7]);
+        let (us, them, len) = perspectives(&kings, &samples[0]);
+        let (us2, _, _) = perspectives(&kings, &samples[7]);
+        let (rows, bias, out_us) = (net.rows.len(), net.bias(), |b| net.out_us(b));
         let b = output_bucket(len);
         // No sample has only kings: bucket 0's gradient is 0.
         assert!(samples.iter().all(|s| output_bucket(s.len as usize) != 0));
@@ -728,20 +744,20 @@ mod tests {
             (us2[3], 20),
             (them[2], 100),
             (them[len / 2], 41),
-            (BIAS, 0),
-            (BIAS, 64),
+            (bias, 0),
+            (bias, 64),
             (out_us(b), 1),
             (out_us(b), 90),
             (out_us(b) + 1, 5),
             (out_us(b) + 1, 127),
-            (ROWS + b, 0),
+            (rows + b, 0),
             (out_us(0), 7),
-            (ROWS, 0),
+            (rows, 0),
         ];
         let mut nonzero = 0;
         for (r, i) in checks {
-            let analytic = f64::from(if r >= ROWS {
-                slice.grad.c[r - ROWS]
+            let analytic = f64::from(if r >= rows {
+                slice.grad.c[r - rows]
             } else {
                 slice.grad.rows[r][i]
             });
@@ -775,9 +791,10 @@ mod tests {
             wdl: 0.3,
             seed: 7,
             threads: 2,
+            kings: KingBuckets::NONE,
         };
         let stop = AtomicBool::new(false);
-        let start = Floats::random(&mut StdRng::seed_from_u64(options.seed));
+        let start = Floats::random(options.kings, &mut StdRng::seed_from_u64(options.seed));
         let initial = loss(validation, options.wdl, 2, &stop, |s| {
             start.output(s) * 400.0
         })
@@ -840,6 +857,43 @@ mod tests {
         );
     }
 
+    /// With king buckets the trainer reads each position through the inputs the engine reads it
+    /// through: the quantised net scores a sample as the engine scores its position.
+    #[test]
+    fn a_net_with_king_buckets_scores_as_the_engine_reads_it() {
+        let positions = random_positions(4, 3000, 80);
+        let samples = labelled(&positions);
+        let stop = AtomicBool::new(false);
+        for kings in [KingBuckets::MIRROR, KingBuckets::MIRROR4] {
+            let options = TrainOptions {
+                epochs: 2,
+                batch_size: 200,
+                learning_rate: 0.01,
+                final_learning_rate: 0.001,
+                wdl: 0.3,
+                seed: 3,
+                threads: 2,
+                kings,
+            };
+            let (net, _) = train(
+                &samples[..2500],
+                &samples[2500..],
+                &options,
+                &stop,
+                &mut |_| {},
+            )
+            .unwrap();
+            assert_eq!(net.kings, kings);
+            let mut mirrored = 0;
+            for (pos, s) in positions.iter().zip(&samples) {
+                assert_eq!(net.evaluate_position(pos), evaluate_sample(&net, s));
+                let king = pos.board().king_of(pos.turn()).unwrap();
+                mirrored += usize::from(king.file() >= shakmaty::File::E);
+            }
+            assert!(mirrored > 100, "{mirrored}");
+        }
+    }
+
     #[test]
     fn the_same_seed_gives_the_same_net_on_any_number_of_threads() {
         let samples = labelled(&random_positions(3, 1500, 60));
@@ -854,6 +908,7 @@ mod tests {
                 wdl: 0.5,
                 seed,
                 threads,
+                kings: KingBuckets::NONE,
             };
             let (net, report) = train(train_set, validation, &options, &stop, &mut |_| {}).unwrap();
             (net.to_bytes(), report.epochs[1].validation_loss)
