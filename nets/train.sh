@@ -6,7 +6,8 @@
 # first N labels of master-1.labels (the net of 4dea8b4 learnt from its first 2,323,456), and
 # MASTER_LABELS=N the same for master.labels. TRAIN_ARGS adds options to `polybook train` (e.g.
 # TRAIN_ARGS="--wdl 0.15" for another blend of score and result). SEED=N trains with another seed
-# (the committed net: seed 2; with seed 1 the same data gave a net 30 Elo weaker, SPRT row 40).
+# (the committed net: seed 2; with seed 1 the data of generation 5 gave a net 30 Elo weaker, SPRT
+# row 40). KING_BUCKETS=none|mirror|mirror4 (the committed net: mirror, SPRT row 43).
 set -euo pipefail
 out=${1:-src/engine/net.nnue}
 bin=${POLYBOOK:-target/release/polybook}
@@ -37,4 +38,5 @@ set -x
   --data "nets/selfplay-3.labels=nets/selfplay-3.pgn.xz" \
   --data "nets/selfplay-4.labels=nets/selfplay-4.pgn.xz" \
   --data "nets/selfplay-5.labels=nets/selfplay-5.pgn.xz" \
-  --epochs "${EPOCHS:-30}" --seed "${SEED:-2}" ${TRAIN_ARGS:-} -o "$out"
+  --epochs "${EPOCHS:-30}" --seed "${SEED:-2}" \
+  --king-buckets "${KING_BUCKETS:-mirror}" ${TRAIN_ARGS:-} -o "$out"
