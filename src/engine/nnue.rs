@@ -8,7 +8,7 @@
 //!   A net may have K sets of them, one per *king bucket* ([`KingBuckets`]): each side's pieces
 //!   are read through the set its own king's square chooses, and with mirroring a side whose king
 //!   stands on files e–h sees the board mirrored left–right, so that its king is always on a–d.
-//!   The committed net has one set, mirrored ([`KingBuckets::MIRROR`]).
+//!   The committed net has one set and no mirroring ([`KingBuckets::NONE`]).
 //! - **The hidden layer** ("the accumulator"): the same weights for both perspectives, a sum of the
 //!   rows of the pieces on the board plus a bias. A move changes two to four pieces, so the
 //!   search updates the sums with two to four rows ([`Accumulator::play`]) instead of computing
