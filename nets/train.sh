@@ -6,9 +6,10 @@
 # first N labels of master-1.labels (the net of 4dea8b4 learnt from its first 2,323,456), and
 # MASTER_LABELS=N the same for master.labels. TRAIN_ARGS adds options to `polybook train` (e.g.
 # TRAIN_ARGS="--wdl 0.15" for another blend of score and result). SEED=N trains with another seed
-# (the committed net: seed 2; with seed 1 the data of generation 5 gave a net 30 Elo weaker, SPRT
-# row 40). KING_BUCKETS=mirror|mirror4 for king buckets (the committed net: none; a mirrored net
-# won SPRT row 43 at 12,000 nodes and lost row 44 at 20,000).
+# (the committed net: seed 3; from the same data seed 2 gave a net no stronger than generation 5's,
+# SPRT row 45, and from generation 5's data seed 1 one 30 Elo weaker, row 40).
+# KING_BUCKETS=mirror|mirror4 for king buckets (the committed net: none; a mirrored net won SPRT
+# row 43 at 12,000 nodes and lost row 44 at 20,000).
 set -euo pipefail
 out=${1:-src/engine/net.nnue}
 bin=${POLYBOOK:-target/release/polybook}
@@ -39,5 +40,6 @@ set -x
   --data "nets/selfplay-3.labels=nets/selfplay-3.pgn.xz" \
   --data "nets/selfplay-4.labels=nets/selfplay-4.pgn.xz" \
   --data "nets/selfplay-5.labels=nets/selfplay-5.pgn.xz" \
-  --epochs "${EPOCHS:-30}" --seed "${SEED:-2}" \
+  --data "nets/selfplay-6.labels=nets/selfplay-6.pgn.xz" \
+  --epochs "${EPOCHS:-30}" --seed "${SEED:-3}" \
   --king-buckets "${KING_BUCKETS:-none}" ${TRAIN_ARGS:-} -o "$out"
