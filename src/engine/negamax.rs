@@ -25,10 +25,10 @@ use super::parameters::{
     AGGRESSIVE_FUTILITY_MARGIN, CHECK_EXTENSION_MAX_PLY_PER_DEPTH, DELTA_MARGIN, FUTILITY_BASE,
     FUTILITY_MAX_DEPTH, FUTILITY_PER_DEPTH, HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE,
     LMP_BASE, LMP_MAX_DEPTH, LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_DIVISOR, LMR_HISTORY_CLAMP,
-    LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR,
-    NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH, RFP_IMPROVING_BONUS,
-    RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH,
-    SEE_QUIET_MARGIN,
+    LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION,
+    NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH,
+    RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SEE_CAPTURE_MARGIN,
+    SEE_PRUNING_MAX_DEPTH, SEE_QUIET_MARGIN, Tunable,
 };
 use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
 use super::see::see_ge;
@@ -455,9 +455,9 @@ impl<'a> Worker<'a> {
             if self.opts.futility
                 && depth <= RFP_MAX_DEPTH.get()
                 && beta.abs() < MATE_BOUND_CP
-                && eval - RFP_MARGIN_PER_DEPTH.get() * depth
+                && eval - self.margin(&RFP_MARGIN_PER_DEPTH) * depth
                     + if improving {
-                        RFP_IMPROVING_BONUS.get()
+                        self.margin(&RFP_IMPROVING_BONUS)
                     } else {
                         0
                     }
@@ -583,7 +583,8 @@ impl<'a> Worker<'a> {
                     && !pv_node
                     && depth <= FUTILITY_MAX_DEPTH.get()
                     && order < KILLER
-                    && eval + FUTILITY_BASE.get() + FUTILITY_PER_DEPTH.get() * depth <= alpha
+                    && eval + self.margin(&FUTILITY_BASE) + self.margin(&FUTILITY_PER_DEPTH) * depth
+                        <= alpha
                 {
                     continue;
                 }
@@ -727,6 +728,16 @@ impl<'a> Worker<'a> {
         (raw + c).clamp(-MATE_BOUND_CP + 1, MATE_BOUND_CP - 1)
     }
 
+    /// A centipawn margin of `parameters`, in the scale of the evaluation in use: as it stands
+    /// with the hand-crafted evaluation, times [`NET_MARGIN_QUARTERS`] / 4 with the net.
+    #[inline(always)]
+    fn margin(&self, margin: &Tunable) -> i32 {
+        match self.net {
+            Some(_) => margin.get() * NET_MARGIN_QUARTERS / 4,
+            None => margin.get(),
+        }
+    }
+
     /// The static evaluation of `pos` at `ply`, for the side to move: the net's, from the ply's
     /// accumulator, or the hand-crafted one. A bare king (a side with nothing else) is left to
     /// the hand-crafted evaluation, whose mop-up term drives it to the edge for the mate.
@@ -830,7 +841,7 @@ impl<'a> Worker<'a> {
         }
         let reduction = NMP_BASE_REDUCTION.get()
             + depth / NMP_DEPTH_DIVISOR.get()
-            + ((eval - beta) / NMP_EVAL_DIVISOR.get()).min(NMP_EVAL_MAX_REDUCTION.get());
+            + ((eval - beta) / self.margin(&NMP_EVAL_DIVISOR)).min(NMP_EVAL_MAX_REDUCTION.get());
         // At least one ply: a quiet mate in one that passing allows (which the quiescence
         // search, all captures, would not see) refutes the pass.
         let score = self.null_search(pos, hash, (depth - 1 - reduction).max(1), ply, beta);
@@ -1102,7 +1113,9 @@ impl<'a> Worker<'a> {
                 } + m
                     .promotion()
                     .map_or(0, |r| see_value(r) - see_value(Role::Pawn));
-                if stand_pat + gain + DELTA_MARGIN.get() <= alpha && alpha.abs() < MATE_BOUND_CP {
+                if stand_pat + gain + self.margin(&DELTA_MARGIN) <= alpha
+                    && alpha.abs() < MATE_BOUND_CP
+                {
                     continue;
                 }
             }
