@@ -729,11 +729,11 @@ impl<'a> Worker<'a> {
     }
 
     /// A centipawn margin of `parameters`, in the scale of the evaluation in use: as it stands
-    /// with the hand-crafted evaluation, times [`NET_MARGIN_QUARTERS`] / 4 with the net.
+    /// with the hand-crafted evaluation, times [`NET_MARGIN_QUARTERS`] / 4 (rounded) with the net.
     #[inline(always)]
-    fn margin(&self, margin: &Tunable) -> i32 {
+    pub(super) fn margin(&self, margin: &Tunable) -> i32 {
         match self.net {
-            Some(_) => margin.get() * NET_MARGIN_QUARTERS / 4,
+            Some(_) => (margin.get() * NET_MARGIN_QUARTERS + 2) / 4,
             None => margin.get(),
         }
     }

@@ -75,12 +75,12 @@ macro_rules! tunable {
 }
 
 /// The centipawn margins here (reverse futility, futility, the null move's evaluation divisor, delta
-/// pruning) are stated in the hand-crafted evaluation's centipawns, which they were measured with.
-/// The net's scores run wider: on 1,000 positions of the shipped Magnus Carlsen games, its static
-/// evaluation averages 1.2 times the hand-crafted one in size (`bench/eval_scale.py`: mean |score|
-/// 136 against 113 cp, median ratio 1.22). With the net, the search multiplies those margins by this
-/// many quarters (5/4: SPRT rows 48 and 49; 6/4 lost, row 50). SEE's margins are in material and
-/// are not scaled.
+/// pruning, the aspiration window's first half-width) are stated in the hand-crafted evaluation's
+/// centipawns, which they were measured with. The net's scores run wider: on 1,000 positions of the
+/// shipped Magnus Carlsen games, its static evaluation averages 1.2 times the hand-crafted one in
+/// size (`bench/eval_scale.py`: mean |score| 136 against 113 cp, median ratio 1.22). With the net,
+/// the search multiplies those margins by this many quarters, rounded (5/4: SPRT rows 48 and 49, and
+/// row 51 for the window; 6/4 lost, row 50). SEE's margins are in material and are not scaled.
 pub const NET_MARGIN_QUARTERS: i32 = 5;
 
 // Step 1: check extension.
