@@ -15,10 +15,13 @@ import argparse
 import lzma
 import random
 import re
+import signal
 import statistics
 import subprocess
 
 import chess.pgn
+
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # a closed pipe ends quietly
 
 p = argparse.ArgumentParser()
 p.add_argument("polybook")
@@ -30,7 +33,11 @@ a = p.parse_args()
 rng = random.Random(a.seed)
 fens = []
 opener = lzma.open if a.pgn.endswith(".xz") else open
-with opener(a.pgn, "rt") as f:
+try:
+    f = opener(a.pgn, "rt")
+except OSError as e:
+    raise SystemExit(f"eval_scale.py: cannot read {a.pgn}: {e.strerror or e}")
+with f:
     while len(fens) < a.games:
         game = chess.pgn.read_game(f)
         if game is None:

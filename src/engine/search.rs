@@ -405,10 +405,11 @@ impl Engine {
 /// One depth searched with an aspiration window: expect a score near `score` (the last depth's),
 /// widen the window on failure. The depth's score, or `None` when the search was stopped.
 ///
-/// The window starts at ±[`ASPIRATION_DELTA`] centipawns (from depth [`ASPIRATION_MIN_DEPTH`]; in
-/// the net's scale with the net, as the pruning margins: 19 cp, SPRT row 51) and grows by half at each failure. After a fail high the next try searches one ply shallower
-/// (as Ethereal does): a move that beats the window is usually confirmed sooner than refuted, and
-/// the full depth comes back after a fail low.
+/// The window starts at ±[`ASPIRATION_DELTA`] centipawns (from depth [`ASPIRATION_MIN_DEPTH`]; with
+/// the net, in its scale as the pruning margins are: 19 cp, SPRT row 51) and grows by half at each
+/// failure. After a fail high the next try searches one ply shallower (as Ethereal does): a move
+/// that beats the window is usually confirmed sooner than refuted, and the full depth comes back
+/// after a fail low.
 fn aspiration_search(
     worker: &mut Worker,
     pos: &Chess,
