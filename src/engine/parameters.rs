@@ -80,7 +80,8 @@ macro_rules! tunable {
 /// shipped Magnus Carlsen games, its static evaluation averages 1.2 times the hand-crafted one in
 /// size (`bench/eval_scale.py`: mean |score| 136 against 113 cp, median ratio 1.22). With the net,
 /// the search multiplies those margins by this many quarters, rounded (5/4: SPRT rows 48 and 49, and
-/// row 51 for the window; 6/4 lost, row 50). SEE's margins are in material and are not scaled.
+/// row 51 for the window; 6/4 lost, row 50; at 2+0.02 the margins and the window together measured
+/// only +6.2 ± 14.7, row 54). SEE's margins are in material and are not scaled.
 pub const NET_MARGIN_QUARTERS: i32 = 5;
 
 // Step 1: check extension.
