@@ -106,9 +106,13 @@ for outcome, loser in (("lost", a.engine), ("won", "the opponent")):
     plies = [ply for ply, _ in found]
     before = [v for _, v in found if v is not None]
     q = statistics.quantiles(plies, n=4) if len(plies) > 1 else [plies[0]] * 3
+    seen = (
+        f"median {statistics.median(before):+.2f}, >= -0.30 in {sum(v >= -0.3 for v in before)} of {len(before)}"
+        if before
+        else "none scored"
+    )
     print(
         f"games {a.engine} {outcome} ({len(found)} with a turn): the winner's score stays >= +{a.threshold:.1f}"
         f" from ply {statistics.median(plies):.0f} (quartiles {q[0]:.0f}, {q[2]:.0f});"
-        f" {loser}'s own score just before: median {statistics.median(before):+.2f},"
-        f" >= -0.30 in {sum(v >= -0.3 for v in before)} of {len(before)}"
+        f" {loser}'s own score just before: {seen}"
     )
