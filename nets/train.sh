@@ -4,7 +4,8 @@
 # src/engine/net.nnue), then `cargo build --release` to build it in.
 # The committed net learnt from every label of every file here. MASTER1_LABELS=N uses only the
 # first N labels of master-1.labels (the net of 4dea8b4 learnt from its first 2,323,456), and
-# MASTER_LABELS=N the same for master.labels. TRAIN_ARGS adds options to `polybook train` (e.g.
+# MASTER_LABELS=N the same for master.labels; MASTER_FILE=PATH takes master.labels' place (another
+# labelling of the same games). TRAIN_ARGS adds options to `polybook train` (e.g.
 # TRAIN_ARGS="--wdl 0.15" for another blend of score and result). SEED=N trains with another seed
 # (the committed net: seed 3; from the same data seed 2 gave a net no stronger than generation 5's,
 # SPRT row 45, and from generation 5's data seed 1 one 30 Elo weaker, row 40).
@@ -17,8 +18,8 @@ pgn=tests/data/pgn
 games="$pgn/gnuchess-book_1.02.pgn.xz,$pgn/tcec,$pgn/lichess_magnus_2018-2022.pgn.xz"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The first COUNT labels of a label file of the first format (PBLABEL1, as every file here is: a
-# 40-byte header and 2 bytes a label, no checksums; a shorter file is used as far as it goes), or
+# The first COUNT labels of a label file (PBLABEL1, as every file here is, or PBLABEL2: a 40-byte
+# header and 2 bytes a label, no checksums; a shorter file is used as far as it goes), or
 # the whole file for 'all'.
 first() {
   local file=$1 count=$2
@@ -27,7 +28,7 @@ first() {
   head -c $((40 + 2 * count)) "$file" > "$tmp/$(basename "$file")"
   echo "$tmp/$(basename "$file")"
 }
-master=$(first nets/master.labels "${MASTER_LABELS:-all}")
+master=$(first "${MASTER_FILE:-nets/master.labels}" "${MASTER_LABELS:-all}")
 master1=$(first nets/master-1.labels "${MASTER1_LABELS:-all}")
 set -x
 "$bin" train \
