@@ -7,8 +7,8 @@
 # MASTER_LABELS=N the same for master.labels; MASTER_FILE=PATH takes master.labels' place (another
 # labelling of the same games). TRAIN_ARGS adds options to `polybook train` (e.g.
 # TRAIN_ARGS="--wdl 0.15" for another blend of score and result). SEED=N trains with another seed
-# (the committed net: seed 3; from the same data seed 2 gave a net no stronger than generation 5's,
-# SPRT row 45, and from generation 5's data seed 1 one 30 Elo weaker, row 40).
+# (the committed net: seed 3; from the same data seed 2 gave a net 20 Elo weaker than the one before,
+# SPRT row 57, and from generation 5's data seed 1 one 30 Elo weaker, row 40).
 # KING_BUCKETS=mirror|mirror4 for king buckets (the committed net: none; a mirrored net won SPRT
 # row 43 at 12,000 nodes and lost row 44 at 20,000).
 set -euo pipefail

@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     positions: Option<u64>,
     /// Label with searches on the hand-crafted evaluation instead of the net (the labels of
-    /// nets/master.labels and nets/selfplay-*.labels were made so: resume them with it).
+    /// nets/selfplay-1.labels and nets/selfplay-2.labels were made so: resume them with it).
     #[arg(long)]
     no_nnue: bool,
     /// Search threads, one position each (default: all cores).

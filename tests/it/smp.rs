@@ -114,7 +114,7 @@ fn bench_ignores_threads() {
     let out = polybook(&["bench", "--set", "Threads=2"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    common::assert_contains(&text, "\n838516 nodes ");
+    common::assert_contains(&text, "\n960472 nodes ");
 }
 
 #[test]
