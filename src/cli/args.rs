@@ -43,6 +43,9 @@ pub struct EngineArgs {
     /// Turn late move pruning off.
     #[arg(long)]
     no_lmp: bool,
+    /// Turn singular extensions off.
+    #[arg(long)]
+    no_singular_extensions: bool,
     /// Turn the spite-check analogy on (experimental).
     #[arg(long)]
     spite_check: bool,
@@ -61,8 +64,8 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = SearchOptions::DEFAULT_HASH_MB)]
     hash: usize,
     /// Set a search option by name, e.g. `--set NullMove=false` (repeatable; names: MDP,
-    /// CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, MateSearch,
-    /// Tablebase, NNUE, Hash, Threads).
+    /// CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SingularExtensions,
+    /// SpiteCheck, MateSearch, Tablebase, NNUE, Hash, Threads).
     #[arg(long, value_name = "NAME=VALUE")]
     set: Vec<String>,
 }
@@ -77,6 +80,7 @@ impl EngineArgs {
             aggressive_futility: self.aggressive_futility,
             lmr: !self.no_lmr,
             lmp: !self.no_lmp,
+            singular_extensions: !self.no_singular_extensions,
             spite_check: self.spite_check,
             mate_search: !self.no_mate_search,
             tablebase: !self.no_tablebase,

@@ -27,8 +27,8 @@ use super::parameters::{
     LMP_BASE, LMP_MAX_DEPTH, LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_DIVISOR, LMR_HISTORY_CLAMP,
     LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION,
     NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH,
-    RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SEE_CAPTURE_MARGIN,
-    SEE_PRUNING_MAX_DEPTH, SEE_QUIET_MARGIN, Tunable,
+    RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH,
+    SE_TT_DEPTH_MARGIN, SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH, SEE_QUIET_MARGIN, Tunable,
 };
 use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
 use super::see::see_ge;
@@ -54,6 +54,8 @@ struct Frame {
     null: bool,
     /// The spite-check analogy in force below this ply (set only with the switch on).
     analogy: Option<Analogy>,
+    /// The move a singular-extension search leaves out at this ply (step 10b).
+    excluded: Option<Move>,
 }
 
 /// What the threads of one search (Lazy SMP, see [`super::search`]) share besides the
@@ -437,10 +439,14 @@ impl<'a> Worker<'a> {
             }
         }
 
-        // 4. Transposition table: a deep enough result for this position ends the node.
+        // 4. Transposition table: a deep enough result for this position ends the node (not in
+        //    a singular-extension search, which asks another question of the same position).
+        let excluded = self.stack[ply].excluded;
         let tt_entry = self.tt.probe(hash, ply);
         let tt_move = tt_entry.map_or(PackedMove::NONE, |e| e.mv);
-        if let Some(score) = tt_cutoff(tt_entry, pv_node, depth, alpha, beta) {
+        if excluded.is_none()
+            && let Some(score) = tt_cutoff(tt_entry, pv_node, depth, alpha, beta)
+        {
             return score;
         }
 
@@ -449,7 +455,7 @@ impl<'a> Worker<'a> {
         let last_was_capture = ply >= 1 && self.stack[ply - 1].captured;
         let mut spite_extend = false;
 
-        if !pv_node && !in_check {
+        if !pv_node && !in_check && excluded.is_none() {
             // 5. Reverse futility pruning: far above beta near the leaves, the opponent's
             //    threats (searched by quiescence) are unlikely to bring the score back down.
             if self.opts.futility
@@ -552,7 +558,34 @@ impl<'a> Worker<'a> {
 
         for i in 0..moves.len() {
             let (m, order) = pick(&mut moves, &mut scores, i);
+            if excluded == Some(m) {
+                continue;
+            }
             let quiet = !m.is_capture() && !m.is_promotion();
+
+            // 10b. Singular extension: when the table's move is much better than every other
+            //      (they all fail low against its score less a margin, searched at half depth),
+            //      it is searched one ply deeper. If even the others reach beta (multi-cut),
+            //      several moves refute the position: it fails high without more search.
+            let mut singular = 0;
+            if order == TT_MOVE
+                && let Some(e) = tt_entry
+                && let Some(singular_beta) = self.singular_beta(e, depth, ply, excluded)
+            {
+                let score =
+                    self.search_excluding(pos, hash, (depth - 1) / 2, ply, singular_beta, m);
+                if self.stopped {
+                    self.past.pop();
+                    return 0;
+                }
+                if score < singular_beta {
+                    singular = 1;
+                } else if singular_beta >= beta {
+                    self.past.pop();
+                    return singular_beta;
+                }
+            }
+
             let mut child = pos.clone();
             child.play_unchecked(m);
             let child_hash = child_hash(pos, hash, m, &child);
@@ -624,7 +657,7 @@ impl<'a> Worker<'a> {
             }
 
             // The spite-check analogy's extension of non-checking moves (see step 8).
-            let extension = i32::from(spite_extend && !gives_check);
+            let extension = i32::from(spite_extend && !gives_check).max(singular);
             let new_depth = depth - 1 + extension;
 
             let nodes_before = self.nodes;
@@ -676,8 +709,18 @@ impl<'a> Worker<'a> {
         }
         self.past.pop();
         if searched == 0 {
-            // Every move was pruned: the node fails low at its static score.
-            return eval.max(-MATE_BOUND_CP);
+            // Every move was pruned (or, in a singular-extension search, the only other moves):
+            // the node fails low at its static score, or at alpha.
+            return if excluded.is_some() {
+                alpha
+            } else {
+                eval.max(-MATE_BOUND_CP)
+            };
+        }
+        // A search without one of the moves says nothing of the position itself: neither the
+        // correction history nor the table learn from it.
+        if excluded.is_some() {
+            return best;
         }
 
         let bound = if best >= beta {
@@ -714,6 +757,50 @@ impl<'a> Worker<'a> {
             bound,
         );
         best
+    }
+
+    /// Step 10b's condition: the null window under which the other moves must all fail for the
+    /// table's move `e` to be singular at `depth`, or `None` where the step does not apply (off,
+    /// shallow, a table result too shallow or only an upper bound, a mate score, the root, a
+    /// line already twice the iteration's depth, or inside another such search).
+    fn singular_beta(
+        &self,
+        e: TtEntry,
+        depth: i32,
+        ply: usize,
+        excluded: Option<Move>,
+    ) -> Option<i32> {
+        (self.opts.singular_extensions
+            && ply > 0
+            && excluded.is_none()
+            && depth >= SE_MIN_DEPTH.get()
+            && (ply as i32) < 2 * self.root_depth
+            && e.depth >= depth - SE_TT_DEPTH_MARGIN.get()
+            && e.bound != Bound::Upper
+            && e.score.abs() < MATE_BOUND_CP)
+            .then(|| e.score - SE_MARGIN_PER_DEPTH.get() * depth)
+    }
+
+    /// Step 10b's search: the position at `ply` to `depth` with a null window at `beta`, every
+    /// move but `excluded` (the table's move). The ply's frame is the node's again afterwards.
+    fn search_excluding(
+        &mut self,
+        pos: &Chess,
+        hash: u64,
+        depth: i32,
+        ply: usize,
+        beta: i32,
+        excluded: Move,
+    ) -> i32 {
+        // The same position again at the same ply: its key leaves the line meanwhile, so that
+        // the repetitions below stay aligned.
+        let key = self.past.pop();
+        let frame = self.stack[ply];
+        self.stack[ply].excluded = Some(excluded);
+        let score = self.negamax(pos, hash, depth, ply, beta - 1, beta, false);
+        self.stack[ply] = frame;
+        self.past.extend(key);
+        score
     }
 
     /// The static evaluation `raw` of `pos` with its correction history added, kept clear of

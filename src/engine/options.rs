@@ -40,6 +40,9 @@ pub struct SearchOptions {
     pub lmr: bool,
     /// Late move pruning.
     pub lmp: bool,
+    /// Singular extensions (step 10b of `negamax`): the table's move searched one ply deeper when
+    /// no other move comes near it, and multi-cut when several reach beta.
+    pub singular_extensions: bool,
     /// H.G. Muller's spite-check analogy (experimental): step 8 of `negamax` (the null move
     /// searched again after a check and its evasion) and the transposition-table "analogy" at
     /// the leaves (see `super::spite_check`).
@@ -78,7 +81,7 @@ pub struct Switch {
 }
 
 /// Every switch of the search, in the order the UCI option list shows them.
-pub const SWITCHES: [Switch; 11] = [
+pub const SWITCHES: [Switch; 12] = [
     Switch {
         name: "MDP",
         uci_name: "MateDistancePruning",
@@ -122,6 +125,12 @@ pub const SWITCHES: [Switch; 11] = [
         put: |o, v| o.lmp = v,
     },
     Switch {
+        name: "SingularExtensions",
+        uci_name: "SingularExtensions",
+        get: |o| o.singular_extensions,
+        put: |o, v| o.singular_extensions = v,
+    },
+    Switch {
         name: "SpiteCheck",
         uci_name: "SpiteCheckAnalogy",
         get: |o| o.spite_check,
@@ -157,6 +166,7 @@ impl Default for SearchOptions {
             aggressive_futility: false,
             lmr: true,
             lmp: true,
+            singular_extensions: true,
             spite_check: false,
             mate_search: true,
             tablebase: true,
@@ -298,8 +308,8 @@ mod tests {
     fn every_switch_reads_and_sets_its_own_field() {
         assert_eq!(
             SearchOptions::NAMES.join(", "),
-            "MDP, CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, SpiteCheck, \
-             MateSearch, Tablebase, NNUE, Hash, Threads"
+            "MDP, CheckExtension, NullMove, Futility, AggressiveFutility, LMR, LMP, \
+             SingularExtensions, SpiteCheck, MateSearch, Tablebase, NNUE, Hash, Threads"
         );
         for (i, s) in SWITCHES.iter().enumerate() {
             let mut o = SearchOptions::default();

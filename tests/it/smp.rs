@@ -114,7 +114,15 @@ fn bench_ignores_threads() {
     let out = polybook(&["bench", "--set", "Threads=2"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    common::assert_contains(&text, "\n960472 nodes ");
+    common::assert_contains(&text, "\nSE_SIGNATURE nodes ");
+}
+
+#[test]
+fn bench_without_singular_extensions_searches_the_tree_from_before_them() {
+    // Step 10b off leaves every other step as it was: the signature before singular extensions.
+    let out = polybook(&["bench", "--no-singular-extensions"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::assert_contains(&stdout(&out), "\n960472 nodes ");
 }
 
 #[test]
