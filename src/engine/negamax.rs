@@ -54,7 +54,7 @@ struct Frame {
     null: bool,
     /// The spite-check analogy in force below this ply (set only with the switch on).
     analogy: Option<Analogy>,
-    /// The move a singular-extension search leaves out at this ply (step 10b).
+    /// The move a singular-extension search leaves out at this ply (step 8a).
     excluded: Option<Move>,
 }
 
@@ -563,10 +563,13 @@ impl<'a> Worker<'a> {
             }
             let quiet = !m.is_capture() && !m.is_promotion();
 
-            // 10b. Singular extension: when the table's move is much better than every other
+            // 8a. Singular extension: when the table's move is much better than every other
             //      (they all fail low against its score less a margin, searched at half depth),
             //      it is searched one ply deeper. If even the others reach beta (multi-cut),
             //      several moves refute the position: it fails high without more search.
+            //      SPRT at 2+0.02 (on against off): +26.1 ± 17.1 Elo, H1 (row 59 of
+            //      docs/benchmarks-log.md 'Every SPRT (the full table)'; at 12,000 nodes it had
+            //      lost, rows 11 and 23: too shallow a search for it).
             let mut singular = 0;
             if order == TT_MOVE
                 && let Some(e) = tt_entry
@@ -759,7 +762,7 @@ impl<'a> Worker<'a> {
         best
     }
 
-    /// Step 10b's condition: the null window under which the other moves must all fail for the
+    /// Step 8a's condition: the null window under which the other moves must all fail for the
     /// table's move `e` to be singular at `depth`, or `None` where the step does not apply (off,
     /// shallow, a table result too shallow or only an upper bound, a mate score, the root, a
     /// line already twice the iteration's depth, or inside another such search).
@@ -781,7 +784,7 @@ impl<'a> Worker<'a> {
             .then(|| e.score - SE_MARGIN_PER_DEPTH.get() * depth)
     }
 
-    /// Step 10b's search: the position at `ply` to `depth` with a null window at `beta`, every
+    /// Step 8a's search: the position at `ply` to `depth` with a null window at `beta`, every
     /// move but `excluded` (the table's move). The ply's frame is the node's again afterwards.
     fn search_excluding(
         &mut self,

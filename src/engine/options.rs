@@ -40,7 +40,7 @@ pub struct SearchOptions {
     pub lmr: bool,
     /// Late move pruning.
     pub lmp: bool,
-    /// Singular extensions (step 10b of `negamax`): the table's move searched one ply deeper when
+    /// Singular extensions (step 8a of `negamax`): the table's move searched one ply deeper when
     /// no other move comes near it, and multi-cut when several reach beta.
     pub singular_extensions: bool,
     /// H.G. Muller's spite-check analogy (experimental): step 8 of `negamax` (the null move

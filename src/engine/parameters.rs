@@ -125,6 +125,19 @@ tunable! {
     NMP_VERIFY_DEPTH = 10, 6..=20;
 }
 
+// Step 8a: singular extensions (SPRT row 59 at 2+0.02: +26.1 ± 17.1 Elo, H1; at 12,000 nodes
+// rows 11 and 23 had lost, −35.4 and −10.6).
+
+tunable! {
+    /// The table's move may be extended from this depth on ...
+    SE_MIN_DEPTH = 7, 4..=12;
+    /// ... when the table's result is at most this many plies shallower than the node ...
+    SE_TT_DEPTH_MARGIN = 3, 1..=6;
+    /// ... and every other move fails low at half depth against its score less this many
+    /// centipawns per ply of depth.
+    SE_MARGIN_PER_DEPTH = 2, 1..=8;
+}
+
 // Step 9: late move pruning.
 
 tunable! {
@@ -158,19 +171,6 @@ tunable! {
     SEE_QUIET_MARGIN = 20, 5..=80;
     /// A capture that loses more than this times depth by SEE is pruned.
     SEE_CAPTURE_MARGIN = 100, 30..=250;
-}
-
-// Step 10b: singular extensions (rows 11 and 23 at 12,000 nodes: −35.4 and −10.6 Elo; see the
-// log for the time-control test).
-
-tunable! {
-    /// The table's move may be extended from this depth on ...
-    SE_MIN_DEPTH = 7, 4..=12;
-    /// ... when the table's result is at most this many plies shallower than the node ...
-    SE_TT_DEPTH_MARGIN = 3, 1..=6;
-    /// ... and every other move fails low at half depth against its score less this many
-    /// centipawns per ply of depth.
-    SE_MARGIN_PER_DEPTH = 2, 1..=8;
 }
 
 // Step 11: late move reductions.
@@ -236,6 +236,9 @@ pub static TUNABLES: [&Tunable; 30] = [
     &NMP_EVAL_DIVISOR,
     &NMP_EVAL_MAX_REDUCTION,
     &NMP_VERIFY_DEPTH,
+    &SE_MIN_DEPTH,
+    &SE_TT_DEPTH_MARGIN,
+    &SE_MARGIN_PER_DEPTH,
     &LMP_MAX_DEPTH,
     &LMP_BASE,
     &FUTILITY_MAX_DEPTH,
@@ -244,9 +247,6 @@ pub static TUNABLES: [&Tunable; 30] = [
     &SEE_PRUNING_MAX_DEPTH,
     &SEE_QUIET_MARGIN,
     &SEE_CAPTURE_MARGIN,
-    &SE_MIN_DEPTH,
-    &SE_TT_DEPTH_MARGIN,
-    &SE_MARGIN_PER_DEPTH,
     &LMR_MIN_DEPTH,
     &LMR_HISTORY_DIVISOR,
     &LMR_HISTORY_CLAMP,

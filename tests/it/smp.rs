@@ -119,7 +119,7 @@ fn bench_ignores_threads() {
 
 #[test]
 fn bench_without_singular_extensions_searches_the_tree_from_before_them() {
-    // Step 10b off leaves every other step as it was: the signature before singular extensions.
+    // Step 8a off leaves every other step as it was: the signature before singular extensions.
     let out = polybook(&["bench", "--no-singular-extensions"]);
     assert!(out.status.success(), "{}", stderr(&out));
     common::assert_contains(&stdout(&out), "\n960472 nodes ");
