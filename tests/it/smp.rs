@@ -57,26 +57,28 @@ fn one_thread_searches_are_what_they_were() {
     // e6d5, 30582 b4f4 h4g3, 13177 d3d4 e7c6; by pawns alone: 17660 e2e4 e7e5, 55855 d5e6 e7e6,
     // 35712 b4f4 h4g3, 12539 h2h3 c8d7), and again from the binary whose null move searches at
     // least one ply (SPRT row 38; before it: 10840 d2d4 d7d5, 47596 e2a6 e6d5, 31998 b4f4 h4g3,
-    // 19092 a2a3 h7h6).
+    // 19092 a2a3 h7h6), and again from the binary with singular extensions (SPRT row 59; before
+    // them, and with `--no-singular-extensions` still: 11267 d2d4 d7d5, 45572 e2a6 e6d5, 34680
+    // b4f4 h4g3, 13804 a2a4 c8d7).
     let cases = [
         (
             "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
             "9",
-            11267,
+            12213,
             "d2d4 ponder d7d5",
         ),
-        (MIDDLEGAME, "8", 45572, "e2a6 ponder e6d5"),
+        (MIDDLEGAME, "8", 36421, "e2a6 ponder b4c3"),
         (
             "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 11",
             "12",
-            34680,
+            82750,
             "b4f4 ponder h4g3",
         ),
         (
             "r1bq1r1k/1pp1n1pp/1p1p4/4p2Q/4Pp2/1BNP4/PPP2PPP/3R1RK1 w - - 2 14",
             "8",
-            13804,
-            "a2a4 ponder c8d7",
+            21869,
+            "a2a3 ponder c8d7",
         ),
     ];
     for (fen, depth, nodes, best) in cases {
