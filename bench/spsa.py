@@ -20,6 +20,9 @@ after each iteration, and the same command goes on from it; Ctrl-C loses only th
 played. --state.csv gets one line per iteration (the games' result and every value). At the end
 (or with --report), the values are printed as `NAME = value` lines for parameters.rs and as
 `--option` arguments for an SPRT of the tuned values against the defaults.
+
+Without --params every number is tuned except the steps that are off (default 0 at the bottom of
+their range, e.g. IIR_MIN_DEPTH: 0 means the step is not taken); --params that names one tunes it.
 """
 import argparse
 import csv
@@ -32,6 +35,10 @@ import subprocess
 import sys
 
 ALPHA, GAMMA, A_RATIO, R_END = 0.602, 0.101, 0.1, 0.002
+
+
+# Every tunable: the spin options in capitals (Hash and Threads are not).
+ALL = r"^[A-Z][A-Z0-9_]*$"
 
 
 def tunables(binary, pattern):
@@ -47,7 +54,9 @@ def tunables(binary, pattern):
 
 
 def new_state(args):
-    params = tunables(args.binary, args.params)
+    params = tunables(args.binary, args.params or ALL)
+    if args.params is None:
+        params = {n: v for n, v in params.items() if not v[0] == v[1] == 0}
     if not params:
         sys.exit(f"spsa.py: {args.binary} offers no spin option matching {args.params!r}: "
                  "build it with --features spsa")
@@ -115,7 +124,8 @@ def main():
     ap.add_argument("--nodes", type=int, default=6000)
     ap.add_argument("--tc")
     ap.add_argument("--concurrency", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--params", default=r"^[A-Z][A-Z0-9_]*$")
+    ap.add_argument("--params", help="a regular expression of the names to tune (default: all "
+                    "but the steps that are off)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--book", default="books/bundled.bin")
     ap.add_argument("--report", action="store_true", help="print the values so far and stop")

@@ -24,11 +24,12 @@ use super::packed_move::PackedMove;
 use super::parameters::{
     AGGRESSIVE_FUTILITY_MARGIN, CHECK_EXTENSION_MAX_PLY_PER_DEPTH, DELTA_MARGIN, FUTILITY_BASE,
     FUTILITY_MAX_DEPTH, FUTILITY_PER_DEPTH, HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE,
-    LMP_BASE, LMP_MAX_DEPTH, LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_DIVISOR, LMR_HISTORY_CLAMP,
-    LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION,
-    NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH,
-    RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH,
-    SE_TT_DEPTH_MARGIN, SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH, SEE_QUIET_MARGIN, Tunable,
+    IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH, LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_DIVISOR,
+    LMR_HISTORY_CLAMP, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, NET_MARGIN_QUARTERS,
+    NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH,
+    NMP_VERIFY_DEPTH, RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_DOUBLE_MARGIN,
+    SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH, SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN,
+    SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH, SEE_QUIET_MARGIN, Tunable,
 };
 use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
 use super::see::see_ge;
@@ -450,6 +451,15 @@ impl<'a> Worker<'a> {
             return score;
         }
 
+        // 4a. Internal iterative reduction: a deep node the table knows no move for is
+        //     searched one ply shallower: without a good first move it is costly, and the
+        //     next iteration finds it again with the move this one leaves in the table.
+        let iir_depth = IIR_MIN_DEPTH.get();
+        if iir_depth > 0 && depth >= iir_depth && tt_move == PackedMove::NONE && excluded.is_none()
+        {
+            depth -= 1;
+        }
+
         let eval = self.enter_frame(pos, ply, in_check, tt_entry);
         let improving = !in_check && ply >= 2 && eval > self.stack[ply - 2].eval;
         let last_was_capture = ply >= 1 && self.stack[ply - 1].captured;
@@ -581,11 +591,18 @@ impl<'a> Worker<'a> {
                     self.past.pop();
                     return 0;
                 }
+                let double = SE_DOUBLE_MARGIN.get();
                 if score < singular_beta {
-                    singular = 1;
+                    singular = if double > 0 && !pv_node && score < singular_beta - double {
+                        2
+                    } else {
+                        1
+                    };
                 } else if singular_beta >= beta {
                     self.past.pop();
                     return singular_beta;
+                } else if e.score >= beta {
+                    singular = -SE_NEGATIVE_EXTENSION.get();
                 }
             }
 
@@ -660,7 +677,12 @@ impl<'a> Worker<'a> {
             }
 
             // The spite-check analogy's extension of non-checking moves (see step 8).
-            let extension = i32::from(spite_extend && !gives_check).max(singular);
+            //  A negative extension (step 8a) stands; otherwise the larger of the two.
+            let extension = if singular < 0 {
+                singular
+            } else {
+                i32::from(spite_extend && !gives_check).max(singular)
+            };
             let new_depth = depth - 1 + extension;
 
             let nodes_before = self.nodes;

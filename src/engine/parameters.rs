@@ -13,6 +13,11 @@
 //! Built with the `spsa` feature (`cargo build --release --features spsa`), each is a UCI `spin`
 //! option of its name that `setoption` changes, so that `bench/spsa.py` can play games between
 //! two sets of values, as OpenBench's SPSA does; such a build is for tuning only.
+//!
+//! A tunable whose default is 0, the bottom of its range, is a step the search does not take yet
+//! ([`IIR_MIN_DEPTH`], [`SE_DOUBLE_MARGIN`], [`SE_NEGATIVE_EXTENSION`]): the tuning build can
+//! switch it on for an SPRT (`--option 1:IIR_MIN_DEPTH=5`) against the same binary without it;
+//! `bench/spsa.py` leaves such steps alone unless `--params` names them.
 
 /// One of the search's whole numbers that games can tune (see the module's overview).
 pub struct Tunable {
@@ -90,6 +95,14 @@ pub const NET_MARGIN_QUARTERS: i32 = 5;
 /// that long series of checks can't blow the tree up.
 pub const CHECK_EXTENSION_MAX_PLY_PER_DEPTH: i32 = 2;
 
+// Step 4a: internal iterative reduction.
+
+tunable! {
+    /// From this depth on, a node the table knows no move for is searched one ply shallower
+    /// (0: never). At 12,000 nodes it had not helped (SPRT row 6).
+    IIR_MIN_DEPTH = 0, 0..=12;
+}
+
 // Step 5: reverse futility pruning.
 
 tunable! {
@@ -136,6 +149,12 @@ tunable! {
     /// ... and every other move fails low at half depth against its score less this many
     /// centipawns per ply of depth.
     SE_MARGIN_PER_DEPTH = 2, 1..=8;
+    /// Outside PV nodes, a move so singular that the others fail low by this many centipawns more
+    /// is extended by two plies instead of one (0: never).
+    SE_DOUBLE_MARGIN = 0, 0..=100;
+    /// When the others do not fail low but the table's result is at or above beta (the table's
+    /// move is not the only good one), the table's move is searched this many plies shallower.
+    SE_NEGATIVE_EXTENSION = 0, 0..=2;
 }
 
 // Step 9: late move pruning.
@@ -226,7 +245,8 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 30] = [
+pub static TUNABLES: [&Tunable; 33] = [
+    &IIR_MIN_DEPTH,
     &RFP_MAX_DEPTH,
     &RFP_MARGIN_PER_DEPTH,
     &RFP_IMPROVING_BONUS,
@@ -239,6 +259,8 @@ pub static TUNABLES: [&Tunable; 30] = [
     &SE_MIN_DEPTH,
     &SE_TT_DEPTH_MARGIN,
     &SE_MARGIN_PER_DEPTH,
+    &SE_DOUBLE_MARGIN,
+    &SE_NEGATIVE_EXTENSION,
     &LMP_MAX_DEPTH,
     &LMP_BASE,
     &FUTILITY_MAX_DEPTH,

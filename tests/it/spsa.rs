@@ -172,3 +172,49 @@ fn the_tuner_plays_iterations_saves_them_and_resumes() {
         "a header and a line per iteration: {csv}"
     );
 }
+
+#[test]
+fn the_tuner_leaves_the_steps_that_are_off_alone_unless_named() {
+    let binary = spsa_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let tuned = |state: &str, params: &[&str]| {
+        let state = dir.path().join(state);
+        let out = Command::new("python3")
+            .arg(common::root().join("bench/spsa.py"))
+            .arg(binary)
+            .args(["--state", common::path_str(&state), "--iterations", "1"])
+            .args(["--pairs", "1", "--nodes", "150"])
+            .args(params)
+            .current_dir(common::root())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        let saved: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+        let mut names: Vec<String> = saved["params"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        names.sort();
+        names
+    };
+    let off: Vec<&str> = TUNABLES
+        .iter()
+        .filter(|t| t.default == 0 && t.min == 0)
+        .map(|t| t.name)
+        .collect();
+    assert!(off.contains(&"IIR_MIN_DEPTH"), "{off:?}");
+    let mut expected: Vec<String> = TUNABLES
+        .iter()
+        .filter(|t| !off.contains(&t.name))
+        .map(|t| t.name.to_string())
+        .collect();
+    expected.sort();
+    assert_eq!(tuned("all.json", &[]), expected);
+    assert_eq!(
+        tuned("named.json", &["--params", "^IIR_MIN_DEPTH$"]),
+        ["IIR_MIN_DEPTH"]
+    );
+}
