@@ -677,7 +677,7 @@ impl<'a> Worker<'a> {
             }
 
             // The spite-check analogy's extension of non-checking moves (see step 8).
-            //  A negative extension (step 8a) stands; otherwise the larger of the two.
+            // A negative extension (step 8a) stands; otherwise the larger of the two.
             let extension = if singular < 0 {
                 singular
             } else {
