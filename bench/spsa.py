@@ -58,7 +58,7 @@ def new_state(args):
     if args.params is None:
         params = {n: v for n, v in params.items() if not v[0] == v[1] == 0}
     if not params:
-        sys.exit(f"spsa.py: {args.binary} offers no spin option matching {args.params!r}: "
+        sys.exit(f"spsa.py: {args.binary} offers no spin option matching {args.params or ALL!r}: "
                  "build it with --features spsa")
     state = {"settings": {k: getattr(args, k) for k in
                           ("iterations", "pairs", "nodes", "tc", "seed", "params", "book")},
