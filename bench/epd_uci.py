@@ -30,7 +30,10 @@ def main():
         if not sep:
             ap.error(f"expected NAME=VALUE, got {o!r}")
         options[name] = int(value) if value.lstrip("-").isdigit() else value
-    engine = chess.engine.SimpleEngine.popen_uci(shlex.split(args.engine))
+    try:
+        engine = chess.engine.SimpleEngine.popen_uci(shlex.split(args.engine))
+    except (OSError, chess.engine.EngineError) as e:
+        ap.error(f"cannot start the engine {args.engine!r}: {e}")
     try:
         engine.configure(options)
         solved = total = 0
