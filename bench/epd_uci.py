@@ -11,6 +11,7 @@ move played is one of its `bm` moves and none of its `am` moves. Prints `OPTIONS
 Another driver than `polybook solve` (which runs its own search loop): compare figures of one driver.
 """
 import argparse
+import os
 import shlex
 
 import chess
@@ -30,6 +31,8 @@ def main():
         if not sep:
             ap.error(f"expected NAME=VALUE, got {o!r}")
         options[name] = int(value) if value.lstrip("-").isdigit() else value
+    if not os.path.isfile(args.epd):
+        ap.error(f"no such EPD file: {args.epd}")
     try:
         engine = chess.engine.SimpleEngine.popen_uci(shlex.split(args.engine))
     except (OSError, chess.engine.EngineError) as e:
