@@ -14,7 +14,8 @@
 #   BIN=target/release/polybook         the binary (a copy keeps a long match safe from rebuilds)
 #   AGAINST=cmd:/usr/games/toga2        instead, play each book in turn against this engine (no book of
 #                                       its own: OwnBook=false), e.g. Toga II 3.0 at TC=10+0.1
-# Run again, it reuses the books and the analysis (analyse --resume); the match starts afresh.
+# Run again, it reuses the books and the analysis (analyse --resume); the match starts afresh, its
+# games appended to the PGN already there.
 set -euo pipefail
 bin=${BIN:-target/release/polybook}
 work=${WORK:-bench/out/analysed-book}
