@@ -29,12 +29,12 @@
 //! learning* (ICCA Journal 22, 1999) for the book's negamax over its drop-out values.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 
 use shakmaty::Position;
 
 use super::{AnalyseError, Backup, Cache, Graph, Progress, RunOptions, Task, Verdicts};
-use crate::book::{Book, Entry, Key, sort_entries};
+use crate::book::{Book, Entry, Key, RawMove, sort_entries};
 use std::sync::atomic::AtomicBool;
 
 /// The most drop-out moves one round adds (besides the lines it continues): a constant, so that
@@ -55,6 +55,22 @@ pub struct ExpandOptions {
     pub depth: u32,
     /// The most moves added in all.
     pub positions: usize,
+    /// Which candidates come first.
+    pub priority: Priority,
+}
+
+/// The order in which the drop-out candidates are taken (step 4 of the module's overview).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Priority {
+    /// Lincke's expansion priority: the cheapest line from the root first, both sides assumed to
+    /// play the book's best moves.
+    #[default]
+    Lincke,
+    /// The candidates a game from the book most likely reaches, weighted by what they gain: the
+    /// side to move plays the book's best-scored move (as `BookSelection=score` does), the other
+    /// side picks among the book's own moves by weight (an opponent playing the raw book). Its
+    /// candidates include the positions where the book ends (its leaves).
+    Reach,
 }
 
 /// What the expansion did.
@@ -126,6 +142,7 @@ pub fn grow(
                 &backup,
                 expand,
                 &mut lines,
+                &added.iter().map(|e| (e.key.0, e.mv)).collect(),
                 room,
                 &mut report,
             )
@@ -162,6 +179,7 @@ fn choose(
     backup: &Backup,
     x: &ExpandOptions,
     lines: &mut BTreeMap<u64, u32>,
+    added: &HashSet<(u64, RawMove)>,
     room: usize,
     report: &mut ExpandReport,
 ) -> Vec<Entry> {
@@ -198,27 +216,51 @@ fn choose(
     let unit = i64::from(x.margin.max(1));
     let cost = line_costs(graph, backup, unit);
     let plies = plies(graph);
+    let odds = match x.priority {
+        Priority::Lincke => HashMap::new(),
+        Priority::Reach => reach(graph, backup, &plies, |key, e| {
+            if added.contains(&(key, book.entry(e.entry).mv)) {
+                0
+            } else {
+                book.entry(e.entry).weight
+            }
+        }),
+    };
+    // The book's positions, then (by reach only) the positions where it ends.
+    let leaves = match x.priority {
+        Priority::Lincke => &[][..],
+        Priority::Reach => &graph.leaf_order[..],
+    };
     let mut candidates = Vec::new();
-    for (order, key) in graph.node_order.iter().enumerate() {
-        if plies.get(key).is_none_or(|&p| p >= x.max_ply) {
+    for (order, key) in graph.node_order.iter().chain(leaves).enumerate() {
+        // A leaf's ply is known where a game reaches it.
+        let ply = match graph.nodes.contains_key(key) {
+            true => plies.get(key).copied(),
+            false => odds.get(key).map(|r| r.1),
+        };
+        if ply.is_none_or(|p| p >= x.max_ply) {
             continue;
         }
-        let (Some(drop), Some(value), Some(&reach)) = (
+        let (Some(drop), Some(value)) = (
             verdicts.get(key),
-            backup.values.get(key).map(|v| v.score),
-            cost.get(key),
+            backup
+                .values
+                .get(key)
+                .map(|v| v.score)
+                .or(verdicts.get(key).map(|v| v.score)),
         ) else {
             continue;
         };
         let Some(best) = drop.best else { continue };
-        let node = &graph.nodes[key];
-        let scores: Vec<i32> = node
-            .edges
+        let edges = graph.nodes.get(key).map_or(&[][..], |n| &n.edges[..]);
+        let scores: Vec<i32> = edges
             .iter()
             .filter_map(|e| backup.moves.get(&e.entry).map(|v| v.score))
             .collect();
         let best_book = scores.iter().copied().max();
-        let better = best_book.is_none_or(|b| drop.score > b.saturating_add(x.margin));
+        // A leaf has no book move to beat: it can only be thin.
+        let leaf = !graph.nodes.contains_key(key);
+        let better = !leaf && best_book.is_none_or(|b| drop.score > b.saturating_add(x.margin));
         let good = scores
             .iter()
             .filter(|&&s| s >= value.saturating_sub(x.margin))
@@ -228,21 +270,36 @@ fn choose(
             continue;
         }
         let loss = i64::from(value.saturating_sub(drop.score).max(0));
-        candidates.push((reach + unit + loss, order, *key, best, better, loss));
+        let priority = match x.priority {
+            // The lowest cost first.
+            Priority::Lincke => cost
+                .get(key)
+                .map_or(f64::INFINITY, |&c| (c + unit + loss) as f64),
+            // The highest expected gain first: the chance of reaching the position with it to
+            // move, times the centipawns the move gains over the book's best (at least `unit`).
+            Priority::Reach => {
+                let gain = best_book.map_or(0, |b| i64::from(drop.score.saturating_sub(b).max(0)));
+                let chance = odds.get(key).map_or(0.0, |r| r.0);
+                -(chance * (gain + unit) as f64)
+            }
+        };
+        candidates.push((priority, order, *key, best, better, loss));
     }
-    candidates.sort_unstable_by_key(|c| (c.0, c.1));
+    candidates.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     for (_, _, key, best, better, loss) in candidates.into_iter().take(ROUND) {
         if out.len() >= room {
             break;
         }
-        let node = &graph.nodes[&key];
-        let Some(mv) = best.to_move(&node.pos) else {
+        let (pos, edges) = match graph.nodes.get(&key) {
+            Some(node) => (&node.pos, &node.edges[..]),
+            None => (&graph.leaves[&key], &[][..]),
+        };
+        let Some(mv) = best.to_move(pos) else {
             continue;
         };
         // As heavy as the book's heaviest move here, less by what it loses (as `--weights
         // score` weighs), at least 1.
-        let heaviest = node
-            .edges
+        let heaviest = edges
             .iter()
             .map(|e| book.entry(e.entry).weight)
             .max()
@@ -262,7 +319,7 @@ fn choose(
             report.thin += 1;
         }
         if x.depth > 0 {
-            let mut after = node.pos.clone();
+            let mut after = pos.clone();
             after.play_unchecked(mv);
             let child = Key::of(&after).0;
             if !graph.nodes.contains_key(&child) {
@@ -293,6 +350,78 @@ fn plies(graph: &Graph) -> HashMap<u64, u32> {
         }
     }
     ply
+}
+
+/// The chance that a game from the book reaches each position (book positions and leaves) with
+/// its side to move on the side playing the book's best-scored move (the first of equals), the
+/// other side picking among the moves by `weight(key, edge)` (0: never played); each root counts
+/// 1 for each colour. Positions are taken by ply, so a move back to a position no further from
+/// the root (a transposition that loses a tempo) carries no chance. With each leaf's ply.
+fn reach(
+    graph: &Graph,
+    backup: &Backup,
+    plies: &HashMap<u64, u32>,
+    weight: impl Fn(u64, &super::graph::Edge) -> u16,
+) -> HashMap<u64, (f64, u32)> {
+    let mut order: Vec<(u32, usize, u64)> = graph
+        .node_order
+        .iter()
+        .enumerate()
+        .filter_map(|(i, k)| plies.get(k).map(|&p| (p, i, *k)))
+        .collect();
+    order.sort_unstable();
+    let mut out: HashMap<u64, (f64, u32)> = HashMap::new();
+    for us in [shakmaty::Color::White, shakmaty::Color::Black] {
+        let mut chance: HashMap<u64, f64> = graph.roots.iter().map(|&r| (r, 1.0)).collect();
+        for &(ply, _, key) in &order {
+            let Some(&here) = chance.get(&key) else {
+                continue;
+            };
+            let node = &graph.nodes[&key];
+            let turn = node.pos.turn();
+            if turn == us {
+                out.entry(key).or_insert((0.0, ply)).0 += here;
+            }
+            let onward = |child: u64| {
+                graph.leaves.contains_key(&child) || plies.get(&child).is_some_and(|&p| p > ply)
+            };
+            let mut give = |child: u64, c: f64, chance: &mut HashMap<u64, f64>| {
+                if !onward(child) || c <= 0.0 {
+                    return;
+                }
+                if graph.leaves.contains_key(&child) {
+                    if turn != us {
+                        out.entry(child).or_insert((0.0, ply + 1)).0 += c;
+                    }
+                } else {
+                    *chance.entry(child).or_insert(0.0) += c;
+                }
+            };
+            if turn == us {
+                let best = node
+                    .edges
+                    .iter()
+                    .filter_map(|e| backup.moves.get(&e.entry).map(|v| (v.score, e.child)))
+                    .fold(None, |acc: Option<(i32, u64)>, m| match acc {
+                        Some(a) if a.0 >= m.0 => Some(a),
+                        _ => Some(m),
+                    });
+                if let Some((_, child)) = best {
+                    give(child, here, &mut chance);
+                }
+            } else {
+                let total: u64 = node.edges.iter().map(|e| u64::from(weight(key, e))).sum();
+                if total == 0 {
+                    continue;
+                }
+                for e in &node.edges {
+                    let w = weight(key, e);
+                    give(e.child, here * f64::from(w) / total as f64, &mut chance);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Each reached book position's cost from a root (Dijkstra): the cheapest line to it, a move
@@ -326,8 +455,7 @@ fn line_costs(graph: &Graph, backup: &Backup, unit: i64) -> HashMap<u64, i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::{AnalysisLimits, EngineChoice, cache::cache_header};
-    use crate::book::RawMove;
+    use crate::analysis::{AnalysisLimits, EngineChoice, Verdict, cache::cache_header};
     use shakmaty::Chess;
     use std::time::Duration;
 
@@ -361,6 +489,7 @@ mod tests {
             max_ply,
             depth: 2,
             positions,
+            priority: Priority::Lincke,
         }
     }
 
@@ -394,8 +523,16 @@ mod tests {
 
     #[test]
     fn a_one_move_book_grows_answers_and_lines_within_its_budget() {
+        for priority in [Priority::Lincke, Priority::Reach] {
+            grows_within_its_budget(ExpandOptions {
+                priority,
+                ..options(2, 12)
+            });
+        }
+    }
+
+    fn grows_within_its_budget(x: ExpandOptions) {
         let dir = tempfile::tempdir().unwrap();
-        let x = options(2, 12);
         let g = run(x, dir.path());
         // The start position had one move: a second within the margin (or a better one) was
         // added, and the lines after each added move carried on.
@@ -423,5 +560,69 @@ mod tests {
         assert_eq!(g.report.added(), 0);
         assert_eq!(g.book.len(), 1);
         assert_eq!(run(options(4, 0), dir.path()).report.added(), 0);
+    }
+
+    #[test]
+    fn reach_follows_the_best_scored_move_for_one_side_and_the_weights_for_the_other() {
+        // 1. e4 (weight 3, score 10) or 1. d4 (1, 20); after 1. e4: e5 (1, 0) or c5 (1, 15);
+        // after 1. d4: d5 (2, 0); after 1. e4 e5: Nf3 (1, 5) or Bc4 (1, 30).
+        let start = Chess::default();
+        let play = |moves: &[&str]| {
+            let mut p = start.clone();
+            for m in moves {
+                let m = m
+                    .parse::<shakmaty::uci::UciMove>()
+                    .unwrap()
+                    .to_move(&p)
+                    .unwrap();
+                p.play_unchecked(m);
+            }
+            p
+        };
+        let table: &[(&[&str], &str, u16, i32)] = &[
+            (&[], "e2e4", 3, 10),
+            (&[], "d2d4", 1, 20),
+            (&["e2e4"], "e7e5", 1, 0),
+            (&["e2e4"], "c7c5", 1, 15),
+            (&["d2d4"], "d7d5", 2, 0),
+            (&["e2e4", "e7e5"], "g1f3", 1, 5),
+            (&["e2e4", "e7e5"], "f1c4", 1, 30),
+        ];
+        let entries: Vec<Entry> = table
+            .iter()
+            .map(|(line, mv, w, _)| Entry::from_uci(Key::of(&play(line)), mv, *w).unwrap())
+            .collect();
+        let mut sorted = entries.clone();
+        sort_entries(&mut sorted);
+        let book = Book::from_entries("t.bin".into(), &sorted);
+        let graph = Graph::walk(&book, std::slice::from_ref(&start));
+        let mut backup = Backup::default();
+        for node in graph.nodes.values() {
+            for e in &node.edges {
+                let (_, _, _, score) = table
+                    .iter()
+                    .find(|(line, mv, _, _)| {
+                        Key::of(&play(line)) == Key::of(&node.pos)
+                            && shakmaty::uci::UciMove::from_standard(e.mv).to_string() == *mv
+                    })
+                    .unwrap();
+                backup.moves.insert(e.entry, Verdict::score(*score, 1));
+            }
+        }
+        let plies = plies(&graph);
+        let r = reach(&graph, &backup, &plies, |_, e| book.entry(e.entry).weight);
+        let at = |line: &[&str]| r.get(&Key::of(&play(line)).0).copied();
+        // White to move at the start, every game (as White).
+        assert_eq!(at(&[]), Some((1.0, 0)));
+        // As Black: 1. e4 three games in four, 1. d4 one in four.
+        assert_eq!(at(&["e2e4"]), Some((0.75, 1)));
+        assert_eq!(at(&["d2d4"]), Some((0.25, 1)));
+        // As White the book plays 1. d4 (the better score), so 1. e4 e5 is never reached.
+        assert_eq!(at(&["e2e4", "e7e5"]), None);
+        // After 1. d4 d5 the book ends, with White to move, every game as White.
+        assert_eq!(at(&["d2d4", "d7d5"]), Some((1.0, 2)));
+        // As Black the book answers 1. e4 with c5 (its best), so that end is White's own: not
+        // counted for White, who never plays 1. e4.
+        assert_eq!(at(&["e2e4", "c7c5"]), None);
     }
 }

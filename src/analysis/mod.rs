@@ -43,7 +43,7 @@ use crate::book::{
 pub use backup::{Backup, back_up};
 pub use cache::{Cache, CacheError};
 pub use engines::{AnalysisLimits, EngineChoice, Running, Verdict, make_analyser};
-pub use expand::{ExpandOptions, ExpandReport, Grown, grow};
+pub use expand::{ExpandOptions, ExpandReport, Grown, Priority, grow};
 pub use graph::Graph;
 
 /// One position to analyse.

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use polybook::analysis::cache::{cache_header, cache_path};
 use polybook::analysis::positions::book_positions;
 use polybook::analysis::{
-    self, AnalyseError, AnalysisLimits, Cache, EngineChoice, ExpandOptions, Graph, RunOptions,
-    WeightRule,
+    self, AnalyseError, AnalysisLimits, Cache, EngineChoice, ExpandOptions, Graph, Priority,
+    RunOptions, WeightRule,
 };
 use polybook::arena::player::EngineSpec;
 use polybook::book::{Key, MoveScore, score_text};
@@ -23,6 +23,13 @@ use super::output::clause;
 use super::position::PositionArgs;
 use super::progress::Bar;
 use super::{CliError, CliResult, open_book};
+
+/// `--expand-priority`'s values.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum PriorityArg {
+    Lincke,
+    Reach,
+}
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -100,6 +107,12 @@ pub struct Args {
     /// With --expand: the most moves added in all.
     #[arg(long, default_value_t = 1000, value_name = "N", requires = "expand")]
     expand_positions: usize,
+    /// With --expand: which candidates come first: `lincke` (the cheapest line from the root,
+    /// both sides playing the book's best) or `reach` (the likeliest to be reached by a game
+    /// played from the book by score against an opponent playing it by weight, times what the
+    /// move gains; the book's ends count too).
+    #[arg(long, value_enum, default_value_t = PriorityArg::Lincke, value_name = "ORDER", requires = "expand")]
+    expand_priority: PriorityArg,
     /// With --expand: only positions fewer than this many plies from the root get new moves.
     #[arg(long, default_value_t = 20, value_name = "PLIES", requires = "expand")]
     max_ply: u32,
@@ -166,6 +179,10 @@ pub fn run(args: Args) -> CliResult {
         max_ply: args.max_ply,
         depth: args.expand_depth,
         positions: args.expand_positions,
+        priority: match args.expand_priority {
+            PriorityArg::Lincke => Priority::Lincke,
+            PriorityArg::Reach => Priority::Reach,
+        },
     });
     let mut book = open_book(&args.book)?;
     let cache_path = cache_path(&args.output);

@@ -354,6 +354,35 @@ fn expand_stops_at_its_budget_and_its_options_need_it() {
     common::failed(&o, 2, "required arguments were not provided: --expand");
 }
 
+/// `--expand-priority reach` grows within the same budget a book that `verify` accepts, and not
+/// the book Lincke's order grows (it takes the positions a game reaches first, and the book's ends).
+#[test]
+fn expand_by_reach_stays_in_its_budget_and_grows_another_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = data("books/rodent3_guide.bin");
+    let grown = |name: &str, priority: &str| {
+        let out = dir.path().join(name);
+        let o = polybook(&common::analyse_args(
+            &book,
+            &out,
+            "1000",
+            &[
+                "--expand",
+                "--expand-positions",
+                "10",
+                "--expand-priority",
+                priority,
+            ],
+        ));
+        assert!(o.status.success(), "{}", stderr(&o));
+        common::assert_contains(&stderr(&o), "expanded: 10 moves added");
+        let verify = polybook_ok(&["verify", s(&out)]);
+        common::assert_contains(&verify, ": OK:");
+        std::fs::read(&out).unwrap()
+    };
+    assert_ne!(grown("reach.bin", "reach"), grown("lincke.bin", "lincke"));
+}
+
 #[test]
 fn sigterm_stops_a_run_at_once_and_keeps_its_work() {
     let dir = tempfile::tempdir().unwrap();
