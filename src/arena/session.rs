@@ -383,7 +383,8 @@ pub struct ScoreReport {
     pub score: f64,
     /// The share of draws among the games (0 without games).
     pub draw_ratio: f64,
-    /// The Elo difference and its 95% error bar; `None` without an estimate.
+    /// The Elo difference and its 95% error bar (the pairs' when the games were paired, see
+    /// [`MatchScore::elo`]); `None` without an estimate.
     pub elo: Option<f64>,
     pub elo_error95: Option<f64>,
     /// The colour-swapped pairs by the engine's points in them: [0, ½, 1, 1½, 2], i.e.

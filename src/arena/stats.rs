@@ -3,10 +3,11 @@
 //!
 //! The formulas are the ones cutechess-cli and fishtest use: the Elo difference of a score `s`
 //! is `-400 log10(1/s - 1)`; the error bar comes from the variance of the per-game scores
-//! (trinomial: win 1, draw ½, loss 0); the SPRT is the generalized SPRT on the logistic Elo
-//! scale (fishtest's and fastchess's "logistic" model), with bounds `ln(β/(1-α))` and
-//! `ln((1-β)/α)`. When the games come in colour-swapped pairs, the SPRT uses the pairs'
-//! scores (pentanomial), which removes the noise the openings add.
+//! (trinomial: win 1, draw ½, loss 0), or, when the games come in colour-swapped pairs, from the
+//! variance of the pairs' scores (pentanomial, as fastchess reports it), which leaves out the
+//! noise the openings add; the SPRT is the generalized SPRT on the logistic Elo scale (fishtest's
+//! and fastchess's "logistic" model), with bounds `ln(β/(1-α))` and `ln((1-β)/α)`, on the pairs'
+//! scores too when there are pairs.
 //!
 //! A [`MatchTally`] records a match as its games finish: the score, the pairs, how the games
 //! ended, and the SPRT's verdict after each game.
@@ -77,25 +78,40 @@ impl MatchScore {
         (f64::from(self.wins) + f64::from(self.draws) / 2.0) / f64::from(n)
     }
 
-    /// The per-game variance of the score.
-    fn variance(&self) -> f64 {
-        let n = f64::from(self.games());
-        let s = self.ratio();
-        (f64::from(self.wins) * (1.0 - s).powi(2)
-            + f64::from(self.draws) * (0.5 - s).powi(2)
-            + f64::from(self.losses) * s.powi(2))
-            / n
+    /// The variance of the mean score: per game (trinomial), or per finished pair (pentanomial,
+    /// each pair scoring its points over 2) when there are pairs whose scores differ; until
+    /// then (no pairs, or all alike, e.g. a win and a loss each) the per-game one.
+    fn variance_of_mean(&self) -> f64 {
+        let per_unit = |counts: &[(f64, u32)]| {
+            let n: f64 = counts.iter().map(|&(_, c)| f64::from(c)).sum();
+            let mean = counts.iter().map(|&(x, c)| x * f64::from(c)).sum::<f64>() / n;
+            let spread = counts
+                .iter()
+                .map(|&(x, c)| f64::from(c) * (x - mean).powi(2))
+                .sum::<f64>()
+                / n;
+            spread / n
+        };
+        let pairs: Vec<(f64, u32)> = (0..5).map(|i| (i as f64 / 4.0, self.pairs[i])).collect();
+        if self.pairs.iter().filter(|&&c| c > 0).count() > 1 {
+            per_unit(&pairs)
+        } else {
+            let games = [(0.0, self.losses), (0.5, self.draws), (1.0, self.wins)];
+            per_unit(&games)
+        }
     }
 
     /// The Elo difference and its 95% error bar (half the interval's width), when both are
-    /// finite (not with no games, or all won, or all lost).
+    /// finite (not with no games, or all won, or all lost). The difference is that of the score
+    /// over all games; the error bar is the pentanomial one when there are finished pairs (see
+    /// [`Self::variance_of_mean`]), else the per-game one.
     pub fn elo(&self) -> Option<(f64, f64)> {
         let n = f64::from(self.games());
         let s = self.ratio();
         if n == 0.0 || s <= 0.0 || s >= 1.0 {
             return None;
         }
-        let margin = Z95 * (self.variance() / n).sqrt();
+        let margin = Z95 * self.variance_of_mean().sqrt();
         let (lo, hi) = ((s - margin).max(1e-9), (s + margin).min(1.0 - 1e-9));
         Some((elo_of(s), (elo_of(hi) - elo_of(lo)) / 2.0))
     }
@@ -478,6 +494,34 @@ mod tests {
         assert!((score(10, 5, 10).los() - 0.5).abs() < 1e-6);
         assert_eq!(score(0, 0, 0).elo(), None);
         assert_eq!(score(3, 0, 0).elo(), None);
+    }
+
+    /// With colour-swapped pairs the error bar is the pairs' (pentanomial): pairs that split a
+    /// win and a loss say the engines are level more surely than 16 independent games would.
+    #[test]
+    fn the_error_bar_of_paired_games_is_the_pairs_one() {
+        // 8 wins, 8 losses: s = 0.5. Per game: variance 0.25 over 16 games, 0.5 ± 1.96 · 0.125
+        // = [0.255, 0.745]: ±186.2 Elo. Paired as one lost pair, six split pairs and one won pair
+        // (pair scores 0, 0.5 × 6, 1): variance (0.25 + 0.25) / 8 = 0.0625 over 8 pairs,
+        // 0.5 ± 1.96 · 0.0884 = [0.3268, 0.6732]: ±125.6 Elo.
+        let mut s = score(8, 0, 8);
+        let (elo, err) = s.elo().unwrap();
+        assert_eq!(elo, 0.0);
+        assert!((err - 186.24).abs() < 0.01, "{err}");
+        s.pairs = [1, 0, 6, 0, 1];
+        let (elo, err) = s.elo().unwrap();
+        assert_eq!(elo, 0.0);
+        assert!((err - 125.57).abs() < 0.01, "{err}");
+        // Pairs all alike (each a win and a loss) tell no spread yet: the per-game bar.
+        s.pairs = [0, 0, 8, 0, 0];
+        assert!((s.elo().unwrap().1 - 186.24).abs() < 0.01);
+        // A real 1,000-game book match (BENCHMARKS.md's grown book, 2026-12-06): +57.5, ± 14.7
+        // per game, ± 14.4 from its 500 pairs (the pairs' variance worked out apart from this code).
+        let mut s = score(315, 534, 151);
+        assert!((s.elo().unwrap().1 - 14.7).abs() < 0.05);
+        s.pairs = [10, 79, 196, 167, 48];
+        let (elo, err) = s.elo().unwrap();
+        assert!((elo - 57.50).abs() < 0.01 && (err - 14.42).abs() < 0.01, "{elo} {err}");
     }
 
     #[test]
