@@ -24,12 +24,13 @@ use super::packed_move::PackedMove;
 use super::parameters::{
     AGGRESSIVE_FUTILITY_MARGIN, CHECK_EXTENSION_MAX_PLY_PER_DEPTH, DELTA_MARGIN, FUTILITY_BASE,
     FUTILITY_MAX_DEPTH, FUTILITY_PER_DEPTH, HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE,
-    IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH, LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_DIVISOR,
-    LMR_HISTORY_CLAMP, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, NET_MARGIN_QUARTERS,
-    NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH,
-    NMP_VERIFY_DEPTH, RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_DOUBLE_MARGIN,
-    SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH, SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN,
-    SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH, SEE_QUIET_MARGIN, Tunable,
+    IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH, LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_CUT_NODE,
+    LMR_DIVISOR, LMR_HISTORY_CLAMP, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES,
+    NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR,
+    NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH, RFP_IMPROVING_BONUS,
+    RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_DOUBLE_MARGIN, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH,
+    SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN, SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH,
+    SEE_QUIET_MARGIN, Tunable,
 };
 use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
 use super::see::see_ge;
@@ -289,7 +290,7 @@ impl<'a> Worker<'a> {
         alpha: i32,
         beta: i32,
     ) -> i32 {
-        self.negamax(pos, hash, depth, 0, alpha, beta, false)
+        self.negamax(pos, hash, depth, 0, alpha, beta, false, false)
     }
 
     /// The share (0 to 1) of this thread's root-move nodes that went to `best`, all iterations
@@ -381,6 +382,8 @@ impl<'a> Worker<'a> {
 
     /// The negamax search of `pos` (key `hash`): its score in the window (`alpha`, `beta`),
     /// fail-soft. `cut_from_null`: this node verifies a null-move cutoff (no null move here).
+    /// `cut_node`: a null-window node expected to fail high (the parent searched it as a late
+    /// move, or as the first move of an expected fail-low node); step 11 may reduce more there.
     #[allow(clippy::too_many_arguments)]
     fn negamax(
         &mut self,
@@ -391,6 +394,7 @@ impl<'a> Worker<'a> {
         mut alpha: i32,
         mut beta: i32,
         cut_from_null: bool,
+        cut_node: bool,
     ) -> i32 {
         let pv_node = beta - alpha > 1;
         let root = ply == 0;
@@ -502,8 +506,16 @@ impl<'a> Worker<'a> {
             //    null move's search is at least one ply deep, so that a quiet mate in one that
             //    passing allows refutes the pass (SPRT row 38: +32.6 ± 14.4 Elo, H1).
             //    First the null move's search: `Some` when it failed high.
-            let null_cut =
-                self.null_move_fails_high(pos, hash, depth, ply, eval, beta, cut_from_null);
+            let null_cut = self.null_move_fails_high(
+                pos,
+                hash,
+                depth,
+                ply,
+                eval,
+                beta,
+                cut_from_null,
+                cut_node,
+            );
             if self.stopped {
                 return 0;
             }
@@ -520,7 +532,8 @@ impl<'a> Worker<'a> {
                 && self.after_check_and_quiet_evasion(ply)
             {
                 spite_extend =
-                    self.null_search(pos, hash, depth - null.reduction, ply, beta) < beta;
+                    self.null_search(pos, hash, depth - null.reduction, ply, beta, !cut_node)
+                        < beta;
                 if self.stopped {
                     return 0;
                 }
@@ -585,8 +598,15 @@ impl<'a> Worker<'a> {
                 && let Some(e) = tt_entry
                 && let Some(singular_beta) = self.singular_beta(e, depth, ply, excluded)
             {
-                let score =
-                    self.search_excluding(pos, hash, (depth - 1) / 2, ply, singular_beta, m);
+                let score = self.search_excluding(
+                    pos,
+                    hash,
+                    (depth - 1) / 2,
+                    ply,
+                    singular_beta,
+                    m,
+                    cut_node,
+                );
                 if self.stopped {
                     self.past.pop();
                     return 0;
@@ -687,7 +707,17 @@ impl<'a> Worker<'a> {
 
             let nodes_before = self.nodes;
             let score = if searched == 1 {
-                -self.negamax(&child, child_hash, new_depth, ply + 1, -beta, -alpha, false)
+                let child_cut = !pv_node && !cut_node;
+                -self.negamax(
+                    &child,
+                    child_hash,
+                    new_depth,
+                    ply + 1,
+                    -beta,
+                    -alpha,
+                    false,
+                    child_cut,
+                )
             } else {
                 // 11. Late move reductions: later quiet moves are searched shallower with a null
                 //     window first, and again at full depth only if they surprise (then with the
@@ -700,6 +730,7 @@ impl<'a> Worker<'a> {
                     pv_node,
                     root,
                     improving,
+                    cut_node,
                 };
                 self.search_late_move(&child, child_hash, depth, new_depth, ply, alpha, beta, late)
             };
@@ -808,6 +839,7 @@ impl<'a> Worker<'a> {
 
     /// Step 8a's search: the position at `ply` to `depth` with a null window at `beta`, every
     /// move but `excluded` (the table's move). The ply's frame is the node's again afterwards.
+    #[allow(clippy::too_many_arguments)]
     fn search_excluding(
         &mut self,
         pos: &Chess,
@@ -816,13 +848,14 @@ impl<'a> Worker<'a> {
         ply: usize,
         beta: i32,
         excluded: Move,
+        cut_node: bool,
     ) -> i32 {
         // The same position again at the same ply: its key leaves the line meanwhile, so that
         // the repetitions below stay aligned.
         let key = self.past.pop();
         let frame = self.stack[ply];
         self.stack[ply].excluded = Some(excluded);
-        let score = self.negamax(pos, hash, depth, ply, beta - 1, beta, false);
+        let score = self.negamax(pos, hash, depth, ply, beta - 1, beta, false, cut_node);
         self.stack[ply] = frame;
         self.past.extend(key);
         score
@@ -941,6 +974,7 @@ impl<'a> Worker<'a> {
         eval: i32,
         beta: i32,
         cut_from_null: bool,
+        cut_node: bool,
     ) -> Option<NullCut> {
         if !(self.opts.null_move
             && !cut_from_null
@@ -956,7 +990,14 @@ impl<'a> Worker<'a> {
             + ((eval - beta) / self.margin(&NMP_EVAL_DIVISOR)).min(NMP_EVAL_MAX_REDUCTION.get());
         // At least one ply: a quiet mate in one that passing allows (which the quiescence
         // search, all captures, would not see) refutes the pass.
-        let score = self.null_search(pos, hash, (depth - 1 - reduction).max(1), ply, beta);
+        let score = self.null_search(
+            pos,
+            hash,
+            (depth - 1 - reduction).max(1),
+            ply,
+            beta,
+            !cut_node,
+        );
         (score >= beta).then_some(NullCut { score, reduction })
     }
 
@@ -981,13 +1022,21 @@ impl<'a> Worker<'a> {
             return Some(score);
         }
         let r = null.reduction;
-        let v = self.negamax(pos, hash, depth - 1 - r, ply, beta - 1, beta, true);
+        let v = self.negamax(pos, hash, depth - 1 - r, ply, beta - 1, beta, true, false);
         (v >= beta).then_some(score)
     }
 
     /// The null move: the side to move passes, and the opponent searches at reduced depth
-    /// with a null window at beta.
-    fn null_search(&mut self, pos: &Chess, hash: u64, depth: i32, ply: usize, beta: i32) -> i32 {
+    /// with a null window at beta (`cut_node`: the child's kind, see [`Self::negamax`]).
+    fn null_search(
+        &mut self,
+        pos: &Chess,
+        hash: u64,
+        depth: i32,
+        ply: usize,
+        beta: i32,
+        cut_node: bool,
+    ) -> i32 {
         let Ok(null) = pos.clone().swap_turn() else {
             return -INF;
         };
@@ -1001,7 +1050,16 @@ impl<'a> Worker<'a> {
         }
         self.past.push(hash);
         let floor = std::mem::replace(&mut self.rep_floor, self.past.len());
-        let score = -self.negamax(&null, null_hash, depth, ply + 1, -beta, -beta + 1, true);
+        let score = -self.negamax(
+            &null,
+            null_hash,
+            depth,
+            ply + 1,
+            -beta,
+            -beta + 1,
+            true,
+            cut_node,
+        );
         self.rep_floor = floor;
         self.past.pop();
         score
@@ -1062,15 +1120,16 @@ impl<'a> Worker<'a> {
         late: LateMove,
     ) -> i32 {
         let mut r = 0;
-        if self.opts.lmr
+        let reducible = self.opts.lmr
             && depth >= LMR_MIN_DEPTH.get()
             && late.searched >= LMR_MIN_MOVES
             && late.quiet
-            && !late.gives_check
-        {
+            && !late.gives_check;
+        if reducible {
             r = lmr_reduction(depth, late.searched);
             r -= i32::from(late.pv_node) + i32::from(late.root);
             r += i32::from(!late.improving);
+            r += i32::from(late.cut_node) * LMR_CUT_NODE.get();
             r -= i32::from(late.order >= KILLER);
             r -= late
                 .order
@@ -1078,6 +1137,8 @@ impl<'a> Worker<'a> {
                 / LMR_HISTORY_DIVISOR.get();
             r = r.clamp(0, new_depth - 1);
         }
+        // The child of a reducible move is expected to fail high (its move to be refuted);
+        // otherwise it takes the kind opposite to this node's.
         let mut score = -self.negamax(
             child,
             child_hash,
@@ -1086,6 +1147,7 @@ impl<'a> Worker<'a> {
             -alpha - 1,
             -alpha,
             false,
+            reducible || !late.cut_node,
         );
         if score > alpha && r > 0 {
             score = -self.negamax(
@@ -1096,12 +1158,22 @@ impl<'a> Worker<'a> {
                 -alpha - 1,
                 -alpha,
                 false,
+                !late.cut_node,
             );
         }
         // Principal variation search: a null-window fail high inside a PV node is searched again
         // with the full window.
         if score > alpha && score < beta {
-            score = -self.negamax(child, child_hash, new_depth, ply + 1, -beta, -alpha, false);
+            score = -self.negamax(
+                child,
+                child_hash,
+                new_depth,
+                ply + 1,
+                -beta,
+                -alpha,
+                false,
+                false,
+            );
         }
         score
     }
@@ -1279,6 +1351,8 @@ struct LateMove {
     pv_node: bool,
     root: bool,
     improving: bool,
+    /// The node is expected to fail high (see [`Worker::negamax`]).
+    cut_node: bool,
 }
 
 #[cfg(test)]
