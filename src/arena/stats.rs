@@ -521,7 +521,10 @@ mod tests {
         assert!((s.elo().unwrap().1 - 14.7).abs() < 0.05);
         s.pairs = [10, 79, 196, 167, 48];
         let (elo, err) = s.elo().unwrap();
-        assert!((elo - 57.50).abs() < 0.01 && (err - 14.42).abs() < 0.01, "{elo} {err}");
+        assert!(
+            (elo - 57.50).abs() < 0.01 && (err - 14.42).abs() < 0.01,
+            "{elo} {err}"
+        );
     }
 
     #[test]
