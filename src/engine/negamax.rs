@@ -26,7 +26,7 @@ use super::parameters::{
     FUTILITY_MAX_DEPTH, FUTILITY_PER_DEPTH, HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE,
     IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH, LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_CUT_NODE,
     LMR_DIVISOR, LMR_HISTORY_CLAMP, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES,
-    NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR,
+    LMR_TT_CAPTURE, NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR,
     NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH, RFP_IMPROVING_BONUS,
     RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_DOUBLE_MARGIN, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH,
     SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN, SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH,
@@ -576,6 +576,8 @@ impl<'a> Worker<'a> {
         let mut best_move: Option<Move> = None;
         let old_alpha = alpha;
         let mut searched = 0usize;
+        // The table's move is a capture: the quiet moves after it are less likely to matter.
+        let mut tt_capture = false;
         let mut quiets_tried: MoveList = MoveList::new();
         self.past.push(hash);
 
@@ -585,6 +587,7 @@ impl<'a> Worker<'a> {
                 continue;
             }
             let quiet = !m.is_capture() && !m.is_promotion();
+            tt_capture |= order == TT_MOVE && m.is_capture();
 
             // 8a. Singular extension: when the table's move is much better than every other
             //      (they all fail low against its score less a margin, searched at half depth),
@@ -731,6 +734,7 @@ impl<'a> Worker<'a> {
                     root,
                     improving,
                     cut_node,
+                    tt_capture,
                 };
                 self.search_late_move(&child, child_hash, depth, new_depth, ply, alpha, beta, late)
             };
@@ -1130,6 +1134,7 @@ impl<'a> Worker<'a> {
             r -= i32::from(late.pv_node) + i32::from(late.root);
             r += i32::from(!late.improving);
             r += i32::from(late.cut_node) * LMR_CUT_NODE.get();
+            r += i32::from(late.tt_capture) * LMR_TT_CAPTURE.get();
             r -= i32::from(late.order >= KILLER);
             r -= late
                 .order
@@ -1353,6 +1358,8 @@ struct LateMove {
     improving: bool,
     /// The node is expected to fail high (see [`Worker::negamax`]).
     cut_node: bool,
+    /// The table's move, searched first, is a capture.
+    tt_capture: bool,
 }
 
 #[cfg(test)]

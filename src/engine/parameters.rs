@@ -15,9 +15,10 @@
 //! two sets of values, as OpenBench's SPSA does; such a build is for tuning only.
 //!
 //! A tunable whose default is 0, the bottom of its range, is a step the search does not take yet
-//! ([`IIR_MIN_DEPTH`], [`SE_DOUBLE_MARGIN`], [`SE_NEGATIVE_EXTENSION`], [`LMR_CUT_NODE`]): the
-//! tuning build can switch it on for an SPRT (`--option 1:IIR_MIN_DEPTH=5`) against the same
-//! binary without it; `bench/spsa.py` leaves such steps alone unless `--params` names them.
+//! ([`IIR_MIN_DEPTH`], [`SE_DOUBLE_MARGIN`], [`SE_NEGATIVE_EXTENSION`], [`LMR_CUT_NODE`],
+//! [`LMR_TT_CAPTURE`]): the tuning build can switch it on for an SPRT (`--option
+//! 1:IIR_MIN_DEPTH=5`) against the same binary without it; `bench/spsa.py` leaves such steps alone
+//! unless `--params` names them.
 
 /// One of the search's whole numbers that games can tune (see the module's overview).
 pub struct Tunable {
@@ -214,6 +215,9 @@ tunable! {
     LMR_HISTORY_CLAMP = 16384, 4096..=65536;    /// A move of a node expected to fail high (a cut node: see `negamax`) is reduced this many
     /// plies more (0: no more than elsewhere).
     LMR_CUT_NODE = 0, 0..=3;
+    /// A quiet move of a node whose table move (searched first) is a capture is reduced this many
+    /// plies more (0: no more than elsewhere).
+    LMR_TT_CAPTURE = 0, 0..=2;
 }
 
 // The history heuristic: a quiet move's cutoff.
@@ -250,7 +254,7 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 34] = [
+pub static TUNABLES: [&Tunable; 35] = [
     &IIR_MIN_DEPTH,
     &RFP_MAX_DEPTH,
     &RFP_MARGIN_PER_DEPTH,
@@ -278,6 +282,7 @@ pub static TUNABLES: [&Tunable; 34] = [
     &LMR_HISTORY_DIVISOR,
     &LMR_HISTORY_CLAMP,
     &LMR_CUT_NODE,
+    &LMR_TT_CAPTURE,
     &HISTORY_BONUS_MAX_DEPTH_SQUARED,
     &HISTORY_BONUS_SCALE,
     &DELTA_MARGIN,
