@@ -92,8 +92,8 @@ impl MatchScore {
                 / n;
             spread / n
         };
-        let pairs: Vec<(f64, u32)> = (0..5).map(|i| (i as f64 / 4.0, self.pairs[i])).collect();
         if self.pairs.iter().filter(|&&c| c > 0).count() > 1 {
+            let pairs: [(f64, u32); 5] = std::array::from_fn(|i| (i as f64 / 4.0, self.pairs[i]));
             per_unit(&pairs)
         } else {
             let games = [(0.0, self.losses), (0.5, self.draws), (1.0, self.wins)];
@@ -103,7 +103,7 @@ impl MatchScore {
 
     /// The Elo difference and its 95% error bar (half the interval's width), when both are
     /// finite (not with no games, or all won, or all lost). The difference is that of the score
-    /// over all games; the error bar is the pentanomial one when there are finished pairs (see
+    /// over all games; the error bar is the pentanomial one when finished pairs differ (see
     /// [`Self::variance_of_mean`]), else the per-game one.
     pub fn elo(&self) -> Option<(f64, f64)> {
         let n = f64::from(self.games());

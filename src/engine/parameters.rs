@@ -212,7 +212,8 @@ tunable! {
     /// A quiet move's ordering key (its histories) changes its reduction by one ply per this much ...
     LMR_HISTORY_DIVISOR = 8192, 2048..=32768;
     /// ... within ± this much of it (so at most two plies either way).
-    LMR_HISTORY_CLAMP = 16384, 4096..=65536;    /// A move of a node expected to fail high (a cut node: see `negamax`) is reduced this many
+    LMR_HISTORY_CLAMP = 16384, 4096..=65536;
+    /// A move of a node expected to fail high (a cut node: see `negamax`) is reduced this many
     /// plies more (0: no more than elsewhere). At 1, SPRT at 2+0.02: +6.4 ± 9.0 over 2,666 games,
     /// no decision yet (row 63).
     LMR_CUT_NODE = 0, 0..=3;
