@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
+use arrayvec::ArrayVec;
+
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::eval::{Params, evaluate, has_non_pawn_material, see_value};
@@ -22,15 +24,15 @@ use super::ordering::{
 };
 use super::packed_move::PackedMove;
 use super::parameters::{
-    AGGRESSIVE_FUTILITY_MARGIN, CHECK_EXTENSION_MAX_PLY_PER_DEPTH, DELTA_MARGIN, FUTILITY_BASE,
-    FUTILITY_MAX_DEPTH, FUTILITY_PER_DEPTH, HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE,
-    IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH, LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_CUT_NODE,
-    LMR_DIVISOR, LMR_HISTORY_CLAMP, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES,
-    LMR_TT_CAPTURE, NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR,
-    NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH, RFP_IMPROVING_BONUS,
-    RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_DOUBLE_MARGIN, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH,
-    SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN, SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH,
-    SEE_QUIET_MARGIN, Tunable,
+    AGGRESSIVE_FUTILITY_MARGIN, CAPTURE_HISTORY_SHARE, CHECK_EXTENSION_MAX_PLY_PER_DEPTH,
+    DELTA_MARGIN, FUTILITY_BASE, FUTILITY_MAX_DEPTH, FUTILITY_PER_DEPTH,
+    HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE, IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH,
+    LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_CUT_NODE, LMR_DIVISOR, LMR_HISTORY_CLAMP,
+    LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, LMR_TT_CAPTURE, NET_MARGIN_QUARTERS,
+    NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH,
+    NMP_VERIFY_DEPTH, RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_DOUBLE_MARGIN,
+    SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH, SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN,
+    SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH, SEE_QUIET_MARGIN, Tunable,
 };
 use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
 use super::see::see_ge;
@@ -172,6 +174,13 @@ fn lmp_limit(depth: i32, improving: bool) -> usize {
         LMP_NOT_IMPROVING_DIVISOR
     };
     (LMP_BASE.get() + depth * depth) as usize / divisor
+}
+
+/// The history bonus of a move that refutes a position at `depth` (the malus of those tried
+/// before it).
+#[inline]
+fn history_bonus(depth: i32) -> i32 {
+    (depth * depth).min(HISTORY_BONUS_MAX_DEPTH_SQUARED.get()) * HISTORY_BONUS_SCALE.get()
 }
 
 /// Step 4: does the table's entry end the node? Its score when it is deep enough and its
@@ -579,6 +588,9 @@ impl<'a> Worker<'a> {
         // The table's move is a capture: the quiet moves after it are less likely to matter.
         let mut tt_capture = false;
         let mut quiets_tried: MoveList = MoveList::new();
+        // The captures tried, for the capture history (when it is kept).
+        let capture_history = CAPTURE_HISTORY_SHARE.get() > 0;
+        let mut captures_tried: ArrayVec<Move, 32> = ArrayVec::new();
         self.past.push(hash);
 
         for i in 0..moves.len() {
@@ -698,6 +710,9 @@ impl<'a> Worker<'a> {
             if quiet && quiets_tried.len() < quiets_tried.capacity() {
                 quiets_tried.push(m);
             }
+            if capture_history && m.is_capture() {
+                let _ = captures_tried.try_push(m);
+            }
 
             // The spite-check analogy's extension of non-checking moves (see step 8).
             // A negative extension (step 8a) stands; otherwise the larger of the two.
@@ -761,6 +776,9 @@ impl<'a> Worker<'a> {
                         // A cutoff: remember a quiet refutation as killer and in the history.
                         if quiet {
                             self.remember_refutation(side, ply, depth, m, prev, &quiets_tried);
+                        }
+                        if capture_history {
+                            self.remember_captures(side, depth, m, &captures_tried);
                         }
                         break;
                     }
@@ -1205,14 +1223,25 @@ impl<'a> Worker<'a> {
         quiets_tried: &MoveList,
     ) {
         self.killers.remember(ply, m);
-        let bonus =
-            (depth * depth).min(HISTORY_BONUS_MAX_DEPTH_SQUARED.get()) * HISTORY_BONUS_SCALE.get();
+        let bonus = history_bonus(depth);
         for &q in quiets_tried {
             if q != m {
                 self.history.update(side, q, prev, -bonus);
             }
         }
         self.history.update(side, m, prev, bonus);
+    }
+
+    /// The move `m` refuted the position: if a capture, its capture history rises; those of the
+    /// captures tried before it fall.
+    fn remember_captures(&mut self, side: Color, depth: i32, m: Move, captures_tried: &[Move]) {
+        let bonus = history_bonus(depth);
+        for &c in captures_tried {
+            if c != m {
+                self.history.update_capture(side, c, -bonus);
+            }
+        }
+        self.history.update_capture(side, m, bonus);
     }
 
     /// Quiescence search: only captures and queen promotions (all moves when in check) until

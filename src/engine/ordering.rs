@@ -12,6 +12,9 @@
 //! history: how well it continues our own last move). All three learn by "history gravity": a
 //! bonus or malus `b` moves an entry `h` by `b - h·|b| / HISTORY_MAX`, so entries stay within
 //! ±`HISTORY_MAX` and recent results weigh more than old ones.
+//!
+//! Captures may have a history of their own too (the capture history: the piece, where it lands
+//! and what it takes), added to MVV-LVA in a share that [`CAPTURE_HISTORY_SHARE`] sets.
 
 use arrayvec::ArrayVec;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
@@ -19,6 +22,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 use super::correction::Correction;
 use super::eval::{role_index, see_value};
 use super::packed_move::PackedMove;
+use super::parameters::CAPTURE_HISTORY_SHARE;
 use super::score::MAX_PLY;
 use super::see::see_ge;
 
@@ -89,6 +93,8 @@ pub(super) struct History {
     /// 768 × 768 entries: [previous piece-to][piece-to], shared by the counter-move (one ply
     /// back) and follow-up (two plies back) histories.
     continuation: Vec<i32>,
+    /// 768 × 6 entries: [piece-to][victim], the capture history.
+    capture: Vec<i32>,
     /// The static evaluation's correction history, kept and cleared with the move histories.
     pub(super) correction: Correction,
 }
@@ -98,6 +104,7 @@ impl History {
         History {
             butterfly: vec![[[0; 64]; 64]; 2],
             continuation: vec![0; 768 * 768],
+            capture: vec![0; 768 * 6],
             correction: Correction::new(),
         }
     }
@@ -107,6 +114,7 @@ impl History {
             *side = [[0; 64]; 64];
         }
         self.continuation.fill(0);
+        self.capture.fill(0);
         self.correction.clear();
     }
 
@@ -136,6 +144,32 @@ impl History {
         let this = PieceTo::of(side, m).index();
         for p in [prev.one, prev.two].into_iter().flatten() {
             gravity(&mut self.continuation[p.index() * 768 + this], bonus);
+        }
+    }
+}
+
+impl History {
+    /// The capture history's entry of the capture `m` of `side` (`None` for another move).
+    #[inline]
+    fn capture_index(side: Color, m: Move) -> Option<usize> {
+        let victim = match m {
+            Move::EnPassant { .. } => Role::Pawn,
+            _ => m.capture()?,
+        };
+        Some(PieceTo::of(side, m).index() * 6 + role_index(victim))
+    }
+
+    /// The capture history of the capture `m` of `side` (0 for another move).
+    #[inline]
+    pub(super) fn capture(&self, side: Color, m: Move) -> i32 {
+        History::capture_index(side, m).map_or(0, |i| self.capture[i])
+    }
+
+    /// Adds `bonus` (negative: a malus) to the capture history of the capture `m` of `side`.
+    #[inline]
+    pub(super) fn update_capture(&mut self, side: Color, m: Move, bonus: i32) {
+        if let Some(i) = History::capture_index(side, m) {
+            gravity(&mut self.capture[i], bonus);
         }
     }
 }
@@ -189,12 +223,16 @@ pub(super) fn score_moves(
     scores: &mut Scores,
 ) {
     let side = pos.turn();
+    let capture_share = CAPTURE_HISTORY_SHARE.get();
     // One `match` per move reads its kind, piece, victim and promotion at once (each accessor of
     // `Move` is a `match` of its own).
     let capture_key = |victim: Option<Role>, promotion: Option<Role>, role: Role, m: Move| {
         // MVV-LVA, with SEE separating winning from losing exchanges.
         let gain = victim.map_or(0, see_value) + promotion.map_or(0, see_value);
-        let key = gain * 8 - role_index(role) as i32;
+        let mut key = gain * 8 - role_index(role) as i32;
+        if capture_share > 0 {
+            key += history.capture(side, m) * capture_share / 16;
+        }
         if see_ge(pos, m, 0) {
             GOOD_CAPTURE + key
         } else {

@@ -16,9 +16,9 @@
 //!
 //! A tunable whose default is 0, the bottom of its range, is a step the search does not take yet
 //! ([`IIR_MIN_DEPTH`], [`SE_DOUBLE_MARGIN`], [`SE_NEGATIVE_EXTENSION`], [`LMR_CUT_NODE`],
-//! [`LMR_TT_CAPTURE`]): the tuning build can switch it on for an SPRT (`--option
-//! 1:IIR_MIN_DEPTH=5`) against the same binary without it; `bench/spsa.py` leaves such steps alone
-//! unless `--params` names them.
+//! [`LMR_TT_CAPTURE`], [`CAPTURE_HISTORY_SHARE`]): the tuning build can switch it on for an SPRT
+//! (`--option 1:IIR_MIN_DEPTH=5`) against the same binary without it; `bench/spsa.py` leaves such
+//! steps alone unless `--params` names them.
 
 /// One of the search's whole numbers that games can tune (see the module's overview).
 pub struct Tunable {
@@ -222,7 +222,7 @@ tunable! {
     LMR_TT_CAPTURE = 0, 0..=2;
 }
 
-// The history heuristic: a quiet move's cutoff.
+// The history heuristic: a move's cutoff.
 
 tunable! {
     /// The bonus of a quiet move that refutes a position, and the malus of the quiet moves tried
@@ -230,6 +230,10 @@ tunable! {
     HISTORY_BONUS_MAX_DEPTH_SQUARED = 400, 100..=1600;
     /// See [`HISTORY_BONUS_MAX_DEPTH_SQUARED`].
     HISTORY_BONUS_SCALE = 8, 2..=32;
+    /// Captures are ordered by MVV-LVA plus their capture history times this over 16 (0: no
+    /// capture history, neither kept nor read). A capture that refutes a position gains the
+    /// quiet moves' bonus; the captures tried before any refutation lose it.
+    CAPTURE_HISTORY_SHARE = 0, 0..=8;
 }
 
 // Quiescence.
@@ -256,7 +260,7 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 35] = [
+pub static TUNABLES: [&Tunable; 36] = [
     &IIR_MIN_DEPTH,
     &RFP_MAX_DEPTH,
     &RFP_MARGIN_PER_DEPTH,
@@ -287,6 +291,7 @@ pub static TUNABLES: [&Tunable; 35] = [
     &LMR_TT_CAPTURE,
     &HISTORY_BONUS_MAX_DEPTH_SQUARED,
     &HISTORY_BONUS_SCALE,
+    &CAPTURE_HISTORY_SHARE,
     &DELTA_MARGIN,
     &ASPIRATION_MIN_DEPTH,
     &ASPIRATION_DELTA,
