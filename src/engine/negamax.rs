@@ -30,8 +30,8 @@ use super::parameters::{
     LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_CUT_NODE, LMR_DIVISOR, LMR_HISTORY_CLAMP,
     LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, LMR_TT_CAPTURE, NET_MARGIN_QUARTERS,
     NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH,
-    NMP_VERIFY_DEPTH, RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_DOUBLE_MARGIN,
-    SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH, SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN,
+    NMP_VERIFY_DEPTH, QS_TT, RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH,
+    SE_DOUBLE_MARGIN, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH, SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN,
     SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH, SEE_QUIET_MARGIN, Tunable,
 };
 use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
@@ -421,8 +421,8 @@ impl<'a> Worker<'a> {
             depth += 1;
         }
         if depth <= 0 {
-            let analogy = self.analogy_at(pos, ply).map(|a| (hash, a));
-            return self.quiescence(pos, ply, alpha, beta, analogy);
+            let analogy = self.analogy_at(pos, ply);
+            return self.quiescence(pos, hash, ply, alpha, beta, analogy);
         }
 
         if !self.enter_node(ply) {
@@ -1248,14 +1248,18 @@ impl<'a> Worker<'a> {
 
     /// Quiescence search: only captures and queen promotions (all moves when in check) until
     /// the position is quiet, so that the evaluation never stands in the middle of an exchange.
-    /// `analogy`: the position's hash and the spite-check analogy in force, if any.
+    /// `hash`: the position's hash (0 when neither the table nor an analogy needs it);
+    /// `analogy`: the spite-check analogy in force, if any. With [`QS_TT`], the transposition
+    /// table's entry ends a null-window node as in step 4, gives its static evaluation and its
+    /// move to search first, and the result is stored at depth 0.
     fn quiescence(
         &mut self,
         pos: &Chess,
+        hash: u64,
         ply: usize,
         mut alpha: i32,
         mut beta: i32,
-        analogy: Option<(u64, Analogy)>,
+        analogy: Option<Analogy>,
     ) -> i32 {
         if !self.enter_node(ply) {
             return 0;
@@ -1278,20 +1282,38 @@ impl<'a> Worker<'a> {
             }
         }
 
+        let use_tt = analogy.is_none() && QS_TT.get() > 0;
+        let tt_entry = if use_tt {
+            self.tt.probe(hash, ply)
+        } else {
+            None
+        };
+        if let Some(score) = tt_cutoff(tt_entry, beta - alpha > 1, 0, alpha, beta) {
+            return score;
+        }
+
         let mut moves = pos.legal_moves();
         if moves.is_empty() {
             return if in_check { mated_in(ply) } else { 0 };
         }
+        let old_alpha = alpha;
         let mut best = -INF;
+        let mut best_move = None;
         let mut stand_pat = -INF;
+        let mut raw_eval = 0;
         if !in_check {
             // Stand pat: the side to move may decline every capture.
-            stand_pat = self.evaluate(pos, ply);
-            stand_pat = self.corrected(pos, stand_pat);
-            if let Some((hash, a)) = analogy {
+            raw_eval = tt_entry.map_or_else(|| self.evaluate(pos, ply), |e| e.eval);
+            stand_pat = self.corrected(pos, raw_eval);
+            if let Some(a) = analogy {
                 stand_pat = a.bound_stand_pat(self.tt, stand_pat, hash, ply);
             }
             if stand_pat >= beta {
+                if use_tt {
+                    let none = PackedMove::NONE;
+                    self.tt
+                        .store(hash, ply, none, stand_pat, raw_eval, 0, Bound::Lower);
+                }
                 return stand_pat;
             }
             alpha = alpha.max(stand_pat);
@@ -1312,7 +1334,7 @@ impl<'a> Worker<'a> {
         score_moves(
             pos,
             &moves,
-            PackedMove::NONE,
+            tt_entry.map_or(PackedMove::NONE, |e| e.mv),
             self.killers.at(ply),
             self.history,
             Previous::default(),
@@ -1342,8 +1364,12 @@ impl<'a> Worker<'a> {
             let mut child = pos.clone();
             child.play_unchecked(m);
             self.play_on_net(pos, m, ply);
-            let child_analogy = analogy.map(|(h, a)| (child_hash(pos, h, m, &child), a));
-            let score = -self.quiescence(&child, ply + 1, -beta, -alpha, child_analogy);
+            let child_hash = if use_tt || analogy.is_some() {
+                child_hash(pos, hash, m, &child)
+            } else {
+                0
+            };
+            let score = -self.quiescence(&child, child_hash, ply + 1, -beta, -alpha, analogy);
             if self.stopped {
                 return 0;
             }
@@ -1351,11 +1377,23 @@ impl<'a> Worker<'a> {
                 best = score;
                 if score > alpha {
                     alpha = score;
+                    best_move = Some(m);
                     if score >= beta {
                         break;
                     }
                 }
             }
+        }
+        if use_tt {
+            let bound = if best >= beta {
+                Bound::Lower
+            } else if alpha > old_alpha {
+                Bound::Exact
+            } else {
+                Bound::Upper
+            };
+            let mv = PackedMove::from_option(best_move);
+            self.tt.store(hash, ply, mv, best, raw_eval, 0, bound);
         }
         best
     }

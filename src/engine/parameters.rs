@@ -16,9 +16,9 @@
 //!
 //! A tunable whose default is 0, the bottom of its range, is a step the search does not take yet
 //! ([`IIR_MIN_DEPTH`], [`SE_DOUBLE_MARGIN`], [`SE_NEGATIVE_EXTENSION`], [`LMR_TT_CAPTURE`],
-//! [`CAPTURE_HISTORY_SHARE`]): the tuning build can switch it on for an SPRT (`--option
-//! 1:IIR_MIN_DEPTH=5`) against the same binary without it; `bench/spsa.py` leaves such steps alone
-//! unless `--params` names them.
+//! [`CAPTURE_HISTORY_SHARE`], [`QS_TT`]): the tuning build can switch it on for an SPRT
+//! (`--option 1:IIR_MIN_DEPTH=5`) against the same binary without it; `bench/spsa.py` leaves such
+//! steps alone unless `--params` names them.
 
 /// One of the search's whole numbers that games can tune (see the module's overview).
 pub struct Tunable {
@@ -242,6 +242,8 @@ tunable! {
     /// Delta pruning: a capture is skipped when the stand-pat score plus the victim's value plus
     /// this margin stays at or below alpha.
     DELTA_MARGIN = 200, 50..=500;
+    /// 1: quiescence probes and stores the transposition table (0: it does not).
+    QS_TT = 0, 0..=1;
 }
 
 // Aspiration windows (`super::search`; SPRT row 12, "aspiration windows from ±15 cp":
@@ -260,7 +262,7 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 36] = [
+pub static TUNABLES: [&Tunable; 37] = [
     &IIR_MIN_DEPTH,
     &RFP_MAX_DEPTH,
     &RFP_MARGIN_PER_DEPTH,
@@ -293,6 +295,7 @@ pub static TUNABLES: [&Tunable; 36] = [
     &HISTORY_BONUS_SCALE,
     &CAPTURE_HISTORY_SHARE,
     &DELTA_MARGIN,
+    &QS_TT,
     &ASPIRATION_MIN_DEPTH,
     &ASPIRATION_DELTA,
     &ASPIRATION_OPEN_DELTA,
