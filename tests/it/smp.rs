@@ -59,26 +59,28 @@ fn one_thread_searches_are_what_they_were() {
     // least one ply (SPRT row 38; before it: 10840 d2d4 d7d5, 47596 e2a6 e6d5, 31998 b4f4 h4g3,
     // 19092 a2a3 h7h6), and again from the binary with singular extensions (SPRT row 59; before
     // them, and with `--no-singular-extensions` still: 11267 d2d4 d7d5, 45572 e2a6 e6d5, 34680
-    // b4f4 h4g3, 13804 a2a4 c8d7).
+    // b4f4 h4g3, 13804 a2a4 c8d7), and again from the binary whose cut nodes reduce one ply more
+    // (SPRT row 63; before it: 12213 d2d4 d7d5, 36421 e2a6 b4c3, 82750 b4f4 h4g3, 21869 a2a3
+    // c8d7).
     let cases = [
         (
             "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
             "9",
-            12213,
+            12073,
             "d2d4 ponder d7d5",
         ),
-        (MIDDLEGAME, "8", 36421, "e2a6 ponder b4c3"),
+        (MIDDLEGAME, "8", 36234, "e2a6 ponder b4c3"),
         (
             "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 11",
             "12",
-            82750,
+            78341,
             "b4f4 ponder h4g3",
         ),
         (
             "r1bq1r1k/1pp1n1pp/1p1p4/4p2Q/4Pp2/1BNP4/PPP2PPP/3R1RK1 w - - 2 14",
             "8",
-            21869,
-            "a2a3 ponder c8d7",
+            17776,
+            "f1e1 ponder c8d7",
         ),
     ];
     for (fen, depth, nodes, best) in cases {
