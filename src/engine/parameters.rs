@@ -232,7 +232,8 @@ tunable! {
     HISTORY_BONUS_SCALE = 8, 2..=32;
     /// Captures are ordered by MVV-LVA plus their capture history times this over 16 (0: no
     /// capture history, neither kept nor read). A capture that refutes a position gains the
-    /// quiet moves' bonus; the captures tried before any refutation lose it.
+    /// quiet moves' bonus; the captures tried before any refutation lose it. At 2, SPRT at
+    /// 2+0.02: +8.3 ± 9.7 over 2,503 games, no decision yet (row 64).
     CAPTURE_HISTORY_SHARE = 0, 0..=8;
 }
 
