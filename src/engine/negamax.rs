@@ -183,6 +183,20 @@ fn history_bonus(depth: i32) -> i32 {
     (depth * depth).min(HISTORY_BONUS_MAX_DEPTH_SQUARED.get()) * HISTORY_BONUS_SCALE.get()
 }
 
+/// What a node's fail-soft score `best` says of its true value, searched with the window
+/// (`old_alpha`, `beta`): a lower bound at or above beta, exact inside the window, else an upper
+/// bound.
+#[inline]
+fn bound_of(best: i32, old_alpha: i32, beta: i32) -> Bound {
+    if best >= beta {
+        Bound::Lower
+    } else if best > old_alpha {
+        Bound::Exact
+    } else {
+        Bound::Upper
+    }
+}
+
 /// Step 4: does the table's entry end the node? Its score when it is deep enough and its
 /// bound settles the window (never in a PV node, whose line must be searched).
 #[inline]
@@ -803,13 +817,7 @@ impl<'a> Worker<'a> {
             return best;
         }
 
-        let bound = if best >= beta {
-            Bound::Lower
-        } else if alpha > old_alpha {
-            Bound::Exact
-        } else {
-            Bound::Upper
-        };
+        let bound = bound_of(best, old_alpha, beta);
         let raw_eval = self.stack[ply].raw_eval;
         // 12. Correction history: a quiet best move (or none) whose score says where the static
         //     evaluation should have been (exact, or a bound beyond it) teaches its entries.
@@ -1385,14 +1393,8 @@ impl<'a> Worker<'a> {
             }
         }
         if use_tt {
-            let bound = if best >= beta {
-                Bound::Lower
-            } else if alpha > old_alpha {
-                Bound::Exact
-            } else {
-                Bound::Upper
-            };
             let mv = PackedMove::from_option(best_move);
+            let bound = bound_of(best, old_alpha, beta);
             self.tt.store(hash, ply, mv, best, raw_eval, 0, bound);
         }
         best
