@@ -12,7 +12,6 @@ use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use arrayvec::ArrayVec;
-
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::eval::{Params, evaluate, has_non_pawn_material, see_value};

@@ -146,9 +146,7 @@ impl History {
             gravity(&mut self.continuation[p.index() * 768 + this], bonus);
         }
     }
-}
 
-impl History {
     /// The capture history's entry of the capture `m` of `side` (`None` for another move).
     #[inline]
     fn capture_index(side: Color, m: Move) -> Option<usize> {
