@@ -25,11 +25,12 @@ use super::packed_move::PackedMove;
 use super::parameters::{
     AGGRESSIVE_FUTILITY_MARGIN, CAPTURE_HISTORY_SHARE, CHECK_EXTENSION_MAX_PLY_PER_DEPTH,
     DELTA_MARGIN, FUTILITY_BASE, FUTILITY_MAX_DEPTH, FUTILITY_PER_DEPTH,
-    HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE, IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH,
-    LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_CUT_NODE, LMR_DIVISOR, LMR_HISTORY_CLAMP,
-    LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, LMR_TT_CAPTURE, NET_MARGIN_QUARTERS,
-    NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH,
-    NMP_VERIFY_DEPTH, QS_TT, RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH,
+    HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE, HISTORY_PRUNING_MARGIN,
+    HISTORY_PRUNING_MAX_DEPTH, IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH, LMP_NOT_IMPROVING_DIVISOR,
+    LMR_BASE, LMR_CUT_NODE, LMR_DIVISOR, LMR_HISTORY_CLAMP, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH,
+    LMR_MIN_MOVES, LMR_TT_CAPTURE, NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR,
+    NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH, PROBCUT_MARGIN,
+    PROBCUT_MIN_DEPTH, QS_TT, RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH,
     SE_DOUBLE_MARGIN, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH, SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN,
     SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH, SEE_QUIET_MARGIN, Tunable,
 };
@@ -569,6 +570,16 @@ impl<'a> Worker<'a> {
             {
                 return score;
             }
+
+            // 7c. ProbCut: a capture whose reduced search clears beta by a margin would very
+            //     likely clear beta at full depth: the node fails high.
+            let probcut = self.probcut(pos, hash, depth, ply, beta, eval, tt_entry, cut_node);
+            if self.stopped {
+                return 0;
+            }
+            if let Some(score) = probcut {
+                return score;
+            }
         }
 
         // The moves, best first (at the root, only those allowed).
@@ -676,6 +687,12 @@ impl<'a> Worker<'a> {
                     && depth <= LMP_MAX_DEPTH.get()
                     && searched >= lmp_limit(depth, improving)
                 {
+                    continue;
+                }
+                // 9a. History pruning: near the leaves, a quiet move that has failed low often
+                //     elsewhere (its histories far below zero) is not searched.
+                let history_depth = HISTORY_PRUNING_MAX_DEPTH.get();
+                if depth <= history_depth && order < -HISTORY_PRUNING_MARGIN.get() * depth {
                     continue;
                 }
                 // 10. Futility pruning: a quiet move cannot lift a hopeless static score above
@@ -1096,6 +1113,105 @@ impl<'a> Worker<'a> {
         score
     }
 
+    /// Step 7c, ProbCut: the first capture (or queen promotion) that wins at least the margin by
+    /// SEE and, searched four plies shallower, still scores at or above beta plus the margin
+    /// (quiescence first, to weed out the hopeless ones cheaply); its score, stored as a lower
+    /// bound three plies shallower than the node. `None` where the step does not apply or no
+    /// capture succeeds, also when the table already knows the node below that bar.
+    #[allow(clippy::too_many_arguments)]
+    fn probcut(
+        &mut self,
+        pos: &Chess,
+        hash: u64,
+        depth: i32,
+        ply: usize,
+        beta: i32,
+        eval: i32,
+        tt_entry: Option<TtEntry>,
+        cut_node: bool,
+    ) -> Option<i32> {
+        let min_depth = PROBCUT_MIN_DEPTH.get();
+        if min_depth == 0 || depth < min_depth || beta.abs() >= MATE_BOUND_CP {
+            return None;
+        }
+        let probcut_beta = beta + self.margin(&PROBCUT_MARGIN);
+        if let Some(e) = tt_entry
+            && e.depth >= depth - 3
+            && e.score < probcut_beta
+        {
+            return None;
+        }
+        let mut moves = pos.capture_moves();
+        moves.extend(
+            pos.legal_moves()
+                .into_iter()
+                .filter(|m| !m.is_capture() && m.promotion() == Some(Role::Queen)),
+        );
+        let mut scores = Scores::new();
+        let tt_move = tt_entry.map_or(PackedMove::NONE, |e| e.mv);
+        score_moves(
+            pos,
+            &moves,
+            tt_move,
+            [None, None],
+            self.history,
+            Previous::default(),
+            &mut scores,
+        );
+        let side = pos.turn();
+        self.past.push(hash);
+        let mut found = None;
+        for i in 0..moves.len() {
+            let (m, _) = pick(&mut moves, &mut scores, i);
+            if !see_ge(pos, m, probcut_beta - eval) {
+                continue;
+            }
+            let mut child = pos.clone();
+            child.play_unchecked(m);
+            let child_hash = child_hash(pos, hash, m, &child);
+            self.play_on_net(pos, m, ply);
+            self.stack[ply].mv = Some(m);
+            self.stack[ply].moved = Some(PieceTo::of(side, m));
+            self.stack[ply].captured = m.is_capture();
+            let window = (-probcut_beta, -probcut_beta + 1);
+            let mut score = -self.negamax(
+                &child,
+                child_hash,
+                0,
+                ply + 1,
+                window.0,
+                window.1,
+                false,
+                !cut_node,
+            );
+            if score >= probcut_beta && !self.stopped {
+                score = -self.negamax(
+                    &child,
+                    child_hash,
+                    depth - 4,
+                    ply + 1,
+                    window.0,
+                    window.1,
+                    false,
+                    !cut_node,
+                );
+            }
+            if self.stopped {
+                break;
+            }
+            if score >= probcut_beta {
+                let raw_eval = self.stack[ply].raw_eval;
+                let mv = PackedMove::from_option(Some(m));
+                self.tt
+                    .store(hash, ply, mv, score, raw_eval, depth - 3, Bound::Lower);
+                found = Some(score);
+                break;
+            }
+        }
+        self.past.pop();
+        found
+    }
+
     /// Did the last two plies consist of a check and an evasion that captured nothing?
     fn after_check_and_quiet_evasion(&self, ply: usize) -> bool {
         ply >= 2 && self.stack[ply - 1].in_check && !self.stack[ply - 1].captured
@@ -1258,7 +1374,8 @@ impl<'a> Worker<'a> {
     /// `hash`: the position's hash (0 when neither the table nor an analogy needs it);
     /// `analogy`: the spite-check analogy in force, if any. With [`QS_TT`], the transposition
     /// table's entry ends a null-window node as in step 4, gives its static evaluation and its
-    /// move to search first, and the result is stored at depth 0.
+    /// move to search first, and the result is stored at depth 0 (unless the table holds a real
+    /// search's result for the position).
     fn quiescence(
         &mut self,
         pos: &Chess,
@@ -1295,6 +1412,9 @@ impl<'a> Worker<'a> {
         } else {
             None
         };
+        // A real search's entry for this position (depth 1 or more) is kept: what quiescence
+        // learns is worth less.
+        let store = use_tt && tt_entry.is_none_or(|e| e.depth <= 0);
         if let Some(score) = tt_cutoff(tt_entry, beta - alpha > 1, 0, alpha, beta) {
             return score;
         }
@@ -1316,7 +1436,7 @@ impl<'a> Worker<'a> {
                 stand_pat = a.bound_stand_pat(self.tt, stand_pat, hash, ply);
             }
             if stand_pat >= beta {
-                if use_tt {
+                if store {
                     let none = PackedMove::NONE;
                     self.tt
                         .store(hash, ply, none, stand_pat, raw_eval, 0, Bound::Lower);
@@ -1391,7 +1511,7 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        if use_tt {
+        if store {
             let mv = PackedMove::from_option(best_move);
             let bound = bound_of(best, old_alpha, beta);
             self.tt.store(hash, ply, mv, best, raw_eval, 0, bound);

@@ -140,6 +140,15 @@ tunable! {
     NMP_VERIFY_DEPTH = 10, 6..=20;
 }
 
+// Step 7c: ProbCut.
+
+tunable! {
+    /// ProbCut is tried at this depth and above (0: never).
+    PROBCUT_MIN_DEPTH = 0, 0..=10;
+    /// A capture must score this much above beta, searched four plies shallower.
+    PROBCUT_MARGIN = 200, 50..=500;
+}
+
 // Step 8a: singular extensions (SPRT row 59 at 2+0.02: +26.1 ± 17.1 Elo, H1; at 12,000 nodes
 // rows 11 and 23 had lost, −35.4 and −10.6).
 
@@ -173,6 +182,16 @@ tunable! {
 }
 /// See [`LMP_BASE`].
 pub const LMP_NOT_IMPROVING_DIVISOR: usize = 2;
+
+// Step 9a: history pruning.
+
+tunable! {
+    /// A quiet move whose histories (its ordering key) are below
+    /// −[`HISTORY_PRUNING_MARGIN`]·depth is pruned at this depth and below (0: never).
+    HISTORY_PRUNING_MAX_DEPTH = 0, 0..=6;
+    /// See [`HISTORY_PRUNING_MAX_DEPTH`].
+    HISTORY_PRUNING_MARGIN = 4096, 32..=16384;
+}
 
 // Step 10: futility pruning.
 
@@ -263,7 +282,7 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 37] = [
+pub static TUNABLES: [&Tunable; 41] = [
     &IIR_MIN_DEPTH,
     &RFP_MAX_DEPTH,
     &RFP_MARGIN_PER_DEPTH,
@@ -274,6 +293,8 @@ pub static TUNABLES: [&Tunable; 37] = [
     &NMP_EVAL_DIVISOR,
     &NMP_EVAL_MAX_REDUCTION,
     &NMP_VERIFY_DEPTH,
+    &PROBCUT_MIN_DEPTH,
+    &PROBCUT_MARGIN,
     &SE_MIN_DEPTH,
     &SE_TT_DEPTH_MARGIN,
     &SE_MARGIN_PER_DEPTH,
@@ -281,6 +302,8 @@ pub static TUNABLES: [&Tunable; 37] = [
     &SE_NEGATIVE_EXTENSION,
     &LMP_MAX_DEPTH,
     &LMP_BASE,
+    &HISTORY_PRUNING_MAX_DEPTH,
+    &HISTORY_PRUNING_MARGIN,
     &FUTILITY_MAX_DEPTH,
     &FUTILITY_BASE,
     &FUTILITY_PER_DEPTH,
