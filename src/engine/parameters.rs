@@ -183,16 +183,6 @@ tunable! {
 /// See [`LMP_BASE`].
 pub const LMP_NOT_IMPROVING_DIVISOR: usize = 2;
 
-// Step 9a: history pruning.
-
-tunable! {
-    /// A quiet move whose histories (its ordering key) are below
-    /// −[`HISTORY_PRUNING_MARGIN`]·depth is pruned at this depth and below (0: never).
-    HISTORY_PRUNING_MAX_DEPTH = 0, 0..=6;
-    /// See [`HISTORY_PRUNING_MAX_DEPTH`].
-    HISTORY_PRUNING_MARGIN = 4096, 32..=16384;
-}
-
 // Step 10: futility pruning.
 
 tunable! {
@@ -282,7 +272,7 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 41] = [
+pub static TUNABLES: [&Tunable; 39] = [
     &IIR_MIN_DEPTH,
     &RFP_MAX_DEPTH,
     &RFP_MARGIN_PER_DEPTH,
@@ -302,8 +292,6 @@ pub static TUNABLES: [&Tunable; 41] = [
     &SE_NEGATIVE_EXTENSION,
     &LMP_MAX_DEPTH,
     &LMP_BASE,
-    &HISTORY_PRUNING_MAX_DEPTH,
-    &HISTORY_PRUNING_MARGIN,
     &FUTILITY_MAX_DEPTH,
     &FUTILITY_BASE,
     &FUTILITY_PER_DEPTH,
