@@ -140,7 +140,7 @@ tunable! {
     NMP_VERIFY_DEPTH = 10, 6..=20;
 }
 
-// Step 7c: ProbCut.
+// Step 7c: ProbCut (at 12,000 nodes, SPRT row 22: +3.8 ± 23.6 Elo over 641 games, stopped).
 
 tunable! {
     /// ProbCut is tried at this depth and above (0: never).
