@@ -252,7 +252,8 @@ tunable! {
     /// Delta pruning: a capture is skipped when the stand-pat score plus the victim's value plus
     /// this margin stays at or below alpha.
     DELTA_MARGIN = 200, 50..=500;
-    /// 1: quiescence probes and stores the transposition table (0: it does not).
+    /// 1: quiescence probes and stores the transposition table (0: it does not). SPRT at 2+0.02:
+    /// +4.9 ± 11.7 over 1,501 games, no decision (row 65).
     QS_TT = 0, 0..=1;
 }
 
