@@ -1137,12 +1137,8 @@ impl<'a> Worker<'a> {
         {
             return None;
         }
-        let mut moves = pos.capture_moves();
-        moves.extend(
-            pos.legal_moves()
-                .into_iter()
-                .filter(|m| !m.is_capture() && m.promotion() == Some(Role::Queen)),
-        );
+        let mut moves = pos.legal_moves();
+        moves.retain(|m| m.is_capture() || m.promotion() == Some(Role::Queen));
         let mut scores = Scores::new();
         let tt_move = tt_entry.map_or(PackedMove::NONE, |e| e.mv);
         score_moves(
