@@ -32,7 +32,7 @@ use super::parameters::{
     NMP_VERIFY_DEPTH, PROBCUT_MARGIN, PROBCUT_MIN_DEPTH, QS_TT, RFP_IMPROVING_BONUS,
     RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_DOUBLE_MARGIN, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH,
     SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN, SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH,
-    SEE_QUIET_MARGIN, Tunable,
+    SEE_QUIET_MARGIN, TT_EVAL, Tunable,
 };
 use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
 use super::see::see_ge;
@@ -487,8 +487,24 @@ impl<'a> Worker<'a> {
             depth -= 1;
         }
 
-        let eval = self.enter_frame(pos, ply, in_check, tt_entry);
+        let mut eval = self.enter_frame(pos, ply, in_check, tt_entry);
         let improving = !in_check && ply >= 2 && eval > self.stack[ply - 2].eval;
+        // 4b. The table's score, where its bound says it is nearer the truth than the static
+        //     evaluation, is what the pruning steps below compare (the frame keeps the static
+        //     one, for `improving` and the correction history).
+        if TT_EVAL.get() > 0
+            && !in_check
+            && excluded.is_none()
+            && let Some(e) = tt_entry
+            && e.score.abs() < MATE_BOUND_CP
+            && match e.bound {
+                Bound::Exact => true,
+                Bound::Lower => e.score > eval,
+                Bound::Upper => e.score < eval,
+            }
+        {
+            eval = e.score;
+        }
         let last_was_capture = ply >= 1 && self.stack[ply - 1].captured;
         let mut spite_extend = false;
 
@@ -840,8 +856,8 @@ impl<'a> Worker<'a> {
             && !bare_king(pos)
             && best_move.is_none_or(|m| !m.is_capture() && !m.is_promotion())
             && best.abs() < MATE_BOUND_CP
-            && !(bound == Bound::Lower && best <= eval)
-            && !(bound == Bound::Upper && best >= eval)
+            && !(bound == Bound::Lower && best <= self.stack[ply].eval)
+            && !(bound == Bound::Upper && best >= self.stack[ply].eval)
         {
             self.history
                 .correction

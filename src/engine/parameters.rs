@@ -15,7 +15,7 @@
 //! two sets of values, as OpenBench's SPSA does; such a build is for tuning only.
 //!
 //! A tunable whose default is 0, the bottom of its range, is a step the search does not take yet
-//! ([`IIR_MIN_DEPTH`], [`SE_DOUBLE_MARGIN`], [`SE_NEGATIVE_EXTENSION`], [`LMR_TT_CAPTURE`],
+//! ([`IIR_MIN_DEPTH`], [`TT_EVAL`], [`SE_DOUBLE_MARGIN`], [`SE_NEGATIVE_EXTENSION`], [`LMR_TT_CAPTURE`],
 //! [`CAPTURE_HISTORY_SHARE`], [`QS_TT`]): the tuning build can switch it on for an SPRT
 //! (`--option 1:IIR_MIN_DEPTH=5`) against the same binary without it; `bench/spsa.py` leaves such
 //! steps alone unless `--params` names them.
@@ -103,6 +103,15 @@ tunable! {
     /// (0: never). It had not helped at 12,000 nodes (SPRT row 6), nor with the net at 2+0.02 (row
     /// 62).
     IIR_MIN_DEPTH = 0, 0..=12;
+}
+
+// Step 4b: the table's score as a sharper static evaluation.
+
+tunable! {
+    /// 1: where the table's bound says its score is nearer the truth than the static evaluation
+    /// (exact, a lower bound above it, an upper bound below it), the pruning steps use that score
+    /// (0: the static evaluation alone).
+    TT_EVAL = 0, 0..=1;
 }
 
 // Step 5: reverse futility pruning.
@@ -273,8 +282,9 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 39] = [
+pub static TUNABLES: [&Tunable; 40] = [
     &IIR_MIN_DEPTH,
+    &TT_EVAL,
     &RFP_MAX_DEPTH,
     &RFP_MARGIN_PER_DEPTH,
     &RFP_IMPROVING_BONUS,
