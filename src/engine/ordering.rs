@@ -13,8 +13,8 @@
 //! bonus or malus `b` moves an entry `h` by `b - h·|b| / HISTORY_MAX`, so entries stay within
 //! ±`HISTORY_MAX` and recent results weigh more than old ones.
 //!
-//! Captures may have a history of their own too (the capture history: the piece, where it lands
-//! and what it takes), added to MVV-LVA in a share that [`CAPTURE_HISTORY_SHARE`] sets.
+//! Captures have a history of their own too (the capture history: the piece, where it lands and
+//! what it takes), added to MVV-LVA in the share that [`CAPTURE_HISTORY_SHARE`] sets.
 
 use arrayvec::ArrayVec;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};

@@ -15,8 +15,8 @@
 //! two sets of values, as OpenBench's SPSA does; such a build is for tuning only.
 //!
 //! A tunable whose default is 0, the bottom of its range, is a step the search does not take yet
-//! ([`IIR_MIN_DEPTH`], [`TT_EVAL`], [`SE_DOUBLE_MARGIN`], [`SE_NEGATIVE_EXTENSION`], [`LMR_TT_CAPTURE`],
-//! [`CAPTURE_HISTORY_SHARE`], [`QS_TT`]): the tuning build can switch it on for an SPRT
+//! ([`IIR_MIN_DEPTH`], [`TT_EVAL`], [`SE_DOUBLE_MARGIN`], [`SE_NEGATIVE_EXTENSION`],
+//! [`LMR_TT_CAPTURE`]): the tuning build can switch it on for an SPRT
 //! (`--option 1:IIR_MIN_DEPTH=5`) against the same binary without it; `bench/spsa.py` leaves such
 //! steps alone unless `--params` names them.
 
@@ -149,11 +149,12 @@ tunable! {
     NMP_VERIFY_DEPTH = 10, 6..=20;
 }
 
-// Step 7c: ProbCut (at 12,000 nodes, SPRT row 22: +3.8 ± 23.6 Elo over 641 games, stopped).
+// Step 7c: ProbCut (at 12,000 nodes, SPRT row 22: +3.8 ± 23.6 Elo over 641 games, stopped; at
+// 2+0.02, with capture history and the table in quiescence, row 67: +20.5 ± 14.0, H1).
 
 tunable! {
     /// ProbCut is tried at this depth and above (0: never).
-    PROBCUT_MIN_DEPTH = 0, 0..=10;
+    PROBCUT_MIN_DEPTH = 5, 0..=10;
     /// A capture must score this much above beta, searched four plies shallower.
     PROBCUT_MARGIN = 200, 50..=500;
 }
@@ -251,8 +252,9 @@ tunable! {
     /// Captures are ordered by MVV-LVA plus their capture history times this over 16 (0: no
     /// capture history, neither kept nor read). A capture that refutes a position gains the
     /// quiet moves' bonus; the captures tried before any refutation lose it. At 2, SPRT at
-    /// 2+0.02: +6.9 ± 9.0 over 2,887 games, no decision yet (row 64).
-    CAPTURE_HISTORY_SHARE = 0, 0..=8;
+    /// 2+0.02: +6.9 ± 9.0 over 2,887 games, no decision (row 64); with `QS_TT` and ProbCut,
+    /// +20.5 ± 14.0, H1 (row 67).
+    CAPTURE_HISTORY_SHARE = 2, 0..=8;
 }
 
 // Quiescence.
@@ -262,8 +264,9 @@ tunable! {
     /// this margin stays at or below alpha.
     DELTA_MARGIN = 200, 50..=500;
     /// 1: quiescence probes and stores the transposition table (0: it does not). SPRT at 2+0.02:
-    /// +4.9 ± 11.7 over 1,501 games, no decision (row 65).
-    QS_TT = 0, 0..=1;
+    /// +4.9 ± 11.7 over 1,501 games, no decision (row 65); with capture history and ProbCut,
+    /// +20.5 ± 14.0, H1 (row 67).
+    QS_TT = 1, 0..=1;
 }
 
 // Aspiration windows (`super::search`; SPRT row 12, "aspiration windows from ±15 cp":
