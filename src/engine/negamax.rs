@@ -491,7 +491,8 @@ impl<'a> Worker<'a> {
         let improving = !in_check && ply >= 2 && eval > self.stack[ply - 2].eval;
         // 4b. The table's score, where its bound says it is nearer the truth than the static
         //     evaluation, is what the pruning steps below compare (the frame keeps the static
-        //     one, for `improving` and the correction history).
+        //     one, for `improving` and the correction history). Off: SPRT at 2+0.02, −33.4 ± 21.8
+        //     Elo, H0 (row 68 of docs/benchmarks-log.md 'Every SPRT (the full table)').
         if TT_EVAL.get() > 0
             && !in_check
             && excluded.is_none()
