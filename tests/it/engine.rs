@@ -439,27 +439,24 @@ fn mate_distance_pruning_gives_the_shortest_mate() {
         mdp: false,
         ..no_tablebase()
     };
-    // The first depth that shows the shortest mate, and the nodes it took to get there.
-    let first_mate_8 = |options: &SearchOptions| {
-        (1..=22)
-            .map(|depth| {
-                let limits = Limits {
-                    depth: Some(depth),
-                    ..Limits::default()
-                };
-                (depth, search(&pos, &[], &limits, options.clone()))
-            })
-            .find(|(_, r)| r.score == Score::Mate(8))
-            .map(|(depth, r)| (depth, r.nodes))
-            .expect("mate in 8 by depth 22")
+    // Searched past the depth where the mate first shows, both report the shortest mate, and
+    // MDP's line plays out to it: the mate in 8 moves, no longer. How many nodes MDP saves is
+    // the tree's business (BENCHMARKS.md: −18 % at depth 24 with the command's table, level
+    // with `--hash 16`), so it is a benchmark, not this test's.
+    let limits = Limits {
+        depth: Some(22),
+        ..Limits::default()
     };
-    let (on_depth, on_nodes) = first_mate_8(&no_tablebase());
-    let (off_depth, off_nodes) = first_mate_8(&off);
-    // Both reach it; with MDP sooner (BENCHMARKS.md: depth 16 against 17 since SPRT row 38).
-    assert!(
-        on_depth <= off_depth && on_nodes < off_nodes,
-        "MDP on: depth {on_depth}, {on_nodes} nodes; off: depth {off_depth}, {off_nodes} nodes"
-    );
+    let on = search(&pos, &[], &limits, no_tablebase());
+    assert_eq!(on.score, Score::Mate(8));
+    assert_eq!(search(&pos, &[], &limits, off).score, Score::Mate(8));
+    let mut line = pos.clone();
+    for &m in &on.pv {
+        assert!(line.is_legal(m), "{:?}", on.pv);
+        line.play_unchecked(m);
+    }
+    assert_eq!(on.pv.len(), 15, "{:?}", on.pv);
+    assert!(line.is_checkmate(), "{:?}", on.pv);
 }
 
 #[test]
