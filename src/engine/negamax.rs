@@ -26,13 +26,13 @@ use super::parameters::{
     AGGRESSIVE_FUTILITY_MARGIN, CAPTURE_HISTORY_SHARE, CHECK_EXTENSION_MAX_PLY_PER_DEPTH,
     DELTA_MARGIN, FUTILITY_BASE, FUTILITY_MAX_DEPTH, FUTILITY_PER_DEPTH,
     HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE, IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH,
-    LMP_NOT_IMPROVING_DIVISOR, LMR_BASE, LMR_CUT_NODE, LMR_DIVISOR, LMR_HISTORY_CLAMP,
-    LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, LMR_TT_CAPTURE, NET_MARGIN_QUARTERS,
-    NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH,
-    NMP_VERIFY_DEPTH, PROBCUT_MARGIN, PROBCUT_MIN_DEPTH, QS_TT, RFP_IMPROVING_BONUS,
-    RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_DOUBLE_MARGIN, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH,
-    SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN, SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH,
-    SEE_QUIET_MARGIN, TT_EVAL, Tunable,
+    LMP_NOT_IMPROVING_DIVISOR, LMR_BAD_CAPTURE, LMR_BASE, LMR_CUT_NODE, LMR_DIVISOR,
+    LMR_HISTORY_CLAMP, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, LMR_TT_CAPTURE,
+    NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR,
+    NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH, PROBCUT_MARGIN, PROBCUT_MIN_DEPTH,
+    QS_TT, RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_DOUBLE_MARGIN,
+    SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH, SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN,
+    SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH, SEE_QUIET_MARGIN, TT_EVAL, Tunable,
 };
 use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
 use super::see::see_ge;
@@ -1295,6 +1295,19 @@ impl<'a> Worker<'a> {
                 / LMR_HISTORY_DIVISOR.get();
             r = r.clamp(0, new_depth - 1);
         }
+        let bad_capture = LMR_BAD_CAPTURE.get();
+        let bad_capture_reducible = bad_capture > 0
+            && self.opts.lmr
+            && !reducible
+            && depth >= LMR_MIN_DEPTH.get()
+            && late.searched >= LMR_MIN_MOVES
+            && !late.quiet
+            && late.order < KILLER
+            && !late.gives_check;
+        if bad_capture_reducible {
+            r = (bad_capture - i32::from(late.pv_node)).clamp(0, new_depth - 1);
+        }
+        let reducible = reducible || bad_capture_reducible;
         // The child of a reducible move is expected to fail high (its move to be refuted);
         // otherwise it takes the kind opposite to this node's.
         let mut score = -self.negamax(

@@ -240,6 +240,10 @@ tunable! {
     /// A quiet move of a node whose table move (searched first) is a capture is reduced this many
     /// plies more (0: no more than elsewhere).
     LMR_TT_CAPTURE = 0, 0..=2;
+    /// A late capture that loses material by the static exchange evaluation (ordered after the
+    /// quiet moves), or an under-promotion, is reduced this many plies (less one in a PV node; 0:
+    /// never reduced, as before).
+    LMR_BAD_CAPTURE = 0, 0..=3;
 }
 
 // The history heuristic: a move's cutoff.
@@ -285,8 +289,19 @@ tunable! {
     ASPIRATION_MAX_FAIL_HIGH_REDUCTION = 3, 0..=6;
 }
 
+// Time management (`super::time`): how much of the clock one move gets.
+
+tunable! {
+    /// A clock without moves to go (sudden death, with or without increment) is shared out over
+    /// this many moves (and `movestogo` is never counted as more).
+    TIME_MOVES = 30, 10..=60;
+    /// The soft limit (no new iteration after it) as a percentage of the move's share; the
+    /// iterations then stretch or shrink it (`super::time::Stability`).
+    TIME_SOFT_PERCENT = 60, 30..=150;
+}
+
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 40] = [
+pub static TUNABLES: [&Tunable; 43] = [
     &IIR_MIN_DEPTH,
     &TT_EVAL,
     &RFP_MAX_DEPTH,
@@ -318,6 +333,7 @@ pub static TUNABLES: [&Tunable; 40] = [
     &LMR_HISTORY_CLAMP,
     &LMR_CUT_NODE,
     &LMR_TT_CAPTURE,
+    &LMR_BAD_CAPTURE,
     &HISTORY_BONUS_MAX_DEPTH_SQUARED,
     &HISTORY_BONUS_SCALE,
     &CAPTURE_HISTORY_SHARE,
@@ -327,6 +343,8 @@ pub static TUNABLES: [&Tunable; 40] = [
     &ASPIRATION_DELTA,
     &ASPIRATION_OPEN_DELTA,
     &ASPIRATION_MAX_FAIL_HIGH_REDUCTION,
+    &TIME_MOVES,
+    &TIME_SOFT_PERCENT,
 ];
 
 #[cfg(test)]

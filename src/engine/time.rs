@@ -17,6 +17,8 @@ use std::time::Duration;
 
 use shakmaty::Move;
 
+use super::parameters::{TIME_MOVES, TIME_SOFT_PERCENT};
+
 /// A reading of the side to move's clock: the clock part of a `go` command.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TimeLeft {
@@ -37,9 +39,6 @@ pub struct TimePlan {
     pub hard: Duration,
 }
 
-/// The moves a sudden-death clock is shared out over.
-const SUDDEN_DEATH_MOVES: u32 = 30;
-
 impl TimePlan {
     /// The plan for the time left on `clock`, keeping `overhead` on the clock for the GUI.
     ///
@@ -57,10 +56,8 @@ impl TimePlan {
     /// ```
     pub fn new(clock: TimeLeft, overhead: Duration) -> TimePlan {
         let available = clock.time.saturating_sub(overhead);
-        let moves = clock
-            .movestogo
-            .unwrap_or(SUDDEN_DEATH_MOVES)
-            .clamp(1, SUDDEN_DEATH_MOVES);
+        let most_moves = TIME_MOVES.get().max(1) as u32;
+        let moves = clock.movestogo.unwrap_or(most_moves).clamp(1, most_moves);
         // The share of the clock for this move, plus most of the increment (it comes back).
         let target = available / moves + clock.inc * 3 / 4;
         // Never more than a fraction of what is left: all but a margin on the last move before
@@ -72,9 +69,9 @@ impl TimePlan {
         };
         let hard = (target * 3).min(cap);
         // An iteration typically takes as long as all the ones before it: a soft limit near
-        // half the target lets the last one mostly end within the target. The iterations then
-        // move it (see `Stability`).
-        let soft = (target * 3 / 5).min(hard);
+        // half the target (`TIME_SOFT_PERCENT`) lets the last one mostly end within the target.
+        // The iterations then move it (see `Stability`).
+        let soft = (target * TIME_SOFT_PERCENT.get().max(1) as u32 / 100).min(hard);
         TimePlan {
             soft,
             hard: hard
