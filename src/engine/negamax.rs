@@ -30,8 +30,8 @@ use super::parameters::{
     LMR_HISTORY_CLAMP, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, LMR_TT_CAPTURE,
     NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR,
     NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH, PROBCUT_MARGIN, PROBCUT_MIN_DEPTH,
-    QS_TT, RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_DOUBLE_MARGIN,
-    SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH, SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN,
+    QS_TT, RAZOR_MARGIN, RAZOR_MAX_DEPTH, RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH,
+    SE_DOUBLE_MARGIN, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH, SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN,
     SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH, SEE_QUIET_MARGIN, TT_EVAL, Tunable,
 };
 use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
@@ -524,6 +524,21 @@ impl<'a> Worker<'a> {
                     >= beta
             {
                 return eval;
+            }
+
+            // 5a. Razoring: far below alpha near the leaves, only a capture or a threat could
+            //     bring the score back; when quiescence finds none, the node fails low with it.
+            if self.opts.futility
+                && RAZOR_MARGIN.get() > 0
+                && depth <= RAZOR_MAX_DEPTH.get()
+                && alpha.abs() < MATE_BOUND_CP
+                && eval + self.margin(&RAZOR_MARGIN) * depth < alpha
+            {
+                let analogy = self.analogy_at(pos, ply);
+                let score = self.quiescence(pos, hash, ply, alpha, alpha + 1, analogy);
+                if self.stopped || score <= alpha {
+                    return score;
+                }
             }
 
             // 6. Aggressive futility pruning (the seeds' careful style): at a frontier node of

@@ -126,6 +126,16 @@ tunable! {
     RFP_IMPROVING_BONUS = 40, 0..=120;
 }
 
+// Step 5a: razoring.
+
+tunable! {
+    /// Razoring applies at this depth and below.
+    RAZOR_MAX_DEPTH = 3, 1..=6;
+    /// A node whose static evaluation is below alpha by more than this per ply of depth is
+    /// settled by quiescence if quiescence too stays at or below alpha (0: no razoring).
+    RAZOR_MARGIN = 0, 0..=600;
+}
+
 // Step 6: aggressive futility pruning (off by default; SPRT row 15: on, −47.3 ± 27.3 Elo, H0).
 
 /// A frontier node of the root's side is pruned when its static evaluation is at least this
@@ -301,12 +311,14 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 43] = [
+pub static TUNABLES: [&Tunable; 45] = [
     &IIR_MIN_DEPTH,
     &TT_EVAL,
     &RFP_MAX_DEPTH,
     &RFP_MARGIN_PER_DEPTH,
     &RFP_IMPROVING_BONUS,
+    &RAZOR_MAX_DEPTH,
+    &RAZOR_MARGIN,
     &NMP_MIN_DEPTH,
     &NMP_BASE_REDUCTION,
     &NMP_DEPTH_DIVISOR,
