@@ -252,8 +252,9 @@ tunable! {
     LMR_TT_CAPTURE = 0, 0..=2;
     /// A late capture that loses material by the static exchange evaluation (ordered after the
     /// quiet moves), or an under-promotion, is reduced this many plies (less one in a PV node; 0:
-    /// never reduced, as before).
-    LMR_BAD_CAPTURE = 0, 0..=3;
+    /// never reduced). 2 against 0, SPRT at 2+0.02: +19.5 ± 13.5 Elo over 1,104 games, H1
+    /// (row 71).
+    LMR_BAD_CAPTURE = 2, 0..=3;
 }
 
 // The history heuristic: a move's cutoff.
