@@ -1276,9 +1276,9 @@ impl<'a> Worker<'a> {
     }
 
     /// Step 11, late move reductions: later quiet moves (and late losing captures, by a fixed
-    /// number of plies) are searched shallower with a null window first, and again at full depth only if they surprise; then, as in any principal
-    /// variation search, a null-window fail high inside a PV node is searched again with the
-    /// full window.
+    /// number of plies) are searched shallower with a null window first, and again at full depth
+    /// only if they surprise; then, as in any principal variation search, a null-window fail high
+    /// inside a PV node is searched again with the full window.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn search_late_move(
@@ -1311,10 +1311,10 @@ impl<'a> Worker<'a> {
                 / LMR_HISTORY_DIVISOR.get();
             r = r.clamp(0, new_depth - 1);
         }
+        // A losing capture (never quiet, so never reducible above): a fixed reduction.
         let bad_capture = LMR_BAD_CAPTURE.get();
         let bad_capture_reducible = bad_capture > 0
             && self.opts.lmr
-            && !reducible
             && depth >= LMR_MIN_DEPTH.get()
             && late.searched >= LMR_MIN_MOVES
             && !late.quiet
