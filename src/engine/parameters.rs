@@ -15,10 +15,10 @@
 //! two sets of values, as OpenBench's SPSA does; such a build is for tuning only.
 //!
 //! A tunable whose default is 0, the bottom of its range, is a step the search does not take yet
-//! ([`IIR_MIN_DEPTH`], [`TT_EVAL`], [`SE_DOUBLE_MARGIN`], [`SE_NEGATIVE_EXTENSION`],
-//! [`LMR_TT_CAPTURE`]): the tuning build can switch it on for an SPRT
-//! (`--option 1:IIR_MIN_DEPTH=5`) against the same binary without it; `bench/spsa.py` leaves such
-//! steps alone unless `--params` names them.
+//! ([`IIR_MIN_DEPTH`], [`TT_EVAL`], [`RFP_BLEND`], [`RAZOR_MARGIN`], [`SE_DOUBLE_MARGIN`],
+//! [`SE_NEGATIVE_EXTENSION`], [`LMR_TT_CAPTURE`], [`CONT_HISTORY_PLY4`]): the tuning build can
+//! switch it on for an SPRT (`--option 1:IIR_MIN_DEPTH=5`) against the same binary without it;
+//! `bench/spsa.py` leaves such steps alone unless `--params` names them.
 
 /// One of the search's whole numbers that games can tune (see the module's overview).
 pub struct Tunable {
@@ -124,6 +124,9 @@ tunable! {
     RFP_MARGIN_PER_DEPTH = 80, 30..=160;
     /// Added to the static evaluation when it is improving (above its value two plies before).
     RFP_IMPROVING_BONUS = 40, 0..=120;
+    /// 1: a pruned node returns the average of its static evaluation and beta, a score nearer
+    /// the window than the evaluation alone (0: the evaluation).
+    RFP_BLEND = 0, 0..=1;
 }
 
 // Step 5a: razoring.
@@ -271,6 +274,10 @@ tunable! {
     /// 2+0.02: +6.9 ± 9.0 over 2,887 games, no decision (row 64); with `QS_TT` and ProbCut,
     /// +20.5 ± 14.0, H1 (row 67).
     CAPTURE_HISTORY_SHARE = 2, 0..=8;
+    /// 1: a quiet move's history also sums, and its cutoffs also update, a continuation history
+    /// of the move four plies before (the side's own move two moves back), a table of its own
+    /// (0: only the moves one and two plies before).
+    CONT_HISTORY_PLY4 = 0, 0..=1;
 }
 
 // Quiescence.
@@ -312,12 +319,13 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 45] = [
+pub static TUNABLES: [&Tunable; 47] = [
     &IIR_MIN_DEPTH,
     &TT_EVAL,
     &RFP_MAX_DEPTH,
     &RFP_MARGIN_PER_DEPTH,
     &RFP_IMPROVING_BONUS,
+    &RFP_BLEND,
     &RAZOR_MAX_DEPTH,
     &RAZOR_MARGIN,
     &NMP_MIN_DEPTH,
@@ -350,6 +358,7 @@ pub static TUNABLES: [&Tunable; 45] = [
     &HISTORY_BONUS_MAX_DEPTH_SQUARED,
     &HISTORY_BONUS_SCALE,
     &CAPTURE_HISTORY_SHARE,
+    &CONT_HISTORY_PLY4,
     &DELTA_MARGIN,
     &QS_TT,
     &ASPIRATION_MIN_DEPTH,
