@@ -26,9 +26,9 @@ use super::parameters::{
     AGGRESSIVE_FUTILITY_MARGIN, CAPTURE_HISTORY_SHARE, CHECK_EXTENSION_MAX_PLY_PER_DEPTH,
     CONT_HISTORY_PLY4, DELTA_MARGIN, FUTILITY_BASE, FUTILITY_MAX_DEPTH, FUTILITY_PER_DEPTH,
     HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE, IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH,
-    LMP_NOT_IMPROVING_DIVISOR, LMR_BAD_CAPTURE, LMR_BASE, LMR_CUT_NODE, LMR_DIVISOR,
-    LMR_HISTORY_CLAMP, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES, LMR_TT_CAPTURE,
-    NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR,
+    LMP_NOT_IMPROVING_DIVISOR, LMR_BAD_CAPTURE, LMR_BASE, LMR_CUT_NODE, LMR_DEEPER_MARGIN,
+    LMR_DIVISOR, LMR_HISTORY_CLAMP, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES,
+    LMR_TT_CAPTURE, NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR,
     NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH, PROBCUT_MARGIN, PROBCUT_MIN_DEPTH,
     QS_TT, RAZOR_MARGIN, RAZOR_MAX_DEPTH, RFP_BLEND, RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH,
     RFP_MAX_DEPTH, SE_DOUBLE_MARGIN, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH, SE_NEGATIVE_EXTENSION,
@@ -817,6 +817,7 @@ impl<'a> Worker<'a> {
                     improving,
                     cut_node,
                     tt_capture,
+                    best,
                 };
                 self.search_late_move(&child, child_hash, depth, new_depth, ply, alpha, beta, late)
             };
@@ -1331,27 +1332,40 @@ impl<'a> Worker<'a> {
         let reducible = reducible || bad_capture_reducible;
         // The child of a reducible move is expected to fail high (its move to be refuted);
         // otherwise it takes the kind opposite to this node's.
+        let new_depth_reduced = new_depth - r;
         let mut score = -self.negamax(
             child,
             child_hash,
-            new_depth - r,
+            new_depth_reduced,
             ply + 1,
             -alpha - 1,
             -alpha,
             false,
             reducible || !late.cut_node,
         );
+        let mut new_depth = new_depth;
         if score > alpha && r > 0 {
-            score = -self.negamax(
-                child,
-                child_hash,
-                new_depth,
-                ply + 1,
-                -alpha - 1,
-                -alpha,
-                false,
-                !late.cut_node,
-            );
+            // How far the reduced search beat the best so far says how deep to look again.
+            let deeper = LMR_DEEPER_MARGIN.get();
+            if deeper > 0 {
+                if score > late.best + self.margin(&LMR_DEEPER_MARGIN) + 2 * new_depth {
+                    new_depth += 1;
+                } else if score < late.best + self.margin(&LMR_DEEPER_MARGIN) / 10 {
+                    new_depth -= 1;
+                }
+            }
+            if new_depth > new_depth_reduced {
+                score = -self.negamax(
+                    child,
+                    child_hash,
+                    new_depth,
+                    ply + 1,
+                    -alpha - 1,
+                    -alpha,
+                    false,
+                    !late.cut_node,
+                );
+            }
         }
         // Principal variation search: a null-window fail high inside a PV node is searched again
         // with the full window.
@@ -1601,6 +1615,8 @@ struct LateMove {
     cut_node: bool,
     /// The table's move, searched first, is a capture.
     tt_capture: bool,
+    /// The node's best score so far.
+    best: i32,
 }
 
 #[cfg(test)]

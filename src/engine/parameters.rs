@@ -16,8 +16,8 @@
 //!
 //! A tunable whose default is 0, the bottom of its range, is a step the search does not take yet
 //! ([`IIR_MIN_DEPTH`], [`TT_EVAL`], [`RFP_BLEND`], [`RAZOR_MARGIN`], [`SE_DOUBLE_MARGIN`],
-//! [`SE_NEGATIVE_EXTENSION`], [`LMR_TT_CAPTURE`], [`CONT_HISTORY_PLY4`]): the tuning build can
-//! switch it on for an SPRT (`--option 1:IIR_MIN_DEPTH=5`) against the same binary without it;
+//! [`SE_NEGATIVE_EXTENSION`], [`LMR_TT_CAPTURE`], [`LMR_DEEPER_MARGIN`], [`CONT_HISTORY_PLY4`]):
+//! the tuning build can switch it on for an SPRT (`--option 1:IIR_MIN_DEPTH=5`) against the same binary without it;
 //! `bench/spsa.py` leaves such steps alone unless `--params` names them.
 
 /// One of the search's whole numbers that games can tune (see the module's overview).
@@ -258,6 +258,11 @@ tunable! {
     /// never reduced). 2 against 0, SPRT at 2+0.02: +19.5 ± 13.5 Elo over 1,104 games, H1
     /// (row 71).
     LMR_BAD_CAPTURE = 2, 0..=3;
+    /// When a reduced move beats alpha, its search at full depth goes one ply deeper if its
+    /// score beat the node's best so far by more than this margin plus 2 per ply, and one ply
+    /// shallower (no search again if that is the reduced depth) if it beat it by less than a
+    /// tenth of the margin (0: always the full depth).
+    LMR_DEEPER_MARGIN = 0, 0..=200;
 }
 
 // The history heuristic: a move's cutoff.
@@ -319,7 +324,7 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 47] = [
+pub static TUNABLES: [&Tunable; 48] = [
     &IIR_MIN_DEPTH,
     &TT_EVAL,
     &RFP_MAX_DEPTH,
@@ -355,6 +360,7 @@ pub static TUNABLES: [&Tunable; 47] = [
     &LMR_CUT_NODE,
     &LMR_TT_CAPTURE,
     &LMR_BAD_CAPTURE,
+    &LMR_DEEPER_MARGIN,
     &HISTORY_BONUS_MAX_DEPTH_SQUARED,
     &HISTORY_BONUS_SCALE,
     &CAPTURE_HISTORY_SHARE,
