@@ -12,14 +12,19 @@
 
 use shakmaty::{Board, Color};
 
+use super::parameters::CORRECTION_MAX;
+
 /// Entries per side to move (a power of two).
 const SIZE: usize = 16_384;
 /// An entry counts in 1/GRAIN of a centipawn.
 const GRAIN: i32 = 256;
 /// Weights are out of WEIGHT_SCALE.
 const WEIGHT_SCALE: i32 = 256;
-/// No entry corrects by more than 32 centipawns.
-const MAX: i32 = GRAIN * 32;
+/// No entry corrects by more than this, in GRAIN units.
+#[inline(always)]
+fn max() -> i32 {
+    GRAIN * CORRECTION_MAX.get()
+}
 
 /// The tables, one set per search thread, kept across searches like the move histories: by the
 /// side to move and its pawn structure, and by the side to move and each colour's other pieces.
@@ -67,12 +72,13 @@ fn pieces_key(board: &Board, colour: Color) -> usize {
     mix(x)
 }
 
-/// Moves `entry` toward `diff` (in GRAIN units) by `weight` out of WEIGHT_SCALE, within ±MAX.
+/// Moves `entry` toward `diff` (in GRAIN units) by `weight` out of WEIGHT_SCALE, within ±`max()`.
 #[inline]
 fn learn(entry: &mut i32, diff: i64, weight: i64) {
     let scale = i64::from(WEIGHT_SCALE);
     let moved = (i64::from(*entry) * (scale - weight) + diff * weight) / scale;
-    *entry = moved.clamp(-i64::from(MAX), i64::from(MAX)) as i32;
+    let max = i64::from(max());
+    *entry = moved.clamp(-max, max) as i32;
 }
 
 impl Correction {
@@ -137,7 +143,7 @@ mod tests {
         for _ in 0..100 {
             c.update(pos.board(), Color::White, 20, 5000, 0);
         }
-        assert_eq!(c.get(pos.board(), Color::White), MAX / GRAIN);
+        assert_eq!(c.get(pos.board(), Color::White), CORRECTION_MAX.get());
         for _ in 0..100 {
             c.update(pos.board(), Color::White, 20, -20, 0);
         }

@@ -285,6 +285,15 @@ tunable! {
     CONT_HISTORY_PLY4 = 0, 0..=1;
 }
 
+// Step 12: correction history (`super::correction`; SPRT rows 20 and 21: +62.0 ± 25.8 and +56.9
+// ± 27.0 Elo, H1).
+
+tunable! {
+    /// No entry of the correction history corrects the static evaluation by more than this many
+    /// centipawns.
+    CORRECTION_MAX = 32, 16..=128;
+}
+
 // Quiescence.
 
 tunable! {
@@ -324,7 +333,7 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 48] = [
+pub static TUNABLES: [&Tunable; 49] = [
     &IIR_MIN_DEPTH,
     &TT_EVAL,
     &RFP_MAX_DEPTH,
@@ -365,6 +374,7 @@ pub static TUNABLES: [&Tunable; 48] = [
     &HISTORY_BONUS_SCALE,
     &CAPTURE_HISTORY_SHARE,
     &CONT_HISTORY_PLY4,
+    &CORRECTION_MAX,
     &DELTA_MARGIN,
     &QS_TT,
     &ASPIRATION_MIN_DEPTH,
