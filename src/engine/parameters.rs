@@ -16,9 +16,10 @@
 //!
 //! A tunable whose default is 0, the bottom of its range, is a step the search does not take yet
 //! ([`IIR_MIN_DEPTH`], [`TT_EVAL`], [`RFP_BLEND`], [`RAZOR_MARGIN`], [`SE_DOUBLE_MARGIN`],
-//! [`SE_NEGATIVE_EXTENSION`], [`LMR_TT_CAPTURE`], [`LMR_DEEPER_MARGIN`], [`CONT_HISTORY_PLY4`]):
-//! the tuning build can switch it on for an SPRT (`--option 1:IIR_MIN_DEPTH=5`) against the same binary without it;
-//! `bench/spsa.py` leaves such steps alone unless `--params` names them.
+//! [`SE_NEGATIVE_EXTENSION`], [`LMR_TT_CAPTURE`], [`LMR_DEEPER_MARGIN`], [`CONT_HISTORY_PLY4`],
+//! [`FAIL_HIGH_BLEND`]): the tuning build can switch it on for an SPRT (`--option
+//! 1:IIR_MIN_DEPTH=5`) against the same binary without it; `bench/spsa.py` leaves such steps alone
+//! unless `--params` names them.
 
 /// One of the search's whole numbers that games can tune (see the module's overview).
 pub struct Tunable {
@@ -285,13 +286,16 @@ tunable! {
     CONT_HISTORY_PLY4 = 0, 0..=1;
 }
 
-// Step 12: correction history (`super::correction`; SPRT rows 20 and 21: +62.0 ± 25.8 and +56.9
-// ± 27.0 Elo, H1).
+// Step 12: the node's score and the correction history (`super::correction`; SPRT rows 20 and 21:
+// +62.0 ± 25.8 and +56.9 ± 27.0 Elo, H1).
 
 tunable! {
     /// No entry of the correction history corrects the static evaluation by more than this many
     /// centipawns.
     CORRECTION_MAX = 32, 16..=128;
+    /// 1: a node that fails high returns `(best · depth + beta) / (depth + 1)` instead of its
+    /// best score (0: the best score, fail-soft).
+    FAIL_HIGH_BLEND = 0, 0..=1;
 }
 
 // Quiescence.
@@ -333,7 +337,7 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 49] = [
+pub static TUNABLES: [&Tunable; 50] = [
     &IIR_MIN_DEPTH,
     &TT_EVAL,
     &RFP_MAX_DEPTH,
@@ -375,6 +379,7 @@ pub static TUNABLES: [&Tunable; 49] = [
     &CAPTURE_HISTORY_SHARE,
     &CONT_HISTORY_PLY4,
     &CORRECTION_MAX,
+    &FAIL_HIGH_BLEND,
     &DELTA_MARGIN,
     &QS_TT,
     &ASPIRATION_MIN_DEPTH,
