@@ -1,6 +1,7 @@
 //! The search's tuned numbers in one place: every margin, depth limit and reduction of the tree
-//! search ([`super::negamax`]) and of its aspiration windows ([`super::search`]), each with what it
-//! does and the step of `negamax` that reads it.
+//! search ([`super::negamax`]), of its correction history ([`super::correction`]) and of its
+//! aspiration windows ([`super::search`]), and the clock's shares ([`super::time`]), each with what
+//! it does and the step of `negamax` that reads it.
 //!
 //! Margins are on the centipawn scale of [`crate::score_scale`]; depths and reductions are in
 //! plies. Changing one changes the search, and so `polybook bench`'s node signature: each value
