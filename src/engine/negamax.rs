@@ -24,16 +24,16 @@ use super::ordering::{
 use super::packed_move::PackedMove;
 use super::parameters::{
     AGGRESSIVE_FUTILITY_MARGIN, CAPTURE_HISTORY_SHARE, CHECK_EXTENSION_MAX_PLY_PER_DEPTH,
-    CONT_HISTORY_PLY4, DELTA_MARGIN, FAIL_HIGH_BLEND, FUTILITY_BASE, FUTILITY_MAX_DEPTH,
-    FUTILITY_PER_DEPTH, HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE, IIR_MIN_DEPTH,
-    LMP_BASE, LMP_MAX_DEPTH, LMP_NOT_IMPROVING_DIVISOR, LMR_BAD_CAPTURE, LMR_BASE, LMR_CUT_NODE,
-    LMR_DEEPER_MARGIN, LMR_DIVISOR, LMR_HISTORY_CLAMP, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH,
-    LMR_MIN_MOVES, LMR_TT_CAPTURE, NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR,
-    NMP_EVAL_DIVISOR, NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH, PROBCUT_MARGIN,
-    PROBCUT_MIN_DEPTH, QS_TT, RAZOR_MARGIN, RAZOR_MAX_DEPTH, RFP_BLEND, RFP_IMPROVING_BONUS,
-    RFP_MARGIN_PER_DEPTH, RFP_MAX_DEPTH, SE_DOUBLE_MARGIN, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH,
-    SE_NEGATIVE_EXTENSION, SE_TT_DEPTH_MARGIN, SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH,
-    SEE_QUIET_MARGIN, TT_EVAL, Tunable,
+    DELTA_MARGIN, FAIL_HIGH_BLEND, FUTILITY_BASE, FUTILITY_MAX_DEPTH, FUTILITY_PER_DEPTH,
+    HISTORY_BONUS_MAX_DEPTH_SQUARED, HISTORY_BONUS_SCALE, IIR_MIN_DEPTH, LMP_BASE, LMP_MAX_DEPTH,
+    LMP_NOT_IMPROVING_DIVISOR, LMR_BAD_CAPTURE, LMR_BASE, LMR_CUT_NODE, LMR_DEEPER_MARGIN,
+    LMR_DIVISOR, LMR_HISTORY_CLAMP, LMR_HISTORY_DIVISOR, LMR_MIN_DEPTH, LMR_MIN_MOVES,
+    LMR_TT_CAPTURE, NET_MARGIN_QUARTERS, NMP_BASE_REDUCTION, NMP_DEPTH_DIVISOR, NMP_EVAL_DIVISOR,
+    NMP_EVAL_MAX_REDUCTION, NMP_MIN_DEPTH, NMP_VERIFY_DEPTH, PROBCUT_MARGIN, PROBCUT_MIN_DEPTH,
+    QS_TT, RAZOR_MARGIN, RAZOR_MAX_DEPTH, RFP_BLEND, RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH,
+    RFP_MAX_DEPTH, SE_DOUBLE_MARGIN, SE_MARGIN_PER_DEPTH, SE_MIN_DEPTH, SE_NEGATIVE_EXTENSION,
+    SE_TT_DEPTH_MARGIN, SEE_CAPTURE_MARGIN, SEE_PRUNING_MAX_DEPTH, SEE_QUIET_MARGIN, TT_EVAL,
+    Tunable,
 };
 use super::score::{INF, MATE_BOUND_CP, MAX_PLY, mate_in, mated_in};
 use super::see::see_ge;
@@ -1393,19 +1393,12 @@ impl<'a> Worker<'a> {
         score
     }
 
-    /// The moves that led to `ply` (one, two and four plies before), for the continuation
-    /// histories.
+    /// The moves that led to `ply` (one and two plies before), for the continuation histories.
     #[inline]
     fn previous(&self, ply: usize) -> Previous {
-        let moved = |back: usize| ply.checked_sub(back).and_then(|p| self.stack[p].moved);
         Previous {
-            one: moved(1),
-            two: moved(2),
-            four: if CONT_HISTORY_PLY4.get() > 0 {
-                moved(4)
-            } else {
-                None
-            },
+            one: ply.checked_sub(1).and_then(|p| self.stack[p].moved),
+            two: ply.checked_sub(2).and_then(|p| self.stack[p].moved),
         }
     }
 

@@ -9,10 +9,9 @@
 //! A quiet move's history is the sum of three tables: the butterfly history (side, from, to), and
 //! two continuation histories indexed by the move one ply before (the counter-move history: how
 //! well this piece going to this square answers that move) and two plies before (the follow-up
-//! history: how well it continues our own last move); with [`CONT_HISTORY_PLY4`] a third one, of
-//! the move four plies before, joins them. All learn by "history gravity": a bonus or malus `b`
-//! moves an entry `h` by `b - h·|b| / HISTORY_MAX`, so entries stay within ±`HISTORY_MAX` and
-//! recent results weigh more than old ones.
+//! history: how well it continues our own last move). All three learn by "history gravity": a
+//! bonus or malus `b` moves an entry `h` by `b - h·|b| / HISTORY_MAX`, so entries stay within
+//! ±`HISTORY_MAX` and recent results weigh more than old ones.
 //!
 //! Captures have a history of their own too (the capture history: the piece, where it lands and
 //! what it takes), added to MVV-LVA in the share that [`CAPTURE_HISTORY_SHARE`] sets.
@@ -24,8 +23,6 @@ use super::correction::Correction;
 use super::eval::{role_index, see_value};
 use super::packed_move::PackedMove;
 use super::parameters::CAPTURE_HISTORY_SHARE;
-#[cfg(doc)]
-use super::parameters::CONT_HISTORY_PLY4;
 use super::score::MAX_PLY;
 use super::see::see_ge;
 
@@ -72,14 +69,12 @@ impl PieceTo {
     }
 }
 
-/// The moves played one, two and four plies before a node (`None` at the root's first plies or
-/// after a null move; `four` only with [`CONT_HISTORY_PLY4`]): the keys of its continuation
-/// histories.
+/// The moves played one and two plies before a node (`None` at the root's first plies or after a
+/// null move): the keys of its continuation histories.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Previous {
     pub(super) one: Option<PieceTo>,
     pub(super) two: Option<PieceTo>,
-    pub(super) four: Option<PieceTo>,
 }
 
 /// Moves a history entry by `bonus` (negative: a malus) with history gravity: entries saturate
@@ -98,8 +93,6 @@ pub(super) struct History {
     /// 768 × 768 entries: [previous piece-to][piece-to], shared by the counter-move (one ply
     /// back) and follow-up (two plies back) histories.
     continuation: Vec<i32>,
-    /// The same for the move four plies back (kept with [`CONT_HISTORY_PLY4`]).
-    continuation_four: Vec<i32>,
     /// 768 × 6 entries: [piece-to][victim], the capture history.
     capture: Vec<i32>,
     /// The static evaluation's correction history, kept and cleared with the move histories.
@@ -111,7 +104,6 @@ impl History {
         History {
             butterfly: vec![[[0; 64]; 64]; 2],
             continuation: vec![0; 768 * 768],
-            continuation_four: vec![0; 768 * 768],
             capture: vec![0; 768 * 6],
             correction: Correction::new(),
         }
@@ -122,7 +114,6 @@ impl History {
             *side = [[0; 64]; 64];
         }
         self.continuation.fill(0);
-        self.continuation_four.fill(0);
         self.capture.fill(0);
         self.correction.clear();
     }
@@ -139,9 +130,6 @@ impl History {
         if let Some(p) = prev.two {
             h += self.continuation[p.index() * 768 + this];
         }
-        if let Some(p) = prev.four {
-            h += self.continuation_four[p.index() * 768 + this];
-        }
         h
     }
 
@@ -156,9 +144,6 @@ impl History {
         let this = PieceTo::of(side, m).index();
         for p in [prev.one, prev.two].into_iter().flatten() {
             gravity(&mut self.continuation[p.index() * 768 + this], bonus);
-        }
-        if let Some(p) = prev.four {
-            gravity(&mut self.continuation_four[p.index() * 768 + this], bonus);
         }
     }
 

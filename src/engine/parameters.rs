@@ -17,10 +17,9 @@
 //!
 //! A tunable whose default is 0, the bottom of its range, is a step the search does not take yet
 //! ([`IIR_MIN_DEPTH`], [`TT_EVAL`], [`RFP_BLEND`], [`RAZOR_MARGIN`], [`SE_DOUBLE_MARGIN`],
-//! [`SE_NEGATIVE_EXTENSION`], [`LMR_TT_CAPTURE`], [`LMR_DEEPER_MARGIN`], [`CONT_HISTORY_PLY4`],
-//! [`FAIL_HIGH_BLEND`]): the tuning build can switch it on for an SPRT (`--option
-//! 1:IIR_MIN_DEPTH=5`) against the same binary without it; `bench/spsa.py` leaves such steps alone
-//! unless `--params` names them.
+//! [`SE_NEGATIVE_EXTENSION`], [`LMR_TT_CAPTURE`], [`LMR_DEEPER_MARGIN`], [`FAIL_HIGH_BLEND`]): the
+//! tuning build can switch it on for an SPRT (`--option 1:IIR_MIN_DEPTH=5`) against the same binary
+//! without it; `bench/spsa.py` leaves such steps alone unless `--params` names them.
 
 /// One of the search's whole numbers that games can tune (see the module's overview).
 pub struct Tunable {
@@ -281,10 +280,6 @@ tunable! {
     /// 2+0.02: +6.9 ± 9.0 over 2,887 games, no decision (row 64); with `QS_TT` and ProbCut,
     /// +20.5 ± 14.0, H1 (row 67).
     CAPTURE_HISTORY_SHARE = 2, 0..=8;
-    /// 1: a quiet move's history also sums, and its cutoffs also update, a continuation history
-    /// of the move four plies before (the side's own move two moves back), a table of its own
-    /// (0: only the moves one and two plies before).
-    CONT_HISTORY_PLY4 = 0, 0..=1;
 }
 
 // Step 12: the node's score and the correction history (`super::correction`; SPRT rows 20 and 21:
@@ -338,7 +333,7 @@ tunable! {
 }
 
 /// Every [`Tunable`], in the order of the steps that read them.
-pub static TUNABLES: [&Tunable; 50] = [
+pub static TUNABLES: [&Tunable; 49] = [
     &IIR_MIN_DEPTH,
     &TT_EVAL,
     &RFP_MAX_DEPTH,
@@ -378,7 +373,6 @@ pub static TUNABLES: [&Tunable; 50] = [
     &HISTORY_BONUS_MAX_DEPTH_SQUARED,
     &HISTORY_BONUS_SCALE,
     &CAPTURE_HISTORY_SHARE,
-    &CONT_HISTORY_PLY4,
     &CORRECTION_MAX,
     &FAIL_HIGH_BLEND,
     &DELTA_MARGIN,
