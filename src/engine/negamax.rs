@@ -1355,11 +1355,11 @@ impl<'a> Worker<'a> {
         let mut new_depth = new_depth;
         if score > alpha && r > 0 {
             // How far the reduced search beat the best so far says how deep to look again.
-            let deeper = LMR_DEEPER_MARGIN.get();
-            if deeper > 0 {
-                if score > late.best + self.margin(&LMR_DEEPER_MARGIN) + 2 * new_depth {
+            let margin = self.margin(&LMR_DEEPER_MARGIN);
+            if margin > 0 {
+                if score > late.best + margin + 2 * new_depth {
                     new_depth += 1;
-                } else if score < late.best + self.margin(&LMR_DEEPER_MARGIN) / 10 {
+                } else if score < late.best + margin / 10 {
                     new_depth -= 1;
                 }
             }
