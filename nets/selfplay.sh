@@ -3,9 +3,10 @@
 # root) plays GAMES games (default 12,000) of the built-in engine's net against its hand-crafted
 # evaluation at 2,000 nodes a move, from GAMES/2 openings of 8 random moves (seed N, each played
 # twice with colours swapped), and labels every quiet position of them with the net's search at
-# 5,000 nodes. It writes nets/selfplay-N.pgn.xz (the games, sorted by round, without the engines'
-# comments and dates, so that the file is the same whatever the machine, the day and
-# --concurrency) and nets/selfplay-N.labels; then add them to nets/train.sh's --data.
+# 5,000 nodes (LABEL_NODES=N: at N). It writes nets/selfplay-N.pgn.xz (the games, sorted by
+# round, without the engines' comments and dates, so that the file is the same whatever the
+# machine, the day and --concurrency) and nets/selfplay-N.labels; then add them to
+# nets/train.sh's --data.
 #
 # Resumable: stopped at any moment (Ctrl-C, a kill), the same command goes on (the match from its
 # log, nets/selfplay-N.pgn, with --resume; the labels with datagen's own resume).
@@ -14,7 +15,8 @@
 set -euo pipefail
 gen=${1:?usage: nets/selfplay.sh N [GAMES]}
 games=${2:-12000}
-[[ $gen =~ ^[0-9]+$ && $games =~ ^[0-9]+$ ]] || { echo "selfplay.sh: N and GAMES are numbers" >&2; exit 2; }
+[[ $gen =~ ^[0-9]+$ && $games =~ ^[0-9]+$ && ${LABEL_NODES:-5000} =~ ^[0-9]+$ ]] ||
+  { echo "selfplay.sh: N, GAMES and LABEL_NODES are numbers" >&2; exit 2; }
 bin=${POLYBOOK:-target/release/polybook}
 cores=$(nproc)
 log=nets/selfplay-$gen.pgn
@@ -42,6 +44,6 @@ for g in games:
 EOF
   mv "$games_file.part" "$games_file"
 fi
-"$bin" datagen "$games_file" -o "$labels" --skip-plies 0 --every 1 --nodes 5000 \
+"$bin" datagen "$games_file" -o "$labels" --skip-plies 0 --every 1 --nodes "${LABEL_NODES:-5000}" \
   --threads "${THREADS:-$cores}"
 echo "selfplay.sh: $games_file and $labels are complete; add --data \"$labels=$games_file\" to nets/train.sh"
