@@ -2,7 +2,8 @@
 # The engine's net, src/engine/net.nnue, from the label files in this folder and the games they
 # score (see nets/README.md). Usage: nets/train.sh [OUTPUT] (from the repository's root; default
 # src/engine/net.nnue), then `cargo build --release` to build it in.
-# The committed net learnt from every label of every file here. MASTER1_LABELS=N uses only the
+# The committed net learnt from every label of every file here but generation 7's
+# (selfplay-7.*, not yet in a net: SPRT rows 77–78). MASTER1_LABELS=N uses only the
 # first N labels of master-1.labels (the net of 4dea8b4 learnt from its first 2,323,456), and
 # MASTER_LABELS=N the same for master.labels; MASTER_FILE=PATH takes master.labels' place (another
 # labelling of the same games). TRAIN_ARGS adds options to `polybook train` (e.g.
