@@ -1489,9 +1489,12 @@ impl<'a> Worker<'a> {
             return score;
         }
 
-        let mut moves = pos.legal_moves();
-        if moves.is_empty() {
-            return if in_check { mated_in(ply) } else { 0 };
+        let mut moves = MoveList::new();
+        if in_check {
+            moves = pos.legal_moves();
+            if moves.is_empty() {
+                return mated_in(ply);
+            }
         }
         let old_alpha = alpha;
         let mut best = -INF;
@@ -1515,6 +1518,12 @@ impl<'a> Worker<'a> {
             }
             alpha = alpha.max(stand_pat);
             best = stand_pat;
+            // The moves only now: a stand pat at or above beta never needs them (nor asks
+            // whether the side to move is stalemated).
+            moves = pos.legal_moves();
+            if moves.is_empty() {
+                return 0;
+            }
             // Only captures and queen promotions, in their order (a plain loop: `retain` cost
             // more than the rest of the node's move handling).
             let mut kept = 0;
