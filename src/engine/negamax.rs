@@ -1800,8 +1800,8 @@ mod tests {
         }
     }
 
-    /// Random positions along random games from the start position and Kiwipete, with the
-    /// positions' moves.
+    /// The positions along `games` random games (up to 100 plies each) from the start position
+    /// and from Kiwipete.
     fn random_positions(seed: u64, games: usize) -> Vec<Chess> {
         use rand::rngs::StdRng;
         use rand::{Rng, SeedableRng};
