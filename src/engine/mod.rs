@@ -22,6 +22,7 @@
 //! - `ordering`: move ordering (killers, the history heuristic, the move picker).
 //! - `correction`: correction history, the static evaluation corrected by the search's results.
 //! - `spite_check`: H.G. Muller's spite-check analogy (experimental).
+//! - `movegen`: quiescence's moves (captures and queen promotions) without the quiet ones.
 //! - `negamax`: the tree search: PVS with its pruning steps, and quiescence.
 //! - [`search`]: the [`Engine`]: iterative deepening with aspiration windows, Lazy SMP's helper
 //!   threads (`Threads`), and the root's hand-overs to the tablebase and the mate search.
@@ -33,6 +34,7 @@ mod correction;
 pub mod eval;
 pub mod hash;
 pub mod mate;
+mod movegen;
 mod negamax;
 pub mod nnue;
 pub mod options;

@@ -16,6 +16,7 @@ use shakmaty::{CastlingSide, Chess, Color, Move, MoveList, Position, Role, Squar
 
 use super::eval::{Params, evaluate, has_non_pawn_material, see_value};
 use super::hash::{child_hash, hash_of};
+use super::movegen;
 use super::nnue::{Accumulator, Network};
 use super::options::SearchOptions;
 use super::ordering::{
@@ -1535,22 +1536,12 @@ impl<'a> Worker<'a> {
             alpha = alpha.max(stand_pat);
             best = stand_pat;
             // The moves only now: a stand pat at or above beta never needs them (nor asks
-            // whether the side to move is stalemated).
-            moves = pos.legal_moves();
-            if moves.is_empty() {
+            // whether the side to move is stalemated). Only captures and queen promotions,
+            // generated without the quiet moves.
+            moves = movegen::noisy_moves(pos);
+            if moves.is_empty() && !movegen::has_legal_move(pos) {
                 return 0;
             }
-            // Only captures and queen promotions, in their order (a plain loop: `retain` cost
-            // more than the rest of the node's move handling).
-            let mut kept = 0;
-            for i in 0..moves.len() {
-                let m = moves[i];
-                if m.is_capture() || m.promotion() == Some(Role::Queen) {
-                    moves[kept] = m;
-                    kept += 1;
-                }
-            }
-            moves.truncate(kept);
         }
         let mut scores = Scores::new();
         score_moves(
