@@ -14,8 +14,17 @@
 //! The legality rules are shakmaty's own (a pinned piece moves along its pin, the king steps
 //! only onto squares no enemy piece attacks, en passant as shakmaty checks it), and the tests
 //! compare both functions with `legal_moves` on random games and the perft positions.
+//!
+//! [`Checks`] answers the search's other question of every move it reaches, before making it:
+//! does it give check? It reads, once per node, the squares from which each of our pieces would
+//! attack their king and which of our pieces block one of our sliders' lines to it; each move is
+//! then a lookup or two (Stockfish's "check squares" and "discovered check candidates").
+//! Promotions, en passant and castling take [`gives_check`]'s slower way, from a copy of the
+//! board.
 
-use shakmaty::{Bitboard, Chess, Color, Move, MoveList, Position, Role, Square, attacks};
+use shakmaty::{
+    Bitboard, ByRole, CastlingSide, Chess, Color, Move, MoveList, Position, Role, Square, attacks,
+};
 
 /// The captures (en passant and capture-promotions included) and the quiet queen promotions of
 /// `pos`, which must not be in check, in the order `pos.legal_moves()` lists them.
@@ -139,6 +148,119 @@ pub(super) fn has_legal_move(pos: &Chess) -> bool {
     !pos.legal_moves().is_empty()
 }
 
+/// What makes a move of the side to move give check, read once per node: for each of our
+/// pieces, the squares from which it would attack their king, and our pieces that stand alone
+/// between one of our sliders and their king (moving one off that line uncovers a check).
+#[derive(Clone, Copy)]
+pub(super) struct Checks {
+    /// Their king (`None` in a position without one: no move gives check).
+    king: Option<Square>,
+    squares: ByRole<Bitboard>,
+    discoverers: Bitboard,
+}
+
+impl Checks {
+    pub(super) fn new(pos: &Chess) -> Checks {
+        let board = pos.board();
+        let us = pos.turn();
+        let Some(king) = board.king_of(!us) else {
+            return Checks {
+                king: None,
+                squares: ByRole::default(),
+                discoverers: Bitboard(0),
+            };
+        };
+        let occupied = board.occupied();
+        let bishop = attacks::bishop_attacks(king, occupied);
+        let rook = attacks::rook_attacks(king, occupied);
+        let squares = ByRole {
+            pawn: attacks::pawn_attacks(!us, king),
+            knight: attacks::knight_attacks(king),
+            bishop,
+            rook,
+            queen: bishop | rook,
+            king: Bitboard(0),
+        };
+        let snipers = ((attacks::rook_attacks(king, Bitboard(0)) & board.rooks_and_queens())
+            | (attacks::bishop_attacks(king, Bitboard(0)) & board.bishops_and_queens()))
+            & pos.us();
+        let mut discoverers = Bitboard(0);
+        for sniper in snipers {
+            let between = attacks::between(king, sniper) & occupied;
+            if !between.more_than_one() {
+                discoverers |= between;
+            }
+        }
+        Checks {
+            king: Some(king),
+            squares,
+            discoverers: discoverers & pos.us(),
+        }
+    }
+
+    /// Does `m`, a legal move in `pos` (the position these checks were read from), give check?
+    #[inline(always)]
+    pub(super) fn gives_check(&self, pos: &Chess, m: Move) -> bool {
+        let Some(king) = self.king else {
+            return false;
+        };
+        match m {
+            Move::Normal {
+                role,
+                from,
+                to,
+                promotion: None,
+                ..
+            } => {
+                self.squares.get(role).contains(to)
+                    || (self.discoverers.contains(from) && !attacks::aligned(from, to, king))
+            }
+            _ => gives_check(pos, m),
+        }
+    }
+}
+
+/// Does `m` give check? The same answer as playing it and asking the child, from a copy of the
+/// board alone (a few bitboards, against the whole position and its check and pin masks).
+#[inline(never)]
+pub(super) fn gives_check(pos: &Chess, m: Move) -> bool {
+    let us = pos.turn();
+    let mut board = pos.board().clone();
+    let Some(king) = board.king_of(!us) else {
+        return false;
+    };
+    match m {
+        Move::Normal {
+            role,
+            from,
+            to,
+            promotion,
+            ..
+        } => {
+            board.discard_piece_at(from);
+            board.set_piece_at(to, promotion.unwrap_or(role).of(us));
+        }
+        Move::EnPassant { from, to } => {
+            board.discard_piece_at(from);
+            board.discard_piece_at(Square::from_coords(to.file(), from.rank()));
+            board.set_piece_at(to, Role::Pawn.of(us));
+        }
+        Move::Castle { king: k, rook } => {
+            let side = CastlingSide::from_queen_side(rook < k);
+            board.discard_piece_at(k);
+            board.discard_piece_at(rook);
+            board.set_piece_at(side.rook_to(us), Role::Rook.of(us));
+            board.set_piece_at(side.king_to(us), Role::King.of(us));
+        }
+        Move::Put { .. } => {
+            let mut child = pos.clone();
+            child.play_unchecked(m);
+            return child.is_check();
+        }
+    }
+    board.attacks_to(king, us, board.occupied()).any()
+}
+
 /// Our pieces that stand alone between our king and an enemy slider (shakmaty's "slider
 /// blockers" for our side: a piece of theirs alone on such a line is never ours to move).
 fn pinned(pos: &Chess, king: Square) -> Bitboard {
@@ -250,6 +372,89 @@ mod tests {
                 .unwrap();
             assert_eq!(pos.legal_moves().is_empty(), !any, "{fen}");
             assert_eq!(has_legal_move(&pos), any, "{fen}");
+        }
+    }
+
+    /// `gives_check` and [`Checks`] answer as the position does after the move is played: every legal move
+    /// along random games (captures, promotions, castling, en passant among them), and crafted
+    /// discovered, promotion and castling checks, Chess960 castling included.
+    #[test]
+    fn gives_check_agrees_with_playing_the_move() {
+        let check_all = |pos: &Chess, seen: &mut [usize; 2]| {
+            let checks = Checks::new(pos);
+            for m in pos.legal_moves() {
+                let mut child = pos.clone();
+                child.play_unchecked(m);
+                assert_eq!(gives_check(pos, m), child.is_check(), "{m:?} in {pos:?}");
+                assert_eq!(
+                    checks.gives_check(pos, m),
+                    child.is_check(),
+                    "{m:?} in {pos:?}"
+                );
+                seen[usize::from(child.is_check())] += 1;
+            }
+        };
+        let mut seen = [0; 2];
+        let mut rng = StdRng::seed_from_u64(11);
+        let starts = [
+            (
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                CastlingMode::Standard,
+            ),
+            (
+                "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+                CastlingMode::Standard,
+            ),
+            (
+                "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9",
+                CastlingMode::Chess960,
+            ),
+        ];
+        for (fen, mode) in starts {
+            let start: Chess = fen.parse::<Fen>().unwrap().into_position(mode).unwrap();
+            for _ in 0..300 {
+                let mut pos = start.clone();
+                for _ in 0..120 {
+                    let moves = pos.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    check_all(&pos, &mut seen);
+                    pos.play_unchecked(moves[rng.random_range(0..moves.len())]);
+                }
+            }
+        }
+        assert!(seen[1] > 10_000, "{seen:?}");
+        // A discovered check by en passant, a promotion's check, a castling rook's check, and
+        // discovered checks by ordinary moves.
+        let crafted = [
+            ("8/8/8/R2pP2k/8/8/8/4K3 w - d6 0 1", "e5d6", true),
+            ("2k5/4P3/8/8/8/8/8/4K3 w - - 0 1", "e7e8q", true),
+            ("2k5/4P3/8/8/8/8/8/4K3 w - - 0 1", "e7e8n", false),
+            ("5k2/8/8/8/8/8/8/4K2R w K - 0 1", "e1g1", true),
+            // Discovered checks: a knight, the king off the rook's file, the king along it.
+            ("4k3/8/8/8/8/8/4N3/4R1K1 w - - 0 1", "e2c3", true),
+            ("4k3/8/8/8/8/8/4K3/4R3 w - - 0 1", "e2d2", true),
+            ("4k3/8/8/8/8/8/4K3/4R3 w - - 0 1", "e2e3", false),
+        ];
+        for (fen, uci, checks) in crafted {
+            let pos: Chess = fen
+                .parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap();
+            let m = uci
+                .parse::<shakmaty::uci::UciMove>()
+                .unwrap()
+                .to_move(&pos)
+                .unwrap();
+            assert_eq!(gives_check(&pos, m), checks, "{uci} in {fen}");
+            assert_eq!(
+                Checks::new(&pos).gives_check(&pos, m),
+                checks,
+                "{uci} in {fen}"
+            );
+            check_all(&pos, &mut seen);
         }
     }
 }

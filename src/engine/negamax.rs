@@ -12,11 +12,11 @@ use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use arrayvec::ArrayVec;
-use shakmaty::{CastlingSide, Chess, Color, Move, MoveList, Position, Role, Square};
+use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::eval::{Params, evaluate, has_non_pawn_material, see_value};
 use super::hash::{child_hash, hash_of};
-use super::movegen;
+use super::movegen::{self, Checks};
 use super::nnue::{Accumulator, Network};
 use super::options::SearchOptions;
 use super::ordering::{
@@ -664,6 +664,8 @@ impl<'a> Worker<'a> {
         // 2+0.02: +32.6 ± 18.5 Elo, H1 (row 81 of docs/benchmarks-log.md 'Every SPRT (the full
         // table)'; moves of equal keys come in another order, the decisions are otherwise the same).
         let mut quiets_pruned = false;
+        // Whether a move gives check, read before it is made (steps 9 to 10a need it).
+        let checks = Checks::new(pos);
         let mut i = 0;
         while i < moves.len() {
             let (m, order) = pick(&mut moves, &mut scores, i);
@@ -716,7 +718,7 @@ impl<'a> Worker<'a> {
 
             // Read off the board before the move is made: steps 9 to 10a skip most late moves
             // without ever making them.
-            let gives_check = gives_check(pos, m);
+            let gives_check = checks.gives_check(pos, m);
 
             // Never prune while a mate is at stake: with a mate score as alpha, every quiet
             // move looks futile, including the one that mates sooner.
@@ -736,7 +738,7 @@ impl<'a> Worker<'a> {
                 {
                     if !quiets_pruned {
                         quiets_pruned = true;
-                        keep_checks_and_noisy(pos, &mut moves, &mut scores, i);
+                        keep_checks_and_noisy(pos, &checks, &mut moves, &mut scores, i);
                     }
                     continue;
                 }
@@ -751,7 +753,7 @@ impl<'a> Worker<'a> {
                 {
                     if !quiets_pruned {
                         quiets_pruned = true;
-                        keep_checks_and_noisy(pos, &mut moves, &mut scores, i);
+                        keep_checks_and_noisy(pos, &checks, &mut moves, &mut scores, i);
                     }
                     continue;
                 }
@@ -1609,11 +1611,17 @@ impl<'a> Worker<'a> {
 /// Drops the quiet moves that give no check from `moves[from..]` (and their keys from
 /// `scores`), keeping the others in their order: what is left of a node once steps 9 and 10
 /// prune every such move.
-fn keep_checks_and_noisy(pos: &Chess, moves: &mut MoveList, scores: &mut Scores, from: usize) {
+fn keep_checks_and_noisy(
+    pos: &Chess,
+    checks: &Checks,
+    moves: &mut MoveList,
+    scores: &mut Scores,
+    from: usize,
+) {
     let mut kept = from;
     for j in from..moves.len() {
         let m = moves[j];
-        if m.is_capture() || m.is_promotion() || gives_check(pos, m) {
+        if m.is_capture() || m.is_promotion() || checks.gives_check(pos, m) {
             moves[kept] = m;
             scores[kept] = scores[j];
             kept += 1;
@@ -1621,47 +1629,6 @@ fn keep_checks_and_noisy(pos: &Chess, moves: &mut MoveList, scores: &mut Scores,
     }
     moves.truncate(kept);
     scores.truncate(kept);
-}
-
-/// Does `m` give check? The same answer as playing it and asking the child, from a copy of the
-/// board alone (a few bitboards, against the whole position and its check and pin masks).
-#[inline]
-fn gives_check(pos: &Chess, m: Move) -> bool {
-    let us = pos.turn();
-    let mut board = pos.board().clone();
-    let Some(king) = board.king_of(!us) else {
-        return false;
-    };
-    match m {
-        Move::Normal {
-            role,
-            from,
-            to,
-            promotion,
-            ..
-        } => {
-            board.discard_piece_at(from);
-            board.set_piece_at(to, promotion.unwrap_or(role).of(us));
-        }
-        Move::EnPassant { from, to } => {
-            board.discard_piece_at(from);
-            board.discard_piece_at(Square::from_coords(to.file(), from.rank()));
-            board.set_piece_at(to, Role::Pawn.of(us));
-        }
-        Move::Castle { king: k, rook } => {
-            let side = CastlingSide::from_queen_side(rook < k);
-            board.discard_piece_at(k);
-            board.discard_piece_at(rook);
-            board.set_piece_at(side.rook_to(us), Role::Rook.of(us));
-            board.set_piece_at(side.king_to(us), Role::King.of(us));
-        }
-        Move::Put { .. } => {
-            let mut child = pos.clone();
-            child.play_unchecked(m);
-            return child.is_check();
-        }
-    }
-    board.attacks_to(king, us, board.occupied()).any()
 }
 
 /// Has a side nothing but its king?
@@ -1719,78 +1686,6 @@ mod tests {
         assert_eq!(lmr_reduction(1, 50), 0);
     }
 
-    /// `gives_check` answers as the position does after the move is played: every legal move
-    /// along random games (captures, promotions, castling, en passant among them), and crafted
-    /// discovered, promotion and castling checks, Chess960 castling included.
-    #[test]
-    fn gives_check_agrees_with_playing_the_move() {
-        use rand::rngs::StdRng;
-        use rand::{Rng, SeedableRng};
-        use shakmaty::CastlingMode;
-        use shakmaty::fen::Fen;
-
-        let check_all = |pos: &Chess, seen: &mut [usize; 2]| {
-            for m in pos.legal_moves() {
-                let mut child = pos.clone();
-                child.play_unchecked(m);
-                assert_eq!(gives_check(pos, m), child.is_check(), "{m:?} in {pos:?}");
-                seen[usize::from(child.is_check())] += 1;
-            }
-        };
-        let mut seen = [0; 2];
-        let mut rng = StdRng::seed_from_u64(11);
-        let starts = [
-            (
-                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-                CastlingMode::Standard,
-            ),
-            (
-                "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
-                CastlingMode::Standard,
-            ),
-            (
-                "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9",
-                CastlingMode::Chess960,
-            ),
-        ];
-        for (fen, mode) in starts {
-            let start: Chess = fen.parse::<Fen>().unwrap().into_position(mode).unwrap();
-            for _ in 0..300 {
-                let mut pos = start.clone();
-                for _ in 0..120 {
-                    let moves = pos.legal_moves();
-                    if moves.is_empty() {
-                        break;
-                    }
-                    check_all(&pos, &mut seen);
-                    pos.play_unchecked(moves[rng.random_range(0..moves.len())]);
-                }
-            }
-        }
-        assert!(seen[1] > 10_000, "{seen:?}");
-        // A discovered check by en passant, a promotion's check, a castling rook's check.
-        let crafted = [
-            ("8/8/8/R2pP2k/8/8/8/4K3 w - d6 0 1", "e5d6", true),
-            ("2k5/4P3/8/8/8/8/8/4K3 w - - 0 1", "e7e8q", true),
-            ("2k5/4P3/8/8/8/8/8/4K3 w - - 0 1", "e7e8n", false),
-            ("5k2/8/8/8/8/8/8/4K2R w K - 0 1", "e1g1", true),
-        ];
-        for (fen, uci, checks) in crafted {
-            let pos: Chess = fen
-                .parse::<Fen>()
-                .unwrap()
-                .into_position(CastlingMode::Standard)
-                .unwrap();
-            let m = uci
-                .parse::<shakmaty::uci::UciMove>()
-                .unwrap()
-                .to_move(&pos)
-                .unwrap();
-            assert_eq!(gives_check(&pos, m), checks, "{uci} in {fen}");
-            check_all(&pos, &mut seen);
-        }
-    }
-
     /// The positions along `games` random games (up to 100 plies each) from the start position
     /// and from Kiwipete.
     fn random_positions(seed: u64, games: usize) -> Vec<Chess> {
@@ -1844,7 +1739,7 @@ mod tests {
                 .map(|(_, (&m, &s))| (m, s))
                 .collect();
             dropped += moves.len() - expected.len();
-            keep_checks_and_noisy(pos, &mut moves, &mut scores, from);
+            keep_checks_and_noisy(pos, &Checks::new(pos), &mut moves, &mut scores, from);
             let kept: Vec<(Move, i32)> =
                 moves.iter().copied().zip(scores.iter().copied()).collect();
             assert_eq!(kept, expected, "from {from} in {pos:?}");
