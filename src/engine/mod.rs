@@ -22,7 +22,8 @@
 //! - `ordering`: move ordering (killers, the history heuristic, the move picker).
 //! - `correction`: correction history, the static evaluation corrected by the search's results.
 //! - `spite_check`: H.G. Muller's spite-check analogy (experimental).
-//! - `movegen`: quiescence's moves (captures and queen promotions) without the quiet ones.
+//! - `movegen`: quiescence's moves (captures and queen promotions) without the quiet ones, and
+//!   whether a move gives check, before it is made.
 //! - `negamax`: the tree search: PVS with its pruning steps, and quiescence.
 //! - [`search`]: the [`Engine`]: iterative deepening with aspiration windows, Lazy SMP's helper
 //!   threads (`Threads`), and the root's hand-overs to the tablebase and the mate search.
