@@ -181,20 +181,10 @@ impl Checks {
             queen: bishop | rook,
             king: Bitboard(0),
         };
-        let snipers = ((attacks::rook_attacks(king, Bitboard(0)) & board.rooks_and_queens())
-            | (attacks::bishop_attacks(king, Bitboard(0)) & board.bishops_and_queens()))
-            & pos.us();
-        let mut discoverers = Bitboard(0);
-        for sniper in snipers {
-            let between = attacks::between(king, sniper) & occupied;
-            if !between.more_than_one() {
-                discoverers |= between;
-            }
-        }
         Checks {
             king: Some(king),
             squares,
-            discoverers: discoverers & pos.us(),
+            discoverers: line_blockers(board, king, pos.us()) & pos.us(),
         }
     }
 
@@ -264,10 +254,15 @@ pub(super) fn gives_check(pos: &Chess, m: Move) -> bool {
 /// Our pieces that stand alone between our king and an enemy slider (shakmaty's "slider
 /// blockers" for our side: a piece of theirs alone on such a line is never ours to move).
 fn pinned(pos: &Chess, king: Square) -> Bitboard {
-    let board = pos.board();
+    line_blockers(pos.board(), king, pos.them()) & pos.us()
+}
+
+/// The pieces, of either side, that stand alone between `king` and a slider among `sliders`
+/// that would attack it along that line.
+fn line_blockers(board: &shakmaty::Board, king: Square, sliders: Bitboard) -> Bitboard {
     let snipers = ((attacks::rook_attacks(king, Bitboard(0)) & board.rooks_and_queens())
         | (attacks::bishop_attacks(king, Bitboard(0)) & board.bishops_and_queens()))
-        & pos.them();
+        & sliders;
     let mut blockers = Bitboard(0);
     for sniper in snipers {
         let between = attacks::between(king, sniper) & board.occupied();
@@ -275,7 +270,7 @@ fn pinned(pos: &Chess, king: Square) -> Bitboard {
             blockers |= between;
         }
     }
-    blockers & pos.us()
+    blockers
 }
 
 fn offset(sq: Square, by: i32) -> Square {
