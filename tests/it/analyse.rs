@@ -199,20 +199,24 @@ fn analyse_cmd(book: &Path, out: &Path, concurrency: &str, resume: bool, more: &
     c
 }
 
-/// Runs of `analyse book` (with `more`) killed with SIGKILL at each of `waits_ms`, each resuming
-/// the one before, then finished: the book is byte for byte the uninterrupted run's.
-fn killed_runs_resume_to_the_same_bytes(book: &Path, more: &[&str], waits_ms: &[u64]) {
+/// Runs of `analyse book` (with `more`) killed with SIGKILL at each of `waits` (in thousandths of
+/// the uninterrupted run's time at one engine, so that a faster engine or machine kills at the
+/// same points of the work), each resuming the one before, at two engines, then finished: the
+/// book is byte for byte the uninterrupted run's.
+fn killed_runs_resume_to_the_same_bytes(book: &Path, more: &[&str], waits: &[u32]) {
     let dir = tempfile::tempdir().unwrap();
     let whole = dir.path().join("whole.bin");
+    let started = Instant::now();
     let status = analyse_cmd(book, &whole, "1", false, more)
         .status()
         .unwrap();
     assert!(status.success());
+    let whole_time = started.elapsed();
     let out = dir.path().join("killed.bin");
     let mut kills = 0;
-    for &wait_ms in waits_ms {
+    for &wait in waits {
         let mut child = analyse_cmd(book, &out, "2", true, more).spawn().unwrap();
-        std::thread::sleep(Duration::from_millis(wait_ms));
+        std::thread::sleep(whole_time * wait / 1000);
         if child.try_wait().unwrap().is_none() {
             child.kill().unwrap(); // SIGKILL
             kills += 1;
@@ -223,7 +227,7 @@ fn killed_runs_resume_to_the_same_bytes(book: &Path, more: &[&str], waits_ms: &[
         }
     }
     assert!(
-        kills + 1 >= waits_ms.len(),
+        kills + 1 >= waits.len(),
         "only {kills} runs were still going when killed"
     );
     let status = analyse_cmd(book, &out, "2", true, more).status().unwrap();
@@ -236,12 +240,13 @@ fn killed_runs_resume_to_the_same_bytes(book: &Path, more: &[&str], waits_ms: &[
 
 #[test]
 fn runs_killed_at_random_moments_resume_to_the_uninterrupted_bytes() {
-    // Moments spread over the run (about 6 s at 3000 nodes on two cores): a fixed list, so that a
-    // failure can be run again as it was.
+    // Moments spread over the run (about 5.5 s at 3000 nodes and one engine, half that at two):
+    // a fixed list, so that a failure can be run again as it was. Together they stay well within
+    // the two-engine runs' share of the work, so that every run but the last is killed.
     killed_runs_resume_to_the_same_bytes(
         &data("books/rodent3_micro.bin"),
         &[],
-        &[150, 400, 700, 300, 900, 500],
+        &[20, 50, 80, 40, 70, 50],
     );
 }
 
@@ -262,7 +267,7 @@ const EXPAND: [&str; 9] = [
 /// grows the same book as a run never interrupted.
 #[test]
 fn expanding_runs_killed_at_random_moments_resume_to_the_uninterrupted_bytes() {
-    // About 5 s on two cores: 13 rounds.
+    // About 3.6 s at one engine, half that at two: 13 rounds.
     let more = [
         "--expand",
         "--max-ply",
@@ -275,7 +280,7 @@ fn expanding_runs_killed_at_random_moments_resume_to_the_uninterrupted_bytes() {
     killed_runs_resume_to_the_same_bytes(
         &data("books/rodent3_guide.bin"),
         &more,
-        &[300, 900, 600, 1200, 450],
+        &[40, 100, 70, 90, 50],
     );
 }
 
